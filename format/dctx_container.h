@@ -1,0 +1,36 @@
+// The outer layer of a .dctx file: fixed header, checksums and compression
+// around an opaque payload (docs/FORMAT.md, "Header"). Internal to format/;
+// exposed for dctx_file.cc and for tests that craft unusual files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace deepcontext::format {
+
+// "DCTX" then bytes that text-mode or 7-bit transfers would alter: 0x89 (high
+// bit), CR LF (line-ending conversion either way) and a lone LF.
+inline constexpr std::string_view kDctxMagic{"DCTX\x89\r\n\n", 8};
+// A major bump means old readers cannot read the file; a minor bump only adds
+// things old readers may skip.
+inline constexpr uint16_t kFormatMajor = 1;
+inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr size_t kHeaderSize = 40;
+// Readers refuse payloads larger than this before allocating for them.
+inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 32;
+
+// Returns the complete file bytes: header (claiming format major.minor) plus
+// payload compressed with zlib. Returns "" when zlib fails. May throw
+// std::bad_alloc.
+std::string WrapPayload(std::string_view payload, uint16_t major,
+                        uint16_t minor);
+
+// Checks the header and checksums of file, then decompresses the payload into
+// *payload. Returns "" on success, otherwise a one-line problem description
+// without a path ("checksum mismatch (file corrupt)"). May throw
+// std::bad_alloc.
+std::string UnwrapPayload(std::string_view file, std::string* payload);
+
+}  // namespace deepcontext::format

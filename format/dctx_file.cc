@@ -1,0 +1,99 @@
+#include "format/dctx_file.h"
+
+#include <new>
+
+#include "format/dctx_container.h"
+#include "format/file_io.h"
+#include "format/payload_codec.h"
+#include "format/profile_validate.h"
+
+namespace deepcontext::format {
+namespace {
+
+ReadResult Failure(const std::string& source, const std::string& problem) {
+  ReadResult result;
+  result.error = source + ": " + problem;
+  return result;
+}
+
+ReadResult DecodeOrThrow(const std::string& bytes, const std::string& source) {
+  std::string payload;
+  std::string problem = UnwrapPayload(bytes, &payload);
+  if (!problem.empty()) return Failure(source, problem);
+  ReadResult result;
+  problem = DecodePayload(payload, &result.profile);
+  if (!problem.empty()) return Failure(source, problem);
+  problem = ValidateProfile(result.profile);
+  if (!problem.empty()) return Failure(source, "invalid profile: " + problem);
+  result.ok = true;
+  return result;
+}
+
+std::string WriteOrThrow(const Profile& profile, const std::string& path) {
+  if (path.empty()) return "(empty path): no file name given";
+  std::string problem = ValidateProfile(profile);
+  if (!problem.empty()) return path + ": invalid profile: " + problem;
+  const std::string bytes = WrapPayload(EncodePayload(profile), kFormatMajor,
+                                        kFormatMinor);
+  if (bytes.empty()) return path + ": compression failed";
+  problem = WriteFileAtomically(path, bytes);
+  if (!problem.empty()) return path + ": " + problem;
+  return "";
+}
+
+}  // namespace
+
+std::string WriteProfileFile(const Profile& profile, const std::string& path) {
+  try {
+    return WriteOrThrow(profile, path);
+  } catch (...) {
+    // Allocation failure is the only exception expected here. Naming the
+    // path needs memory; the literal fallback fits the small-string buffer.
+    try {
+      return path + ": out of memory";
+    } catch (...) {
+      return "out of memory";
+    }
+  }
+}
+
+std::string EncodeProfile(const Profile& profile) {
+  try {
+    return WrapPayload(EncodePayload(profile), kFormatMajor, kFormatMinor);
+  } catch (...) {
+    return "";
+  }
+}
+
+ReadResult ReadProfileFile(const std::string& path) {
+  try {
+    std::string bytes;
+    std::string problem = ReadWholeFile(path, &bytes);
+    if (!problem.empty()) return Failure(path, problem);
+    return DecodeOrThrow(bytes, path);
+  } catch (...) {
+    ReadResult result;
+    result.error = "out of memory";
+    try {
+      result.error = path + ": out of memory";
+    } catch (...) {
+    }
+    return result;
+  }
+}
+
+ReadResult DecodeProfile(const std::string& bytes, const std::string& source) {
+  try {
+    return DecodeOrThrow(bytes, source);
+  } catch (...) {
+    ReadResult result;
+    result.error = "out of memory";
+    try {
+      result.error = source + ": out of memory";
+    } catch (...) {
+    }
+    return result;
+  }
+}
+
+}  // namespace deepcontext::format

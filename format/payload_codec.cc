@@ -1,0 +1,257 @@
+#include "format/payload_codec.h"
+
+#include <array>
+
+#include "format/byte_buffer.h"
+
+namespace deepcontext::format {
+namespace {
+
+// Smallest encoding of one record in each section; a count larger than the
+// section's bytes divided by this is corrupt, which is checked before any
+// allocation sized by the count.
+constexpr size_t kMinMetadataEntryBytes = 2;  // two empty strings
+constexpr size_t kMinStringBytes = 1;         // an empty string
+constexpr size_t kMinNodeBytes = 5;           // parent, kind, name, file, line
+constexpr size_t kMinMetricBytes = 3;         // three empty strings
+constexpr size_t kMinValueBytes = 3 + 3 * 8;  // three varints, three doubles
+
+constexpr int kNumSections = 5;
+
+const char* SectionName(SectionTag tag) {
+  switch (tag) {
+    case SectionTag::kMetadata:
+      return "metadata";
+    case SectionTag::kStrings:
+      return "strings";
+    case SectionTag::kNodes:
+      return "nodes";
+    case SectionTag::kMetrics:
+      return "metrics";
+    case SectionTag::kValues:
+      return "values";
+  }
+  return "unknown";
+}
+
+void PutSection(SectionTag tag, const std::string& body, ByteWriter* out) {
+  out->PutVarint(static_cast<uint64_t>(tag));
+  out->PutVarint(body.size());
+  out->PutBytes(body);
+}
+
+std::string Corrupt(SectionTag tag, const std::string& detail) {
+  return std::string("corrupt payload (") + SectionName(tag) + " section: " +
+         detail + ")";
+}
+
+// Reads a record count and checks that count records can fit in the rest of
+// the section.
+bool ReadCount(ByteReader* reader, size_t min_record_bytes, size_t* count) {
+  uint64_t value = 0;
+  if (!reader->ReadVarint(&value)) return false;
+  if (value > reader->remaining() / min_record_bytes) return false;
+  *count = static_cast<size_t>(value);
+  return true;
+}
+
+std::string DecodeMetadata(ByteReader* reader, Profile* profile) {
+  size_t count = 0;
+  if (!ReadCount(reader, kMinMetadataEntryBytes, &count)) {
+    return Corrupt(SectionTag::kMetadata, "bad entry count");
+  }
+  profile->metadata.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    auto& [key, value] = profile->metadata[i];
+    if (!reader->ReadString(&key) || !reader->ReadString(&value)) {
+      return Corrupt(SectionTag::kMetadata,
+                     "malformed entry " + std::to_string(i));
+    }
+  }
+  return "";
+}
+
+std::string DecodeStrings(ByteReader* reader, Profile* profile) {
+  size_t count = 0;
+  if (!ReadCount(reader, kMinStringBytes, &count)) {
+    return Corrupt(SectionTag::kStrings, "bad string count");
+  }
+  profile->strings.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (!reader->ReadString(&profile->strings[i])) {
+      return Corrupt(SectionTag::kStrings,
+                     "malformed string " + std::to_string(i));
+    }
+  }
+  return "";
+}
+
+std::string DecodeNodes(ByteReader* reader, Profile* profile) {
+  size_t count = 0;
+  if (!ReadCount(reader, kMinNodeBytes, &count)) {
+    return Corrupt(SectionTag::kNodes, "bad node count");
+  }
+  profile->nodes.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    Node& node = profile->nodes[i];
+    uint8_t kind = 0;
+    if (!reader->ReadVarint32(&node.parent) || !reader->ReadU8(&kind) ||
+        !reader->ReadVarint32(&node.name) ||
+        !reader->ReadVarint32(&node.file) ||
+        !reader->ReadVarint32(&node.line)) {
+      return Corrupt(SectionTag::kNodes, "malformed node " + std::to_string(i));
+    }
+    // Out-of-range kinds are kept so ValidateProfile reports them by value.
+    node.kind = static_cast<FrameKind>(kind);
+  }
+  return "";
+}
+
+std::string DecodeMetrics(ByteReader* reader, Profile* profile) {
+  size_t count = 0;
+  if (!ReadCount(reader, kMinMetricBytes, &count)) {
+    return Corrupt(SectionTag::kMetrics, "bad metric count");
+  }
+  profile->metrics.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    MetricDescriptor& metric = profile->metrics[i];
+    if (!reader->ReadString(&metric.name) ||
+        !reader->ReadString(&metric.unit) ||
+        !reader->ReadString(&metric.description)) {
+      return Corrupt(SectionTag::kMetrics,
+                     "malformed metric " + std::to_string(i));
+    }
+  }
+  return "";
+}
+
+std::string DecodeValues(ByteReader* reader, Profile* profile) {
+  size_t count = 0;
+  if (!ReadCount(reader, kMinValueBytes, &count)) {
+    return Corrupt(SectionTag::kValues, "bad value count");
+  }
+  profile->values.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    MetricValue& value = profile->values[i];
+    if (!reader->ReadVarint32(&value.node) ||
+        !reader->ReadVarint32(&value.metric) ||
+        !reader->ReadVarint(&value.count) || !reader->ReadDouble(&value.sum) ||
+        !reader->ReadDouble(&value.min) || !reader->ReadDouble(&value.max)) {
+      return Corrupt(SectionTag::kValues,
+                     "malformed value " + std::to_string(i));
+    }
+  }
+  return "";
+}
+
+std::string DecodeSection(SectionTag tag, ByteReader* reader,
+                          Profile* profile) {
+  switch (tag) {
+    case SectionTag::kMetadata:
+      return DecodeMetadata(reader, profile);
+    case SectionTag::kStrings:
+      return DecodeStrings(reader, profile);
+    case SectionTag::kNodes:
+      return DecodeNodes(reader, profile);
+    case SectionTag::kMetrics:
+      return DecodeMetrics(reader, profile);
+    case SectionTag::kValues:
+      return DecodeValues(reader, profile);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string EncodePayload(const Profile& profile) {
+  std::string payload;
+  ByteWriter out(&payload);
+  std::string body;
+  ByteWriter section(&body);
+
+  section.PutVarint(profile.metadata.size());
+  for (const auto& [key, value] : profile.metadata) {
+    section.PutString(key);
+    section.PutString(value);
+  }
+  PutSection(SectionTag::kMetadata, body, &out);
+
+  body.clear();
+  section.PutVarint(profile.strings.size());
+  for (const std::string& s : profile.strings) section.PutString(s);
+  PutSection(SectionTag::kStrings, body, &out);
+
+  body.clear();
+  section.PutVarint(profile.nodes.size());
+  for (const Node& node : profile.nodes) {
+    section.PutVarint(node.parent);
+    section.PutU8(static_cast<uint8_t>(node.kind));
+    section.PutVarint(node.name);
+    section.PutVarint(node.file);
+    section.PutVarint(node.line);
+  }
+  PutSection(SectionTag::kNodes, body, &out);
+
+  body.clear();
+  section.PutVarint(profile.metrics.size());
+  for (const MetricDescriptor& metric : profile.metrics) {
+    section.PutString(metric.name);
+    section.PutString(metric.unit);
+    section.PutString(metric.description);
+  }
+  PutSection(SectionTag::kMetrics, body, &out);
+
+  body.clear();
+  section.PutVarint(profile.values.size());
+  for (const MetricValue& value : profile.values) {
+    section.PutVarint(value.node);
+    section.PutVarint(value.metric);
+    section.PutVarint(value.count);
+    section.PutDouble(value.sum);
+    section.PutDouble(value.min);
+    section.PutDouble(value.max);
+  }
+  PutSection(SectionTag::kValues, body, &out);
+  return payload;
+}
+
+std::string DecodePayload(std::string_view payload, Profile* profile) {
+  std::array<bool, kNumSections + 1> seen{};
+  ByteReader reader(payload);
+  while (reader.remaining() > 0) {
+    uint64_t raw_tag = 0;
+    uint64_t length = 0;
+    std::string_view body;
+    if (!reader.ReadVarint(&raw_tag) || !reader.ReadVarint(&length) ||
+        length > reader.remaining() ||
+        !reader.ReadBytes(static_cast<size_t>(length), &body)) {
+      return "corrupt payload (truncated section at byte " +
+             std::to_string(reader.position()) + ")";
+    }
+    // Sections unknown to this reader come from a newer minor version, which
+    // only adds information that older readers may ignore.
+    if (raw_tag == 0 || raw_tag > kNumSections) continue;
+    const auto tag = static_cast<SectionTag>(raw_tag);
+    if (seen[raw_tag]) {
+      return std::string("corrupt payload (duplicate ") + SectionName(tag) +
+             " section)";
+    }
+    seen[raw_tag] = true;
+    ByteReader section(body);
+    std::string problem = DecodeSection(tag, &section, profile);
+    if (!problem.empty()) return problem;
+    if (section.remaining() != 0) {
+      return Corrupt(tag, std::to_string(section.remaining()) +
+                              " unexpected bytes at the end");
+    }
+  }
+  for (int t = 1; t <= kNumSections; ++t) {
+    if (!seen[t]) {
+      return std::string("corrupt payload (missing ") +
+             SectionName(static_cast<SectionTag>(t)) + " section)";
+    }
+  }
+  return "";
+}
+
+}  // namespace deepcontext::format

@@ -1,0 +1,32 @@
+// The decompressed payload of a .dctx file: a sequence of tagged sections
+// holding one Profile (docs/FORMAT.md, "Payload"). Internal to format/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "format/profile_data.h"
+
+namespace deepcontext::format {
+
+// Section tags. Stored in files: append only, never renumber.
+enum class SectionTag : uint64_t {
+  kMetadata = 1,
+  kStrings = 2,
+  kNodes = 3,
+  kMetrics = 4,
+  kValues = 5,
+};
+
+// Serializes profile into sections, without checking its invariants (so that
+// tests can produce files that break them). May throw std::bad_alloc.
+std::string EncodePayload(const Profile& profile);
+
+// Parses payload into *profile (which must be default-constructed). Checks
+// the encoding only: section framing, lengths, counts and field widths; the
+// caller checks invariants with ValidateProfile. Returns "" on success,
+// otherwise a one-line problem. May throw std::bad_alloc.
+std::string DecodePayload(std::string_view payload, Profile* profile);
+
+}  // namespace deepcontext::format

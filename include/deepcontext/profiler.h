@@ -1,0 +1,59 @@
+/*
+ * Control API of the DeepContext runtime (libdeepcontext.so).
+ *
+ * Used by the `deepcontext` Python package (through ctypes) and usable from
+ * any host program: start a session, let DLMonitor producers emit events,
+ * write the profile. One session per process at a time.
+ *
+ * All functions are thread-safe, never throw, and do not need the GIL.
+ * Functions returning int return 0 on success and -1 on error; the error text
+ * is then available from deepcontext_last_error().
+ */
+#ifndef DEEPCONTEXT_PROFILER_H_
+#define DEEPCONTEXT_PROFILER_H_
+
+#include <stddef.h>
+
+#if defined(DLMONITOR_BUILDING_LIBRARY)
+#define DEEPCONTEXT_API __attribute__((visibility("default")))
+#else
+#define DEEPCONTEXT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Starts collecting: initializes DLMonitor and registers the profiler's
+   callbacks. Fails if a session is already active. */
+DEEPCONTEXT_API int deepcontext_start(void);
+
+/* Stops collecting; collected data is kept until written or reset. */
+DEEPCONTEXT_API int deepcontext_stop(void);
+
+/* 1 while a session collects, else 0. */
+DEEPCONTEXT_API int deepcontext_is_active(void);
+
+/* Writes everything collected so far to `path` (atomically: temp file +
+   rename). May be called while collecting. */
+DEEPCONTEXT_API int deepcontext_write(const char* path);
+
+/* Adds or replaces a metadata entry written with the profile. */
+DEEPCONTEXT_API int deepcontext_set_metadata(const char* key,
+                                             const char* value);
+
+/* Drops collected samples (contexts are kept) and restarts the clock of the
+   session, e.g. at the start of a profiled region. */
+DEEPCONTEXT_API int deepcontext_reset(void);
+
+/* The message of the last failed call on this thread ("" if none). */
+DEEPCONTEXT_API const char* deepcontext_last_error(void);
+
+/* Version of the runtime, e.g. "0.1.0". */
+DEEPCONTEXT_API const char* deepcontext_version(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DEEPCONTEXT_PROFILER_H_ */

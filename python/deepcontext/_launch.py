@@ -1,0 +1,109 @@
+"""Profiles the current process from interpreter start to exit.
+
+Imported by the bootstrap sitecustomize that `deepcontext run` puts on
+PYTHONPATH. Everything here must leave the program's behaviour unchanged:
+output, exit status and signals; a failure of the profiler becomes a warning
+on stderr, never an exception in the user's code.
+
+Profiles are written at normal exit, sys.exit, unhandled exceptions
+(atexit), SIGTERM (a handler that writes and then dies of the same signal),
+and os._exit (used by multiprocessing children such as DataLoader workers).
+Each process writes its own file; see output_path().
+"""
+
+import atexit
+import os
+import signal
+import sys
+
+from . import _frameworks, _runtime
+
+_state = {"path": None, "written_by": None}
+
+
+def output_path():
+    """The file this process writes.
+
+    The process started by `deepcontext run` writes DEEPCONTEXT_OUTPUT
+    itself; every other process (forked or spawned workers, torchrun ranks)
+    writes <stem>[.rank<R>].<pid>.dctx next to it. RANK is always part of
+    the name when it is set.
+    """
+    base = os.environ["DEEPCONTEXT_OUTPUT"]
+    stem = base[:-5] if base.endswith(".dctx") else base
+    rank = os.environ.get("RANK")
+    if rank:
+        stem += ".rank" + rank
+    if str(os.getpid()) != os.environ.get("DEEPCONTEXT_ROOT_PID"):
+        stem += ".%d" % os.getpid()
+    return stem + ".dctx"
+
+
+def _warn(message):
+    try:
+        sys.stderr.write("deepcontext: warning: %s\n" % message)
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
+def finish():
+    """Writes this process's profile (once per process)."""
+    if _state["written_by"] == os.getpid() or _state["path"] is None:
+        return
+    _state["written_by"] = os.getpid()
+    try:
+        _runtime.write(_state["path"])
+    except Exception as error:
+        _warn("could not write the profile: %s" % error)
+
+
+def _on_sigterm(signum, frame):
+    finish()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _wrap_os_exit():
+    real_exit = os._exit
+
+    def _exit(status):
+        finish()
+        real_exit(status)
+
+    _exit.__doc__ = real_exit.__doc__
+    os._exit = _exit
+
+
+def _after_fork_in_child():
+    # The runtime already dropped the parent's samples in its own fork
+    # handler; the child only needs its own file name.
+    _state["path"] = output_path()
+    _state["written_by"] = None
+
+
+def _record_metadata():
+    _runtime.set_metadata("python_version", sys.version.split()[0])
+    _runtime.set_metadata("python_executable", sys.executable)
+    for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
+        if key in os.environ:
+            _runtime.set_metadata(key.lower(), os.environ[key])
+
+
+def main():
+    try:
+        _runtime.start()
+        _record_metadata()
+    except Exception as error:
+        _warn("profiling disabled: %s" % error)
+        return
+    _state["path"] = output_path()
+    atexit.register(finish)
+    try:
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:
+        pass  # not the main thread of the main interpreter
+    _wrap_os_exit()
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+    _frameworks.attach()

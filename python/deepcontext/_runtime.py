@@ -1,0 +1,85 @@
+"""ctypes binding of the runtime library's C API (include/deepcontext/profiler.h).
+
+The library is loaded with RTLD_GLOBAL once per process. Calls go through
+ctypes.CDLL, which releases the GIL: writing a profile does not stall the
+program's other threads, and DLMonitor never needs the GIL.
+"""
+
+import ctypes
+import os
+
+from . import _paths
+
+_lib = None
+
+
+class RuntimeError_(RuntimeError):
+    """An error reported by the DeepContext runtime."""
+
+
+def library():
+    """The loaded runtime library (loads it on first use)."""
+    global _lib
+    if _lib is None:
+        path = _paths.runtime_library()
+        lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+        for name in ("deepcontext_start", "deepcontext_stop", "deepcontext_is_active",
+                     "deepcontext_reset"):
+            getattr(lib, name).restype = ctypes.c_int
+            getattr(lib, name).argtypes = []
+        lib.deepcontext_write.restype = ctypes.c_int
+        lib.deepcontext_write.argtypes = [ctypes.c_char_p]
+        lib.deepcontext_set_metadata.restype = ctypes.c_int
+        lib.deepcontext_set_metadata.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        lib.deepcontext_last_error.restype = ctypes.c_char_p
+        lib.deepcontext_last_error.argtypes = []
+        lib.deepcontext_version.restype = ctypes.c_char_p
+        lib.dlmonitor_python_hide_leaf_files.restype = ctypes.c_int
+        lib.dlmonitor_python_hide_leaf_files.argtypes = [ctypes.c_char_p]
+        lib.dlmonitor_describe.restype = ctypes.c_char_p
+        _lib = lib
+    return _lib
+
+
+def _check(result):
+    if result != 0:
+        message = library().deepcontext_last_error().decode("utf-8", "replace")
+        raise RuntimeError_(message or "unknown runtime error")
+
+
+def start():
+    _check(library().deepcontext_start())
+
+
+def stop():
+    _check(library().deepcontext_stop())
+
+
+def is_active():
+    return bool(library().deepcontext_is_active())
+
+
+def reset():
+    _check(library().deepcontext_reset())
+
+
+def write(path):
+    _check(library().deepcontext_write(os.fsencode(path)))
+
+
+def set_metadata(key, value):
+    _check(library().deepcontext_set_metadata(
+        str(key).encode("utf-8"), str(value).encode("utf-8")))
+
+
+def hide_leaf_files(substring):
+    library().dlmonitor_python_hide_leaf_files(substring.encode("utf-8"))
+
+
+def emit_function_address():
+    """Address of dlmonitor_event_emit, handed to framework adapters."""
+    return ctypes.cast(library().dlmonitor_event_emit, ctypes.c_void_p).value
+
+
+def version():
+    return library().deepcontext_version().decode()

@@ -1,0 +1,155 @@
+"""Builds, caches and loads the PyTorch adapter (runtime/torch/torch_adapter.cc).
+
+The adapter must be compiled against the headers of the torch that is
+imported, with the same C++ ABI, and linked against the very libtorch files
+mapped into this process. It is built once per (torch version, ABI, library
+path, adapter source) and cached; concurrent processes serialize on a lock.
+"""
+
+import ctypes
+import fcntl
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+from . import _paths, _runtime
+
+_ADAPTER = None
+
+# Python files of torch itself that sit between the user's line and an op or
+# scope; hiding them keeps paths ending at the user's code.
+_HIDDEN_TORCH_FILES = ("/torch/autograd/profiler.py", "/torch/_ops.py",
+                       "/torch/profiler/", "/torch/autograd/profiler_util.py")
+
+
+class AdapterError(RuntimeError):
+    """The adapter could not be built or loaded."""
+
+
+def _cache_root():
+    explicit = os.environ.get("DEEPCONTEXT_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "deepcontext")
+
+
+def _mapped_library(prefix):
+    """Path of the loaded shared object whose file name starts with prefix."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            parts = line.split(None, 5)
+            if len(parts) == 6:
+                path = parts[5].strip()
+                if os.path.basename(path).startswith(prefix):
+                    return path
+    return None
+
+
+def _include_dirs(torch):
+    root = os.path.join(os.path.dirname(torch.__file__), "include")
+    dirs = [root, os.path.join(root, "torch", "csrc", "api", "include")]
+    if not os.path.isfile(os.path.join(root, "ATen", "record_function.h")):
+        # Distribution packages may keep the headers in the system prefix.
+        dirs.append("/usr/include")
+    return dirs
+
+
+def _build(torch, source, output, include_dirs, libraries):
+    abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
+    compiler = shlex.split(os.environ.get("CXX", "g++"))
+    command = compiler + [
+        "-std=c++17", "-O2", "-fPIC", "-shared", "-w",
+        "-fvisibility=hidden", "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
+        "-I", os.path.join(_paths.share(), "include"),
+    ]
+    for directory in include_dirs:
+        command += ["-isystem", directory]
+    command += [source, "-o", output]
+    command += libraries
+    for directory in sorted({os.path.dirname(lib) for lib in libraries}):
+        command.append("-Wl,-rpath," + directory)
+    # The compiler must not inherit our bootstrap (it may run Python helpers).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPCONTEXT_")}
+    env.pop("PYTHONPATH", None)
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=env, check=False)
+    if result.returncode != 0:
+        log = result.stdout.decode("utf-8", "replace")
+        raise AdapterError("building the PyTorch adapter failed:\n$ %s\n%s"
+                           % (" ".join(shlex.quote(c) for c in command), log[-4000:]))
+
+
+def adapter_path(torch):
+    """Returns the cached adapter for this torch, building it if needed."""
+    source = os.path.join(_paths.share(), "torch_adapter.cc")
+    if not os.path.isfile(source):
+        raise AdapterError("adapter source not found at %s" % source)
+    libraries = [_mapped_library("libtorch_cpu.so"), _mapped_library("libc10.so")]
+    if not all(libraries):
+        raise AdapterError("libtorch_cpu.so / libc10.so are not loaded in this process")
+    header = os.path.join(_paths.share(), "include", "deepcontext", "dlmonitor.h")
+    digest = hashlib.sha256()
+    for path in (source, header):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    digest.update(repr(libraries).encode())
+    digest.update(os.environ.get("CXX", "g++").encode())
+    key = "torch-%s-abi%d-%s" % (torch.__version__.replace("+", "_"),
+                                 int(torch._C._GLIBCXX_USE_CXX11_ABI),
+                                 digest.hexdigest()[:16])
+    directory = os.path.join(_cache_root(), "torch-adapter")
+    output = os.path.join(directory, key + ".so")
+    if os.path.isfile(output):
+        return output
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, key + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.isfile(output):
+            return output
+        sys.stderr.write("deepcontext: building the PyTorch adapter for torch %s "
+                         "(once per torch installation)...\n" % torch.__version__)
+        sys.stderr.flush()
+        fd, temporary = tempfile.mkstemp(suffix=".so", dir=directory)
+        os.close(fd)
+        try:
+            _build(torch, source, temporary, _include_dirs(torch), libraries)
+            os.replace(temporary, output)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+    return output
+
+
+def install(torch):
+    """Loads the adapter into this process and registers its callback."""
+    global _ADAPTER
+    if _ADAPTER is not None:
+        return _ADAPTER
+    path = adapter_path(torch)
+    adapter = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    adapter.deepcontext_torch_install.restype = ctypes.c_int
+    adapter.deepcontext_torch_install.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                  ctypes.c_size_t]
+    adapter.deepcontext_torch_enable.restype = ctypes.c_int
+    adapter.deepcontext_torch_enable.argtypes = [ctypes.c_int]
+    error = ctypes.create_string_buffer(1024)
+    if adapter.deepcontext_torch_install(_runtime.emit_function_address(), error,
+                                         len(error)) != 0:
+        raise AdapterError("registering the PyTorch callback failed: %s"
+                           % error.value.decode("utf-8", "replace"))
+    for pattern in _HIDDEN_TORCH_FILES:
+        _runtime.hide_leaf_files(pattern)
+    _runtime.set_metadata("torch_version", torch.__version__)
+    _runtime.set_metadata("torch_cxx11_abi", int(torch._C._GLIBCXX_USE_CXX11_ABI))
+    _ADAPTER = adapter
+    return adapter
+
+
+def enable(on):
+    """Pauses (False) or resumes (True) op interception, if installed."""
+    if _ADAPTER is not None:
+        _ADAPTER.deepcontext_torch_enable(1 if on else 0)

@@ -1,0 +1,46 @@
+// Callbacks registered by tools, per domain.
+//
+// Dispatch happens on every framework op, so it reads a fixed array of
+// slots with atomics and never locks; registration is rare and takes a mutex.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+
+#include "deepcontext/dlmonitor.h"
+
+struct dlmonitor_callback_registration {
+  std::atomic<dlmonitor_callback_t> callback{nullptr};
+  std::atomic<void*> user_data{nullptr};
+  dlmonitor_domain_t domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
+};
+
+namespace deepcontext::dlmonitor {
+
+class CallbackRegistry {
+ public:
+  static constexpr size_t kMaxPerDomain = 16;
+
+  // Returns nullptr when the domain is invalid or full.
+  dlmonitor_callback_registration* Register(dlmonitor_domain_t domain,
+                                            dlmonitor_callback_t callback,
+                                            void* user_data);
+  bool Unregister(dlmonitor_callback_registration* handle);
+
+  // True when at least one callback is registered for `domain`.
+  bool HasCallbacks(dlmonitor_domain_t domain) const {
+    return active_[domain].load(std::memory_order_acquire) > 0;
+  }
+
+  // Runs the domain's callbacks in registration order. [any thread]
+  void Dispatch(const dlmonitor_event_t& event) const;
+
+ private:
+  std::mutex mutex_;  // serializes Register/Unregister
+  dlmonitor_callback_registration slots_[DLMONITOR_DOMAIN_COUNT][kMaxPerDomain];
+  std::atomic<size_t> used_[DLMONITOR_DOMAIN_COUNT]{};    // high-water mark
+  std::atomic<int> active_[DLMONITOR_DOMAIN_COUNT]{};
+};
+
+}  // namespace deepcontext::dlmonitor

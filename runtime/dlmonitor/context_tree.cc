@@ -1,0 +1,92 @@
+#include "runtime/dlmonitor/context_tree.h"
+
+#include <mutex>
+#include <unordered_map>
+
+namespace deepcontext::dlmonitor {
+namespace {
+
+constexpr size_t kIndexThreshold = 16;
+
+struct FrameKeyHash {
+  size_t operator()(const FrameKey& k) const {
+    uint64_t h = (uint64_t{k.kind} << 56) ^ (uint64_t{k.name} << 24) ^
+                 (uint64_t{k.file} << 8) ^ k.line;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return static_cast<size_t>(h);
+  }
+};
+
+}  // namespace
+
+struct ContextTree::ChildIndex {
+  std::unordered_map<FrameKey, ContextId, FrameKeyHash> map;
+};
+
+ContextTree::ContextTree() {
+  size_t index = 0;
+  nodes_.Append(&index);  // id 0: "no context", never ready
+  Node* root = nodes_.Append(&index);
+  root->key.kind = 0;
+  root->parent = kNoContext;
+  root->ready.store(true, std::memory_order_release);
+}
+
+ContextId ContextTree::FindChildLocked(const Node& parent,
+                                       const FrameKey& key) const {
+  if (parent.index != nullptr) {
+    auto it = parent.index->map.find(key);
+    return it == parent.index->map.end() ? kNoContext : it->second;
+  }
+  for (ContextId child : parent.children) {
+    if (nodes_.At(child)->key == key) return child;
+  }
+  return kNoContext;
+}
+
+void ContextTree::AddChildLocked(Node& parent, ContextId child,
+                                 const FrameKey& key) {
+  parent.children.push_back(child);
+  if (parent.index != nullptr) {
+    parent.index->map.emplace(key, child);
+  } else if (parent.children.size() > kIndexThreshold) {
+    parent.index = new ChildIndex;
+    for (ContextId c : parent.children) {
+      parent.index->map.emplace(nodes_.At(c)->key, c);
+    }
+  }
+}
+
+ContextId ContextTree::Child(ContextId parent_id, const FrameKey& key) {
+  Node* parent = nodes_.At(parent_id);
+  if (parent == nullptr || !parent->ready.load(std::memory_order_acquire)) {
+    return kNoContext;
+  }
+  std::lock_guard<SpinLock> guard(parent->lock);
+  ContextId found = FindChildLocked(*parent, key);
+  if (found != kNoContext) return found;
+  size_t index = 0;
+  Node* node = nodes_.Append(&index);
+  if (node == nullptr) return kNoContext;
+  node->key = key;
+  node->parent = parent_id;
+  node->ready.store(true, std::memory_order_release);
+  AddChildLocked(*parent, index, key);
+  return index;
+}
+
+bool ContextTree::Get(ContextId id, FrameKey* key, ContextId* parent) const {
+  const Node* node = nodes_.At(id);
+  if (node == nullptr || !node->ready.load(std::memory_order_acquire)) {
+    return false;
+  }
+  if (key != nullptr) *key = node->key;
+  if (parent != nullptr) *parent = node->parent;
+  return true;
+}
+
+ContextId ContextTree::End() const { return nodes_.Reserved(); }
+
+}  // namespace deepcontext::dlmonitor

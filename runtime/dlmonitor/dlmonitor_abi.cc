@@ -1,0 +1,199 @@
+// The C ABI of include/deepcontext/dlmonitor.h. Every entry point catches
+// everything: no C++ exception may cross into framework or tool code.
+#include "deepcontext/dlmonitor.h"
+
+#include "runtime/dlmonitor/monitor.h"
+
+using deepcontext::dlmonitor::ContextId;
+using deepcontext::dlmonitor::FrameKey;
+using deepcontext::dlmonitor::kNoContext;
+using deepcontext::dlmonitor::Monitor;
+
+namespace {
+
+bool Initialized() {
+  return Monitor::Instance().init_count().load(std::memory_order_acquire) > 0;
+}
+
+void FillFrame(Monitor& monitor, const FrameKey& key, dlmonitor_frame_t* out) {
+  out->struct_size = sizeof(dlmonitor_frame_t);
+  out->kind = static_cast<dlmonitor_frame_kind_t>(key.kind);
+  out->name = monitor.strings().Get(key.name);
+  out->file = monitor.strings().Get(key.file);
+  out->line = key.line;
+}
+
+}  // namespace
+
+extern "C" {
+
+dlmonitor_status_t dlmonitor_init(void) {
+  try {
+    Monitor::Instance().init_count().fetch_add(1, std::memory_order_acq_rel);
+    return DLMONITOR_OK;
+  } catch (...) {
+    return DLMONITOR_ERROR_NOT_INITIALIZED;
+  }
+}
+
+dlmonitor_status_t dlmonitor_finalize(void) {
+  auto& count = Monitor::Instance().init_count();
+  int current = count.load(std::memory_order_acquire);
+  while (current > 0 &&
+         !count.compare_exchange_weak(current, current - 1,
+                                      std::memory_order_acq_rel)) {
+  }
+  return current > 0 ? DLMONITOR_OK : DLMONITOR_ERROR_NOT_INITIALIZED;
+}
+
+const char* dlmonitor_describe(void) {
+  return Monitor::Instance().description().c_str();
+}
+
+dlmonitor_status_t dlmonitor_callback_register(
+    dlmonitor_domain_t domain, dlmonitor_callback_t callback, void* user_data,
+    dlmonitor_callback_handle_t* handle) {
+  if (!Initialized()) return DLMONITOR_ERROR_NOT_INITIALIZED;
+  if (callback == nullptr || handle == nullptr || domain < 0 ||
+      domain >= DLMONITOR_DOMAIN_COUNT) {
+    return DLMONITOR_ERROR_INVALID_ARGUMENT;
+  }
+  auto* registration =
+      Monitor::Instance().callbacks().Register(domain, callback, user_data);
+  if (registration == nullptr) return DLMONITOR_ERROR_LIMIT_REACHED;
+  *handle = registration;
+  return DLMONITOR_OK;
+}
+
+dlmonitor_status_t dlmonitor_callback_unregister(
+    dlmonitor_callback_handle_t handle) {
+  return Monitor::Instance().callbacks().Unregister(handle)
+             ? DLMONITOR_OK
+             : DLMONITOR_ERROR_NOT_FOUND;
+}
+
+dlmonitor_status_t dlmonitor_context_current(dlmonitor_context_t* context) {
+  if (context == nullptr) return DLMONITOR_ERROR_INVALID_ARGUMENT;
+  if (!Initialized()) return DLMONITOR_ERROR_NOT_INITIALIZED;
+  try {
+    *context = Monitor::Instance().paths().Current();
+    return DLMONITOR_OK;
+  } catch (...) {
+    *context = kNoContext;
+    return DLMONITOR_ERROR_LIMIT_REACHED;
+  }
+}
+
+dlmonitor_status_t dlmonitor_context_child(dlmonitor_context_t parent,
+                                           const dlmonitor_frame_t* frame,
+                                           dlmonitor_context_t* child) {
+  if (frame == nullptr || child == nullptr ||
+      frame->struct_size < sizeof(dlmonitor_frame_t)) {
+    return DLMONITOR_ERROR_INVALID_ARGUMENT;
+  }
+  try {
+    Monitor& monitor = Monitor::Instance();
+    FrameKey key;
+    key.kind = static_cast<uint32_t>(frame->kind);
+    key.name = monitor.strings().Intern(frame->name ? frame->name : "");
+    key.file = monitor.strings().Intern(frame->file ? frame->file : "");
+    key.line = frame->line;
+    *child = monitor.tree().Child(parent, key);
+    return *child == kNoContext ? DLMONITOR_ERROR_NOT_FOUND : DLMONITOR_OK;
+  } catch (...) {
+    return DLMONITOR_ERROR_LIMIT_REACHED;
+  }
+}
+
+dlmonitor_status_t dlmonitor_context_frame(dlmonitor_context_t context,
+                                           dlmonitor_frame_t* frame,
+                                           dlmonitor_context_t* parent) {
+  Monitor& monitor = Monitor::Instance();
+  FrameKey key;
+  ContextId parent_id = kNoContext;
+  if (!monitor.tree().Get(context, &key, &parent_id)) {
+    return DLMONITOR_ERROR_NOT_FOUND;
+  }
+  if (frame != nullptr) FillFrame(monitor, key, frame);
+  if (parent != nullptr) *parent = parent_id;
+  return DLMONITOR_OK;
+}
+
+uint64_t dlmonitor_context_count(void) {
+  const ContextId end = Monitor::Instance().tree().End();
+  return end > 0 ? end - 1 : 0;
+}
+
+dlmonitor_status_t dlmonitor_callpath_get(dlmonitor_context_t context,
+                                          dlmonitor_frame_t* frames,
+                                          size_t capacity, size_t* count) {
+  if (count == nullptr || (frames == nullptr && capacity > 0)) {
+    return DLMONITOR_ERROR_INVALID_ARGUMENT;
+  }
+  Monitor& monitor = Monitor::Instance();
+  // First measure the depth, then fill from the leaf end backwards so the
+  // output reads root first.
+  size_t depth = 0;
+  for (ContextId id = context; id != kNoContext;) {
+    ContextId parent = kNoContext;
+    if (!monitor.tree().Get(id, nullptr, &parent)) {
+      return DLMONITOR_ERROR_NOT_FOUND;
+    }
+    ++depth;
+    id = parent;
+  }
+  *count = depth;
+  size_t position = depth;
+  for (ContextId id = context; id != kNoContext;) {
+    FrameKey key;
+    ContextId parent = kNoContext;
+    monitor.tree().Get(id, &key, &parent);
+    --position;
+    if (position < capacity) FillFrame(monitor, key, &frames[position]);
+    id = parent;
+  }
+  return depth <= capacity ? DLMONITOR_OK : DLMONITOR_ERROR_BUFFER_TOO_SMALL;
+}
+
+void dlmonitor_event_emit(dlmonitor_event_t* event) {
+  if (event == nullptr || !Initialized()) return;
+  try {
+    Monitor& monitor = Monitor::Instance();
+    auto& paths = monitor.paths();
+    switch (event->domain) {
+      case DLMONITOR_DOMAIN_FRAMEWORK_OP:
+        if (event->op == nullptr) return;
+        // The op stack is kept even without op callbacks: GPU API and
+        // memory events need it for their context.
+        event->context = event->phase == DLMONITOR_PHASE_ENTER
+                             ? paths.OnOpEnter(*event->op)
+                             : paths.OnOpExit(*event->op);
+        break;
+      case DLMONITOR_DOMAIN_GPU_API:
+      case DLMONITOR_DOMAIN_MEMORY:
+        if (!monitor.callbacks().HasCallbacks(event->domain)) return;
+        event->context = paths.Current();
+        break;
+      default:
+        return;
+    }
+    if (monitor.callbacks().HasCallbacks(event->domain)) {
+      monitor.callbacks().Dispatch(*event);
+    }
+  } catch (...) {
+    // Out of memory inside a framework callback: drop the event rather
+    // than take the program down.
+  }
+}
+
+dlmonitor_status_t dlmonitor_python_hide_leaf_files(const char* substring) {
+  if (substring == nullptr) return DLMONITOR_ERROR_INVALID_ARGUMENT;
+  try {
+    Monitor::Instance().python_frames().HideLeafFiles(substring);
+    return DLMONITOR_OK;
+  } catch (...) {
+    return DLMONITOR_ERROR_LIMIT_REACHED;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,52 @@
+// The process-wide DLMonitor instance behind the C ABI.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "runtime/dlmonitor/call_path_builder.h"
+#include "runtime/dlmonitor/callback_registry.h"
+#include "runtime/dlmonitor/context_tree.h"
+#include "runtime/dlmonitor/forward_links.h"
+#include "runtime/dlmonitor/python_frame_cache.h"
+#include "runtime/dlmonitor/string_table.h"
+
+namespace deepcontext::dlmonitor {
+
+class Monitor {
+ public:
+  // The instance, created on first use and deliberately never destroyed:
+  // framework threads may still emit events while static destructors run
+  // at exit.
+  static Monitor& Instance();
+
+  StringTable& strings() { return strings_; }
+  ContextTree& tree() { return tree_; }
+  CallbackRegistry& callbacks() { return callbacks_; }
+  CallPathBuilder& paths() { return paths_; }
+  PythonFrameCache& python_frames() { return python_frames_; }
+
+  // Whether the Python frame reader works in this process, and why not.
+  bool python_enabled() const { return python_enabled_; }
+  const std::string& python_status() const { return python_status_; }
+  const std::string& description() const { return description_; }
+
+  std::atomic<int>& init_count() { return init_count_; }
+
+ private:
+  Monitor();
+
+  StringTable strings_;
+  ContextTree tree_;
+  ForwardLinks links_;
+  CallbackRegistry callbacks_;
+  std::string python_status_;
+  bool python_enabled_ = false;
+  PythonFrameCache python_frames_;
+  CallPathBuilder paths_;
+  std::string description_;
+  std::atomic<int> init_count_{0};
+};
+
+}  // namespace deepcontext::dlmonitor

@@ -1,0 +1,64 @@
+// Maps captured Python frames (code object, instruction offset) to context
+// frame keys (function, file, line), resolving each call site once.
+//
+// Resolution reads the code object, which is only safe while the frame is
+// live, so it happens on the capturing thread at first sight; afterwards the
+// key is reused whatever happens to the code object. A code object freed and
+// replaced at the same address differs in RawFrame::ident and gets a new
+// entry.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/dlmonitor/context_tree.h"
+#include "runtime/dlmonitor/string_table.h"
+#include "runtime/python/python_frames.h"
+
+namespace deepcontext::dlmonitor {
+
+struct ResolvedPythonFrame {
+  FrameKey key;
+  // True when the frame's file matches a hidden pattern: such frames are
+  // dropped from the innermost end of a path (the framework's own Python
+  // glue between the user's line and the op, e.g. record_function.__enter__).
+  bool hidden = false;
+};
+
+class PythonFrameCache {
+ public:
+  explicit PythonFrameCache(StringTable& strings) : strings_(strings) {}
+
+  // [any thread; frame must be live on the calling thread]
+  ResolvedPythonFrame Lookup(const python::RawFrame& frame);
+
+  // Frames whose file contains `substring` become hidden at path leaves.
+  // Applies to call sites resolved after the call. [any thread]
+  void HideLeafFiles(const std::string& substring);
+
+ private:
+  struct RawFrameHash {
+    size_t operator()(const python::RawFrame& f) const {
+      uint64_t h = reinterpret_cast<uintptr_t>(f.code) * 0x9E3779B97F4A7C15ULL;
+      h ^= (static_cast<uint64_t>(static_cast<uint32_t>(f.lasti)) << 32) | f.ident;
+      h ^= h >> 29;
+      return static_cast<size_t>(h);
+    }
+  };
+  static constexpr size_t kShards = 16;
+  struct Shard {
+    std::mutex mutex;
+    std::unordered_map<python::RawFrame, ResolvedPythonFrame, RawFrameHash> map;
+  };
+
+  ResolvedPythonFrame Resolve(const python::RawFrame& frame);
+
+  StringTable& strings_;
+  Shard shards_[kShards];
+  std::mutex hidden_mutex_;  // guards hidden_
+  std::vector<std::string> hidden_;
+};
+
+}  // namespace deepcontext::dlmonitor

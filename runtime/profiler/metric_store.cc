@@ -1,0 +1,47 @@
+#include "runtime/profiler/metric_store.h"
+
+namespace deepcontext::profiler {
+
+MetricId MetricStore::Register(const std::string& name,
+                               const std::string& unit,
+                               const std::string& description) {
+  std::lock_guard<std::mutex> guard(metrics_mutex_);
+  for (size_t i = 0; i < metrics_.size(); ++i) {
+    if (metrics_[i].name == name) return static_cast<MetricId>(i);
+  }
+  metrics_.push_back(MetricInfo{name, unit, description});
+  return static_cast<MetricId>(metrics_.size() - 1);
+}
+
+std::vector<MetricInfo> MetricStore::Metrics() const {
+  std::lock_guard<std::mutex> guard(metrics_mutex_);
+  return metrics_;
+}
+
+void MetricStore::Add(ContextId context, MetricId metric, double value) {
+  Slot* slot = slots_.Ensure(context);
+  if (slot == nullptr) return;
+  std::lock_guard<SpinLock> guard(slot->lock);
+  for (auto& [id, accumulator] : slot->values) {
+    if (id == metric) {
+      accumulator.Add(value);
+      return;
+    }
+  }
+  slot->values.emplace_back(metric, Accumulator{});
+  slot->values.back().second.Add(value);
+}
+
+void MetricStore::Clear(ContextId end) {
+  for (ContextId context = 0; context < end; ++context) {
+    Slot* slot = slots_.At(context);
+    if (slot == nullptr) {
+      context |= kChunkMask;
+      continue;
+    }
+    std::lock_guard<SpinLock> guard(slot->lock);
+    slot->values.clear();
+  }
+}
+
+}  // namespace deepcontext::profiler

@@ -1,0 +1,89 @@
+// Online aggregation of metrics per calling context: for every (context,
+// metric) pair seen, the number of samples and their sum, min and max. No
+// per-event record is kept, so memory grows with the number of distinct
+// contexts, not with run time.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/common/chunked_array.h"
+#include "runtime/common/spin_lock.h"
+
+namespace deepcontext::profiler {
+
+using MetricId = uint32_t;
+using ContextId = uint64_t;
+
+struct Accumulator {
+  uint64_t count = 0;
+  double sum = 0;
+  double min = 0;
+  double max = 0;
+
+  void Add(double value) {
+    if (count == 0 || value < min) min = value;
+    if (count == 0 || value > max) max = value;
+    sum += value;
+    ++count;
+  }
+};
+
+struct MetricInfo {
+  std::string name;
+  std::string unit;
+  std::string description;
+};
+
+class MetricStore {
+ public:
+  // Registers a metric (idempotent by name) and returns its id. [any thread]
+  MetricId Register(const std::string& name, const std::string& unit,
+                    const std::string& description);
+  std::vector<MetricInfo> Metrics() const;
+
+  // Adds one sample. [any thread] Lock-free except for a per-context
+  // spinlock held for a few instructions.
+  void Add(ContextId context, MetricId metric, double value);
+
+  // Calls visit(context, metric, accumulator) for every pair with samples,
+  // in context order. Safe while other threads keep adding.
+  template <typename Visitor>
+  void ForEach(ContextId end, Visitor&& visit) const {
+    for (ContextId context = 0; context < end; ++context) {
+      Slot* slot = slots_.At(context);
+      if (slot == nullptr) {
+        context |= kChunkMask;  // whole chunk absent: skip it
+        continue;
+      }
+      std::vector<std::pair<MetricId, Accumulator>> copy;
+      {
+        std::lock_guard<SpinLock> guard(slot->lock);
+        copy = slot->values;
+      }
+      for (const auto& [metric, accumulator] : copy) {
+        if (accumulator.count > 0) visit(context, metric, accumulator);
+      }
+    }
+  }
+
+  // Forgets every sample (metric ids stay). Used in a forked child, whose
+  // profile must not repeat its parent's numbers.
+  void Clear(ContextId end);
+
+ private:
+  struct Slot {
+    SpinLock lock;  // guards values
+    std::vector<std::pair<MetricId, Accumulator>> values;
+  };
+  static constexpr ContextId kChunkMask = (ContextId{1} << 12) - 1;
+
+  mutable std::mutex metrics_mutex_;  // guards metrics_
+  std::vector<MetricInfo> metrics_;
+  mutable ChunkedArray<Slot> slots_;
+};
+
+}  // namespace deepcontext::profiler

@@ -1,0 +1,68 @@
+// The C API of include/deepcontext/profiler.h.
+#include "deepcontext/profiler.h"
+
+#include <string>
+
+#include "runtime/profiler/session.h"
+
+using deepcontext::profiler::Session;
+
+namespace {
+
+thread_local std::string last_error;
+
+int Result(const std::string& error) {
+  last_error = error;
+  return error.empty() ? 0 : -1;
+}
+
+template <typename Body>
+int Guarded(Body&& body) {
+  try {
+    return Result(body());
+  } catch (const std::exception& e) {
+    return Result(std::string("internal error: ") + e.what());
+  } catch (...) {
+    return Result("internal error");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int deepcontext_start(void) {
+  return Guarded([] { return Session::Instance().Start(); });
+}
+
+int deepcontext_stop(void) {
+  return Guarded([] { return Session::Instance().Stop(); });
+}
+
+int deepcontext_is_active(void) { return Session::Instance().active() ? 1 : 0; }
+
+int deepcontext_write(const char* path) {
+  if (path == nullptr || *path == '\0') return Result("no output path given");
+  return Guarded([path] { return Session::Instance().Write(path); });
+}
+
+int deepcontext_set_metadata(const char* key, const char* value) {
+  if (key == nullptr || value == nullptr) return Result("null key or value");
+  return Guarded([key, value] {
+    Session::Instance().SetMetadata(key, value);
+    return std::string();
+  });
+}
+
+int deepcontext_reset(void) {
+  return Guarded([] {
+    Session::Instance().Reset();
+    return std::string();
+  });
+}
+
+const char* deepcontext_last_error(void) { return last_error.c_str(); }
+
+const char* deepcontext_version(void) { return DEEPCONTEXT_VERSION; }
+
+}  // extern "C"

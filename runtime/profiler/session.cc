@@ -1,0 +1,150 @@
+#include "runtime/profiler/session.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "format/dctx_file.h"
+#include "runtime/cpu/clocks.h"
+#include "runtime/profiler/profile_builder.h"
+
+#ifndef DEEPCONTEXT_VERSION
+#define DEEPCONTEXT_VERSION "0.0.0"
+#endif
+
+namespace deepcontext::profiler {
+namespace {
+
+std::string CommandLine() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)),
+                  std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  for (char& c : raw) {
+    if (c == '\0') c = ' ';
+  }
+  return raw;
+}
+
+std::string HostName() {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "";
+  return host;
+}
+
+}  // namespace
+
+Session& Session::Instance() {
+  static Session* session = new Session();
+  return *session;
+}
+
+Session::Session() : op_metrics_(store_) {
+  pthread_atfork(nullptr, nullptr, &Session::AfterForkInChild);
+}
+
+void Session::AfterForkInChild() {
+  // The child starts its own profile: the parent's samples stay in the
+  // parent's file. Contexts are kept, they are only names.
+  Session& session = Instance();
+  session.store_.Clear(dlmonitor_context_count() + 1);
+  session.op_metrics_.ResetAfterFork();
+  session.start_realtime_ns_ = cpu::RealtimeNs();
+  session.start_monotonic_ns_ = cpu::MonotonicNs();
+}
+
+std::string Session::Start() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (active_) return "a profiling session is already active in this process";
+  if (dlmonitor_init() != DLMONITOR_OK) return "DLMonitor failed to initialize";
+  if (dlmonitor_callback_register(DLMONITOR_DOMAIN_FRAMEWORK_OP,
+                                  &OpMetrics::OnEvent, &op_metrics_,
+                                  &op_callback_) != DLMONITOR_OK) {
+    dlmonitor_finalize();
+    return "cannot register the framework-op callback";
+  }
+  active_ = true;
+  start_realtime_ns_ = cpu::RealtimeNs();
+  start_monotonic_ns_ = cpu::MonotonicNs();
+  return "";
+}
+
+std::string Session::Stop() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (!active_) return "no profiling session is active";
+  dlmonitor_callback_unregister(op_callback_);
+  op_callback_ = nullptr;
+  dlmonitor_finalize();
+  active_ = false;
+  return "";
+}
+
+bool Session::active() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return active_;
+}
+
+void Session::Reset() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  store_.Clear(dlmonitor_context_count() + 1);
+  start_realtime_ns_ = cpu::RealtimeNs();
+  start_monotonic_ns_ = cpu::MonotonicNs();
+}
+
+void Session::SetMetadata(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (auto& entry : metadata_) {
+    if (entry.first == key) {
+      entry.second = value;
+      return;
+    }
+  }
+  metadata_.emplace_back(key, value);
+}
+
+std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto add = [&out](const std::string& key, const std::string& value) {
+    out.emplace_back(key, value);
+  };
+  const int64_t now_monotonic = cpu::MonotonicNs();
+  add("runtime_version", DEEPCONTEXT_VERSION);
+  add("dlmonitor", dlmonitor_describe());
+  add("command_line", CommandLine());
+  add("host", HostName());
+  add("pid", std::to_string(getpid()));
+  add("ppid", std::to_string(getppid()));
+  if (const char* rank = std::getenv("RANK")) add("rank", rank);
+  add("start_time_ns", std::to_string(start_realtime_ns_));
+  add("end_time_ns", std::to_string(start_realtime_ns_ +
+                                     (now_monotonic - start_monotonic_ns_)));
+  add("duration_ns", std::to_string(now_monotonic - start_monotonic_ns_));
+  // Values set by the host (python_version, torch_version, ...) override
+  // the automatic ones.
+  for (const auto& [key, value] : metadata_) {
+    bool replaced = false;
+    for (auto& entry : out) {
+      if (entry.first == key) {
+        entry.second = value;
+        replaced = true;
+      }
+    }
+    if (!replaced) add(key, value);
+  }
+  return out;
+}
+
+std::string Session::Write(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> metadata;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    metadata = CollectMetadata();
+  }
+  format::Profile profile = BuildProfile(store_, metadata);
+  return format::WriteProfileFile(profile, path);
+}
+
+}  // namespace deepcontext::profiler

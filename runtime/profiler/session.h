@@ -1,0 +1,46 @@
+// One profiling session of the process: owns the metric store and the
+// collectors registered with DLMonitor, plus the metadata written with the
+// profile.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "deepcontext/dlmonitor.h"
+#include "runtime/profiler/metric_store.h"
+#include "runtime/profiler/op_metrics.h"
+
+namespace deepcontext::profiler {
+
+class Session {
+ public:
+  // The process's session object (created on first use, never destroyed).
+  static Session& Instance();
+
+  // Each returns "" on success or an error message.
+  std::string Start();
+  std::string Stop();
+  std::string Write(const std::string& path);
+  void SetMetadata(const std::string& key, const std::string& value);
+  void Reset();
+  bool active() const;
+
+ private:
+  Session();
+  static void AfterForkInChild();
+  std::vector<std::pair<std::string, std::string>> CollectMetadata();
+
+  mutable std::mutex mutex_;  // guards everything below but the store
+  MetricStore store_;
+  OpMetrics op_metrics_;
+  bool active_ = false;
+  dlmonitor_callback_handle_t op_callback_ = nullptr;
+  int64_t start_realtime_ns_ = 0;
+  int64_t start_monotonic_ns_ = 0;
+  std::vector<std::pair<std::string, std::string>> metadata_;
+};
+
+}  // namespace deepcontext::profiler

@@ -1,0 +1,128 @@
+#include "runtime/python/frame_walker.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "runtime/python/object_access.h"
+
+namespace deepcontext::python {
+namespace {
+
+// Brent's cycle detection: remembers one frame and compares every later frame
+// with it, moving the remembered frame at powers of two. Catches a cycle of
+// any length within twice its length for one compare per frame.
+class CycleGuard {
+ public:
+  // Returns false when `frame` was seen before.
+  bool Visit(const void* frame) {
+    if (frame == saved_) return false;
+    if (++steps_ == limit_) {
+      saved_ = frame;
+      limit_ *= 2;
+      steps_ = 0;
+    }
+    return true;
+  }
+
+ private:
+  const void* saved_ = nullptr;
+  int steps_ = 0;
+  int limit_ = 1;
+};
+
+int32_t ClampLasti(int64_t lasti) {
+  return static_cast<int32_t>(std::clamp<int64_t>(lasti, -1, INT32_MAX));
+}
+
+// Frames were collected innermost first; the API returns outermost first.
+int Finish(RawFrame* out, int count) {
+  std::reverse(out, out + count);
+  return count;
+}
+
+// 3.9 / 3.10: heap PyFrameObjects linked by f_back; f_lasti counts bytes
+// (3.9) or code units (3.10).
+int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
+                     const void* thread_state, RawFrame* out, int max) {
+  const int32_t previous_offset = layout.frame_previous;
+  const int32_t code_offset = layout.frame_code;
+  const int32_t lasti_offset = layout.frame_lasti;
+  const int64_t lasti_unit = layout.lasti_unit;
+  int count = 0;
+  CycleGuard cycle;
+  const void* frame = LoadPointer(thread_state, layout.tstate_frame);
+  while (frame != nullptr && count < max && IsPlausiblePointer(frame) &&
+         cycle.Visit(frame)) {
+    const void* code = LoadPointer(frame, code_offset);
+    if (!HasType(layout, code, code_type)) break;
+    const int64_t lasti = LoadField<int32_t>(frame, lasti_offset);
+    out[count++] = RawFrame{code, ClampLasti(lasti * lasti_unit),
+                            CodeIdent(layout, code)};
+    frame = LoadPointer(frame, previous_offset);
+  }
+  return Finish(out, count);
+}
+
+// 3.11+: _PyInterpreterFrame records (mostly in the thread's data stack)
+// linked by `previous`; the position is a pointer into co_code_adaptive.
+int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
+                          const void* thread_state, RawFrame* out, int max) {
+  const int32_t previous_offset = layout.frame_previous;
+  const int32_t code_offset = layout.frame_code;
+  const int32_t instr_offset = layout.frame_instr;
+  const int32_t owner_offset = layout.frame_owner;
+  const char owner_generator = static_cast<char>(layout.owner_generator);
+  // -1 (3.11, no shim frames) never equals a real owner value.
+  const int owner_cstack = layout.owner_cstack;
+  const int32_t adaptive_offset = layout.code_adaptive;
+  const int32_t firsttraceable_offset = layout.code_firsttraceable;
+  const int64_t unit = layout.code_unit_size;
+
+  const void* frame;
+  if (layout.tstate_cframe >= 0) {
+    const void* cframe = LoadPointer(thread_state, layout.tstate_cframe);
+    if (!IsPlausiblePointer(cframe)) return 0;
+    frame = LoadPointer(cframe, layout.cframe_current_frame);
+  } else {
+    frame = LoadPointer(thread_state, layout.tstate_frame);
+  }
+  int count = 0;
+  CycleGuard cycle;
+  while (frame != nullptr && count < max && IsPlausiblePointer(frame) &&
+         cycle.Visit(frame)) {
+    const char owner = LoadField<char>(frame, owner_offset);
+    const void* code = LoadPointer(frame, code_offset);
+    // Shim frames and (3.13) non-code executables are skipped, as CPython's
+    // own traceback does; the chain continues past them.
+    if (owner != owner_cstack && HasType(layout, code, code_type)) {
+      const auto* instr =
+          static_cast<const char*>(LoadPointer(frame, instr_offset));
+      const char* bytecode = static_cast<const char*>(code) + adaptive_offset;
+      const int64_t lasti = instr - bytecode;
+      const int64_t first_traceable =
+          LoadField<int32_t>(code, firsttraceable_offset) * unit;
+      // Incomplete frames (not past their prologue yet) are hidden by
+      // CPython too; generator frames are always complete.
+      if (owner == owner_generator || lasti >= first_traceable) {
+        out[count++] = RawFrame{code, ClampLasti(lasti),
+                                CodeIdent(layout, code)};
+      }
+    }
+    frame = LoadPointer(frame, previous_offset);
+  }
+  return Finish(out, count);
+}
+
+}  // namespace
+
+WalkFunction SelectWalker(FrameFamily family) {
+  switch (family) {
+    case FrameFamily::kFrameObject:
+      return &WalkFrameObjects;
+    case FrameFamily::kInterpreterFrame:
+      return &WalkInterpreterFrames;
+  }
+  return nullptr;
+}
+
+}  // namespace deepcontext::python

@@ -1,0 +1,28 @@
+// Walks one thread's CPython frame chain through a FrameLayout.
+//
+// Split from the dlsym glue (python_frames.cc) so that the walk can be tested
+// on synthetic frame chains laid out in plain memory.
+#pragma once
+
+#include "runtime/python/frame_layout.h"
+#include "runtime/python/python_frames.h"
+
+namespace deepcontext::python {
+
+// Captures up to `max` frames starting at `thread_state` (a PyThreadState*),
+// OUTERMOST FIRST, and returns how many were written. When the chain is
+// deeper than `max`, the innermost `max` frames are kept. Frames that CPython
+// itself hides are skipped: C-stack shim frames (3.12+), frames whose
+// executable is not a code object (3.13) and incomplete frames (3.11+,
+// still in their prologue). The walk stops early, keeping what it has, at a
+// NULL, misaligned or otherwise implausible pointer and on a cycle.
+// `code_type` is &PyCode_Type of the running interpreter.
+// [any thread] Allocation-free; reads only memory reachable from the chain.
+using WalkFunction = int (*)(const FrameLayout& layout, const void* code_type,
+                             const void* thread_state, RawFrame* out, int max);
+
+// The walker for `family`, chosen once so that the per-frame loop has no
+// version switch.
+WalkFunction SelectWalker(FrameFamily family);
+
+}  // namespace deepcontext::python

@@ -1,0 +1,183 @@
+#include "runtime/python/python_frames.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/python/frame_walker.h"
+#include "runtime/python/object_access.h"
+#include "runtime/python/version_support.h"
+
+namespace deepcontext::python {
+namespace {
+
+using GetThreadStateFunction = const void* (*)();
+using Addr2LineFunction = int (*)(const void* code, int byte_offset);
+using GetVersionFunction = const char* (*)();
+
+// Everything the hot path needs, filled once by Initialize and published
+// through `g_active`; never modified afterwards.
+struct ReaderState {
+  const FrameLayout* layout = nullptr;
+  WalkFunction walk = nullptr;
+  GetThreadStateFunction get_thread_state = nullptr;
+  Addr2LineFunction addr2line = nullptr;
+  const void* code_type = nullptr;
+  const void* unicode_type = nullptr;
+  char version[32] = {};
+};
+
+ReaderState g_state;
+std::atomic<const ReaderState*> g_active{nullptr};
+
+struct InitResult {
+  bool ok = false;
+  std::string why;
+};
+
+template <typename T>
+T LookUp(const char* name) {
+  return reinterpret_cast<T>(dlsym(RTLD_DEFAULT, name));
+}
+
+// The running interpreter's version: Py_Version (3.11+) or the text of
+// Py_GetVersion() (which formats into a static buffer; no Python objects).
+bool DetectVersion(PythonVersion* version, std::string* why) {
+  if (const auto* hex = LookUp<const unsigned long*>("Py_Version")) {
+    *version = DecodeHexVersion(*hex);
+    return true;
+  }
+  const auto get_version = LookUp<GetVersionFunction>("Py_GetVersion");
+  if (get_version == nullptr) {
+    *why = "not a Python process (Py_GetVersion not found)";
+    return false;
+  }
+  const char* text = get_version();
+  if (text == nullptr || !ParseVersionString(text, version)) {
+    *why = std::string("unrecognised Python version \"") +
+           (text ? text : "") + "\"";
+    return false;
+  }
+  return true;
+}
+
+// 3.13+ publishes its own struct offsets at the start of _PyRuntime. Checks
+// that they agree with the layout compiled in, which also rejects
+// free-threaded builds (different object and frame layouts).
+bool VerifyDebugOffsets(const FrameLayout& layout, const std::string& version,
+                        std::string* why) {
+  if (layout.debug_free_threaded < 0) return true;
+  const auto* runtime = LookUp<const char*>("_PyRuntime");
+  if (runtime == nullptr) {
+    *why = "CPython " + version + ": _PyRuntime not found";
+    return false;
+  }
+  if (std::memcmp(runtime, "xdebugpy", 8) != 0) {
+    *why = "CPython " + version + ": _Py_DebugOffsets cookie missing";
+    return false;
+  }
+  if (LoadField<uint64_t>(runtime, layout.debug_free_threaded) != 0) {
+    *why = "free-threaded CPython builds are not supported by the frame reader";
+    return false;
+  }
+  for (int i = 0; i < layout.debug_check_count; ++i) {
+    const DebugOffsetCheck& check = layout.debug_checks[i];
+    const auto actual = LoadField<uint64_t>(runtime, check.position);
+    if (actual != static_cast<uint64_t>(check.expected)) {
+      *why = "CPython " + version + " does not match the layout generated from " +
+             layout.generated_from + ": " + check.name + " is at " +
+             std::to_string(actual) + ", expected " +
+             std::to_string(check.expected);
+      return false;
+    }
+  }
+  return true;
+}
+
+InitResult DoInitialize() {
+  InitResult result;
+  PythonVersion version;
+  if (!DetectVersion(&version, &result.why)) return result;
+  const FrameLayout* layout = FindLayout(version, &result.why);
+  if (layout == nullptr) return result;
+  const std::string version_text = FormatVersion(version);
+  if (!VerifyDebugOffsets(*layout, version_text, &result.why)) return result;
+
+  ReaderState& state = g_state;
+  state.layout = layout;
+  state.walk = SelectWalker(layout->family);
+  state.get_thread_state =
+      LookUp<GetThreadStateFunction>("PyGILState_GetThisThreadState");
+  state.addr2line = LookUp<Addr2LineFunction>("PyCode_Addr2Line");
+  state.code_type = LookUp<const void*>("PyCode_Type");
+  state.unicode_type = LookUp<const void*>("PyUnicode_Type");
+  const char* missing = state.get_thread_state == nullptr
+                            ? "PyGILState_GetThisThreadState"
+                        : state.addr2line == nullptr ? "PyCode_Addr2Line"
+                        : state.code_type == nullptr ? "PyCode_Type"
+                        : state.unicode_type == nullptr ? "PyUnicode_Type"
+                                                        : nullptr;
+  if (missing != nullptr || state.walk == nullptr) {
+    result.why = "CPython " + version_text + ": symbol " +
+                 (missing ? missing : "walker") + " not found";
+    return result;
+  }
+  std::snprintf(state.version, sizeof(state.version), "%s",
+                version_text.c_str());
+  g_active.store(&state, std::memory_order_release);
+  result.ok = true;
+  return result;
+}
+
+}  // namespace
+
+bool Initialize(std::string* why) {
+  // A function-local static runs DoInitialize exactly once, even when
+  // several threads race here.
+  static const InitResult result = DoInitialize();
+  if (why != nullptr) *why = result.why;
+  return result.ok;
+}
+
+const char* VersionString() {
+  const ReaderState* state = g_active.load(std::memory_order_acquire);
+  return state != nullptr ? state->version : "";
+}
+
+int CaptureCurrentThread(RawFrame* out, int max) {
+  const ReaderState* state = g_active.load(std::memory_order_acquire);
+  if (state == nullptr || out == nullptr || max <= 0) return 0;
+  const void* thread_state = state->get_thread_state();
+  if (thread_state == nullptr) return 0;
+  return state->walk(*state->layout, state->code_type, thread_state, out, max);
+}
+
+bool Resolve(const RawFrame& frame, FrameInfo* out) {
+  const ReaderState* state = g_active.load(std::memory_order_acquire);
+  if (state == nullptr || out == nullptr) return false;
+  const FrameLayout& layout = *state->layout;
+  if (!HasType(layout, frame.code, state->code_type) ||
+      CodeIdent(layout, frame.code) != frame.ident) {
+    return false;
+  }
+  const int32_t name_offset =
+      layout.code_qualname >= 0 ? layout.code_qualname : layout.code_name;
+  out->function.clear();
+  if (!AppendUnicodeUtf8(layout, state->unicode_type,
+                         LoadPointer(frame.code, name_offset),
+                         &out->function)) {
+    out->function = "?";
+  }
+  out->file.clear();
+  if (!AppendUnicodeUtf8(layout, state->unicode_type,
+                         LoadPointer(frame.code, layout.code_filename),
+                         &out->file)) {
+    out->file = "?";
+  }
+  out->line = state->addr2line(frame.code, frame.lasti);
+  return true;
+}
+
+}  // namespace deepcontext::python

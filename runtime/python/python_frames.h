@@ -1,0 +1,51 @@
+// Reads the calling thread's Python frames without taking the GIL.
+//
+// Op callbacks (torch RecordFunction) and GPU API callbacks run with the GIL
+// released, on a thread that is blocked inside native code: its own frame
+// chain cannot change while we read it and its code objects are kept alive by
+// those frames. We therefore walk CPython's internal frame structs directly,
+// using per-version layouts (layouts/cpython_3_*.h) selected once at start.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace deepcontext::python {
+
+// One captured frame. (code, lasti) identify the call site; `ident` is a
+// cheap fingerprint of the code object (name/filename/firstlineno) so that a
+// code object freed and replaced at the same address is not mistaken for the
+// old one.
+struct RawFrame {
+  const void* code = nullptr;
+  int32_t lasti = 0;  // byte offset of the current instruction
+  uint32_t ident = 0;
+  bool operator==(const RawFrame&) const = default;
+};
+
+struct FrameInfo {
+  std::string function;  // qualified name where the version has one
+  std::string file;
+  int line = 0;
+};
+
+// Detects the CPython version of this process (no-op and false outside a
+// Python process or for versions without a layout; `why` says which).
+// [any thread] Idempotent; call once before the other functions.
+bool Initialize(std::string* why);
+
+// "3.12.1" etc., or "" before a successful Initialize.
+const char* VersionString();
+
+// Captures up to `max` frames of the calling thread, OUTERMOST FIRST (the
+// order a calling context tree is walked). Returns the number written; 0 when
+// the thread has no Python frames (autograd or other native threads).
+// [any thread, GIL not needed] Allocation-free.
+int CaptureCurrentThread(RawFrame* out, int max);
+
+// Resolves function, file and line of a captured frame. The code object must
+// still be alive, i.e. call this while the frame is still on the capturing
+// thread's stack. [any thread, GIL not needed] Never calls into Python.
+bool Resolve(const RawFrame& frame, FrameInfo* out);
+
+}  // namespace deepcontext::python

@@ -1,0 +1,130 @@
+// PyTorch adapter for DLMonitor.
+//
+// Compiled on the user's machine against the headers of the torch that is
+// actually imported (RecordFunction's accessors are inline and read member
+// offsets, so the adapter must match that torch's layout and C++ ABI), then
+// loaded into the process after `import torch`. It registers ONE global
+// RecordFunction callback for operators, backward functions and user scopes
+// and forwards every start/end to DLMonitor through the emit function it is
+// handed, so it does not link against the runtime library.
+//
+// Callbacks run without the GIL, possibly on autograd threads; nothing here
+// touches Python.
+#include <ATen/record_function.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "deepcontext/dlmonitor.h"
+
+namespace {
+
+dlmonitor_emit_fn g_emit = nullptr;
+std::atomic<uint64_t> g_next_op_id{1};
+at::CallbackHandle g_handle = 0;
+bool g_installed = false;
+
+struct OpObserverContext : public at::ObserverContext {
+  explicit OpObserverContext(uint64_t id) : op_id(id) {}
+  uint64_t op_id;
+};
+
+constexpr char kEngineWrapperPrefix[] = "autograd::engine::evaluate_function: ";
+
+dlmonitor_op_kind_t KindOf(const at::RecordFunction& fn) {
+  switch (fn.scope()) {
+    case at::RecordScope::BACKWARD_FUNCTION:
+      return DLMONITOR_OP_BACKWARD_FUNCTION;
+    case at::RecordScope::USER_SCOPE:
+      return DLMONITOR_OP_USER_SCOPE;
+    default:
+      return std::strncmp(fn.name(), kEngineWrapperPrefix,
+                          sizeof(kEngineWrapperPrefix) - 1) == 0
+                 ? DLMONITOR_OP_BACKWARD_WRAPPER
+                 : DLMONITOR_OP_OPERATOR;
+  }
+}
+
+void Emit(const at::RecordFunction& fn, uint64_t op_id,
+          dlmonitor_phase_t phase) {
+  dlmonitor_op_data_t op{};
+  op.struct_size = sizeof(op);
+  op.framework = DLMONITOR_FRAMEWORK_PYTORCH;
+  op.kind = KindOf(fn);
+  op.name = fn.name();
+  op.op_id = op_id;
+  op.sequence_number = fn.seqNr();
+  op.thread_id = at::RecordFunction::currentThreadId();
+  op.forward_thread_id = fn.forwardThreadId();
+  dlmonitor_event_t event{};
+  event.struct_size = sizeof(event);
+  event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
+  event.phase = phase;
+  event.op = &op;
+  g_emit(&event);
+}
+
+std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
+  const uint64_t id = g_next_op_id.fetch_add(1, std::memory_order_relaxed);
+  Emit(fn, id, DLMONITOR_PHASE_ENTER);
+  return std::make_unique<OpObserverContext>(id);
+}
+
+void OnEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
+  if (context == nullptr) return;
+  Emit(fn, static_cast<OpObserverContext*>(context)->op_id,
+       DLMONITOR_PHASE_EXIT);
+}
+
+void SetError(char* error, size_t size, const char* text) {
+  if (error != nullptr && size > 0) std::snprintf(error, size, "%s", text);
+}
+
+}  // namespace
+
+extern "C" {
+
+// Registers the callback (once per process). Returns 0, or -1 with a
+// message in `error`.
+__attribute__((visibility("default"))) int deepcontext_torch_install(
+    dlmonitor_emit_fn emit, char* error, size_t error_size) {
+  if (emit == nullptr) {
+    SetError(error, error_size, "no DLMonitor emit function given");
+    return -1;
+  }
+  if (g_installed) return 0;
+  try {
+    g_emit = emit;
+    g_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(&OnStart, &OnEnd)
+            .needsInputs(false)
+            .scopes({at::RecordScope::FUNCTION,
+                     at::RecordScope::BACKWARD_FUNCTION,
+                     at::RecordScope::USER_SCOPE}));
+    g_installed = true;
+    return 0;
+  } catch (const std::exception& e) {
+    SetError(error, error_size, e.what());
+    return -1;
+  }
+}
+
+// Pauses or resumes the callback without removing it (removal requires
+// that no op runs anywhere, which a library cannot guarantee).
+__attribute__((visibility("default"))) int deepcontext_torch_enable(int on) {
+  if (!g_installed) return -1;
+  try {
+    if (on) {
+      at::reenableCallback(g_handle);
+    } else {
+      at::disableCallback(g_handle);
+    }
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,44 @@
+// Shared helpers for the format/ unit tests: sample profiles, field-by-field
+// profile comparison and scratch directories.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/profile_data.h"
+
+namespace deepcontext::format {
+
+// A deterministic profile with num_nodes nodes in a random-looking tree of
+// every frame kind, non-ASCII strings, metadata and three metrics with
+// values on most nodes (including a NaN and a negative zero).
+Profile MakeSampleProfile(uint32_t num_nodes);
+
+// Adds a gtest failure for every difference; doubles compare bit for bit.
+void ExpectSameProfile(const Profile& expected, const Profile& actual);
+
+// A fresh empty directory under the gtest temp dir, removed with its contents
+// when the object goes out of scope.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Names of the entries in the directory, sorted, without "." and "..".
+  std::vector<std::string> List() const;
+
+ private:
+  std::string path_;
+};
+
+// Writes bytes to path, replacing it; fails the test on error.
+void WriteBytes(const std::string& path, const std::string& bytes);
+
+// Reads the whole file; fails the test on error.
+std::string ReadBytes(const std::string& path);
+
+}  // namespace deepcontext::format

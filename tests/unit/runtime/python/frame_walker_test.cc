@@ -1,0 +1,201 @@
+#include "runtime/python/frame_walker.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "runtime/python/layouts/cpython_3_10.h"
+#include "runtime/python/layouts/cpython_3_11.h"
+#include "runtime/python/layouts/cpython_3_12.h"
+#include "runtime/python/layouts/cpython_3_13.h"
+#include "runtime/python/layouts/cpython_3_9.h"
+#include "runtime/python/object_access.h"
+#include "tests/unit/runtime/python/fake_cpython.h"
+
+namespace deepcontext::python {
+namespace {
+
+using fake_cpython::FakeBlock;
+using fake_cpython::FakeInterpreter;
+
+// The layouts are generated per architecture; skip where one is missing.
+#define REQUIRE_LAYOUT(layout)                              \
+  if ((layout) == nullptr) GTEST_SKIP() << "no layout here"
+
+int Walk(FakeInterpreter& fake, const void* thread_state, RawFrame* out,
+         int max) {
+  return SelectWalker(fake.layout().family)(fake.layout(), fake.code_type(),
+                                            thread_state, out, max);
+}
+
+RawFrame Expected(FakeInterpreter& fake, FakeBlock* code, int lasti) {
+  return RawFrame{code, lasti, CodeIdent(fake.layout(), code)};
+}
+
+// A chain of `depth` frames of distinct functions; returns the innermost.
+FakeBlock* Chain(FakeInterpreter& fake, int depth,
+                 std::vector<FakeBlock*>* codes) {
+  FakeBlock* frame = nullptr;
+  for (int i = 0; i < depth; ++i) {
+    FakeBlock* code = fake.Code("f" + std::to_string(i), 10 + i);
+    codes->push_back(code);
+    frame = fake.Frame(code, 2 * i, frame);
+  }
+  return frame;
+}
+
+TEST(FrameWalkerTest, InterpreterFramesComeOutermostFirst) {
+  REQUIRE_LAYOUT(layouts::kCpython3_12);
+  FakeInterpreter fake(*layouts::kCpython3_12);
+  FakeBlock* outer = fake.Code("outer", 1);
+  FakeBlock* middle = fake.Code("middle", 5);
+  FakeBlock* inner = fake.Code("inner", 9);
+  FakeBlock* frame = fake.Frame(outer, 10, nullptr);
+  frame = fake.Frame(middle, 20, frame);
+  frame = fake.Frame(inner, 30, frame);
+  RawFrame out[8];
+  ASSERT_EQ(Walk(fake, fake.ThreadState(frame), out, 8), 3);
+  EXPECT_EQ(out[0], Expected(fake, outer, 10));
+  EXPECT_EQ(out[1], Expected(fake, middle, 20));
+  EXPECT_EQ(out[2], Expected(fake, inner, 30));
+}
+
+TEST(FrameWalkerTest, SkipsCStackShimFrames) {
+  REQUIRE_LAYOUT(layouts::kCpython3_12);
+  const FrameLayout& layout = *layouts::kCpython3_12;
+  FakeInterpreter fake(layout);
+  FakeBlock* outer = fake.Code("outer", 1);
+  FakeBlock* inner = fake.Code("inner", 9);
+  FakeBlock* shim_code = fake.Code("shim", 0);
+  FakeBlock* frame = fake.Frame(outer, 4, nullptr);
+  frame = fake.Frame(shim_code, 0, frame, layout.owner_cstack);
+  frame = fake.Frame(inner, 6, frame);
+  RawFrame out[8];
+  ASSERT_EQ(Walk(fake, fake.ThreadState(frame), out, 8), 2);
+  EXPECT_EQ(out[0], Expected(fake, outer, 4));
+  EXPECT_EQ(out[1], Expected(fake, inner, 6));
+}
+
+TEST(FrameWalkerTest, SkipsExecutablesThatAreNotCode) {
+  REQUIRE_LAYOUT(layouts::kCpython3_13);
+  const FrameLayout& layout = *layouts::kCpython3_13;
+  FakeInterpreter fake(layout);
+  FakeBlock* outer = fake.Code("outer", 1);
+  FakeBlock* inner = fake.Code("inner", 9);
+  FakeBlock* none = fake.Ascii("not code");  // a str, not a code object
+  FakeBlock* frame = fake.Frame(outer, 8, nullptr);
+  FakeBlock* odd = fake.Frame(inner, 0, frame);
+  odd->Set<const void*>(layout.frame_code, none);
+  frame = fake.Frame(inner, 12, odd);
+  RawFrame out[8];
+  ASSERT_EQ(Walk(fake, fake.ThreadState(frame), out, 8), 2);
+  EXPECT_EQ(out[0], Expected(fake, outer, 8));
+  EXPECT_EQ(out[1], Expected(fake, inner, 12));
+}
+
+TEST(FrameWalkerTest, SkipsIncompleteFramesExceptGenerators) {
+  REQUIRE_LAYOUT(layouts::kCpython3_11);
+  const FrameLayout& layout = *layouts::kCpython3_11;
+  FakeInterpreter fake(layout);
+  // First traceable instruction at code unit 3: byte offsets below 6 are
+  // still in the prologue.
+  FakeBlock* code = fake.Code("prologue", 1, /*first_traceable=*/3);
+  FakeBlock* frame = fake.Frame(code, 8, nullptr);
+  frame = fake.Frame(code, 4, frame, layout.owner_generator);
+  frame = fake.Frame(code, 2, frame);  // incomplete: hidden
+  RawFrame out[8];
+  ASSERT_EQ(Walk(fake, fake.ThreadState(frame), out, 8), 2);
+  EXPECT_EQ(out[0], Expected(fake, code, 8));
+  EXPECT_EQ(out[1], Expected(fake, code, 4));
+}
+
+TEST(FrameWalkerTest, DepthCapKeepsInnermostFrames) {
+  REQUIRE_LAYOUT(layouts::kCpython3_12);
+  FakeInterpreter fake(*layouts::kCpython3_12);
+  std::vector<FakeBlock*> codes;
+  const void* tstate = fake.ThreadState(Chain(fake, 10, &codes));
+  RawFrame out[10];
+  ASSERT_EQ(Walk(fake, tstate, out, 4), 4);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(out[i], Expected(fake, codes[6 + i], 2 * (6 + i))) << i;
+  }
+  ASSERT_EQ(Walk(fake, tstate, out, 10), 10);
+  EXPECT_EQ(out[0].code, codes[0]);
+  EXPECT_EQ(Walk(fake, tstate, out, 0), 0);
+}
+
+TEST(FrameWalkerTest, StopsOnCycle) {
+  REQUIRE_LAYOUT(layouts::kCpython3_12);
+  const FrameLayout& layout = *layouts::kCpython3_12;
+  FakeInterpreter fake(layout);
+  FakeBlock* code = fake.Code("loop", 1);
+  FakeBlock* first = fake.Frame(code, 2, nullptr);
+  FakeBlock* second = fake.Frame(code, 4, first);
+  FakeBlock* third = fake.Frame(code, 6, second);
+  first->Set<const void*>(layout.frame_previous, third);
+  std::vector<RawFrame> out(1000);
+  const int count = Walk(fake, fake.ThreadState(third), out.data(), 1000);
+  EXPECT_GE(count, 3);
+  EXPECT_LE(count, 8);
+
+  FakeBlock* self = fake.Frame(code, 2, nullptr);
+  self->Set<const void*>(layout.frame_previous, self);
+  EXPECT_EQ(Walk(fake, fake.ThreadState(self), out.data(), 1000), 1);
+}
+
+TEST(FrameWalkerTest, StopsOnImplausiblePointers) {
+  REQUIRE_LAYOUT(layouts::kCpython3_12);
+  const FrameLayout& layout = *layouts::kCpython3_12;
+  FakeInterpreter fake(layout);
+  FakeBlock* code = fake.Code("f", 1);
+  FakeBlock* outer = fake.Frame(code, 2, nullptr);
+  FakeBlock* inner = fake.Frame(code, 4, nullptr);
+  RawFrame out[8];
+  inner->Set<const void*>(layout.frame_previous, outer->At(1));  // misaligned
+  EXPECT_EQ(Walk(fake, fake.ThreadState(inner), out, 8), 1);
+  inner->Set<uintptr_t>(layout.frame_previous, 0x18);  // zero page
+  EXPECT_EQ(Walk(fake, fake.ThreadState(inner), out, 8), 1);
+  inner->Set<uintptr_t>(layout.frame_previous, ~uintptr_t{7});  // kernel
+  EXPECT_EQ(Walk(fake, fake.ThreadState(inner), out, 8), 1);
+  EXPECT_EQ(out[0], Expected(fake, code, 4));
+}
+
+TEST(FrameWalkerTest, ThreadWithoutFramesYieldsNothing) {
+  REQUIRE_LAYOUT(layouts::kCpython3_13);
+  FakeInterpreter fake(*layouts::kCpython3_13);
+  RawFrame out[4];
+  EXPECT_EQ(Walk(fake, fake.ThreadState(nullptr), out, 4), 0);
+}
+
+TEST(FrameWalkerTest, FrameObjectLastiIsConvertedToBytes) {
+  for (const FrameLayout* layout : {layouts::kCpython3_9, layouts::kCpython3_10}) {
+    REQUIRE_LAYOUT(layout);
+    FakeInterpreter fake(*layout);
+    FakeBlock* outer = fake.Code("outer", 1);
+    FakeBlock* inner = fake.Code("inner", 7);
+    FakeBlock* frame = fake.Frame(outer, 14, nullptr);
+    frame = fake.Frame(inner, 40, frame);
+    RawFrame out[4];
+    ASSERT_EQ(Walk(fake, fake.ThreadState(frame), out, 4), 2)
+        << "3." << layout->minor;
+    EXPECT_EQ(out[0], Expected(fake, outer, 14));
+    EXPECT_EQ(out[1], Expected(fake, inner, 40));
+  }
+}
+
+TEST(FrameWalkerTest, FrameObjectWalkStopsAtNonCode) {
+  REQUIRE_LAYOUT(layouts::kCpython3_10);
+  const FrameLayout& layout = *layouts::kCpython3_10;
+  FakeInterpreter fake(layout);
+  FakeBlock* code = fake.Code("f", 1);
+  FakeBlock* outer = fake.Frame(code, 2, nullptr);
+  FakeBlock* bad = fake.Frame(code, 2, outer);
+  bad->Set<const void*>(layout.frame_code, fake.Ascii("garbage"));
+  FakeBlock* inner = fake.Frame(code, 6, bad);
+  RawFrame out[4];
+  ASSERT_EQ(Walk(fake, fake.ThreadState(inner), out, 4), 1);
+  EXPECT_EQ(out[0], Expected(fake, code, 6));
+}
+
+}  // namespace
+}  // namespace deepcontext::python

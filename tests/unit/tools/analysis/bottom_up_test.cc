@@ -1,0 +1,103 @@
+#include "tools/analysis/bottom_up.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/unit/tools/analysis/test_profiles.h"
+
+namespace deepcontext::analysis {
+namespace {
+
+using format::FrameKind;
+using testing::kMs;
+using testing::MakeTrainingProfile;
+using testing::ProfileBuilder;
+
+std::string Name(const ProfileTree& tree, const BottomUpTree& callers,
+                 uint32_t node) {
+  return DisplayName(tree.frames()[callers.node(node).frame]);
+}
+
+// Returns the child of node whose frame displays as name, or 0.
+uint32_t Child(const ProfileTree& tree, const BottomUpTree& callers,
+               uint32_t node, const std::string& name) {
+  for (uint32_t child : callers.node(node).children) {
+    if (Name(tree, callers, child) == name) return child;
+  }
+  return 0;
+}
+
+TEST(BottomUpTest, CallersAreWeightedByTheLeafsExclusiveValue) {
+  ProfileTree tree = ProfileTree::FromProfile(MakeTrainingProfile());
+  MetricIndex cpu = *tree.FindMetric("cpu_time");
+  BottomUpTree callers =
+      BottomUpTree::Build(tree, cpu, tree.FindMetric("calls"));
+
+  const CallerNode& root = callers.node(BottomUpTree::kRootNode);
+  EXPECT_DOUBLE_EQ(root.value, 100 * kMs);
+  // Only frames with exclusive value are top-level: 7 distinct frames.
+  EXPECT_EQ(root.children.size(), 7u);
+  EXPECT_EQ(Name(tree, callers, root.children[0]), "aten::convolution");
+  EXPECT_EQ(Name(tree, callers, root.children[1]),
+            "aten::convolution_backward");
+  EXPECT_EQ(Child(tree, callers, 0, "thread main"), 0u);
+
+  uint32_t backward = root.children[1];
+  EXPECT_DOUBLE_EQ(callers.node(backward).value, 34 * kMs);
+  EXPECT_DOUBLE_EQ(callers.node(backward).calls, 12);
+  uint32_t op = Child(tree, callers, backward, "ConvolutionBackward0");
+  ASSERT_NE(op, 0u);
+  EXPECT_EQ(callers.node(backward).children.size(), 1u);
+  EXPECT_DOUBLE_EQ(callers.node(op).value, 34 * kMs);
+
+  // The operator is reached from the forward's [backward] phase (30 ms) and
+  // from the autograd thread (4 ms); larger first.
+  const CallerNode& op_node = callers.node(op);
+  ASSERT_EQ(op_node.children.size(), 2u);
+  EXPECT_EQ(Name(tree, callers, op_node.children[0]), "[backward]");
+  EXPECT_DOUBLE_EQ(callers.node(op_node.children[0]).value, 30 * kMs);
+  EXPECT_EQ(Name(tree, callers, op_node.children[1]), "thread pt_autograd_0");
+  EXPECT_DOUBLE_EQ(callers.node(op_node.children[1]).value, 4 * kMs);
+  EXPECT_DOUBLE_EQ(callers.node(op_node.children[1]).calls, 2);
+  // The autograd thread is the end of that chain.
+  EXPECT_TRUE(callers.node(op_node.children[1]).children.empty());
+
+  // The chain continues through the Python frames up to the thread.
+  uint32_t node = op_node.children[0];
+  for (const char* name :
+       {"forward", "train_step", "<module>", "thread main"}) {
+    node = Child(tree, callers, node, name);
+    ASSERT_NE(node, 0u) << name;
+    EXPECT_DOUBLE_EQ(callers.node(node).value, 30 * kMs);
+  }
+  EXPECT_TRUE(callers.node(node).children.empty());
+}
+
+TEST(BottomUpTest, RecursiveCallersAreListedAlongThePath) {
+  ProfileBuilder b;
+  format::NodeId thread = b.Add(0, FrameKind::kThread, "main");
+  format::NodeId f1 = b.Add(thread, FrameKind::kPythonFrame, "f", "a.py", 1);
+  format::NodeId f2 = b.Add(f1, FrameKind::kPythonFrame, "f", "a.py", 1);
+  b.Value(f1, "cpu_time", 1);
+  b.Value(f2, "cpu_time", 2);
+  ProfileTree tree = ProfileTree::FromProfile(b.profile());
+  BottomUpTree callers = BottomUpTree::Build(tree, 0, std::nullopt);
+
+  const CallerNode& root = callers.node(BottomUpTree::kRootNode);
+  ASSERT_EQ(root.children.size(), 1u);
+  uint32_t f = root.children[0];
+  EXPECT_DOUBLE_EQ(callers.node(f).value, 3);
+  // f is called by f (2, from the inner node) and by the thread (1).
+  uint32_t via_f = Child(tree, callers, f, "f");
+  uint32_t via_thread = Child(tree, callers, f, "thread main");
+  ASSERT_NE(via_f, 0u);
+  ASSERT_NE(via_thread, 0u);
+  EXPECT_DOUBLE_EQ(callers.node(via_f).value, 2);
+  EXPECT_DOUBLE_EQ(callers.node(via_thread).value, 1);
+  EXPECT_EQ(callers.node(via_f).children.size(), 1u);
+}
+
+}  // namespace
+}  // namespace deepcontext::analysis

@@ -1,0 +1,77 @@
+#include "tools/analysis/metric_selection.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/unit/tools/analysis/test_profiles.h"
+
+namespace deepcontext::analysis {
+namespace {
+
+using format::FrameKind;
+using testing::MakeTrainingProfile;
+using testing::ProfileBuilder;
+
+// A one-node profile with the given metrics; each gets value 1 unless it is
+// listed in zero.
+ProfileTree TreeWith(const std::vector<std::string>& metrics,
+                     const std::vector<std::string>& zero = {}) {
+  ProfileBuilder b;
+  format::NodeId op = b.Add(0, FrameKind::kOperator, "op");
+  for (const std::string& name : metrics) {
+    bool is_zero = std::find(zero.begin(), zero.end(), name) != zero.end();
+    b.Metric(name);
+    if (!is_zero) b.Value(op, name, 1);
+  }
+  return ProfileTree::FromProfile(b.profile());
+}
+
+std::string DefaultName(const ProfileTree& tree) {
+  std::optional<MetricIndex> metric = DefaultMetric(tree);
+  return metric ? tree.metrics()[*metric].name : "(none)";
+}
+
+TEST(MetricSelectionTest, PrefersGpuTimeWhenItHasValues) {
+  EXPECT_EQ(DefaultName(TreeWith({"calls", "cpu_time", "gpu_time"})),
+            "gpu_time");
+  EXPECT_EQ(DefaultName(TreeWith({"calls", "cpu_time", "gpu_time"},
+                                 {"gpu_time"})),
+            "cpu_time");
+}
+
+TEST(MetricSelectionTest, FallsBackToCpuTimeThenFirstCostMetric) {
+  EXPECT_EQ(DefaultName(TreeWith({"calls", "wall_time", "cpu_time"})),
+            "cpu_time");
+  EXPECT_EQ(DefaultName(TreeWith({"calls", "wall_time", "bytes"})),
+            "wall_time");
+  EXPECT_EQ(DefaultName(TreeWith({"calls"})), "calls");
+  EXPECT_EQ(DefaultName(TreeWith({})), "(none)");
+}
+
+TEST(MetricSelectionTest, ResolveByNameAndErrors) {
+  ProfileTree tree = ProfileTree::FromProfile(MakeTrainingProfile());
+  MetricLookup calls = ResolveMetric(tree, "calls");
+  ASSERT_TRUE(calls.ok);
+  EXPECT_EQ(tree.metrics()[calls.metric].name, "calls");
+
+  MetricLookup fallback = ResolveMetric(tree, "");
+  ASSERT_TRUE(fallback.ok);
+  EXPECT_EQ(tree.metrics()[fallback.metric].name, "cpu_time");
+
+  MetricLookup unknown = ResolveMetric(tree, "gpu_time");
+  EXPECT_FALSE(unknown.ok);
+  EXPECT_EQ(unknown.error,
+            "unknown metric 'gpu_time'; available metrics: calls, cpu_time");
+
+  MetricLookup none = ResolveMetric(TreeWith({}), "");
+  EXPECT_FALSE(none.ok);
+  EXPECT_EQ(none.error, "the profile contains no metrics");
+  EXPECT_EQ(AvailableMetrics(TreeWith({})), "(none)");
+}
+
+}  // namespace
+}  // namespace deepcontext::analysis

@@ -1,0 +1,46 @@
+// The identity of one calling-context frame as the offline views see it,
+// independent of which profile (and which string table) it came from.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "format/profile_data.h"
+
+namespace deepcontext::analysis {
+
+// Index into ProfileTree::frames(). Two tree nodes share a FrameId exactly
+// when their (kind, name, file, line) are equal, which lets the flat and
+// bottom-up views aggregate by plain integer keys.
+using FrameId = uint32_t;
+
+// Sentinel for "no frame", e.g. a hotspot without any Python caller.
+inline constexpr FrameId kNoFrame = UINT32_MAX;
+
+// What a node stands for: its kind and source location. Strings are copied
+// out of the profile so that frames from several profiles compare equal.
+struct Frame {
+  format::FrameKind kind = format::FrameKind::kRoot;
+  std::string name;
+  std::string file;
+  uint32_t line = 0;
+
+  bool operator==(const Frame& other) const = default;
+};
+
+// Hash over all four identity fields, for unordered containers of Frame.
+struct FrameHash {
+  size_t operator()(const Frame& frame) const;
+};
+
+// Returns the label a human reads for a frame: the function name for Python
+// frames, the operator or kernel name, "[forward]" for phases, "thread main"
+// for threads. Never empty: unnamed frames show their kind, e.g. "<thread>".
+std::string DisplayName(const Frame& frame);
+
+// True for nodes that only group work (root, process, thread, phase) rather
+// than being code that runs; such nodes are never reported as hotspots.
+bool IsStructuralKind(format::FrameKind kind);
+
+}  // namespace deepcontext::analysis

@@ -1,0 +1,34 @@
+// Choosing which metric a view shows.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tools/analysis/profile_tree.h"
+
+namespace deepcontext::analysis {
+
+// Returns the metric to show when the user names none: "gpu_time" when it
+// has a nonzero total (GPU work is what deep-learning users usually chase),
+// else "cpu_time" when present, else the first metric that is not "calls"
+// (a call count says little about cost), else the first metric. Returns
+// nullopt only when the tree has no metrics at all.
+std::optional<MetricIndex> DefaultMetric(const ProfileTree& tree);
+
+// The outcome of looking up a metric by name.
+struct MetricLookup {
+  bool ok = false;
+  MetricIndex metric = 0;  // valid when ok
+  std::string error;       // one line when !ok
+};
+
+// Looks up a metric by name. An empty name selects DefaultMetric. On
+// failure the error names the metric and lists the available ones, e.g.
+// "unknown metric 'gpu'; available metrics: calls, cpu_time".
+MetricLookup ResolveMetric(const ProfileTree& tree, std::string_view name);
+
+// Returns the metric names joined by ", ", or "(none)" when there are none.
+std::string AvailableMetrics(const ProfileTree& tree);
+
+}  // namespace deepcontext::analysis

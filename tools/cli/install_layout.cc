@@ -1,0 +1,38 @@
+#include "tools/cli/install_layout.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace deepcontext::cli {
+
+bool FindInstallLayout(InstallLayout* layout, std::string* error) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path prefix;
+  if (const char* home = std::getenv("DEEPCONTEXT_HOME"); home && *home) {
+    prefix = home;
+  } else {
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) {
+      *error = "cannot locate the deepcontext executable: " + ec.message();
+      return false;
+    }
+    prefix = exe.parent_path().parent_path();
+  }
+  layout->prefix = prefix.string();
+  layout->runtime_library = (prefix / "lib" / "libdeepcontext.so").string();
+  layout->python_dir = (prefix / "python").string();
+  layout->bootstrap_dir =
+      (prefix / "python" / "deepcontext" / "_bootstrap").string();
+  if (!fs::exists(layout->runtime_library, ec)) {
+    *error = "runtime library missing: " + layout->runtime_library;
+    return false;
+  }
+  if (!fs::exists(fs::path(layout->bootstrap_dir) / "sitecustomize.py", ec)) {
+    *error = "Python package missing under " + layout->python_dir;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace deepcontext::cli

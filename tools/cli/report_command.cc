@@ -1,0 +1,113 @@
+#include "tools/cli/report_command.h"
+
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <utility>
+
+#include "format/dctx_file.h"
+#include "tools/analysis/metric_selection.h"
+#include "tools/analysis/profile_tree.h"
+
+namespace deepcontext::cli {
+
+namespace {
+
+constexpr const char* kPrefix = "deepcontext report: ";
+
+int RunReportOrThrow(const ReportRequest& request, std::ostream& out,
+                     std::ostream& err) {
+  std::vector<format::ReadResult> reads;
+  bool all_ok = true;
+  for (const std::string& file : request.files) {
+    format::ReadResult read = format::ReadProfileFile(file);
+    if (!read.ok) {
+      err << kPrefix << read.error << "\n";
+      all_ok = false;
+      continue;
+    }
+    reads.push_back(std::move(read));
+  }
+  // A report over the readable subset would silently misstate totals of a
+  // multi-rank job, so any bad file stops the command.
+  if (!all_ok) return kReportBadFile;
+
+  std::vector<analysis::ProfileInput> inputs;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    inputs.push_back({&reads[i].profile, request.files[i]});
+  }
+  analysis::ProfileTree tree = analysis::ProfileTree::FromProfiles(inputs);
+  if (!request.options.metric.empty()) {
+    analysis::MetricLookup lookup =
+        analysis::ResolveMetric(tree, request.options.metric);
+    if (!lookup.ok) {
+      err << kPrefix << lookup.error << "\n";
+      return kReportUnknownMetric;
+    }
+  }
+  out << report::RenderReport(tree, request.options);
+  out.flush();
+  return kReportOk;
+}
+
+}  // namespace
+
+int RunReport(const ReportRequest& request, std::ostream& out,
+              std::ostream& err) {
+  // The only exceptions left are resource failures (std::bad_alloc on a
+  // huge profile); they get a message and a status, not an abort.
+  try {
+    return RunReportOrThrow(request, out, err);
+  } catch (const std::exception& e) {
+    err << kPrefix << e.what() << "\n";
+    return kReportBadFile;
+  }
+}
+
+void AddReportCommand(CLI::App& app, std::function<int()>& action) {
+  auto request = std::make_shared<ReportRequest>();
+  auto view = std::make_shared<std::string>("top-down");
+  auto ascii = std::make_shared<bool>(false);
+  CLI::App* command = app.add_subcommand(
+      "report", "Print profiles as a text report (one tree for all files)");
+  command->add_option("files", request->files, ".dctx profile files")
+      ->required();
+  command
+      ->add_option("--view", *view,
+                   "View: top-down (callees under callers), bottom-up or flat")
+      ->check(CLI::IsMember({"top-down", "bottom-up", "flat"}))
+      ->capture_default_str();
+  command->add_option("--metric", request->options.metric,
+                      "Metric to show (default: gpu_time if recorded, else "
+                      "cpu_time)");
+  command
+      ->add_option("--depth", request->options.depth,
+                   "Deepest tree level shown, 0 = unlimited")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--min-percent", request->options.min_percent,
+                   "Hide nodes below this percentage of the total")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  command
+      ->add_option("--top", request->options.top,
+                   "Number of hotspots listed, 0 = none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--width", request->options.width,
+                   "Truncate names so lines fit this width, 0 = unlimited")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_flag("--ascii", *ascii, "Draw tree guides with ASCII only");
+  command->callback([request, view, ascii, &action] {
+    // IsMember already rejected anything ParseView does not know.
+    request->options.view =
+        report::ParseView(*view).value_or(report::View::kTopDown);
+    request->options.unicode = !*ascii;
+    action = [request] { return RunReport(*request, std::cout, std::cerr); };
+  });
+}
+
+}  // namespace deepcontext::cli

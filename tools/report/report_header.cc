@@ -1,0 +1,110 @@
+#include "tools/report/report_header.h"
+
+#include <charconv>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tools/report/value_format.h"
+
+namespace deepcontext::report {
+
+namespace {
+
+bool ParseUint(const std::string& text, uint64_t& value) {
+  const char* end = text.data() + text.size();
+  auto [ptr, error] = std::from_chars(text.data(), end, value);
+  return !text.empty() && error == std::errc() && ptr == end;
+}
+
+// "pid 1234, host gpu01, rank 0"; "" when none is known.
+std::string ProcessText(const analysis::SourceInfo& source) {
+  std::vector<std::string> parts;
+  if (std::string pid = source.Metadata("pid"); !pid.empty()) {
+    parts.push_back("pid " + pid);
+  }
+  if (std::string host = source.Metadata("host"); !host.empty()) {
+    parts.push_back("host " + host);
+  }
+  if (std::string rank = source.Metadata("rank"); !rank.empty()) {
+    parts.push_back("rank " + rank);
+  }
+  std::string text;
+  for (const std::string& part : parts) {
+    text += (text.empty() ? "" : ", ") + part;
+  }
+  return text;
+}
+
+// "python 3.11.2, torch 2.1.0"; "" when none is known.
+std::string VersionsText(const analysis::SourceInfo& source) {
+  std::string text;
+  for (std::string_view framework : {"python", "torch", "jax", "cuda"}) {
+    std::string version =
+        source.Metadata(std::string(framework) + "_version");
+    if (version.empty()) continue;
+    text += (text.empty() ? "" : ", ") + std::string(framework) + " " + version;
+  }
+  return text;
+}
+
+std::string Line(std::string_view label, const std::string& value) {
+  if (value.empty()) return "";
+  std::string line(label);
+  line.resize(11, ' ');
+  return line + value + "\n";
+}
+
+std::string DurationText(const analysis::SourceInfo& source) {
+  double duration = DurationNs(source);
+  return duration < 0 ? "" : FormatValue(duration, "ns");
+}
+
+}  // namespace
+
+double DurationNs(const analysis::SourceInfo& source) {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  if (!ParseUint(source.Metadata("start_time_ns"), start) ||
+      !ParseUint(source.Metadata("end_time_ns"), end) || end < start) {
+    return -1;
+  }
+  return static_cast<double>(end - start);
+}
+
+std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
+  const std::vector<analysis::SourceInfo>& sources = tree.sources();
+  if (sources.size() == 1) {
+    const analysis::SourceInfo& source = sources[0];
+    return Line("Profile:", source.path) +
+           Line("Command:", source.Metadata("command_line")) +
+           Line("Process:", ProcessText(source)) +
+           Line("Duration:", DurationText(source)) +
+           Line("Versions:", VersionsText(source));
+  }
+
+  // Profiles of one job usually share the command; print it once then.
+  std::string command = sources.empty() ? "" : sources[0].Metadata("command_line");
+  bool same_command = true;
+  for (const analysis::SourceInfo& source : sources) {
+    same_command = same_command && source.Metadata("command_line") == command;
+  }
+  std::string out = Line("Profiles:", std::to_string(sources.size()));
+  for (const analysis::SourceInfo& source : sources) {
+    std::string details = ProcessText(source);
+    if (std::string duration = DurationText(source); !duration.empty()) {
+      details += (details.empty() ? "" : ", ") + duration;
+    }
+    if (!same_command && !source.Metadata("command_line").empty()) {
+      details += (details.empty() ? "" : ", ") + std::string("command: ") +
+                 source.Metadata("command_line");
+    }
+    std::string name = source.path.empty() ? "(in memory)" : source.path;
+    out += "  " + name + (details.empty() ? "" : ": " + details) + "\n";
+  }
+  if (same_command) out += Line("Command:", command);
+  if (!sources.empty()) out += Line("Versions:", VersionsText(sources[0]));
+  return out;
+}
+
+}  // namespace deepcontext::report

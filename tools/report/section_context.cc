@@ -1,0 +1,40 @@
+#include "tools/report/section_context.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "tools/report/value_format.h"
+
+namespace deepcontext::report {
+
+std::string SectionContext::Value(double value) const {
+  return FormatValue(value, unit);
+}
+
+std::string SectionContext::Calls(double calls) const {
+  return calls == 0 ? "-" : FormatCount(calls);
+}
+
+std::string SectionContext::Counted(size_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+double SectionContext::Threshold() const {
+  return std::fabs(total) * options.min_percent / 100.0;
+}
+
+std::string SectionContext::MinPercentText() const {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", options.min_percent);
+  return buffer;
+}
+
+size_t SectionContext::LineWidth() const {
+  return options.width > 0 ? static_cast<size_t>(options.width) : 0;
+}
+
+std::string SectionContext::Title(const std::string& text) const {
+  return options.color ? "\x1b[1m" + text + "\x1b[0m" : text;
+}
+
+}  // namespace deepcontext::report

@@ -1,0 +1,217 @@
+#include "tools/report/tree_sections.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tools/analysis/bottom_up.h"
+#include "tools/report/location.h"
+#include "tools/report/text_table.h"
+#include "tools/report/value_format.h"
+
+namespace deepcontext::report {
+
+namespace {
+
+using analysis::Frame;
+
+// Lines drawn in front of a row's name to show where it sits in the tree.
+struct TreeGuides {
+  const char* branch;  // before a child that has later siblings
+  const char* last;    // before the last child
+  const char* pipe;    // continues a parent that has later siblings
+  const char* blank;   // under a parent that was the last child
+};
+
+constexpr TreeGuides kUnicodeGuides{"├─ ", "└─ ", "│  ", "   "};
+constexpr TreeGuides kAsciiGuides{"|- ", "`- ", "|  ", "   "};
+
+// How a tree is walked and turned into rows, so top-down and bottom-up share
+// the pruning and guide logic.
+struct TreeShape {
+  uint32_t root = 0;
+  // Children of a node, already in display order.
+  std::function<std::vector<uint32_t>(uint32_t)> children;
+  // The value compared with the pruning threshold.
+  std::function<double(uint32_t)> prune_value;
+  // Adds the row of node with its guided name.
+  std::function<void(uint32_t, const std::string&)> add_row;
+};
+
+// What the walk left out, for the note under the table.
+struct Hidden {
+  size_t below_threshold = 0;
+  size_t below_depth = 0;
+};
+
+Hidden WalkTree(const SectionContext& context, const TreeShape& shape) {
+  const TreeGuides& guides =
+      context.options.unicode ? kUnicodeGuides : kAsciiGuides;
+  const double threshold = context.Threshold();
+  const int max_depth = context.options.depth;
+  Hidden hidden;
+  auto visible = [&](uint32_t node) {
+    if (context.options.min_percent <= 0) return true;
+    double value = std::fabs(shape.prune_value(node));
+    return value > 0 && value >= threshold;
+  };
+
+  struct Pending {
+    uint32_t node;
+    int depth;           // 1 for top-level rows
+    std::string prefix;  // guides inherited from the ancestors
+    bool last;
+  };
+  std::vector<Pending> stack;
+  auto push_children = [&](uint32_t node, int depth,
+                           const std::string& prefix) {
+    std::vector<uint32_t> shown;
+    for (uint32_t child : shape.children(node)) {
+      if (visible(child)) {
+        shown.push_back(child);
+      } else {
+        ++hidden.below_threshold;
+      }
+    }
+    if (!shown.empty() && max_depth > 0 && depth > max_depth) {
+      hidden.below_depth += shown.size();
+      return;
+    }
+    // Pushed in reverse so the first child is rendered first.
+    for (size_t i = shown.size(); i-- > 0;) {
+      stack.push_back({shown[i], depth, prefix, i + 1 == shown.size()});
+    }
+  };
+
+  push_children(shape.root, 1, "");
+  while (!stack.empty()) {
+    Pending item = std::move(stack.back());
+    stack.pop_back();
+    std::string guide;
+    std::string child_prefix;
+    if (item.depth > 1) {
+      guide = item.prefix + (item.last ? guides.last : guides.branch);
+      child_prefix = item.prefix + (item.last ? guides.blank : guides.pipe);
+    }
+    shape.add_row(item.node, guide);
+    push_children(item.node, item.depth + 1, child_prefix);
+  }
+  return hidden;
+}
+
+std::string HiddenNote(const SectionContext& context, const Hidden& hidden) {
+  std::string note;
+  if (hidden.below_threshold > 0) {
+    note += "(" + SectionContext::Counted(hidden.below_threshold, "node") +
+            " below " +
+            context.MinPercentText() +
+            "% of the total not shown; --min-percent 0 shows all)\n";
+  }
+  if (hidden.below_depth > 0) {
+    note += "(" + SectionContext::Counted(hidden.below_depth, "node") +
+            " deeper than --depth " +
+            std::to_string(context.options.depth) + " not shown)\n";
+  }
+  return note;
+}
+
+// The columns both tree views end with.
+void AddNameColumns(std::vector<TextTable::Column>& columns) {
+  columns.push_back({"Name", TextTable::Align::kLeft});
+  columns.push_back({"Location", TextTable::Align::kLeft});
+}
+
+std::string RenderTable(const SectionContext& context, TextTable& table,
+                        const Hidden& hidden, size_t rows) {
+  if (rows == 0) {
+    return "(no node reaches " + context.MinPercentText() +
+           "% of the total)\n" + HiddenNote(context, hidden);
+  }
+  return table.Render(context.options.color) + HiddenNote(context, hidden);
+}
+
+}  // namespace
+
+std::string RenderTopDown(const SectionContext& context) {
+  const analysis::ProfileTree& tree = context.tree;
+  std::vector<TextTable::Column> columns = {{"Inclusive"},
+                                            {"Excl."},
+                                            {"%Total"}};
+  if (context.calls) columns.push_back({"Calls"});
+  const size_t name_column = columns.size();
+  AddNameColumns(columns);
+  TextTable table(columns);
+  size_t rows = 0;
+
+  TreeShape shape;
+  shape.root = analysis::ProfileTree::kRootNode;
+  shape.children = [&](uint32_t node) {
+    std::vector<uint32_t> children(tree.node(node).children.begin(),
+                                   tree.node(node).children.end());
+    std::stable_sort(children.begin(), children.end(),
+                     [&](uint32_t a, uint32_t b) {
+                       return tree.Inclusive(a, context.metric) >
+                              tree.Inclusive(b, context.metric);
+                     });
+    return children;
+  };
+  shape.prune_value = [&](uint32_t node) {
+    return tree.Inclusive(node, context.metric);
+  };
+  shape.add_row = [&](uint32_t node, const std::string& guide) {
+    const Frame& frame = tree.frame_of(node);
+    double inclusive = tree.Inclusive(node, context.metric);
+    std::vector<std::string> cells = {
+        context.Value(inclusive),
+        context.Value(tree.Exclusive(node, context.metric)),
+        FormatPercent(inclusive, context.total)};
+    if (context.calls) {
+      cells.push_back(context.Calls(tree.Exclusive(node, *context.calls)));
+    }
+    cells.push_back(guide + analysis::DisplayName(frame));
+    cells.push_back(FormatLocation(frame));
+    table.AddRow(std::move(cells));
+    ++rows;
+  };
+  Hidden hidden = WalkTree(context, shape);
+  table.FitToWidth(name_column, context.LineWidth());
+  return context.Title("Top-down view (inclusive " + context.metric_name +
+                       ")") +
+         "\n" + RenderTable(context, table, hidden, rows);
+}
+
+std::string RenderBottomUp(const SectionContext& context) {
+  analysis::BottomUpTree callers = analysis::BottomUpTree::Build(
+      context.tree, context.metric, context.calls);
+  std::vector<TextTable::Column> columns = {{"Excl."}, {"%Total"}};
+  if (context.calls) columns.push_back({"Calls"});
+  const size_t name_column = columns.size();
+  AddNameColumns(columns);
+  TextTable table(columns);
+  size_t rows = 0;
+
+  TreeShape shape;
+  shape.root = analysis::BottomUpTree::kRootNode;
+  shape.children = [&](uint32_t node) { return callers.node(node).children; };
+  shape.prune_value = [&](uint32_t node) { return callers.node(node).value; };
+  shape.add_row = [&](uint32_t node, const std::string& guide) {
+    const analysis::CallerNode& caller = callers.node(node);
+    const Frame& frame = context.tree.frames()[caller.frame];
+    std::vector<std::string> cells = {context.Value(caller.value),
+                                      FormatPercent(caller.value, context.total)};
+    if (context.calls) cells.push_back(context.Calls(caller.calls));
+    cells.push_back(guide + analysis::DisplayName(frame));
+    cells.push_back(FormatLocation(frame));
+    table.AddRow(std::move(cells));
+    ++rows;
+  };
+  Hidden hidden = WalkTree(context, shape);
+  table.FitToWidth(name_column, context.LineWidth());
+  return context.Title("Bottom-up view (exclusive " + context.metric_name +
+                       " of each frame, split by its callers)") +
+         "\n" + RenderTable(context, table, hidden, rows);
+}
+
+}  // namespace deepcontext::report
