@@ -4,7 +4,9 @@
 
 namespace deepcontext::format {
 
-void ByteWriter::PutU8(uint8_t value) { out_->push_back(static_cast<char>(value)); }
+void ByteWriter::PutU8(uint8_t value) {
+  out_->push_back(static_cast<char>(value));
+}
 
 void ByteWriter::PutFixed16(uint16_t value) {
   PutU8(static_cast<uint8_t>(value));

@@ -36,13 +36,31 @@ uint32_t Crc32(std::string_view bytes) {
   return static_cast<uint32_t>(crc);
 }
 
+// Releases a zlib stream's state on every path out of a scope, including a
+// std::bad_alloc thrown while building an error message.
+class StreamEnder {
+ public:
+  StreamEnder(z_stream* stream, int (*end)(z_stream*))
+      : stream_(stream), end_(end) {}
+  ~StreamEnder() { end_(stream_); }
+  StreamEnder(const StreamEnder&) = delete;
+  StreamEnder& operator=(const StreamEnder&) = delete;
+
+ private:
+  z_stream* stream_;
+  int (*end_)(z_stream*);
+};
+
 // Compresses input into *out. Returns false on zlib failure.
 bool Deflate(std::string_view input, std::string* out) {
+  // compressBound is deflateBound for the default parameters; sizing the
+  // buffer before deflateInit means no allocation can fail with zlib state
+  // held.
+  out->resize(compressBound(static_cast<uLong>(input.size())));
   z_stream stream{};
   if (deflateInit(&stream, Z_DEFAULT_COMPRESSION) != Z_OK) return false;
-  out->resize(deflateBound(&stream, input.size()));
-  stream.next_in =
-      reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
+  const StreamEnder ender(&stream, deflateEnd);
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
   stream.next_out = reinterpret_cast<Bytef*>(out->data());
   size_t in_left = input.size();
   size_t out_left = out->size();
@@ -59,10 +77,9 @@ bool Deflate(std::string_view input, std::string* out) {
     }
     ret = deflate(&stream, in_left == 0 ? Z_FINISH : Z_NO_FLUSH);
   }
-  const bool ok = ret == Z_STREAM_END;
-  if (ok) out->resize(out->size() - out_left - stream.avail_out);
-  deflateEnd(&stream);
-  return ok;
+  if (ret != Z_STREAM_END) return false;
+  out->resize(out->size() - out_left - stream.avail_out);
+  return true;
 }
 
 // Decompresses input, which must be exactly one zlib stream producing exactly
@@ -72,8 +89,8 @@ std::string Inflate(std::string_view input, uint64_t expected_size,
   out->assign(static_cast<size_t>(expected_size), '\0');
   z_stream stream{};
   if (inflateInit(&stream) != Z_OK) return "cannot initialize zlib";
-  stream.next_in =
-      reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
+  const StreamEnder ender(&stream, inflateEnd);
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
   stream.next_out = reinterpret_cast<Bytef*>(out->data());
   size_t in_left = input.size();
   size_t out_left = out->size();
@@ -109,7 +126,6 @@ std::string Inflate(std::string_view input, uint64_t expected_size,
   if (problem.empty() && (stream.avail_in != 0 || in_left != 0)) {
     problem = "corrupt payload (bytes after the compressed stream)";
   }
-  inflateEnd(&stream);
   return problem;
 }
 
@@ -159,9 +175,8 @@ std::string UnwrapPayload(std::string_view file, std::string* payload) {
     reader.ReadFixed16(&major);
     reader.ReadFixed16(&minor);
     if (major > kFormatMajor) {
-      return "written by a newer DeepContext (format " +
-             std::to_string(major) + ".x); this reader supports " +
-             std::to_string(kFormatMajor) + ".x";
+      return "written by a newer DeepContext (format " + std::to_string(major) +
+             ".x); this reader supports " + std::to_string(kFormatMajor) + ".x";
     }
     if (major < kFormatMajor) {
       return "unsupported format version " + std::to_string(major) + "." +
@@ -201,9 +216,9 @@ std::string UnwrapPayload(std::string_view file, std::string* payload) {
   }
   if (payload_size > kMaxPayloadBytes ||
       payload_size > compressed_size * kMaxDeflateRatio) {
-    return "corrupt header (uncompressed size " +
-           std::to_string(payload_size) + " is implausible for " +
-           std::to_string(compressed_size) + " compressed bytes)";
+    return "corrupt header (uncompressed size " + std::to_string(payload_size) +
+           " is implausible for " + std::to_string(compressed_size) +
+           " compressed bytes)";
   }
   return Inflate(compressed, payload_size, payload);
 }

@@ -33,8 +33,8 @@ std::string WriteOrThrow(const Profile& profile, const std::string& path) {
   if (path.empty()) return "(empty path): no file name given";
   std::string problem = ValidateProfile(profile);
   if (!problem.empty()) return path + ": invalid profile: " + problem;
-  const std::string bytes = WrapPayload(EncodePayload(profile), kFormatMajor,
-                                        kFormatMinor);
+  const std::string bytes =
+      WrapPayload(EncodePayload(profile), kFormatMajor, kFormatMinor);
   if (bytes.empty()) return path + ": compression failed";
   problem = WriteFileAtomically(path, bytes);
   if (!problem.empty()) return path + ": " + problem;

@@ -30,8 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const fmt::ReadResult file = fmt::DecodeProfile(bytes, "input");
   if (file.ok) {
     CheckRoundTrip(file.profile);
-  } else if (file.error.empty() ||
-             file.error.find('\n') != std::string::npos) {
+  } else if (file.error.empty() || file.error.find('\n') != std::string::npos) {
     std::abort();
   }
   fmt::Profile payload_profile;

@@ -41,8 +41,8 @@ void PutSection(SectionTag tag, const std::string& body, ByteWriter* out) {
 }
 
 std::string Corrupt(SectionTag tag, const std::string& detail) {
-  return std::string("corrupt payload (") + SectionName(tag) + " section: " +
-         detail + ")";
+  return std::string("corrupt payload (") + SectionName(tag) +
+         " section: " + detail + ")";
 }
 
 // Reads a record count and checks that count records can fit in the rest of

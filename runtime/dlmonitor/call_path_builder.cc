@@ -13,6 +13,11 @@
 namespace deepcontext::dlmonitor {
 namespace {
 
+// Thread states are shared by all builders of the process (a thread_local
+// cannot be per object); a generation unique across builders and forks
+// tells a state that belongs to someone else.
+std::atomic<uint64_t> g_next_generation{1};
+
 struct OpEntry {
   uint64_t op_id = 0;
   ContextId context = kNoContext;
@@ -37,6 +42,7 @@ struct ThreadState {
   ContextId root = kNoContext;
   std::vector<OpEntry> ops;
   int64_t last_remembered_sequence = -1;
+  ContextId last_remembered_anchor = kNoContext;
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>>
       op_names;
 
@@ -59,7 +65,8 @@ CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
       python_(python),
       python_enabled_(python_enabled),
       forward_name_(strings.Intern("[forward]")),
-      backward_name_(strings.Intern("[backward]")) {}
+      backward_name_(strings.Intern("[backward]")),
+      generation_(g_next_generation.fetch_add(1)) {}
 
 ThreadState& CallPathBuilder::State() {
   // Heap-allocated once per thread and never freed: callbacks can still run
@@ -75,7 +82,7 @@ ThreadState& CallPathBuilder::State() {
 }
 
 void CallPathBuilder::ResetAfterFork() {
-  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.store(g_next_generation.fetch_add(1), std::memory_order_release);
   links_.Clear();
 }
 
@@ -237,11 +244,14 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op) {
         entry.python_depth = top->python_depth;
         entry.context = tree_.Child(top->context, op_key);
       }
-      // Sequence numbers only grow on a thread, so "not yet remembered"
-      // is a comparison instead of a map probe per op.
-      if (op.sequence_number > state.last_remembered_sequence) {
+      // Sequence numbers only grow on a thread and nested ops share their
+      // parent's anchor, so most ops can skip the shared map.
+      if (op.sequence_number >= 0 &&
+          (op.sequence_number != state.last_remembered_sequence ||
+           entry.anchor != state.last_remembered_anchor)) {
         links_.Remember(op.thread_id, op.sequence_number, entry.anchor);
         state.last_remembered_sequence = op.sequence_number;
+        state.last_remembered_anchor = entry.anchor;
       }
       break;
     }

@@ -69,7 +69,7 @@ class CallPathBuilder {
   const bool python_enabled_;
   const StringId forward_name_;
   const StringId backward_name_;
-  std::atomic<uint64_t> generation_{1};
+  std::atomic<uint64_t> generation_;
 };
 
 }  // namespace deepcontext::dlmonitor

@@ -8,7 +8,11 @@ void ForwardLinks::Remember(uint64_t thread_id, int64_t sequence_number,
   const uint64_t key = Key(thread_id, sequence_number);
   Shard& shard = ShardFor(key);
   std::lock_guard<std::mutex> guard(shard.mutex);
-  if (!shard.anchors.emplace(key, anchor).second) return;
+  auto [it, inserted] = shard.anchors.emplace(key, anchor);
+  if (!inserted) {
+    it->second = anchor;
+    return;
+  }
   shard.order.push_back(key);
   if (shard.order.size() > kMaxPerShard) {
     shard.anchors.erase(shard.order.front());

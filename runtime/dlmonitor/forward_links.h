@@ -26,9 +26,12 @@ class ForwardLinks {
   static constexpr size_t kShards = 16;
   static constexpr size_t kMaxPerShard = 1 << 15;
 
-  // Records the anchor for (thread_id, sequence_number) unless one exists:
-  // the outermost op of a sequence number is seen first and must win.
-  // [any thread]
+  // Records the anchor for (thread_id, sequence_number), replacing an older
+  // one. The framework reports the *next* sequence number to every op that
+  // records autograd history, also to ops that create no backward node
+  // (e.g. `loss.item()`); the number is consumed only by the op that does
+  // create one, so the latest op with a given number is its owner (or an
+  // op nested inside the owner, which has the same anchor). [any thread]
   void Remember(uint64_t thread_id, int64_t sequence_number, ContextId anchor);
 
   // The anchor recorded for the key, or kNoContext. [any thread]

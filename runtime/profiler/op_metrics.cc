@@ -7,6 +7,11 @@
 namespace deepcontext::profiler {
 namespace {
 
+// Timer stacks are per thread, shared by all OpMetrics objects; a unique
+// generation tells a stack that belongs to another object or to the
+// parent of a fork.
+std::atomic<uint64_t> g_next_generation{1};
+
 struct OpenOp {
   uint64_t op_id;
   int64_t cpu_start;
@@ -39,7 +44,12 @@ OpMetrics::OpMetrics(MetricStore& store)
       cpu_time_(store.Register("cpu_time", "ns",
                                "thread CPU time spent in the op itself")),
       wall_time_(store.Register("wall_time", "ns",
-                                "wall time spent in the op itself")) {}
+                                "wall time spent in the op itself")),
+      generation_(g_next_generation.fetch_add(1)) {}
+
+void OpMetrics::ResetAfterFork() {
+  generation_.store(g_next_generation.fetch_add(1), std::memory_order_relaxed);
+}
 
 void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
   auto* self = static_cast<OpMetrics*>(user_data);

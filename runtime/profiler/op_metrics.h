@@ -19,7 +19,7 @@ class OpMetrics {
   static void OnEvent(const dlmonitor_event_t* event, void* user_data);
 
   // Drops every thread's open ops (child after fork).
-  void ResetAfterFork() { generation_.fetch_add(1); }
+  void ResetAfterFork();
 
  private:
   void Enter(const dlmonitor_event_t& event);
@@ -29,7 +29,7 @@ class OpMetrics {
   const MetricId calls_;
   const MetricId cpu_time_;
   const MetricId wall_time_;
-  std::atomic<uint64_t> generation_{1};
+  std::atomic<uint64_t> generation_;
 };
 
 }  // namespace deepcontext::profiler

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstring>
 
 #include "runtime/python/frame_walker.h"
 #include "runtime/python/object_access.h"
@@ -63,39 +62,6 @@ bool DetectVersion(PythonVersion* version, std::string* why) {
   return true;
 }
 
-// 3.13+ publishes its own struct offsets at the start of _PyRuntime. Checks
-// that they agree with the layout compiled in, which also rejects
-// free-threaded builds (different object and frame layouts).
-bool VerifyDebugOffsets(const FrameLayout& layout, const std::string& version,
-                        std::string* why) {
-  if (layout.debug_free_threaded < 0) return true;
-  const auto* runtime = LookUp<const char*>("_PyRuntime");
-  if (runtime == nullptr) {
-    *why = "CPython " + version + ": _PyRuntime not found";
-    return false;
-  }
-  if (std::memcmp(runtime, "xdebugpy", 8) != 0) {
-    *why = "CPython " + version + ": _Py_DebugOffsets cookie missing";
-    return false;
-  }
-  if (LoadField<uint64_t>(runtime, layout.debug_free_threaded) != 0) {
-    *why = "free-threaded CPython builds are not supported by the frame reader";
-    return false;
-  }
-  for (int i = 0; i < layout.debug_check_count; ++i) {
-    const DebugOffsetCheck& check = layout.debug_checks[i];
-    const auto actual = LoadField<uint64_t>(runtime, check.position);
-    if (actual != static_cast<uint64_t>(check.expected)) {
-      *why = "CPython " + version + " does not match the layout generated from " +
-             layout.generated_from + ": " + check.name + " is at " +
-             std::to_string(actual) + ", expected " +
-             std::to_string(check.expected);
-      return false;
-    }
-  }
-  return true;
-}
-
 InitResult DoInitialize() {
   InitResult result;
   PythonVersion version;
@@ -103,7 +69,14 @@ InitResult DoInitialize() {
   const FrameLayout* layout = FindLayout(version, &result.why);
   if (layout == nullptr) return result;
   const std::string version_text = FormatVersion(version);
-  if (!VerifyDebugOffsets(*layout, version_text, &result.why)) return result;
+  if (layout->debug_free_threaded >= 0) {
+    const auto* runtime = LookUp<const void*>("_PyRuntime");
+    if (runtime == nullptr) {
+      result.why = "CPython " + version_text + ": _PyRuntime not found";
+      return result;
+    }
+    if (!VerifyDebugOffsets(*layout, runtime, &result.why)) return result;
+  }
 
   ReaderState& state = g_state;
   state.layout = layout;

@@ -39,7 +39,8 @@ const char* VersionString();
 
 // Captures up to `max` frames of the calling thread, OUTERMOST FIRST (the
 // order a calling context tree is walked). Returns the number written; 0 when
-// the thread has no Python frames (autograd or other native threads).
+// the thread has no Python frames (autograd or other native threads). When the
+// stack is deeper than `max`, the innermost `max` frames are kept.
 // [any thread, GIL not needed] Allocation-free.
 int CaptureCurrentThread(RawFrame* out, int max);
 

@@ -1,6 +1,7 @@
 #include "runtime/python/version_support.h"
 
 #include <cctype>
+#include <cstring>
 
 #include "runtime/python/layouts/cpython_3_10.h"
 #include "runtime/python/layouts/cpython_3_11.h"
@@ -87,6 +88,40 @@ const FrameLayout* FindLayout(const PythonVersion& version, std::string* why) {
                   "architecture (no generated layout)";
   }
   return layout;
+}
+
+bool VerifyDebugOffsets(const FrameLayout& layout, const void* py_runtime,
+                        std::string* why) {
+  if (layout.debug_free_threaded < 0) return true;
+  const auto* bytes = static_cast<const unsigned char*>(py_runtime);
+  const std::string name = "CPython 3." + std::to_string(layout.minor);
+  if (std::memcmp(bytes, "xdebugpy", 8) != 0) {
+    if (why) *why = name + ": _Py_DebugOffsets cookie not found";
+    return false;
+  }
+  uint64_t value;
+  std::memcpy(&value, bytes + layout.debug_free_threaded, sizeof(value));
+  if (value != 0) {
+    if (why) {
+      *why = "free-threaded CPython builds are not supported by the frame "
+             "reader";
+    }
+    return false;
+  }
+  for (int i = 0; i < layout.debug_check_count; ++i) {
+    const DebugOffsetCheck& check = layout.debug_checks[i];
+    std::memcpy(&value, bytes + check.position, sizeof(value));
+    if (value != static_cast<uint64_t>(check.expected)) {
+      if (why) {
+        *why = name + " does not match the layout generated from " +
+               layout.generated_from + ": " + check.name + " is " +
+               std::to_string(value) + ", expected " +
+               std::to_string(check.expected);
+      }
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace deepcontext::python

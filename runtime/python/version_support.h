@@ -36,4 +36,13 @@ std::string FormatVersion(const PythonVersion& version);
 // 3.9-3.13)").
 const FrameLayout* FindLayout(const PythonVersion& version, std::string* why);
 
+// For layouts with debug offsets (3.13+): checks the _Py_DebugOffsets that
+// the running interpreter keeps at the start of `py_runtime` (&_PyRuntime)
+// against the offsets compiled into `layout`. Refuses, with the reason in
+// `why`, a missing cookie, a free-threaded build and any disagreeing offset
+// (a build configured or patched differently from the one the layout was
+// generated from). True for layouts without debug offsets.
+bool VerifyDebugOffsets(const FrameLayout& layout, const void* py_runtime,
+                        std::string* why);
+
 }  // namespace deepcontext::python

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli/export_command.h"
 #include "tools/cli/report_command.h"
 #include "tools/cli/run_command.h"
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   std::function<int()> action = [] { return 0; };
   deepcontext::cli::AddRunCommand(app, action);
   deepcontext::cli::AddReportCommand(app, action);
+  deepcontext::cli::AddExportCommand(app, action);
   CLI11_PARSE(app, argc, argv);
   return action();
 }

@@ -52,8 +52,9 @@ std::string RenderFlat(const SectionContext& context) {
                     "\n";
   if (rows > 0) out += table.Render(context.options.color);
   if (hidden > 0) {
-    out += "(" + SectionContext::Counted(hidden, "frame") + " below " +
-           context.MinPercentText() +
+    out += '(';
+    out += SectionContext::Counted(hidden, "frame");
+    out += " below " + context.MinPercentText() +
            "% of the total not shown; --min-percent 0 shows all)\n";
   }
   return out;

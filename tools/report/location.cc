@@ -19,7 +19,10 @@ std::string ShortenPath(std::string_view path) {
 std::string FormatLocation(const analysis::Frame& frame) {
   if (frame.file.empty()) return "";
   std::string location = ShortenPath(frame.file);
-  if (frame.line != 0) location += ":" + std::to_string(frame.line);
+  if (frame.line != 0) {
+    location += ':';
+    location += std::to_string(frame.line);
+  }
   return location;
 }
 

@@ -104,15 +104,16 @@ Hidden WalkTree(const SectionContext& context, const TreeShape& shape) {
 std::string HiddenNote(const SectionContext& context, const Hidden& hidden) {
   std::string note;
   if (hidden.below_threshold > 0) {
-    note += "(" + SectionContext::Counted(hidden.below_threshold, "node") +
-            " below " +
-            context.MinPercentText() +
+    note += '(';
+    note += SectionContext::Counted(hidden.below_threshold, "node");
+    note += " below " + context.MinPercentText() +
             "% of the total not shown; --min-percent 0 shows all)\n";
   }
   if (hidden.below_depth > 0) {
-    note += "(" + SectionContext::Counted(hidden.below_depth, "node") +
-            " deeper than --depth " +
-            std::to_string(context.options.depth) + " not shown)\n";
+    note += '(';
+    note += SectionContext::Counted(hidden.below_depth, "node");
+    note += " deeper than --depth " + std::to_string(context.options.depth) +
+            " not shown)\n";
   }
   return note;
 }

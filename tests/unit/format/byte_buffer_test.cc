@@ -130,8 +130,8 @@ TEST(ByteBuffer, StringLengthBeyondTheDataIsRejected) {
                           "abcd")
                    .ReadString(&s));
   // A length near 2^64 must not be trusted for an allocation.
-  EXPECT_FALSE(ByteReader("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01x")
-                   .ReadString(&s));
+  EXPECT_FALSE(
+      ByteReader("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01x").ReadString(&s));
 }
 
 TEST(ByteBuffer, ReadBytesStopsAtTheEnd) {

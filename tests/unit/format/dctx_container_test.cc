@@ -68,11 +68,11 @@ TEST(DctxContainer, HeaderLayoutMatchesTheDocumentation) {
   std::string inflated(kPayload.size(), '\0');
   uLongf inflated_size = inflated.size();
   const std::string compressed = file.substr(kHeaderSize);
-  ASSERT_EQ(uncompress(reinterpret_cast<Bytef*>(inflated.data()),
-                       &inflated_size,
-                       reinterpret_cast<const Bytef*>(compressed.data()),
-                       compressed.size()),
-            Z_OK);
+  ASSERT_EQ(
+      uncompress(reinterpret_cast<Bytef*>(inflated.data()), &inflated_size,
+                 reinterpret_cast<const Bytef*>(compressed.data()),
+                 compressed.size()),
+      Z_OK);
   EXPECT_EQ(inflated, kPayload);
 }
 
@@ -110,8 +110,8 @@ TEST(DctxContainer, VersionChecks) {
 }
 
 TEST(DctxContainer, HeaderChecksumCoversEveryHeaderField) {
-  for (size_t at : {kFlagsAt, kCompressedSizeAt, kPayloadSizeAt,
-                    kPayloadCrcAt, kMinorAt}) {
+  for (size_t at :
+       {kFlagsAt, kCompressedSizeAt, kPayloadSizeAt, kPayloadCrcAt, kMinorAt}) {
     std::string file = WrapPayload(kPayload, 1, 0);
     file[at] ^= 0x40;
     EXPECT_EQ(Unwrap(file), "header checksum mismatch (file corrupt)") << at;
@@ -150,15 +150,14 @@ TEST(DctxContainer, UncompressedSizeMustMatchTheHeader) {
 TEST(DctxContainer, ImplausibleSizesAreRejectedBeforeAllocating) {
   std::string file = WrapPayload(kPayload, 1, 0);
   const uint64_t compressed = file.size() - kHeaderSize;
-  for (uint64_t claimed : {compressed * 1032 + 1, kMaxPayloadBytes + 1,
-                           UINT64_MAX}) {
+  for (uint64_t claimed :
+       {compressed * 1032 + 1, kMaxPayloadBytes + 1, UINT64_MAX}) {
     SetField(&file, kPayloadSizeAt, 8, claimed);
     Reseal(&file);
-    EXPECT_EQ(Unwrap(file), "corrupt header (uncompressed size " +
-                                std::to_string(claimed) +
-                                " is implausible for " +
-                                std::to_string(compressed) +
-                                " compressed bytes)");
+    EXPECT_EQ(Unwrap(file),
+              "corrupt header (uncompressed size " + std::to_string(claimed) +
+                  " is implausible for " + std::to_string(compressed) +
+                  " compressed bytes)");
   }
 }
 
@@ -187,7 +186,8 @@ TEST(DctxContainer, NonZlibPayloadIsRejected) {
 TEST(DctxContainer, MagicChecks) {
   EXPECT_EQ(Unwrap(""), "empty file");
   EXPECT_EQ(Unwrap("DCTZ"), "not a DeepContext profile (bad magic)");
-  EXPECT_EQ(Unwrap("\x89PNG\r\n\x1a\n"), "not a DeepContext profile (bad magic)");
+  EXPECT_EQ(Unwrap("\x89PNG\r\n\x1a\n"),
+            "not a DeepContext profile (bad magic)");
   // A prefix of the magic is a truncated profile, not a foreign file.
   EXPECT_EQ(Unwrap("DCTX\x89"),
             "truncated file (expected at least 40 bytes of header, found 5)");

@@ -131,11 +131,13 @@ TEST(DctxFile, EveryTruncationIsRejected) {
     if (len == 0) {
       expected = "t.dctx: empty file";
     } else if (len < kHeaderSize) {
-      expected = "t.dctx: truncated file (expected at least 40 bytes of "
-                 "header, found " + std::to_string(len) + ")";
+      expected =
+          "t.dctx: truncated file (expected at least 40 bytes of "
+          "header, found " +
+          std::to_string(len) + ")";
     } else {
-      expected = "t.dctx: truncated file (expected " +
-                 std::to_string(payload) + " bytes of payload, found " +
+      expected = "t.dctx: truncated file (expected " + std::to_string(payload) +
+                 " bytes of payload, found " +
                  std::to_string(len - kHeaderSize) + ")";
     }
     ASSERT_EQ(result.error, expected) << "length " << len;
@@ -227,11 +229,9 @@ const BrokenCase kBrokenCases[] = {
      "value 4: node id 20 out of range (20 nodes)"},
     {"value metric out of range", [](Profile* p) { p->values[4].metric = 3; },
      "value 4: metric id 3 out of range (3 metrics)"},
-    {"duplicate value",
-     [](Profile* p) { p->values.push_back(p->values[0]); },
+    {"duplicate value", [](Profile* p) { p->values.push_back(p->values[0]); },
      "duplicate value for node 0, metric 0"},
-    {"duplicate metric name",
-     [](Profile* p) { p->metrics[2].name = "calls"; },
+    {"duplicate metric name", [](Profile* p) { p->metrics[2].name = "calls"; },
      "metric 2: duplicate name 'calls'"},
 };
 
@@ -299,14 +299,16 @@ TEST(DctxFile, FailedRenameRemovesTheTemporaryFile) {
 }
 
 TEST(DctxFile, EmptyPathIsAnError) {
-  EXPECT_EQ(WriteProfileFile(Profile{}, ""), "(empty path): no file name given");
+  EXPECT_EQ(WriteProfileFile(Profile{}, ""),
+            "(empty path): no file name given");
 }
 
 TEST(DctxFile, ConcurrentWritersLeaveOneCompleteFile) {
   ScratchDir dir;
   const std::string path = dir.path() + "/shared.dctx";
   std::vector<Profile> profiles;
-  for (uint32_t i = 0; i < 4; ++i) profiles.push_back(MakeSampleProfile(50 + i));
+  for (uint32_t i = 0; i < 4; ++i)
+    profiles.push_back(MakeSampleProfile(50 + i));
   std::vector<std::string> errors(profiles.size());
   std::vector<std::thread> threads;
   for (size_t t = 0; t < profiles.size(); ++t) {

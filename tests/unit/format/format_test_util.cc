@@ -36,9 +36,9 @@ Profile MakeSampleProfile(uint32_t num_nodes) {
       {"empty_value", ""},
       {"binary\x01key", std::string("nul\0inside", 10)},
   };
-  profile.strings = {"",          "train.py",  "model.py",     "训练循环",
-                     "forward",   "résumé",    "aten::linear", "🔥kernel",
-                     "[forward]", "main",      std::string(300, 'x')};
+  profile.strings = {"",          "train.py", "model.py",           "训练循环",
+                     "forward",   "résumé",   "aten::linear",       "🔥kernel",
+                     "[forward]", "main",     std::string(300, 'x')};
   uint64_t state = 0x9e3779b97f4a7c15;
   auto next = [&state]() {
     state ^= state << 13;

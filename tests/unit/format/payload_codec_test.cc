@@ -115,9 +115,8 @@ TEST(PayloadCodec, EverySectionIsRequiredOnce) {
   for (size_t i = 0; i < parts.size(); ++i) {
     auto missing = parts;
     missing.erase(missing.begin() + i);
-    EXPECT_EQ(Decode(Join(missing)),
-              std::string("corrupt payload (missing ") + names[i] +
-                  " section)");
+    EXPECT_EQ(Decode(Join(missing)), std::string("corrupt payload (missing ") +
+                                         names[i] + " section)");
     auto twice = parts;
     twice.push_back(parts[i]);
     EXPECT_EQ(Decode(Join(twice)), std::string("corrupt payload (duplicate ") +
@@ -126,11 +125,10 @@ TEST(PayloadCodec, EverySectionIsRequiredOnce) {
 }
 
 TEST(PayloadCodec, HugeCountsAreRejectedBeforeAllocating) {
-  const char* expected[] = {"metadata section: bad entry count",
-                            "strings section: bad string count",
-                            "nodes section: bad node count",
-                            "metrics section: bad metric count",
-                            "values section: bad value count"};
+  const char* expected[] = {
+      "metadata section: bad entry count", "strings section: bad string count",
+      "nodes section: bad node count", "metrics section: bad metric count",
+      "values section: bad value count"};
   const auto parts = Sections(EncodePayload(MakeSampleProfile(20)));
   for (size_t i = 0; i < parts.size(); ++i) {
     for (uint64_t count : {uint64_t{1} << 40, UINT64_MAX}) {

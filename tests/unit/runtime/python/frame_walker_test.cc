@@ -2,18 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
-#include "runtime/python/layouts/cpython_3_10.h"
-#include "runtime/python/layouts/cpython_3_11.h"
-#include "runtime/python/layouts/cpython_3_12.h"
-#include "runtime/python/layouts/cpython_3_13.h"
-#include "runtime/python/layouts/cpython_3_9.h"
 #include "runtime/python/object_access.h"
+#include "runtime/python/version_support.h"
 #include "tests/unit/runtime/python/fake_cpython.h"
 
 namespace deepcontext::python {
 namespace {
+
+// The generated layout for 3.<minor> on this architecture, or nullptr.
+const FrameLayout* LayoutFor(int minor) {
+  return FindLayout({3, minor, 0}, nullptr);
+}
 
 using fake_cpython::FakeBlock;
 using fake_cpython::FakeInterpreter;
@@ -45,8 +47,8 @@ FakeBlock* Chain(FakeInterpreter& fake, int depth,
 }
 
 TEST(FrameWalkerTest, InterpreterFramesComeOutermostFirst) {
-  REQUIRE_LAYOUT(layouts::kCpython3_12);
-  FakeInterpreter fake(*layouts::kCpython3_12);
+  REQUIRE_LAYOUT(LayoutFor(12));
+  FakeInterpreter fake(*LayoutFor(12));
   FakeBlock* outer = fake.Code("outer", 1);
   FakeBlock* middle = fake.Code("middle", 5);
   FakeBlock* inner = fake.Code("inner", 9);
@@ -61,8 +63,8 @@ TEST(FrameWalkerTest, InterpreterFramesComeOutermostFirst) {
 }
 
 TEST(FrameWalkerTest, SkipsCStackShimFrames) {
-  REQUIRE_LAYOUT(layouts::kCpython3_12);
-  const FrameLayout& layout = *layouts::kCpython3_12;
+  REQUIRE_LAYOUT(LayoutFor(12));
+  const FrameLayout& layout = *LayoutFor(12);
   FakeInterpreter fake(layout);
   FakeBlock* outer = fake.Code("outer", 1);
   FakeBlock* inner = fake.Code("inner", 9);
@@ -77,8 +79,8 @@ TEST(FrameWalkerTest, SkipsCStackShimFrames) {
 }
 
 TEST(FrameWalkerTest, SkipsExecutablesThatAreNotCode) {
-  REQUIRE_LAYOUT(layouts::kCpython3_13);
-  const FrameLayout& layout = *layouts::kCpython3_13;
+  REQUIRE_LAYOUT(LayoutFor(13));
+  const FrameLayout& layout = *LayoutFor(13);
   FakeInterpreter fake(layout);
   FakeBlock* outer = fake.Code("outer", 1);
   FakeBlock* inner = fake.Code("inner", 9);
@@ -94,8 +96,8 @@ TEST(FrameWalkerTest, SkipsExecutablesThatAreNotCode) {
 }
 
 TEST(FrameWalkerTest, SkipsIncompleteFramesExceptGenerators) {
-  REQUIRE_LAYOUT(layouts::kCpython3_11);
-  const FrameLayout& layout = *layouts::kCpython3_11;
+  REQUIRE_LAYOUT(LayoutFor(11));
+  const FrameLayout& layout = *LayoutFor(11);
   FakeInterpreter fake(layout);
   // First traceable instruction at code unit 3: byte offsets below 6 are
   // still in the prologue.
@@ -110,8 +112,8 @@ TEST(FrameWalkerTest, SkipsIncompleteFramesExceptGenerators) {
 }
 
 TEST(FrameWalkerTest, DepthCapKeepsInnermostFrames) {
-  REQUIRE_LAYOUT(layouts::kCpython3_12);
-  FakeInterpreter fake(*layouts::kCpython3_12);
+  REQUIRE_LAYOUT(LayoutFor(12));
+  FakeInterpreter fake(*LayoutFor(12));
   std::vector<FakeBlock*> codes;
   const void* tstate = fake.ThreadState(Chain(fake, 10, &codes));
   RawFrame out[10];
@@ -125,8 +127,8 @@ TEST(FrameWalkerTest, DepthCapKeepsInnermostFrames) {
 }
 
 TEST(FrameWalkerTest, StopsOnCycle) {
-  REQUIRE_LAYOUT(layouts::kCpython3_12);
-  const FrameLayout& layout = *layouts::kCpython3_12;
+  REQUIRE_LAYOUT(LayoutFor(12));
+  const FrameLayout& layout = *LayoutFor(12);
   FakeInterpreter fake(layout);
   FakeBlock* code = fake.Code("loop", 1);
   FakeBlock* first = fake.Frame(code, 2, nullptr);
@@ -144,8 +146,8 @@ TEST(FrameWalkerTest, StopsOnCycle) {
 }
 
 TEST(FrameWalkerTest, StopsOnImplausiblePointers) {
-  REQUIRE_LAYOUT(layouts::kCpython3_12);
-  const FrameLayout& layout = *layouts::kCpython3_12;
+  REQUIRE_LAYOUT(LayoutFor(12));
+  const FrameLayout& layout = *LayoutFor(12);
   FakeInterpreter fake(layout);
   FakeBlock* code = fake.Code("f", 1);
   FakeBlock* outer = fake.Frame(code, 2, nullptr);
@@ -161,14 +163,14 @@ TEST(FrameWalkerTest, StopsOnImplausiblePointers) {
 }
 
 TEST(FrameWalkerTest, ThreadWithoutFramesYieldsNothing) {
-  REQUIRE_LAYOUT(layouts::kCpython3_13);
-  FakeInterpreter fake(*layouts::kCpython3_13);
+  REQUIRE_LAYOUT(LayoutFor(13));
+  FakeInterpreter fake(*LayoutFor(13));
   RawFrame out[4];
   EXPECT_EQ(Walk(fake, fake.ThreadState(nullptr), out, 4), 0);
 }
 
 TEST(FrameWalkerTest, FrameObjectLastiIsConvertedToBytes) {
-  for (const FrameLayout* layout : {layouts::kCpython3_9, layouts::kCpython3_10}) {
+  for (const FrameLayout* layout : {LayoutFor(9), LayoutFor(10)}) {
     REQUIRE_LAYOUT(layout);
     FakeInterpreter fake(*layout);
     FakeBlock* outer = fake.Code("outer", 1);
@@ -184,8 +186,8 @@ TEST(FrameWalkerTest, FrameObjectLastiIsConvertedToBytes) {
 }
 
 TEST(FrameWalkerTest, FrameObjectWalkStopsAtNonCode) {
-  REQUIRE_LAYOUT(layouts::kCpython3_10);
-  const FrameLayout& layout = *layouts::kCpython3_10;
+  REQUIRE_LAYOUT(LayoutFor(10));
+  const FrameLayout& layout = *LayoutFor(10);
   FakeInterpreter fake(layout);
   FakeBlock* code = fake.Code("f", 1);
   FakeBlock* outer = fake.Frame(code, 2, nullptr);

@@ -4,12 +4,16 @@
 
 #include <string>
 
-#include "runtime/python/layouts/cpython_3_12.h"
-#include "runtime/python/layouts/cpython_3_9.h"
+#include "runtime/python/version_support.h"
 #include "tests/unit/runtime/python/fake_cpython.h"
 
 namespace deepcontext::python {
 namespace {
+
+// The generated layout for 3.<minor> on this architecture, or nullptr.
+const FrameLayout* LayoutFor(int minor) {
+  return FindLayout({3, minor, 0}, nullptr);
+}
 
 using fake_cpython::FakeBlock;
 using fake_cpython::FakeInterpreter;
@@ -81,7 +85,7 @@ TEST_P(ObjectAccessTest, CodeIdentTracksNameFileAndFirstLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layouts, ObjectAccessTest,
-    ::testing::Values(layouts::kCpython3_9, layouts::kCpython3_12),
+    ::testing::Values(LayoutFor(9), LayoutFor(12)),
     [](const ::testing::TestParamInfo<const FrameLayout*>& info) {
       return info.param != nullptr
                  ? "Cpython3_" + std::to_string(info.param->minor)

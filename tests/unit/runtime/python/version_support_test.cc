@@ -2,10 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace deepcontext::python {
 namespace {
+
+// The generated layout for 3.<minor> on this architecture, or nullptr.
+const FrameLayout* LayoutFor(int minor) {
+  return FindLayout({3, minor, 0}, nullptr);
+}
 
 TEST(VersionSupportTest, ParsesPyGetVersionText) {
   PythonVersion version;
@@ -52,6 +59,47 @@ TEST(VersionSupportTest, RejectsVersionsOutsideTheSupportedRange) {
   EXPECT_EQ(FindLayout({2, 7, 18}, &why), nullptr);
   EXPECT_NE(why.find("CPython 2.7 is not supported"), std::string::npos);
   EXPECT_EQ(FindLayout({4, 10, 0}, nullptr), nullptr);
+}
+
+// A fake _PyRuntime whose _Py_DebugOffsets agree with `layout`.
+std::vector<unsigned char> DebugOffsetsFor(const FrameLayout& layout) {
+  std::vector<unsigned char> runtime(4096, 0);
+  std::memcpy(runtime.data(), "xdebugpy", 8);
+  for (int i = 0; i < layout.debug_check_count; ++i) {
+    const uint64_t value = layout.debug_checks[i].expected;
+    std::memcpy(runtime.data() + layout.debug_checks[i].position, &value, 8);
+  }
+  return runtime;
+}
+
+TEST(VersionSupportTest, DebugOffsetsMustAgreeWithTheLayout) {
+  if (LayoutFor(13) == nullptr) GTEST_SKIP() << "no layout here";
+  const FrameLayout& layout = *LayoutFor(13);
+  ASSERT_GT(layout.debug_check_count, 0);
+  std::string why;
+  std::vector<unsigned char> runtime = DebugOffsetsFor(layout);
+  EXPECT_TRUE(VerifyDebugOffsets(layout, runtime.data(), &why)) << why;
+
+  runtime[0] = 'X';
+  EXPECT_FALSE(VerifyDebugOffsets(layout, runtime.data(), &why));
+  EXPECT_NE(why.find("cookie"), std::string::npos) << why;
+
+  runtime = DebugOffsetsFor(layout);
+  runtime[layout.debug_free_threaded] = 1;
+  EXPECT_FALSE(VerifyDebugOffsets(layout, runtime.data(), &why));
+  EXPECT_NE(why.find("free-threaded"), std::string::npos) << why;
+
+  runtime = DebugOffsetsFor(layout);
+  const DebugOffsetCheck& last = layout.debug_checks[layout.debug_check_count - 1];
+  runtime[last.position] ^= 8;
+  EXPECT_FALSE(VerifyDebugOffsets(layout, runtime.data(), &why));
+  EXPECT_NE(why.find(last.name), std::string::npos) << why;
+}
+
+TEST(VersionSupportTest, LayoutsWithoutDebugOffsetsNeedNoCheck) {
+  if (LayoutFor(12) == nullptr) GTEST_SKIP() << "no layout here";
+  const unsigned char zeros[64] = {};
+  EXPECT_TRUE(VerifyDebugOffsets(*LayoutFor(12), zeros, nullptr));
 }
 
 #if defined(__x86_64__)

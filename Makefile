@@ -1,0 +1,49 @@
+# DeepContext — the two commands of the README are `make demo` and `make test`.
+# Plain `make` only builds (into build/).
+
+BUILD      ?= build
+BUILD_TYPE ?= RelWithDebInfo
+CMAKE_ARGS ?=
+PYTHON     ?= /usr/bin/python3
+CTEST_ARGS ?=
+
+.PHONY: all build deps configure test demo asan bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	      -DDEEPCONTEXT_PYTHON=$(PYTHON) $(CMAKE_ARGS)
+
+configure: $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD)
+
+# Everything CI runs: dependencies, a warnings-as-errors build, unit tests,
+# integration tests (real PyTorch programs under the profiler), the demo.
+test: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	      -DDEEPCONTEXT_WERROR=ON -DDEEPCONTEXT_PYTHON=$(PYTHON) $(CMAKE_ARGS)
+	cmake --build $(BUILD)
+	ctest --test-dir $(BUILD) --output-on-failure $(CTEST_ARGS)
+
+# Profiles the bundled training loop and prints the report.
+demo: deps build
+	./scripts/demo.sh $(BUILD) $(PYTHON)
+
+# Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan: deps
+	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	      -DDEEPCONTEXT_SANITIZE=ON -DDEEPCONTEXT_WERROR=ON -DDEEPCONTEXT_PYTHON=$(PYTHON)
+	cmake --build $(BUILD)-asan
+	ctest --test-dir $(BUILD)-asan --output-on-failure -LE integration
+
+bench: deps build
+	$(PYTHON) bench/cpu_overhead.py --build $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan

@@ -1,0 +1,35 @@
+"""What the profile measures matches what the program measures itself."""
+
+from conftest import PYTHON, load_profile, program, run_profiled
+from markers import marker_line
+
+
+def test_op_cpu_time_matches_programs_own_measurement(tmp_path):
+    out = tmp_path / "cpu.dctx"
+    measured_file = tmp_path / "measured"
+    run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out, check=0)
+    measured = int(measured_file.read_text())
+    tree = load_profile(out)
+    ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
+    assert sum(n.calls() for n in ops) == 80
+    profiled = sum(n.incl("cpu_time") for n in ops)
+    assert abs(profiled - measured) <= 0.10 * measured, (profiled, measured)
+
+
+def test_record_function_scopes_are_nodes(tmp_path):
+    out = tmp_path / "scopes.dctx"
+    run_profiled([PYTHON, program("scopes.py")], out, check=0)
+    tree = load_profile(out)
+    scope = tree.find(kind="scope", name="my_scope")
+    assert len(scope) == 1 and scope[0].calls() == 3
+    line = marker_line(program("scopes.py"), "SCOPED_OP_LINE")
+    relu = tree.find(kind="operator", name="aten::relu")
+    assert relu and all(scope[0] in list(n.ancestors()) for n in relu)
+    assert all(any(a.kind == "python" and a.line == line for a in n.ancestors()) for n in relu)
+    inner = tree.find(kind="scope", name="inner_scope")
+    assert inner and scope[0] in list(inner[0].ancestors())
+    sigmoid = tree.find(kind="operator", name="aten::sigmoid")
+    assert sigmoid and all(inner[0] in list(n.ancestors()) for n in sigmoid)
+    # torch's own record_function glue is not shown between line and scope.
+    assert not any(a.kind == "python" and "autograd/profiler" in a.file
+                   for a in scope[0].ancestors())

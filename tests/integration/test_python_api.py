@@ -1,0 +1,45 @@
+"""`import deepcontext` and `python3 -m deepcontext` without `deepcontext run`."""
+
+import os
+import subprocess
+
+from conftest import BUILD, CLI, PYTHON, load_profile, program
+from markers import marker_line
+
+PACKAGE_DIR = os.path.join(BUILD, "python")
+
+
+def _env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PACKAGE_DIR
+    return env
+
+
+def test_profile_context_manager(tmp_path):
+    out = tmp_path / "region.dctx"
+    result = subprocess.run([PYTHON, program("region_api.py"), str(out)], env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout == b"region done\n"
+    tree = load_profile(out)
+    mm = tree.find(kind="operator", name="aten::mm")
+    assert sum(n.calls() for n in mm) == 4
+    inside = marker_line(program("region_api.py"), "INSIDE_LINE")
+    assert all(any(a.line == inside for a in n.ancestors()) for n in mm)
+    assert not tree.find(kind="operator", name="aten::tanh")
+    assert not tree.find(kind="operator", name="aten::sigmoid")
+
+
+def test_python_dash_m_deepcontext_is_the_cli(tmp_path):
+    out = tmp_path / "m.dctx"
+    result = subprocess.run(
+        [PYTHON, "-m", "deepcontext", "run", "-o", str(out), "--", PYTHON,
+         program("fails.py"), "ok"], env=_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    report = subprocess.run([PYTHON, "-m", "deepcontext", "report", str(out)], env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    direct = subprocess.run([CLI, "report", str(out)], stdout=subprocess.PIPE, timeout=60)
+    assert report.returncode == 0
+    assert b"aten::mm" in report.stdout
+    assert report.stdout == direct.stdout

@@ -1,0 +1,156 @@
+// Call-path assembly without Python (a C++ test process has no interpreter):
+// op nesting, forward/backward grafting, engine wrappers, user scopes.
+#include "runtime/dlmonitor/call_path_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+namespace deepcontext::dlmonitor {
+namespace {
+
+class CallPathBuilderTest : public ::testing::Test {
+ protected:
+  CallPathBuilderTest()
+      : python_(strings_),
+        builder_(tree_, strings_, links_, python_, /*python_enabled=*/false) {}
+
+  dlmonitor_op_data_t Op(const char* name, dlmonitor_op_kind_t kind,
+                         int64_t seq = -1, uint64_t thread = 1,
+                         uint64_t forward_thread = 0) {
+    dlmonitor_op_data_t op{};
+    op.struct_size = sizeof(op);
+    op.kind = kind;
+    op.name = name;
+    op.op_id = next_id_++;
+    op.sequence_number = seq;
+    op.thread_id = thread;
+    op.forward_thread_id = forward_thread;
+    return op;
+  }
+
+  // "thread main thread/[forward]/aten::linear" style path of a context.
+  std::string Path(ContextId id) {
+    std::string path;
+    while (id != kNoContext && id != kRootContext) {
+      FrameKey key;
+      ContextId parent = kNoContext;
+      if (!tree_.Get(id, &key, &parent)) return "<invalid>";
+      std::string name = strings_.Get(key.name);
+      if (key.kind == DLMONITOR_FRAME_THREAD) name = "thread";
+      path = path.empty() ? name : name + "/" + path;
+      id = parent;
+    }
+    return path;
+  }
+
+  StringTable strings_;
+  ContextTree tree_;
+  ForwardLinks links_;
+  PythonFrameCache python_;
+  CallPathBuilder builder_;
+  uint64_t next_id_ = 1;
+};
+
+TEST_F(CallPathBuilderTest, NestedOpsHangUnderTheirParentWithForwardPhase) {
+  auto linear = Op("aten::linear", DLMONITOR_OP_OPERATOR, 5);
+  auto addmm = Op("aten::addmm", DLMONITOR_OP_OPERATOR, 6);
+  ContextId linear_ctx = builder_.OnOpEnter(linear);
+  ContextId addmm_ctx = builder_.OnOpEnter(addmm);
+  EXPECT_EQ(Path(linear_ctx), "thread/[forward]/aten::linear");
+  EXPECT_EQ(Path(addmm_ctx), "thread/[forward]/aten::linear/aten::addmm");
+  EXPECT_EQ(builder_.Current(), addmm_ctx);
+  EXPECT_EQ(builder_.OnOpExit(addmm), addmm_ctx);
+  EXPECT_EQ(builder_.OnOpExit(linear), linear_ctx);
+  // The same path again gives the same contexts (aggregation key).
+  EXPECT_EQ(builder_.OnOpEnter(Op("aten::linear", DLMONITOR_OP_OPERATOR, 9)),
+            linear_ctx);
+}
+
+TEST_F(CallPathBuilderTest, OpsWithoutSequenceNumberHaveNoPhase) {
+  ContextId ctx = builder_.OnOpEnter(Op("aten::add", DLMONITOR_OP_OPERATOR, -1));
+  EXPECT_EQ(Path(ctx), "thread/aten::add");
+}
+
+TEST_F(CallPathBuilderTest, BackwardOnAnotherThreadIsGraftedUnderForwardAnchor) {
+  auto scope = Op("step", DLMONITOR_OP_USER_SCOPE);
+  builder_.OnOpEnter(scope);
+  auto linear = Op("aten::linear", DLMONITOR_OP_OPERATOR, 5, /*thread=*/1);
+  auto addmm = Op("aten::addmm", DLMONITOR_OP_OPERATOR, 6, 1);
+  builder_.OnOpEnter(linear);
+  builder_.OnOpEnter(addmm);
+  builder_.OnOpExit(addmm);
+  builder_.OnOpExit(linear);
+  builder_.OnOpExit(scope);
+
+  ContextId backward = kNoContext, mm = kNoContext, orphan = kNoContext;
+  std::thread autograd([&] {
+    auto fn = Op("AddmmBackward0", DLMONITOR_OP_BACKWARD_FUNCTION, 6, 2, 1);
+    backward = builder_.OnOpEnter(fn);
+    mm = builder_.OnOpEnter(Op("aten::mm", DLMONITOR_OP_OPERATOR, -1, 2));
+    builder_.OnOpExit(fn);  // exits the nested op too
+    orphan = builder_.OnOpEnter(
+        Op("AccumulateGrad", DLMONITOR_OP_BACKWARD_FUNCTION, -1, 2, 0));
+  });
+  autograd.join();
+  EXPECT_EQ(Path(backward), "thread/step/[backward]/AddmmBackward0");
+  EXPECT_EQ(Path(mm), "thread/step/[backward]/AddmmBackward0/aten::mm");
+  // No forward op known: under the autograd thread's own root.
+  EXPECT_EQ(Path(orphan), "thread/[backward]/AccumulateGrad");
+}
+
+TEST_F(CallPathBuilderTest, EngineWrapperTakesItsFunctionsBackwardNode) {
+  // The test thread plays both roles: forward first, then the engine.
+  auto relu = Op("aten::relu", DLMONITOR_OP_OPERATOR, 3);
+  builder_.OnOpEnter(relu);
+  builder_.OnOpExit(relu);
+  auto wrapper = Op("autograd::engine::evaluate_function: ReluBackward0",
+                    DLMONITOR_OP_BACKWARD_WRAPPER);
+  EXPECT_EQ(builder_.OnOpEnter(wrapper), kNoContext);  // pending
+  auto fn = Op("ReluBackward0", DLMONITOR_OP_BACKWARD_FUNCTION, 3, 1, 1);
+  ContextId fn_ctx = builder_.OnOpEnter(fn);
+  EXPECT_EQ(Path(fn_ctx), "thread/[backward]/ReluBackward0");
+  builder_.OnOpExit(fn);
+  EXPECT_EQ(Path(builder_.OnOpExit(wrapper)), "thread/[backward]");
+}
+
+TEST_F(CallPathBuilderTest, SequenceNumberBelongsToTheLatestOpThatReportedIt) {
+  // An op that records no autograd node (like `loss.item()`) reports the
+  // same sequence number as the next op, which creates the node.
+  auto scope_a = Op("line_a", DLMONITOR_OP_USER_SCOPE);
+  builder_.OnOpEnter(scope_a);
+  auto item = Op("aten::item", DLMONITOR_OP_OPERATOR, 8);
+  builder_.OnOpEnter(item);
+  builder_.OnOpExit(item);
+  builder_.OnOpExit(scope_a);
+  auto scope_b = Op("line_b", DLMONITOR_OP_USER_SCOPE);
+  builder_.OnOpEnter(scope_b);
+  auto conv = Op("aten::conv2d", DLMONITOR_OP_OPERATOR, 8);
+  builder_.OnOpEnter(conv);
+  builder_.OnOpExit(conv);
+  builder_.OnOpExit(scope_b);
+  auto fn = Op("ConvolutionBackward0", DLMONITOR_OP_BACKWARD_FUNCTION, 8, 1, 1);
+  EXPECT_EQ(Path(builder_.OnOpEnter(fn)),
+            "thread/line_b/[backward]/ConvolutionBackward0");
+}
+
+TEST_F(CallPathBuilderTest, UnmatchedExitIsIgnored) {
+  auto op = Op("aten::add", DLMONITOR_OP_OPERATOR);
+  builder_.OnOpEnter(op);
+  EXPECT_EQ(builder_.OnOpExit(Op("aten::never_entered", DLMONITOR_OP_OPERATOR)),
+            kNoContext);
+  EXPECT_NE(builder_.OnOpExit(op), kNoContext);
+  EXPECT_EQ(builder_.OnOpExit(op), kNoContext);
+}
+
+TEST_F(CallPathBuilderTest, ResetAfterForkDropsOpenOpsAndLinks) {
+  auto op = Op("aten::linear", DLMONITOR_OP_OPERATOR, 4);
+  builder_.OnOpEnter(op);
+  builder_.ResetAfterFork();
+  EXPECT_EQ(builder_.OnOpExit(op), kNoContext);
+  EXPECT_EQ(links_.Find(1, 4), kNoContext);
+}
+
+}  // namespace
+}  // namespace deepcontext::dlmonitor

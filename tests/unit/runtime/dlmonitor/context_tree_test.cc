@@ -1,0 +1,82 @@
+#include "runtime/dlmonitor/context_tree.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace deepcontext::dlmonitor {
+namespace {
+
+FrameKey Key(uint32_t kind, uint32_t name, uint32_t line = 0) {
+  return FrameKey{kind, name, 0, line};
+}
+
+TEST(ContextTree, ChildIsCreatedOnceAndFound) {
+  ContextTree tree;
+  ContextId a = tree.Child(kRootContext, Key(3, 1));
+  ContextId b = tree.Child(kRootContext, Key(3, 2));
+  EXPECT_NE(a, kNoContext);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(tree.Child(kRootContext, Key(3, 1)), a);
+  ContextId nested = tree.Child(a, Key(3, 1));
+  EXPECT_NE(nested, a);
+  FrameKey key;
+  ContextId parent = 0;
+  ASSERT_TRUE(tree.Get(nested, &key, &parent));
+  EXPECT_EQ(parent, a);
+  EXPECT_EQ(key, Key(3, 1));
+  EXPECT_GT(nested, parent);  // parents always have smaller ids
+}
+
+TEST(ContextTree, InvalidIdsAreRejected) {
+  ContextTree tree;
+  EXPECT_EQ(tree.Child(kNoContext, Key(3, 1)), kNoContext);
+  EXPECT_EQ(tree.Child(999999, Key(3, 1)), kNoContext);
+  EXPECT_FALSE(tree.Get(kNoContext, nullptr, nullptr));
+  EXPECT_FALSE(tree.Get(123456, nullptr, nullptr));
+}
+
+TEST(ContextTree, WideNodesSwitchToAnIndexAndStayCorrect) {
+  ContextTree tree;
+  std::vector<ContextId> ids;
+  for (uint32_t line = 1; line <= 2000; ++line) {
+    ids.push_back(tree.Child(kRootContext, Key(2, 7, line)));
+  }
+  for (uint32_t line = 1; line <= 2000; ++line) {
+    EXPECT_EQ(tree.Child(kRootContext, Key(2, 7, line)), ids[line - 1]);
+  }
+  EXPECT_EQ(std::set<ContextId>(ids.begin(), ids.end()).size(), 2000u);
+}
+
+TEST(ContextTree, ConcurrentInsertionYieldsOneNodePerPath) {
+  ContextTree tree;
+  constexpr int kThreads = 8;
+  constexpr uint32_t kPaths = 300;
+  std::vector<std::vector<ContextId>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint32_t i = 0; i < kPaths; ++i) {
+        // Threads walk the same paths in different orders.
+        uint32_t p = (i * 7 + t * 13) % kPaths;
+        ContextId parent = tree.Child(kRootContext, Key(1, p % 5));
+        ContextId leaf = tree.Child(parent, Key(3, p));
+        seen[t].push_back(leaf * 1000 + p);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  // Every thread must have got the same id for the same path.
+  std::set<ContextId> leaves_by_path[kPaths];
+  for (const auto& ids : seen) {
+    for (ContextId encoded : ids) leaves_by_path[encoded % 1000].insert(encoded / 1000);
+  }
+  for (uint32_t p = 0; p < kPaths; ++p) EXPECT_EQ(leaves_by_path[p].size(), 1u);
+  // root + 5 parents + kPaths leaves, plus the reserved id 0.
+  EXPECT_EQ(tree.End(), 2u + 5u + kPaths);
+}
+
+}  // namespace
+}  // namespace deepcontext::dlmonitor

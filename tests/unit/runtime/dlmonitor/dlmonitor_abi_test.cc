@@ -1,0 +1,110 @@
+// The C ABI as a third-party tool sees it.
+#include "deepcontext/dlmonitor.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Seen {
+  std::vector<dlmonitor_context_t> enter;
+  std::vector<dlmonitor_context_t> exit;
+};
+
+void OnOp(const dlmonitor_event_t* event, void* user_data) {
+  auto* seen = static_cast<Seen*>(user_data);
+  (event->phase == DLMONITOR_PHASE_ENTER ? seen->enter : seen->exit)
+      .push_back(event->context);
+}
+
+void Emit(const char* name, uint64_t id, dlmonitor_phase_t phase) {
+  dlmonitor_op_data_t op{};
+  op.struct_size = sizeof(op);
+  op.framework = DLMONITOR_FRAMEWORK_PYTORCH;
+  op.kind = DLMONITOR_OP_OPERATOR;
+  op.name = name;
+  op.op_id = id;
+  op.sequence_number = -1;
+  dlmonitor_event_t event{};
+  event.struct_size = sizeof(event);
+  event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
+  event.phase = phase;
+  event.op = &op;
+  dlmonitor_event_emit(&event);
+}
+
+TEST(DlmonitorAbi, RegisterEmitAndReadCallPaths) {
+  ASSERT_EQ(dlmonitor_init(), DLMONITOR_OK);
+  Seen seen;
+  dlmonitor_callback_handle_t handle = nullptr;
+  ASSERT_EQ(dlmonitor_callback_register(DLMONITOR_DOMAIN_FRAMEWORK_OP, &OnOp,
+                                        &seen, &handle),
+            DLMONITOR_OK);
+  Emit("outer_op", 1, DLMONITOR_PHASE_ENTER);
+  Emit("inner_op", 2, DLMONITOR_PHASE_ENTER);
+  dlmonitor_context_t current = 0;
+  ASSERT_EQ(dlmonitor_context_current(&current), DLMONITOR_OK);
+  Emit("inner_op", 2, DLMONITOR_PHASE_EXIT);
+  Emit("outer_op", 1, DLMONITOR_PHASE_EXIT);
+
+  ASSERT_EQ(seen.enter.size(), 2u);
+  ASSERT_EQ(seen.exit.size(), 2u);
+  EXPECT_EQ(seen.enter[1], current);
+  EXPECT_EQ(seen.exit[0], seen.enter[1]);  // exit reports the op's context
+
+  dlmonitor_frame_t frames[8];
+  size_t count = 0;
+  ASSERT_EQ(dlmonitor_callpath_get(current, frames, 8, &count), DLMONITOR_OK);
+  ASSERT_EQ(count, 4u);  // root, thread, outer, inner
+  EXPECT_EQ(frames[0].kind, DLMONITOR_FRAME_ROOT);
+  EXPECT_EQ(frames[1].kind, DLMONITOR_FRAME_THREAD);
+  EXPECT_STREQ(frames[1].name, "main thread");
+  EXPECT_STREQ(frames[2].name, "outer_op");
+  EXPECT_STREQ(frames[3].name, "inner_op");
+  EXPECT_EQ(frames[3].kind, DLMONITOR_FRAME_OPERATOR);
+
+  // Too small a buffer: the root-side frames and the full length.
+  EXPECT_EQ(dlmonitor_callpath_get(current, frames, 2, &count),
+            DLMONITOR_ERROR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(count, 4u);
+
+  // Tools can hang their own frames below a context.
+  dlmonitor_frame_t kernel{};
+  kernel.struct_size = sizeof(kernel);
+  kernel.kind = DLMONITOR_FRAME_GPU_KERNEL;
+  kernel.name = "gemm_kernel";
+  kernel.file = "";
+  dlmonitor_context_t child = 0, again = 0, parent = 0;
+  ASSERT_EQ(dlmonitor_context_child(current, &kernel, &child), DLMONITOR_OK);
+  ASSERT_EQ(dlmonitor_context_child(current, &kernel, &again), DLMONITOR_OK);
+  EXPECT_EQ(child, again);
+  dlmonitor_frame_t read{};
+  ASSERT_EQ(dlmonitor_context_frame(child, &read, &parent), DLMONITOR_OK);
+  EXPECT_EQ(parent, current);
+  EXPECT_STREQ(read.name, "gemm_kernel");
+  EXPECT_GE(dlmonitor_context_count(), child);
+
+  ASSERT_EQ(dlmonitor_callback_unregister(handle), DLMONITOR_OK);
+  Emit("after_unregister", 3, DLMONITOR_PHASE_ENTER);
+  Emit("after_unregister", 3, DLMONITOR_PHASE_EXIT);
+  EXPECT_EQ(seen.enter.size(), 2u);
+  EXPECT_EQ(dlmonitor_finalize(), DLMONITOR_OK);
+}
+
+TEST(DlmonitorAbi, ArgumentErrors) {
+  dlmonitor_callback_handle_t handle = nullptr;
+  EXPECT_EQ(dlmonitor_context_current(nullptr), DLMONITOR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlmonitor_context_frame(0, nullptr, nullptr), DLMONITOR_ERROR_NOT_FOUND);
+  EXPECT_EQ(dlmonitor_callback_unregister(nullptr), DLMONITOR_ERROR_NOT_FOUND);
+  // Not initialized (no matching init): registering is refused.
+  EXPECT_EQ(dlmonitor_callback_register(DLMONITOR_DOMAIN_FRAMEWORK_OP, &OnOp,
+                                        nullptr, &handle),
+            DLMONITOR_ERROR_NOT_INITIALIZED);
+  EXPECT_EQ(dlmonitor_finalize(), DLMONITOR_ERROR_NOT_INITIALIZED);
+  EXPECT_NE(std::string(dlmonitor_describe()).find("no python frames"),
+            std::string::npos);
+}
+
+}  // namespace

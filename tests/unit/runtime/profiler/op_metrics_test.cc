@@ -1,0 +1,87 @@
+#include "runtime/profiler/op_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <time.h>
+
+#include <map>
+
+namespace deepcontext::profiler {
+namespace {
+
+void Spin(int64_t ns) {
+  timespec start, now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  do {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000000 + (now.tv_nsec - start.tv_nsec) < ns);
+}
+
+void Send(OpMetrics& metrics, uint64_t op_id, dlmonitor_phase_t phase,
+          dlmonitor_context_t context,
+          dlmonitor_op_kind_t kind = DLMONITOR_OP_OPERATOR) {
+  dlmonitor_op_data_t op{};
+  op.struct_size = sizeof(op);
+  op.kind = kind;
+  op.name = "op";
+  op.op_id = op_id;
+  dlmonitor_event_t event{};
+  event.struct_size = sizeof(event);
+  event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
+  event.phase = phase;
+  event.op = &op;
+  event.context = context;
+  OpMetrics::OnEvent(&event, &metrics);
+}
+
+std::map<std::pair<ContextId, std::string>, Accumulator> Collect(
+    const MetricStore& store) {
+  std::map<std::pair<ContextId, std::string>, Accumulator> out;
+  auto metrics = store.Metrics();
+  store.ForEach(100, [&](ContextId c, MetricId m, const Accumulator& a) {
+    out[{c, metrics[m].name}] = a;
+  });
+  return out;
+}
+
+TEST(OpMetrics, RecordsExclusiveTimeAndCalls) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);
+  Spin(2000000);
+  Send(metrics, 2, DLMONITOR_PHASE_ENTER, 11);
+  Spin(6000000);
+  Send(metrics, 2, DLMONITOR_PHASE_EXIT, 11);
+  Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
+  auto values = Collect(store);
+  EXPECT_EQ(values[std::make_pair(ContextId{10}, std::string("calls"))].sum, 1);
+  EXPECT_EQ(values[std::make_pair(ContextId{11}, std::string("calls"))].sum, 1);
+  const double outer = values[std::make_pair(ContextId{10}, std::string("cpu_time"))].sum;
+  const double inner = values[std::make_pair(ContextId{11}, std::string("cpu_time"))].sum;
+  // The outer op's own time excludes the 6 ms of its child.
+  EXPECT_GE(inner, 6000000);
+  EXPECT_GE(outer, 2000000);
+  EXPECT_LT(outer, inner);
+  EXPECT_GE(values[std::make_pair(ContextId{11}, std::string("wall_time"))].sum, inner * 0.5);
+}
+
+TEST(OpMetrics, ExitContextWinsAndWrappersAreNotCalls) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  // A wrapper entered without context learns it at exit.
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 0, DLMONITOR_OP_BACKWARD_WRAPPER);
+  Send(metrics, 1, DLMONITOR_PHASE_EXIT, 20, DLMONITOR_OP_BACKWARD_WRAPPER);
+  auto values = Collect(store);
+  EXPECT_EQ(values.count(std::make_pair(ContextId{20}, std::string("calls"))), 0u);
+  EXPECT_EQ(values[std::make_pair(ContextId{20}, std::string("cpu_time"))].count, 1u);
+}
+
+TEST(OpMetrics, ExitWithoutEnterIsIgnored) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  Send(metrics, 5, DLMONITOR_PHASE_EXIT, 30);
+  EXPECT_TRUE(Collect(store).empty());
+}
+
+}  // namespace
+}  // namespace deepcontext::profiler

@@ -1,0 +1,84 @@
+// A whole session through the public C APIs: start, emit ops, write, read back.
+#include "deepcontext/dlmonitor.h"
+#include "deepcontext/profiler.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "format/dctx_file.h"
+
+namespace {
+
+void Emit(const char* name, uint64_t id, dlmonitor_phase_t phase) {
+  dlmonitor_op_data_t op{};
+  op.struct_size = sizeof(op);
+  op.kind = DLMONITOR_OP_OPERATOR;
+  op.name = name;
+  op.op_id = id;
+  op.sequence_number = -1;
+  dlmonitor_event_t event{};
+  event.struct_size = sizeof(event);
+  event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
+  event.phase = phase;
+  event.op = &op;
+  dlmonitor_event_emit(&event);
+}
+
+TEST(Session, WritesAReadableProfileWithOnlyMeasuredContexts) {
+  ASSERT_EQ(deepcontext_start(), 0) << deepcontext_last_error();
+  EXPECT_EQ(deepcontext_start(), -1);  // one session at a time
+  EXPECT_NE(std::string(deepcontext_last_error()).find("already active"),
+            std::string::npos);
+  ASSERT_EQ(deepcontext_set_metadata("torch_version", "9.9"), 0);
+  for (uint64_t i = 0; i < 5; ++i) {
+    Emit("outer", 2 * i + 1, DLMONITOR_PHASE_ENTER);
+    Emit("inner", 2 * i + 2, DLMONITOR_PHASE_ENTER);
+    Emit("inner", 2 * i + 2, DLMONITOR_PHASE_EXIT);
+    Emit("outer", 2 * i + 1, DLMONITOR_PHASE_EXIT);
+  }
+  // A context that never gets samples must not be written.
+  dlmonitor_frame_t unused{sizeof(dlmonitor_frame_t), DLMONITOR_FRAME_GPU_KERNEL,
+                           "never_measured", "", 0};
+  dlmonitor_context_t ignored = 0;
+  dlmonitor_context_child(1, &unused, &ignored);
+
+  const std::string path =
+      ::testing::TempDir() + "/session_" + std::to_string(getpid()) + ".dctx";
+  ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
+  ASSERT_EQ(deepcontext_stop(), 0);
+  EXPECT_EQ(deepcontext_is_active(), 0);
+
+  auto read = deepcontext::format::ReadProfileFile(path);
+  ASSERT_TRUE(read.ok) << read.error;
+  const auto& profile = read.profile;
+  EXPECT_EQ(profile.Metadata("torch_version"), "9.9");
+  EXPECT_EQ(profile.Metadata("pid"), std::to_string(getpid()));
+  EXPECT_FALSE(profile.Metadata("start_time_ns").empty());
+  // root, thread, outer, inner
+  ASSERT_EQ(profile.nodes.size(), 4u);
+  EXPECT_EQ(profile.strings[profile.nodes[2].name], "outer");
+  EXPECT_EQ(profile.nodes[3].parent, 2u);
+  int calls_metric = -1;
+  for (size_t i = 0; i < profile.metrics.size(); ++i) {
+    if (profile.metrics[i].name == "calls") calls_metric = static_cast<int>(i);
+  }
+  ASSERT_GE(calls_metric, 0);
+  for (const auto& value : profile.values) {
+    if (static_cast<int>(value.metric) == calls_metric) {
+      EXPECT_EQ(value.sum, 5);
+    }
+  }
+  unlink(path.c_str());
+}
+
+TEST(Session, WriteErrorsAreReported) {
+  EXPECT_EQ(deepcontext_write("/nonexistent-dir/x.dctx"), -1);
+  EXPECT_NE(std::string(deepcontext_last_error()).find("/nonexistent-dir/x.dctx"),
+            std::string::npos);
+  EXPECT_EQ(deepcontext_write(nullptr), -1);
+  EXPECT_EQ(deepcontext_stop(), -1);  // not active
+}
+
+}  // namespace

@@ -1,0 +1,88 @@
+#include "tools/export/json_export.h"
+
+#include <nlohmann/json.hpp>
+
+#include "format/profile_data.h"
+
+namespace deepcontext::exporter {
+
+namespace {
+
+// Keys keep the order they are written in, so the document reads in the
+// order the schema documents.
+using Json = nlohmann::ordered_json;
+
+// Profiles carry file and function names straight from the profiled
+// process; a non-UTF-8 byte in one must not make the whole export fail.
+std::string Dump(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Json SourcesJson(const analysis::ProfileTree& tree) {
+  Json sources = Json::array();
+  for (const analysis::SourceInfo& source : tree.sources()) {
+    Json metadata = Json::object();
+    for (const auto& [key, value] : source.metadata) metadata[key] = value;
+    sources.push_back({{"path", source.path}, {"metadata", metadata}});
+  }
+  return sources;
+}
+
+Json MetricsJson(const analysis::ProfileTree& tree) {
+  Json metrics = Json::array();
+  for (const analysis::MetricInfo& metric : tree.metrics()) {
+    metrics.push_back({{"name", metric.name},
+                       {"unit", metric.unit},
+                       {"description", metric.description}});
+  }
+  return metrics;
+}
+
+Json NodeJson(const analysis::ProfileTree& tree, analysis::NodeIndex index) {
+  const analysis::TreeNode& node = tree.node(index);
+  const analysis::Frame& frame = tree.frame_of(index);
+  Json exclusive = Json::object();
+  Json inclusive = Json::object();
+  for (analysis::MetricIndex m = 0; m < tree.metrics().size(); ++m) {
+    const analysis::MetricStats& stats = tree.stats(index, m);
+    const std::string& name = tree.metrics()[m].name;
+    if (stats.count > 0) {
+      exclusive[name] = {{"sum", stats.sum},
+                         {"count", stats.count},
+                         {"min", stats.min},
+                         {"max", stats.max}};
+    }
+    if (stats.inclusive != 0) inclusive[name] = stats.inclusive;
+  }
+  Json parent = index == analysis::ProfileTree::kRootNode ? Json(nullptr)
+                                                          : Json(node.parent);
+  return {{"id", index},
+          {"parent", parent},
+          {"kind", format::FrameKindName(frame.kind)},
+          {"name", frame.name},
+          {"file", frame.file},
+          {"line", frame.line},
+          {"children", node.children},
+          {"exclusive", exclusive},
+          {"inclusive", inclusive}};
+}
+
+}  // namespace
+
+std::string RenderJson(const analysis::ProfileTree& tree) {
+  // Written piece by piece rather than as one Json value so that only one
+  // node's object is alive at a time; a tree can hold millions of nodes.
+  std::string text = "{\"format\":" + Dump(kJsonFormatName) +
+                     ",\"version\":" + Dump(kJsonFormatVersion) +
+                     ",\n\"sources\":" + Dump(SourcesJson(tree)) +
+                     ",\n\"metrics\":" + Dump(MetricsJson(tree)) +
+                     ",\n\"nodes\":[";
+  for (analysis::NodeIndex i = 0; i < tree.size(); ++i) {
+    text += i == 0 ? "\n" : ",\n";
+    text += Dump(NodeJson(tree, i));
+  }
+  text += "\n]}\n";
+  return text;
+}
+
+}  // namespace deepcontext::exporter
