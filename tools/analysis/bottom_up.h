@@ -16,12 +16,28 @@ namespace deepcontext::analysis {
 struct CallerNode {
   FrameId frame = 0;
   uint32_t parent = 0;
+  uint32_t depth = 0;  // 1 for top-level frames, 0 for the virtual root
   // Exclusive value of the top-level frame accumulated over the call paths
   // that pass through this node. A top-level node holds the frame's whole
   // exclusive value.
   double value = 0;
   double calls = 0;  // "calls" of the top-level frame along the same paths
+  // False when the node has callers that were not built because of
+  // BottomUpLimits; its children are then empty.
+  bool expanded = true;
   std::vector<uint32_t> children;  // sorted by value, descending
+};
+
+// Bounds on how much of the bottom-up tree is built. The full tree holds one
+// node per (leaf, ancestor) pair, which for deep or recursive programs is far
+// more than anyone reads, so views build only what they will show.
+struct BottomUpLimits {
+  // Nodes whose |value| is below this are created but not expanded.
+  double min_value = 0;
+  // Nodes at this depth are created but not expanded; 0 = unlimited.
+  uint32_t max_depth = 0;
+  // Once this many nodes exist no further node is expanded; 0 = unlimited.
+  size_t max_nodes = 0;
 };
 
 // The inverted tree. Node 0 is a virtual root whose children are the frames
@@ -34,7 +50,8 @@ class BottomUpTree {
   // Builds the bottom-up tree of metric; calls_metric, when given, fills
   // CallerNode::calls.
   static BottomUpTree Build(const ProfileTree& tree, MetricIndex metric,
-                            std::optional<MetricIndex> calls_metric);
+                            std::optional<MetricIndex> calls_metric,
+                            const BottomUpLimits& limits = {});
 
   // Number of nodes, the virtual root included.
   size_t size() const { return nodes_.size(); }
@@ -42,8 +59,15 @@ class BottomUpTree {
   // Returns the node at index; index must be < size().
   const CallerNode& node(uint32_t index) const { return nodes_[index]; }
 
+  // True when BottomUpLimits::max_nodes stopped the expansion of a node
+  // that the other limits would have expanded.
+  bool truncated() const { return truncated_; }
+
  private:
+  class Builder;
+
   std::vector<CallerNode> nodes_;
+  bool truncated_ = false;
 };
 
 }  // namespace deepcontext::analysis

@@ -28,7 +28,8 @@ std::vector<FlatEntry> Flat(const ProfileTree& tree, MetricIndex metric,
     }
     FlatEntry& entry = by_frame[frame];
     entry.exclusive += tree.Exclusive(visit.node, metric);
-    if (on_path[frame] == 0) entry.inclusive += tree.Inclusive(visit.node, metric);
+    if (on_path[frame] == 0)
+      entry.inclusive += tree.Inclusive(visit.node, metric);
     if (calls_metric) entry.calls += tree.Exclusive(visit.node, *calls_metric);
     ++entry.nodes;
     ++on_path[frame];

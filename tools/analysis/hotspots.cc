@@ -7,16 +7,19 @@ namespace deepcontext::analysis {
 
 namespace {
 
-// Returns the closest ancestor of node that is a Python frame, or nullopt.
-std::optional<NodeIndex> PythonAncestor(const ProfileTree& tree,
-                                        NodeIndex node) {
-  while (node != ProfileTree::kRootNode) {
-    node = tree.node(node).parent;
-    if (tree.frame_of(node).kind == format::FrameKind::kPythonFrame) {
-      return node;
-    }
+// For every node, the closest proper ancestor that is a Python frame, or
+// kNoNode. One pass suffices because parents precede their children.
+constexpr NodeIndex kNoNode = UINT32_MAX;
+
+std::vector<NodeIndex> PythonAncestors(const ProfileTree& tree) {
+  std::vector<NodeIndex> ancestors(tree.size(), kNoNode);
+  for (NodeIndex i = 1; i < tree.size(); ++i) {
+    NodeIndex parent = tree.node(i).parent;
+    bool parent_is_python =
+        tree.frame_of(parent).kind == format::FrameKind::kPythonFrame;
+    ancestors[i] = parent_is_python ? parent : ancestors[parent];
   }
-  return std::nullopt;
+  return ancestors;
 }
 
 }  // namespace
@@ -28,6 +31,7 @@ std::vector<Hotspot> Hotspots(const ProfileTree& tree, MetricIndex metric,
   // Per hotspot frame: exclusive value reached through each Python caller.
   std::vector<std::unordered_map<FrameId, double>> callers(
       tree.frames().size());
+  std::vector<NodeIndex> python_ancestors = PythonAncestors(tree);
   for (NodeIndex i = 0; i < tree.size(); ++i) {
     const Frame& frame = tree.frame_of(i);
     if (IsStructuralKind(frame.kind)) continue;
@@ -37,8 +41,8 @@ std::vector<Hotspot> Hotspots(const ProfileTree& tree, MetricIndex metric,
     spot.exclusive += value;
     if (calls_metric) spot.calls += tree.Exclusive(i, *calls_metric);
     if (value == 0 || frame.kind == format::FrameKind::kPythonFrame) continue;
-    if (std::optional<NodeIndex> caller = PythonAncestor(tree, i)) {
-      callers[spot.frame][tree.node(*caller).frame] += value;
+    if (NodeIndex caller = python_ancestors[i]; caller != kNoNode) {
+      callers[spot.frame][tree.node(caller).frame] += value;
     }
   }
 

@@ -24,9 +24,8 @@ struct Hotspot {
 // Returns up to n distinct frames with the largest positive exclusive value
 // of metric, largest first. Structural nodes (root, process, thread, phase)
 // are never hotspots: their exclusive value is time outside any known code.
-std::vector<Hotspot> Hotspots(const ProfileTree& tree, MetricIndex metric,
-                              size_t n,
-                              std::optional<MetricIndex> calls_metric =
-                                  std::nullopt);
+std::vector<Hotspot> Hotspots(
+    const ProfileTree& tree, MetricIndex metric, size_t n,
+    std::optional<MetricIndex> calls_metric = std::nullopt);
 
 }  // namespace deepcontext::analysis

@@ -1,12 +1,11 @@
 // `deepcontext report`: print one or several profiles as a text report.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "tools/report/report.h"
 
@@ -20,7 +19,7 @@ struct ReportRequest {
 
 // Exit status of the report command.
 inline constexpr int kReportOk = 0;
-inline constexpr int kReportBadFile = 1;       // a file could not be read
+inline constexpr int kReportBadFile = 1;        // a file could not be read
 inline constexpr int kReportUnknownMetric = 2;  // --metric names no metric
 
 // Reads every file of request, prints the report to out and problems to err

@@ -26,9 +26,9 @@ std::string RenderHotspots(const SectionContext& context) {
   std::vector<analysis::Hotspot> spots = analysis::Hotspots(
       context.tree, context.metric, static_cast<size_t>(context.options.top),
       context.calls);
-  std::string out = context.Title("Top hotspots (exclusive " +
-                                  context.metric_name + ")") +
-                    "\n";
+  std::string out =
+      context.Title("Top hotspots (exclusive " + context.metric_name + ")") +
+      "\n";
   if (spots.empty()) {
     return out + "(no operator, kernel or code frame has exclusive " +
            context.metric_name + ")\n";
@@ -48,16 +48,14 @@ std::string RenderHotspots(const SectionContext& context) {
   for (size_t i = 0; i < spots.size(); ++i) {
     const analysis::Hotspot& spot = spots[i];
     const analysis::Frame& frame = context.tree.frames()[spot.frame];
-    std::vector<std::string> cells = {std::to_string(i + 1),
-                                      context.Value(spot.exclusive),
-                                      FormatPercent(spot.exclusive,
-                                                    context.total)};
+    std::vector<std::string> cells = {
+        std::to_string(i + 1), context.Value(spot.exclusive),
+        FormatPercent(spot.exclusive, context.total)};
     if (context.calls) cells.push_back(context.Calls(spot.calls));
     cells.push_back(analysis::DisplayName(frame));
     cells.push_back(FormatLocation(frame));
     if (spot.python_caller != analysis::kNoFrame) {
-      cells.push_back(
-          CallerText(context.tree.frames()[spot.python_caller]));
+      cells.push_back(CallerText(context.tree.frames()[spot.python_caller]));
     }
     table.AddRow(std::move(cells));
   }

@@ -45,8 +45,7 @@ std::string MetricLine(const SectionContext& context) {
 }
 
 std::string NoValuesMessage(const SectionContext& context) {
-  std::string message = "No " + context.metric_name +
-                        " values in this profile";
+  std::string message = "No " + context.metric_name + " values in this profile";
   if (context.tree.HasSamples(context.metric)) {
     message += " (all samples are zero)";
   }

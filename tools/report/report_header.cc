@@ -40,8 +40,7 @@ std::string ProcessText(const analysis::SourceInfo& source) {
 std::string VersionsText(const analysis::SourceInfo& source) {
   std::string text;
   for (std::string_view framework : {"python", "torch", "jax", "cuda"}) {
-    std::string version =
-        source.Metadata(std::string(framework) + "_version");
+    std::string version = source.Metadata(std::string(framework) + "_version");
     if (version.empty()) continue;
     text += (text.empty() ? "" : ", ") + std::string(framework) + " " + version;
   }
@@ -84,7 +83,8 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
   }
 
   // Profiles of one job usually share the command; print it once then.
-  std::string command = sources.empty() ? "" : sources[0].Metadata("command_line");
+  std::string command =
+      sources.empty() ? "" : sources[0].Metadata("command_line");
   bool same_command = true;
   for (const analysis::SourceInfo& source : sources) {
     same_command = same_command && source.Metadata("command_line") == command;

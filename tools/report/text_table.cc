@@ -51,8 +51,7 @@ void TextTable::SetMaxWidth(size_t index, size_t max_width) {
   if (index < columns_.size()) columns_[index].max_width = max_width;
 }
 
-void TextTable::FitToWidth(size_t column, size_t line_width,
-                           size_t min_width) {
+void TextTable::FitToWidth(size_t column, size_t line_width, size_t min_width) {
   if (line_width == 0 || column >= columns_.size()) return;
   columns_[column].max_width = 0;
   std::vector<size_t> widths = ColumnWidths();
@@ -83,8 +82,7 @@ std::vector<size_t> TextTable::ColumnWidths() const {
 
 std::string TextTable::Render(bool bold_header) const {
   std::vector<size_t> widths = ColumnWidths();
-  auto render_line = [&](const std::vector<std::string>& cells,
-                         bool truncate) {
+  auto render_line = [&](const std::vector<std::string>& cells, bool truncate) {
     std::string line;
     for (size_t i = 0; i < columns_.size(); ++i) {
       std::string cell = cells[i];
@@ -106,7 +104,8 @@ std::string TextTable::Render(bool bold_header) const {
   std::vector<std::string> headers;
   for (const Column& column : columns_) headers.push_back(column.header);
   std::string out = render_line(headers, false);
-  if (bold_header) out = "\x1b[1m" + out.substr(0, out.size() - 1) + "\x1b[0m\n";
+  if (bold_header)
+    out = "\x1b[1m" + out.substr(0, out.size() - 1) + "\x1b[0m\n";
   for (const auto& row : rows_) out += render_line(row, true);
   return out;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/analysis/bottom_up.h"
@@ -27,6 +29,12 @@ struct TreeGuides {
 
 constexpr TreeGuides kUnicodeGuides{"├─ ", "└─ ", "│  ", "   "};
 constexpr TreeGuides kAsciiGuides{"|- ", "`- ", "|  ", "   "};
+
+// Bound on the bottom-up tree the report builds.
+constexpr size_t kMaxBottomUpNodes = 2'000'000;
+
+// Deepest level whose indentation still grows (3 columns per level).
+constexpr int kMaxGuideDepth = 24;
 
 // How a tree is walked and turned into rows, so top-down and bottom-up share
 // the pruning and guide logic.
@@ -91,7 +99,13 @@ Hidden WalkTree(const SectionContext& context, const TreeShape& shape) {
     stack.pop_back();
     std::string guide;
     std::string child_prefix;
-    if (item.depth > 1) {
+    if (item.depth > kMaxGuideDepth) {
+      // Past this depth the indentation stops growing and the level is
+      // written out, so deep recursion cannot push names off any screen.
+      guide = item.prefix + "[" + std::to_string(item.depth) + "] " +
+              (item.last ? guides.last : guides.branch);
+      child_prefix = item.prefix;
+    } else if (item.depth > 1) {
       guide = item.prefix + (item.last ? guides.last : guides.branch);
       child_prefix = item.prefix + (item.last ? guides.blank : guides.pipe);
     }
@@ -124,7 +138,7 @@ void AddNameColumns(std::vector<TextTable::Column>& columns) {
   columns.push_back({"Location", TextTable::Align::kLeft});
 }
 
-std::string RenderTable(const SectionContext& context, TextTable& table,
+std::string RenderTable(const SectionContext& context, const TextTable& table,
                         const Hidden& hidden, size_t rows) {
   if (rows == 0) {
     return "(no node reaches " + context.MinPercentText() +
@@ -137,9 +151,8 @@ std::string RenderTable(const SectionContext& context, TextTable& table,
 
 std::string RenderTopDown(const SectionContext& context) {
   const analysis::ProfileTree& tree = context.tree;
-  std::vector<TextTable::Column> columns = {{"Inclusive"},
-                                            {"Excl."},
-                                            {"%Total"}};
+  std::vector<TextTable::Column> columns = {
+      {"Inclusive"}, {"Excl."}, {"%Total"}};
   if (context.calls) columns.push_back({"Calls"});
   const size_t name_column = columns.size();
   AddNameColumns(columns);
@@ -184,8 +197,18 @@ std::string RenderTopDown(const SectionContext& context) {
 }
 
 std::string RenderBottomUp(const SectionContext& context) {
+  // Only what can be shown is built; one level past the depth limit is kept
+  // so the note can say how many rows the limit hid.
+  analysis::BottomUpLimits limits;
+  if (context.options.min_percent > 0) limits.min_value = context.Threshold();
+  if (context.options.depth > 0) {
+    limits.max_depth = static_cast<uint32_t>(context.options.depth) + 1;
+  }
+  // Without pruning the full tree holds one node per (leaf, ancestor) pair,
+  // which deep programs make larger than memory; far more than readable.
+  limits.max_nodes = kMaxBottomUpNodes;
   analysis::BottomUpTree callers = analysis::BottomUpTree::Build(
-      context.tree, context.metric, context.calls);
+      context.tree, context.metric, context.calls, limits);
   std::vector<TextTable::Column> columns = {{"Excl."}, {"%Total"}};
   if (context.calls) columns.push_back({"Calls"});
   const size_t name_column = columns.size();
@@ -200,8 +223,9 @@ std::string RenderBottomUp(const SectionContext& context) {
   shape.add_row = [&](uint32_t node, const std::string& guide) {
     const analysis::CallerNode& caller = callers.node(node);
     const Frame& frame = context.tree.frames()[caller.frame];
-    std::vector<std::string> cells = {context.Value(caller.value),
-                                      FormatPercent(caller.value, context.total)};
+    std::vector<std::string> cells = {
+        context.Value(caller.value),
+        FormatPercent(caller.value, context.total)};
     if (context.calls) cells.push_back(context.Calls(caller.calls));
     cells.push_back(guide + analysis::DisplayName(frame));
     cells.push_back(FormatLocation(frame));
@@ -210,9 +234,14 @@ std::string RenderBottomUp(const SectionContext& context) {
   };
   Hidden hidden = WalkTree(context, shape);
   table.FitToWidth(name_column, context.LineWidth());
+  std::string truncated =
+      callers.truncated() ? "(stopped expanding callers after " +
+                                std::to_string(kMaxBottomUpNodes) +
+                                " nodes; raise --min-percent or set --depth)\n"
+                          : "";
   return context.Title("Bottom-up view (exclusive " + context.metric_name +
                        " of each frame, split by its callers)") +
-         "\n" + RenderTable(context, table, hidden, rows);
+         "\n" + RenderTable(context, table, hidden, rows) + truncated;
 }
 
 }  // namespace deepcontext::report

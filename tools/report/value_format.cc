@@ -20,7 +20,7 @@ struct Scale {
 std::string Scaled(double value, const Scale& scale) {
   double x = value / scale.factor;
   double magnitude = std::fabs(x);
-  const char* format = magnitude >= 99.95 ? "%.0f %s"
+  const char* format = magnitude >= 99.95   ? "%.0f %s"
                        : magnitude >= 9.995 ? "%.1f %s"
                                             : "%.2f %s";
   char buffer[64];

@@ -51,11 +51,10 @@ int main(int argc, char** argv) {
   no_gpu.metrics.push_back({"gpu_time", "ns", "GPU kernel time"});
 
   std::string encoded = EncodeProfile(rank0);
-  bool ok = Write(rank0, path("rank0.dctx")) &&
-            Write(rank1, path("rank1.dctx")) &&
-            Write(no_gpu, path("no_gpu.dctx")) &&
-            WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
-            WriteBytes(encoded.substr(0, encoded.size() / 2),
-                       path("truncated.dctx"));
+  bool ok =
+      Write(rank0, path("rank0.dctx")) && Write(rank1, path("rank1.dctx")) &&
+      Write(no_gpu, path("no_gpu.dctx")) &&
+      WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
+      WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx"));
   return ok ? 0 : 1;
 }

@@ -99,5 +99,67 @@ TEST(BottomUpTest, RecursiveCallersAreListedAlongThePath) {
   EXPECT_EQ(callers.node(via_f).children.size(), 1u);
 }
 
+TEST(BottomUpTest, LimitsStopExpansionButKeepValues) {
+  ProfileTree tree = ProfileTree::FromProfile(MakeTrainingProfile());
+  MetricIndex cpu = *tree.FindMetric("cpu_time");
+  BottomUpLimits limits;
+  limits.min_value = 10 * kMs;
+  limits.max_depth = 3;
+  BottomUpTree callers = BottomUpTree::Build(tree, cpu, std::nullopt, limits);
+
+  const CallerNode& root = callers.node(BottomUpTree::kRootNode);
+  ASSERT_EQ(root.children.size(), 7u);  // the top level is always complete
+  // Small frames keep their value but have no callers built.
+  uint32_t small = root.children.back();
+  EXPECT_EQ(Name(tree, callers, small), "<module>");
+  EXPECT_DOUBLE_EQ(callers.node(small).value, 1 * kMs);
+  EXPECT_TRUE(callers.node(small).children.empty());
+  EXPECT_FALSE(callers.node(small).expanded);
+
+  // Large frames are expanded down to depth 3 and no further.
+  uint32_t node = root.children[0];
+  EXPECT_EQ(Name(tree, callers, node), "aten::convolution");
+  for (uint32_t depth = 1; depth < 3; ++depth) {
+    ASSERT_EQ(callers.node(node).children.size(), 1u);
+    node = callers.node(node).children[0];
+  }
+  EXPECT_EQ(callers.node(node).depth, 3u);
+  EXPECT_EQ(Name(tree, callers, node), "[forward]");
+  EXPECT_TRUE(callers.node(node).children.empty());
+  EXPECT_FALSE(callers.node(node).expanded);
+  EXPECT_FALSE(callers.truncated());
+}
+
+TEST(BottomUpTest, NodeBudgetTruncates) {
+  ProfileTree tree = ProfileTree::FromProfile(MakeTrainingProfile());
+  MetricIndex cpu = *tree.FindMetric("cpu_time");
+  BottomUpTree full = BottomUpTree::Build(tree, cpu, std::nullopt);
+  EXPECT_FALSE(full.truncated());
+  BottomUpLimits limits;
+  limits.max_nodes = 10;
+  BottomUpTree capped = BottomUpTree::Build(tree, cpu, std::nullopt, limits);
+  EXPECT_TRUE(capped.truncated());
+  EXPECT_LT(capped.size(), full.size());
+  EXPECT_DOUBLE_EQ(capped.node(BottomUpTree::kRootNode).value, 100 * kMs);
+}
+
+TEST(BottomUpTest, DeepChainsStayLinearInSize) {
+  // A 3000-deep recursion with value only at the bottom: the bottom-up tree
+  // is one chain, built without per-level copies of the whole path.
+  ProfileBuilder b;
+  format::NodeId node = b.Add(0, FrameKind::kThread, "main");
+  for (int i = 0; i < 3000; ++i) {
+    std::string name = "f";
+    name += std::to_string(i % 7);
+    node = b.Add(node, FrameKind::kPythonFrame, name, "r.py", 1);
+  }
+  b.Value(node, "cpu_time", 5);
+  ProfileTree tree = ProfileTree::FromProfile(b.profile());
+  BottomUpTree callers = BottomUpTree::Build(tree, 0, std::nullopt);
+  EXPECT_EQ(callers.size(), 3002u);  // virtual root + 3000 frames + thread
+  EXPECT_DOUBLE_EQ(callers.node(3001).value, 5);
+  EXPECT_EQ(Name(tree, callers, 3001), "thread main");
+}
+
 }  // namespace
 }  // namespace deepcontext::analysis

@@ -76,8 +76,7 @@ TEST(FlatViewTest, SameFrameOnDifferentThreadsIsOneRow) {
   EXPECT_DOUBLE_EQ(backward->calls, 12);
   EXPECT_DOUBLE_EQ(op->exclusive, 6 * kMs);
   EXPECT_DOUBLE_EQ(op->inclusive, 40 * kMs);
-  EXPECT_EQ(DisplayName(tree.frames()[entries[0].frame]),
-            "aten::convolution");
+  EXPECT_EQ(DisplayName(tree.frames()[entries[0].frame]), "aten::convolution");
 }
 
 }  // namespace

@@ -15,8 +15,7 @@ using testing::ProfileBuilder;
 TEST(HotspotsTest, TopFramesByExclusiveValueWithTheirPythonCaller) {
   ProfileTree tree = ProfileTree::FromProfile(MakeTrainingProfile());
   MetricIndex cpu = *tree.FindMetric("cpu_time");
-  std::vector<Hotspot> spots =
-      Hotspots(tree, cpu, 3, tree.FindMetric("calls"));
+  std::vector<Hotspot> spots = Hotspots(tree, cpu, 3, tree.FindMetric("calls"));
   ASSERT_EQ(spots.size(), 3u);
 
   EXPECT_EQ(tree.frames()[spots[0].frame].name, "aten::convolution");

@@ -38,9 +38,9 @@ std::string DefaultName(const ProfileTree& tree) {
 TEST(MetricSelectionTest, PrefersGpuTimeWhenItHasValues) {
   EXPECT_EQ(DefaultName(TreeWith({"calls", "cpu_time", "gpu_time"})),
             "gpu_time");
-  EXPECT_EQ(DefaultName(TreeWith({"calls", "cpu_time", "gpu_time"},
-                                 {"gpu_time"})),
-            "cpu_time");
+  EXPECT_EQ(
+      DefaultName(TreeWith({"calls", "cpu_time", "gpu_time"}, {"gpu_time"})),
+      "cpu_time");
 }
 
 TEST(MetricSelectionTest, FallsBackToCpuTimeThenFirstCostMetric) {

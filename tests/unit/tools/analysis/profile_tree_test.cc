@@ -100,8 +100,7 @@ TEST(ProfileTreeTest, MalformedReferencesAreSkipped) {
   p.nodes.push_back({cycle_a + 1, FrameKind::kOperator, 0, 0, 0});
   p.nodes.push_back({cycle_a, FrameKind::kOperator, 0, 0, 0});
   // A node with string ids out of range is kept with empty strings.
-  format::NodeId bad_strings =
-      static_cast<format::NodeId>(p.nodes.size());
+  format::NodeId bad_strings = static_cast<format::NodeId>(p.nodes.size());
   p.nodes.push_back({0, FrameKind::kOperator, 5000, 6000, 3});
   p.values.push_back({bad_strings, 0, 1, 2, 2, 2});
   p.values.push_back({cycle_a, 0, 1, 100, 100, 100});  // unreachable node

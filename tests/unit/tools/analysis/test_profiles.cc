@@ -33,9 +33,8 @@ format::NodeId ProfileBuilder::Add(format::NodeId parent, FrameKind kind,
 void ProfileBuilder::Value(format::NodeId node, const std::string& metric,
                            double sum, uint64_t count) {
   double mean = count == 0 ? 0 : sum / static_cast<double>(count);
-  profile_.values.push_back(
-      format::MetricValue{node, Metric(metric), count, sum, mean / 2,
-                          mean * 2});
+  profile_.values.push_back(format::MetricValue{node, Metric(metric), count,
+                                                sum, mean / 2, mean * 2});
 }
 
 void ProfileBuilder::Meta(const std::string& key, const std::string& value) {
@@ -78,8 +77,7 @@ format::Profile MakeTrainingProfile(TrainingNodes* out) {
                     "/usr/lib/python3/site-packages/mylib/model.py", 10);
   n.phase_forward = b.Add(n.forward, FrameKind::kPhase, "forward");
   n.conv2d = b.Add(n.phase_forward, FrameKind::kOperator, "aten::conv2d");
-  n.convolution =
-      b.Add(n.conv2d, FrameKind::kOperator, "aten::convolution");
+  n.convolution = b.Add(n.conv2d, FrameKind::kOperator, "aten::convolution");
   n.phase_backward = b.Add(n.forward, FrameKind::kPhase, "[backward]");
   n.conv_backward_op =
       b.Add(n.phase_backward, FrameKind::kOperator, "ConvolutionBackward0");
@@ -101,8 +99,8 @@ format::Profile MakeTrainingProfile(TrainingNodes* out) {
   b.Value(n.conv_backward, "cpu_time", 30 * kMs, 10);
   b.Value(n.autograd_conv_backward_op, "cpu_time", 1 * kMs, 2);
   b.Value(n.autograd_conv_backward, "cpu_time", 4 * kMs, 2);
-  for (format::NodeId op : {n.conv2d, n.convolution, n.conv_backward_op,
-                            n.conv_backward}) {
+  for (format::NodeId op :
+       {n.conv2d, n.convolution, n.conv_backward_op, n.conv_backward}) {
     b.Value(op, "calls", 10, 10);
   }
   b.Value(n.autograd_conv_backward_op, "calls", 2, 2);

@@ -105,7 +105,7 @@ TEST(JsonExportTest, ExclusiveStatsAndInclusiveValues) {
   std::vector<std::string> conv2d = forward;
   conv2d.insert(conv2d.end(), {"[forward]", "aten::conv2d"});
 
-  const json& conv = NodeAt(doc, tree, conv2d);
+  const json conv = NodeAt(doc, tree, conv2d);
   EXPECT_EQ(conv["kind"], "operator");
   EXPECT_EQ(conv["name"], "aten::conv2d");
   const json& cpu = conv["exclusive"]["cpu_time"];
@@ -119,7 +119,7 @@ TEST(JsonExportTest, ExclusiveStatsAndInclusiveValues) {
   EXPECT_DOUBLE_EQ(conv["inclusive"]["cpu_time"].get<double>(), 54 * kMs);
   EXPECT_DOUBLE_EQ(conv["inclusive"]["calls"].get<double>(), 20);
 
-  const json& python = NodeAt(doc, tree, forward);
+  const json python = NodeAt(doc, tree, forward);
   EXPECT_EQ(python["kind"], "python");
   EXPECT_EQ(python["file"], "/usr/lib/python3/site-packages/mylib/model.py");
   EXPECT_EQ(python["line"], 10);
@@ -129,7 +129,7 @@ TEST(JsonExportTest, ExclusiveStatsAndInclusiveValues) {
   EXPECT_FALSE(python["exclusive"].contains("calls"));
   EXPECT_DOUBLE_EQ(python["inclusive"]["cpu_time"].get<double>(), 92 * kMs);
 
-  const json& thread = NodeAt(doc, tree, {"thread main"});
+  const json thread = NodeAt(doc, tree, {"thread main"});
   EXPECT_EQ(thread["kind"], "thread");
   EXPECT_EQ(thread["name"], "main");
   EXPECT_TRUE(thread["exclusive"].empty());
@@ -151,13 +151,13 @@ TEST(JsonExportTest, ZeroValuesFollowTheListingRules) {
   json doc = Export(tree);
 
   // Sampled but summing to zero: listed as exclusive, not as inclusive.
-  const json& idle = NodeAt(doc, tree, {"thread main", "idle"});
+  const json idle = NodeAt(doc, tree, {"thread main", "idle"});
   EXPECT_EQ(idle["kind"], format::FrameKindName(FrameKind::kUserScope));
   EXPECT_EQ(idle["exclusive"]["cpu_time"]["count"], 3);
   EXPECT_DOUBLE_EQ(idle["exclusive"]["cpu_time"]["sum"].get<double>(), 0);
   EXPECT_TRUE(idle["inclusive"].empty());
 
-  const json& empty = NodeAt(doc, tree, {"thread main", "aten::empty"});
+  const json empty = NodeAt(doc, tree, {"thread main", "aten::empty"});
   EXPECT_TRUE(empty["exclusive"].is_object());
   EXPECT_TRUE(empty["exclusive"].empty());
   EXPECT_TRUE(empty["inclusive"].is_object());
@@ -165,7 +165,7 @@ TEST(JsonExportTest, ZeroValuesFollowTheListingRules) {
   EXPECT_TRUE(empty["children"].is_array());
   EXPECT_TRUE(empty["children"].empty());
 
-  const json& main = NodeAt(doc, tree, {"thread main"});
+  const json main = NodeAt(doc, tree, {"thread main"});
   EXPECT_EQ(main["exclusive"].size(), 1u);
   EXPECT_DOUBLE_EQ(main["inclusive"]["calls"].get<double>(), 1);
   EXPECT_FALSE(main["inclusive"].contains("cpu_time"));

@@ -78,7 +78,8 @@ TEST_F(ReportTest, HeaderDescribesTheRun) {
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0], "DeepContext report");
   EXPECT_EQ(LineWith(lines, "Profile:"), "Profile:   runs/a.dctx");
-  EXPECT_EQ(LineWith(lines, "Command:"), "Command:   python train.py --epochs 1");
+  EXPECT_EQ(LineWith(lines, "Command:"),
+            "Command:   python train.py --epochs 1");
   EXPECT_EQ(LineWith(lines, "Process:"),
             "Process:   pid 4242, host gpu01, rank 0");
   EXPECT_EQ(LineWith(lines, "Duration:"), "Duration:  2.00 s");
@@ -321,6 +322,30 @@ TEST(ReportMultiProfileTest, ProcessesAreShownSideBySide) {
             std::string::npos)
       << table[2];
   EXPECT_EQ(table[3], "(4 nodes deeper than --depth 1 not shown)");
+}
+
+TEST(ReportDeepTreeTest, IndentationStopsGrowingOnDeepChains) {
+  ProfileBuilder b;
+  format::NodeId node = b.Add(0, FrameKind::kThread, "main");
+  for (int i = 2; i <= 40; ++i) {
+    std::string name = "level";
+    name += std::to_string(i);
+    node = b.Add(node, FrameKind::kPythonFrame, name, "deep.py",
+                 static_cast<uint32_t>(i));
+  }
+  b.Value(node, "cpu_time", 1);
+  ProfileTree tree = ProfileTree::FromProfile(b.profile());
+  std::vector<std::string> table =
+      Section(RenderReport(tree, ReportOptions{}), "Top-down view");
+  ASSERT_EQ(table.size(), 41u);  // header + 40 levels
+  std::string level24 = LineWith(table, "level24 ");
+  std::string level25 = LineWith(table, "level25 ");
+  std::string level40 = LineWith(table, "level40 ");
+  EXPECT_EQ(level24.find("["), std::string::npos) << level24;
+  EXPECT_NE(level25.find("[25] └─ level25"), std::string::npos) << level25;
+  EXPECT_NE(level40.find("[40] └─ level40"), std::string::npos) << level40;
+  // Same indentation from level 25 on.
+  EXPECT_EQ(level25.find("[25]"), level40.find("[40]"));
 }
 
 TEST(ReportViewTest, ParseAndName) {

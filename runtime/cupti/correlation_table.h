@@ -1,0 +1,119 @@
+// Correlation id -> launch context, shared between the threads that launch
+// GPU work (insert at API entry) and the activity-processing thread (look up
+// when a record arrives). Sharded so concurrent launches rarely contend.
+// Records that arrive before their launch is known are parked in the same
+// entry and handed back once the launch shows up.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "runtime/cupti/gpu_records.h"
+
+namespace deepcontext::cupti {
+
+// An activity record waiting for its launch.
+using PendingRecord =
+    std::variant<KernelRecord, MemcpyRecord, MemsetRecord, SyncRecord>;
+
+// What attribution needs to know about a launch. The API name is copied
+// into a fixed buffer so that inserting never allocates for the name.
+struct LaunchInfo {
+  static constexpr size_t kMaxApiName = 47;
+  ContextId context = 0;
+  uint64_t thread = 0;
+  uint32_t expected_records = 1;
+  uint8_t api_name_length = 0;
+  char api_name_chars[kMaxApiName] = {};
+
+  void SetApiName(std::string_view name);
+  std::string_view api_name() const {
+    return std::string_view(api_name_chars, api_name_length);
+  }
+};
+
+class CorrelationTable {
+ public:
+  // Keeps at most about `max_launches` launches; beyond that the oldest
+  // (smallest correlation ids, which the vendor hands out in increasing
+  // order) of a shard are evicted, so launches whose records never come
+  // (kinds not traced, failed calls) cannot grow the table without bound.
+  // At most `max_parked` records wait for launches at any time.
+  CorrelationTable(size_t max_launches, size_t max_parked);
+
+  // Records a launch. Returns true when records were already parked for it;
+  // its id is then queued for TakeReady(). [any thread]
+  bool AddLaunch(const LaunchRecord& launch);
+
+  // If the launch of `correlation_id` is known: counts one record against
+  // it (erasing it when all expected records arrived), copies it to *info
+  // and returns true. [any thread]
+  bool Claim(uint64_t correlation_id, LaunchInfo* info);
+
+  enum class ParkResult { kParked, kLaunched, kFull };
+  // Parks `record` until its launch arrives. If the launch arrived in the
+  // meantime, claims it like Claim() and returns kLaunched without taking
+  // the record; kFull when max_parked records are already waiting.
+  ParkResult Park(uint64_t correlation_id, PendingRecord&& record,
+                  LaunchInfo* info);
+
+  // Calls visit(info, records) for every launch that arrived after records
+  // had been parked for it, handing over (and counting) those records.
+  void TakeReady(
+      const std::function<void(const LaunchInfo&, std::vector<PendingRecord>&)>&
+          visit);
+
+  // Hands over every parked record: visit(info, records) with info == nullptr
+  // when the launch never arrived. Then forgets those entries and launches
+  // that expect an unknown number of records (graph launches); launches
+  // still expecting a known number of records are kept.
+  void Flush(
+      const std::function<void(const LaunchInfo*, std::vector<PendingRecord>&)>&
+          visit);
+
+  size_t parked() const { return parked_.load(std::memory_order_relaxed); }
+  uint64_t evicted() const { return evicted_.load(std::memory_order_relaxed); }
+  // Number of entries (launches and parked-only ids); for tests.
+  size_t size() const;
+
+ private:
+  static constexpr size_t kShards = 64;
+  struct Entry {
+    LaunchInfo launch;
+    bool launched = false;
+    uint32_t seen = 0;
+    std::vector<PendingRecord> parked;
+  };
+  struct alignas(64) Shard {
+    mutable std::mutex mutex;  // guards entries
+    std::unordered_map<uint64_t, Entry> entries;
+  };
+
+  Shard& ShardOf(uint64_t correlation_id) {
+    return shards_[correlation_id % kShards];
+  }
+  // Counts one record against a launched entry; erases it when done.
+  void CountRecord(Shard& shard,
+                   std::unordered_map<uint64_t, Entry>::iterator it,
+                   uint32_t records);
+  void EvictOldest(Shard& shard);
+
+  const size_t max_per_shard_;
+  const size_t max_parked_;
+  std::array<Shard, kShards> shards_;
+  std::atomic<size_t> parked_{0};
+  std::atomic<uint64_t> evicted_{0};
+  std::mutex ready_mutex_;  // guards ready_
+  std::vector<uint64_t> ready_;
+  std::atomic<bool> has_ready_{false};
+};
+
+}  // namespace deepcontext::cupti

@@ -1,0 +1,29 @@
+// The CUPTI entry points the backend uses, resolved by CuptiLibrary. This is
+// the only header of the runtime that includes the vendor's cupti.h;
+// include it from the CUPTI backend's .cc files only, never from headers.
+#pragma once
+
+#include <cupti.h>
+
+namespace deepcontext::cupti {
+
+struct CuptiFunctions {
+  decltype(&::cuptiGetVersion) get_version = nullptr;
+  decltype(&::cuptiGetResultString) get_result_string = nullptr;
+  decltype(&::cuptiSubscribe) subscribe = nullptr;
+  decltype(&::cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&::cuptiEnableDomain) enable_domain = nullptr;
+  decltype(&::cuptiEnableCallback) enable_callback = nullptr;
+  decltype(&::cuptiActivityEnable) activity_enable = nullptr;
+  decltype(&::cuptiActivityDisable) activity_disable = nullptr;
+  decltype(&::cuptiActivityRegisterCallbacks) activity_register_callbacks = nullptr;
+  decltype(&::cuptiActivityFlushAll) activity_flush_all = nullptr;
+  decltype(&::cuptiActivityGetNextRecord) activity_get_next_record = nullptr;
+  decltype(&::cuptiActivityGetNumDroppedRecords) activity_get_num_dropped_records =
+      nullptr;
+  decltype(&::cuptiGetCallbackName) get_callback_name = nullptr;
+  decltype(&::cuptiGetGraphNodeId) get_graph_node_id = nullptr;
+  decltype(&::cuptiFinalize) finalize = nullptr;
+};
+
+}  // namespace deepcontext::cupti

@@ -1,0 +1,241 @@
+#include "runtime/native/native_stack.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#if defined(DEEPCONTEXT_HAVE_LIBUNWIND)
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
+namespace deepcontext::native {
+namespace {
+
+// Frames of this file between the public entry points and the unwinder,
+// plus room for `skip`, are captured into a private buffer first.
+constexpr int kInternalSlack = 16;
+constexpr int kMaxSkip = 64;
+constexpr int kRawCapacity = kMaxNativeDepth + kInternalSlack + kMaxSkip;
+
+using UnwBacktraceFn = int (*)(void**, int);
+#if defined(DEEPCONTEXT_HAVE_LIBUNWIND)
+static_assert(std::is_same_v<decltype(&::unw_backtrace), UnwBacktraceFn>,
+              "unw_backtrace changed its signature");
+#endif
+
+// nongnu libunwind's soname; LLVM's libunwind is libunwind.so.1 and has a
+// different API, so it must not be picked up by accident.
+constexpr const char* kLibunwindSoname = "libunwind.so.8";
+
+UnwBacktraceFn LoadLibunwind() {
+  static const UnwBacktraceFn fn = []() -> UnwBacktraceFn {
+    void* handle = dlopen(kLibunwindSoname, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return nullptr;
+    // Kept loaded for the process lifetime: captured stacks may still be
+    // in flight on other threads.
+    return reinterpret_cast<UnwBacktraceFn>(dlsym(handle, "unw_backtrace"));
+  }();
+  return fn;
+}
+
+bool PrimeGlibcBacktrace() {
+  // The first backtrace() call dlopens libgcc_s; do it here rather than
+  // inside a callback.
+  static const bool primed = [] {
+    void* frames[4];
+    return backtrace(frames, 4) > 0;
+  }();
+  return primed;
+}
+
+struct StackBounds {
+  uintptr_t low = 0;
+  uintptr_t high = 0;
+  bool known = false;
+  bool queried = false;
+};
+
+// The calling thread's stack range, looked up once per thread
+// (pthread_getattr_np reads /proc/self/maps for the main thread).
+const StackBounds& ThreadStackBounds() {
+  static thread_local StackBounds bounds;
+  if (!bounds.queried) {
+    bounds.queried = true;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* addr = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &addr, &size) == 0 && size > 0) {
+        bounds.low = reinterpret_cast<uintptr_t>(addr);
+        bounds.high = bounds.low + size;
+        bounds.known = true;
+      }
+      pthread_attr_destroy(&attr);
+    }
+  }
+  return bounds;
+}
+
+// Follows the chain of {saved frame pointer, return address} records that
+// x86-64 and AArch64 code built with frame pointers keeps. Every link is
+// checked (inside this thread's stack, aligned, strictly outward) so a
+// frame-pointer-less function in between ends the walk instead of sending it
+// into arbitrary memory. Reads caller frames outside any object, hence no
+// ASan instrumentation.
+__attribute__((noinline, no_sanitize("address"))) int WalkFramePointers(
+    void** out, int max) {
+  const StackBounds& bounds = ThreadStackBounds();
+  auto fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  // Without known bounds, allow the walk to move at most this far per frame.
+  constexpr uintptr_t kMaxFrameSize = uintptr_t{1} << 20;
+  int n = 0;
+  while (n < max) {
+    if (fp == 0 || fp % sizeof(uintptr_t) != 0) break;
+    if (bounds.known &&
+        (fp < bounds.low || fp + 2 * sizeof(uintptr_t) > bounds.high)) {
+      break;
+    }
+    const auto* record = reinterpret_cast<const uintptr_t*>(fp);
+    const uintptr_t next = record[0];
+    const uintptr_t ret = record[1];
+    if (ret == 0) break;
+    out[n++] = reinterpret_cast<void*>(ret);
+    if (next <= fp) break;
+    if (!bounds.known && next - fp > kMaxFrameSize) break;
+    fp = next;
+  }
+  return n;
+}
+
+__attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
+                                        int max) {
+  int n = 0;
+  switch (kind) {
+    case UnwinderKind::kLibunwind: {
+      const UnwBacktraceFn fn = LoadLibunwind();
+      if (fn != nullptr) {
+        n = fn(raw, max);
+        break;
+      }
+      n = backtrace(raw, max);
+      break;
+    }
+    case UnwinderKind::kGlibcBacktrace:
+      n = backtrace(raw, max);
+      break;
+    case UnwinderKind::kFramePointer:
+      n = WalkFramePointers(raw, max);
+      break;
+  }
+  // Keeps this call from being a tail call, so the frame layout the caller
+  // relies on stays the same at every optimization level.
+  asm volatile("" ::: "memory");
+  return n < 0 ? 0 : n;
+}
+
+// `caller_return` is the return address of the public entry point; every
+// frame inside this file is innermost of it and is dropped.
+__attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
+                                          uintptr_t caller_return,
+                                          uintptr_t* pcs, int max, int skip) {
+  if (pcs == nullptr || max <= 0) return 0;
+  max = std::min(max, kMaxNativeDepth);
+  skip = std::clamp(skip, 0, kMaxSkip);
+  void* raw[kRawCapacity];
+  const int want = std::min(max + skip + kInternalSlack, kRawCapacity);
+  const int n = UnwindRaw(kind, raw, want);
+  int first = 0;
+  const int scan = std::min(n, kInternalSlack);
+  while (first < scan &&
+         reinterpret_cast<uintptr_t>(raw[first]) != caller_return) {
+    ++first;
+  }
+  // Not found (an unwinder that lost our own frames): keep what it saw.
+  if (first == scan) first = 0;
+  first += skip;
+  if (first >= n) return 0;
+  const int count = std::min(n - first, max);
+  // Innermost-first raw frames become outermost-first output.
+  for (int i = 0; i < count; ++i) {
+    pcs[i] = reinterpret_cast<uintptr_t>(raw[first + count - 1 - i]);
+  }
+  asm volatile("" ::: "memory");
+  return count;
+}
+
+}  // namespace
+
+const char* UnwinderKindName(UnwinderKind kind) {
+  switch (kind) {
+    case UnwinderKind::kLibunwind:
+      return "libunwind";
+    case UnwinderKind::kGlibcBacktrace:
+      return "glibc-backtrace";
+    case UnwinderKind::kFramePointer:
+      return "frame-pointer";
+  }
+  return "unknown";
+}
+
+bool ParseUnwinderKind(std::string_view name, UnwinderKind* kind) {
+  for (UnwinderKind k :
+       {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace,
+        UnwinderKind::kFramePointer}) {
+    if (name == UnwinderKindName(k)) {
+      *kind = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool UnwinderAvailable(UnwinderKind kind) {
+  switch (kind) {
+    case UnwinderKind::kLibunwind:
+      return LoadLibunwind() != nullptr;
+    case UnwinderKind::kGlibcBacktrace:
+      return PrimeGlibcBacktrace();
+    case UnwinderKind::kFramePointer:
+      return true;
+  }
+  return false;
+}
+
+Unwinder::Unwinder(UnwinderKind kind) : kind_(kind) {
+  if (!UnwinderAvailable(kind_)) {
+    kind_ = UnwinderAvailable(UnwinderKind::kLibunwind)
+                ? UnwinderKind::kLibunwind
+                : UnwinderKind::kGlibcBacktrace;
+  }
+  if (kind_ == UnwinderKind::kGlibcBacktrace) PrimeGlibcBacktrace();
+}
+
+const Unwinder& Unwinder::Default() {
+  static const Unwinder unwinder(UnwinderKind::kLibunwind);
+  return unwinder;
+}
+
+__attribute__((noinline)) int Unwinder::Capture(uintptr_t* pcs, int max,
+                                                int skip) const {
+  const int n =
+      CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                  pcs, max, skip);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+__attribute__((noinline)) int CaptureNativeStack(uintptr_t* pcs, int max,
+                                                 int skip) {
+  const int n = CaptureFrom(
+      Unwinder::Default().kind(),
+      reinterpret_cast<uintptr_t>(__builtin_return_address(0)), pcs, max,
+      skip);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+}  // namespace deepcontext::native

@@ -1,0 +1,78 @@
+// Captures the calling thread's native (C/C++) return addresses.
+//
+// Capture sits on the op / GPU-API callback path, so it never allocates
+// (after the first call on a thread), never takes the GIL and never
+// symbolizes: it records raw return addresses, which the symbolizer turns
+// into names at exit. Three unwinders exist because none is available or
+// complete everywhere:
+//   - libunwind (nongnu, libunwind.so.8) via unw_backtrace: DWARF CFI based,
+//     correct without frame pointers, fast thanks to its per-thread frame
+//     cache. It is loaded with dlopen(RTLD_LOCAL) rather than linked: the
+//     library also exports _Unwind_RaiseException & co., and linking it into
+//     an injected runtime would reroute the C++ exceptions of the whole
+//     profiled process through it.
+//   - glibc backtrace(): libgcc's DWARF unwinder; always present, correct,
+//     but several times slower.
+//   - frame pointers: fastest, yet only as complete as the least
+//     frame-pointer-friendly library on the stack (CPython before 3.15 and the
+//     torch / jaxlib wheels omit them), so it is never the default.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace deepcontext::native {
+
+// Deepest native stack kept per capture (innermost frames win).
+inline constexpr int kMaxNativeDepth = 256;
+
+enum class UnwinderKind : uint8_t {
+  kLibunwind = 0,
+  kGlibcBacktrace = 1,
+  kFramePointer = 2,
+};
+
+// "libunwind", "glibc-backtrace" or "frame-pointer": the name recorded in a
+// profile's metadata.
+const char* UnwinderKindName(UnwinderKind kind);
+
+// Parses a name written by UnwinderKindName; false when unknown.
+bool ParseUnwinderKind(std::string_view name, UnwinderKind* kind);
+
+// Whether `kind` works in this process. The first call for kLibunwind tries
+// to load libunwind.so.8 (not async-signal-safe; call it at start-up).
+bool UnwinderAvailable(UnwinderKind kind);
+
+// One way of unwinding the calling thread. Cheap to copy.
+class Unwinder {
+ public:
+  // `kind` when available, otherwise the best available one (libunwind,
+  // then glibc backtrace, which always works).
+  explicit Unwinder(UnwinderKind kind);
+
+  // The best available unwinder of this process, chosen on first use.
+  static const Unwinder& Default();
+
+  UnwinderKind kind() const { return kind_; }
+
+  // Name of the unwinder actually used, for profile metadata.
+  const char* Name() const { return UnwinderKindName(kind_); }
+
+  // Writes up to `max` return addresses, OUTERMOST FIRST, and returns how
+  // many. The innermost one is the return address into the caller of
+  // Capture (i.e. a pc inside that caller); `skip` drops that many more
+  // innermost frames. When the stack is deeper, the innermost `max` frames
+  // are kept. Return addresses point after the call instruction: symbolize
+  // `pc - 1`. [any thread, no GIL] Allocation-free after the thread's first
+  // call (libunwind and libgcc set up per-thread caches then).
+  int Capture(uintptr_t* pcs, int max, int skip) const;
+
+ private:
+  UnwinderKind kind_;
+};
+
+// Unwinder::Default().Capture(pcs, max, skip), with the same contract: the
+// innermost frame written is the caller of CaptureNativeStack.
+int CaptureNativeStack(uintptr_t* pcs, int max, int skip);
+
+}  // namespace deepcontext::native

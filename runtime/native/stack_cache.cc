@@ -1,0 +1,150 @@
+#include "runtime/native/stack_cache.h"
+
+#include <atomic>
+#include <cstring>
+#include <new>
+
+#include "runtime/native/native_stack.h"
+
+namespace deepcontext::native {
+namespace {
+
+constexpr size_t kWordChunk = size_t{1} << 16;
+constexpr size_t kInitialIndex = size_t{1} << 12;
+constexpr int kThreadCacheSlots = 256;
+
+std::atomic<uint64_t> g_next_serial{1};
+
+// Direct-mapped cache of recently interned stacks, per thread. Entries are
+// immutable once their id was handed out, so a thread that got an id can
+// read its entry again without the lock.
+struct ThreadCache {
+  uint64_t serial = 0;
+  struct Slot {
+    uint64_t hash = 0;
+    StackId id = kNoStack;
+  } slots[kThreadCacheSlots];
+};
+
+ThreadCache& LocalCache(uint64_t serial) {
+  static thread_local ThreadCache cache;
+  if (cache.serial != serial) {
+    cache = ThreadCache{};
+    cache.serial = serial;
+  }
+  return cache;
+}
+
+}  // namespace
+
+StackTable::StackTable()
+    : serial_(g_next_serial.fetch_add(1, std::memory_order_relaxed)),
+      index_(kInitialIndex, kNoStack) {}
+
+StackTable::~StackTable() = default;
+
+uint64_t StackTable::Hash(const uintptr_t* pcs, int count) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(count);
+  for (int i = 0; i < count; ++i) {
+    h = (h ^ static_cast<uint64_t>(pcs[i])) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+bool StackTable::Matches(const Entry& entry, uint64_t hash,
+                         const uintptr_t* pcs, int count) const {
+  return entry.hash == hash && entry.count == static_cast<uint32_t>(count) &&
+         std::memcmp(entry.pcs, pcs, sizeof(uintptr_t) * count) == 0;
+}
+
+StackId StackTable::Intern(const uintptr_t* pcs, int count) {
+  if (pcs == nullptr || count <= 0 || count > kMaxNativeDepth) {
+    return kNoStack;
+  }
+  const uint64_t hash = Hash(pcs, count);
+  ThreadCache& cache = LocalCache(serial_);
+  ThreadCache::Slot& slot = cache.slots[hash % kThreadCacheSlots];
+  if (slot.id != kNoStack && slot.hash == hash) {
+    const Entry* entry = entries_.At(slot.id - 1);
+    if (entry != nullptr && Matches(*entry, hash, pcs, count)) return slot.id;
+  }
+  StackId id;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    id = InternLocked(hash, pcs, count);
+  }
+  if (id != kNoStack) {
+    slot.hash = hash;
+    slot.id = id;
+  }
+  return id;
+}
+
+StackId StackTable::InternLocked(uint64_t hash, const uintptr_t* pcs,
+                                 int count) {
+  const size_t mask = index_.size() - 1;
+  size_t i = hash & mask;
+  for (; index_[i] != kNoStack; i = (i + 1) & mask) {
+    const Entry* entry = entries_.At(index_[i] - 1);
+    if (Matches(*entry, hash, pcs, count)) return index_[i];
+  }
+  if (size_ >= kMaxStacks) return kNoStack;
+  uintptr_t* words = AllocateWords(static_cast<size_t>(count));
+  if (words == nullptr) return kNoStack;
+  size_t slot_index = 0;
+  Entry* entry = entries_.Append(&slot_index);
+  if (entry == nullptr) return kNoStack;
+  std::memcpy(words, pcs, sizeof(uintptr_t) * count);
+  entry->pcs = words;
+  entry->count = static_cast<uint32_t>(count);
+  entry->hash = hash;
+  const StackId id = static_cast<StackId>(slot_index + 1);
+  index_[i] = id;
+  ++size_;
+  // Keep the load factor at most 1/2 so probes stay short.
+  if (size_ * 2 > index_.size()) GrowIndex();
+  return id;
+}
+
+uintptr_t* StackTable::AllocateWords(size_t count) {
+  if (words_ + count > kMaxWords) return nullptr;
+  // A stack never straddles two chunks: its span must be contiguous.
+  if (word_chunks_.empty() || chunk_used_ + count > kWordChunk) {
+    std::unique_ptr<uintptr_t[]> chunk(new (std::nothrow)
+                                           uintptr_t[kWordChunk]);
+    if (chunk == nullptr) return nullptr;
+    word_chunks_.push_back(std::move(chunk));
+    chunk_used_ = 0;
+  }
+  uintptr_t* words = word_chunks_.back().get() + chunk_used_;
+  chunk_used_ += count;
+  words_ += count;
+  return words;
+}
+
+void StackTable::GrowIndex() {
+  std::vector<StackId> grown(index_.size() * 2, kNoStack);
+  const size_t mask = grown.size() - 1;
+  for (StackId id : index_) {
+    if (id == kNoStack) continue;
+    size_t i = entries_.At(id - 1)->hash & mask;
+    while (grown[i] != kNoStack) i = (i + 1) & mask;
+    grown[i] = id;
+  }
+  index_.swap(grown);
+}
+
+std::span<const uintptr_t> StackTable::Get(StackId id) const {
+  if (id == kNoStack) return {};
+  const Entry* entry = entries_.At(id - 1);
+  if (entry == nullptr || entry->pcs == nullptr) return {};
+  return {entry->pcs, entry->count};
+}
+
+size_t StackTable::size() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return size_;
+}
+
+}  // namespace deepcontext::native

@@ -1,0 +1,72 @@
+// Turns captured return addresses into readable frames, off the hot path
+// (at exit or in a background step).
+//
+// Two back ends: elfutils libdw (full .symtab / separate debug info and
+// file:line, when the build found libdw) and dladdr (the dynamic symbol
+// table only: exported functions). Both demangle C++ names. A pc that no
+// symbol covers is shown as "libfoo.so+0x1234" (module file name and offset
+// of the pc from the load bias, i.e. an ELF virtual address usable with
+// addr2line), never as the name of an unrelated neighbouring symbol.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "runtime/native/module_map.h"
+
+namespace deepcontext::native {
+
+// One symbolized pc.
+struct SymbolizedFrame {
+  std::string function;  // demangled; "" when unknown
+  std::string module;    // module path; "" when the pc is in no module
+  uintptr_t module_offset = 0;  // pc - module load bias (or the pc itself)
+  std::string file;             // source file; "" when unknown
+  int line = 0;                 // 0 when unknown
+
+  // `function`, else "libfoo.so+0x1234", else "0x7f...".
+  std::string DisplayName() const;
+};
+
+// Demangles an Itanium C++ ABI name; returns `name` unchanged when it is not
+// a mangled name.
+std::string Demangle(const char* name);
+
+class Symbolizer {
+ public:
+  struct Options {
+    // Use libdw when built with it; false forces the dladdr back end.
+    bool use_debug_info = true;
+  };
+
+  // Symbolizes against `modules`, a snapshot taken while the captured
+  // libraries were loaded.
+  explicit Symbolizer(ModuleMap modules);
+  Symbolizer(ModuleMap modules, Options options);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // "libdw" or "dladdr": the back end in use.
+  const char* BackendName() const;
+
+  // Symbolizes a return address as captured by CaptureNativeStack (the
+  // lookup uses pc - 1, the call instruction). Results are cached per pc.
+  // Not thread-safe.
+  const SymbolizedFrame& Symbolize(uintptr_t pc);
+
+  const ModuleMap& modules() const { return modules_; }
+
+ private:
+  class DebugInfo;  // libdw session, defined only in libdw builds
+
+  SymbolizedFrame Lookup(uintptr_t pc) const;
+
+  ModuleMap modules_;
+  std::unique_ptr<DebugInfo> debug_info_;
+  std::unordered_map<uintptr_t, SymbolizedFrame> cache_;
+};
+
+}  // namespace deepcontext::native

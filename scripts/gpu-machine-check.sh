@@ -1,0 +1,37 @@
+#!/bin/bash
+# Builds and tests DeepContext on the GPU machine (no network, no apt) in
+# one go: header-only / static build dependencies travel as Debian packages
+# in .deps/ (see README "GPU machine"), are unpacked into a private prefix,
+# then the project is built and every test plus the CPU benchmark runs with
+# the machine's own Python and torch. Logs go to $OUT (or ./gpu-check-out).
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-check-out}
+mkdir -p "$OUT"
+PREFIX=/tmp/deepcontext-deps
+BUILD=${BUILD:-build-gpu}
+PYTHON=${PYTHON:-$(command -v python3)}
+
+mkdir -p "$PREFIX"
+for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
+
+extra=()
+if [ ! -f /usr/include/zlib.h ]; then
+  libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
+  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include" "-DZLIB_LIBRARY=$libz")
+fi
+
+{
+  echo "== machine"; uname -a; nvidia-smi -L 2>&1 | head -2
+  "$PYTHON" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.cuda.is_available())'
+  g++ --version | head -1
+} 2>&1 | tee "$OUT/machine.txt"
+
+set -e
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
+      -DDEEPCONTEXT_PYTHON="$PYTHON" "${extra[@]}" 2>&1 | tail -5
+cmake --build "$BUILD" 2>&1 | tee "$OUT/build.log" | grep -E "warning|error" | head -20 || true
+set +e
+ctest --test-dir "$BUILD" --output-on-failure -j 8 2>&1 | tee "$OUT/ctest.log" | tail -15
+./scripts/demo.sh "$BUILD" "$PYTHON" > "$OUT/demo.txt" 2>&1; echo "demo exit $?"
+head -60 "$OUT/demo.txt"
+"$PYTHON" bench/cpu_overhead.py --build "$BUILD" --python "$PYTHON" 2>&1 | tee "$OUT/bench.txt"

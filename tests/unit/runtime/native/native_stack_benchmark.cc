@@ -1,0 +1,124 @@
+// Cost of capturing a native stack, per unwinder, and of mapping it to a
+// calling context with and without stack interning. Not a test: run it by
+// hand (timings depend on the machine).
+//
+//   native_stack_benchmark --benchmark_filter=Capture
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/native/native_stack.h"
+#include "runtime/native/stack_cache.h"
+#include "tests/unit/runtime/native/call_chain.h"
+
+namespace deepcontext::native {
+namespace {
+
+// Recursion levels added on top of the benchmark's own ~8 frames: about 25
+// frames per capture in total.
+constexpr int kDepth = 17;
+
+void BM_Capture(benchmark::State& state, UnwinderKind kind) {
+  if (!UnwinderAvailable(kind)) {
+    state.SkipWithError("unwinder not available");
+    return;
+  }
+  const Unwinder unwinder(kind);
+  uintptr_t pcs[kMaxNativeDepth];
+  int frames = 0;
+  for (auto _ : state) {
+    frames = native_chain::CaptureAtDepth(unwinder, kDepth, pcs,
+                                          kMaxNativeDepth);
+    benchmark::DoNotOptimize(pcs);
+  }
+  state.counters["frames"] = frames;
+}
+BENCHMARK_CAPTURE(BM_Capture, libunwind, UnwinderKind::kLibunwind);
+BENCHMARK_CAPTURE(BM_Capture, glibc_backtrace, UnwinderKind::kGlibcBacktrace);
+BENCHMARK_CAPTURE(BM_Capture, frame_pointer, UnwinderKind::kFramePointer);
+
+// What a call-path builder does per event to find the context of a native
+// path: either one child lookup per frame in the context tree (no cache),
+// or one interning of the whole array plus an array read (cache).
+struct PathMapper {
+  struct PairHash {
+    size_t operator()(const std::pair<uint64_t, uintptr_t>& key) const {
+      return std::hash<uint64_t>{}(key.first * 0x9e3779b97f4a7c15ULL ^
+                                   key.second);
+    }
+  };
+  std::unordered_map<std::pair<uint64_t, uintptr_t>, uint64_t, PairHash> tree;
+  StackTable stacks;
+  std::vector<uint64_t> context_of_stack;
+  bool use_cache = false;
+  uint64_t last = 0;
+  int frames = 0;
+
+  uint64_t WalkTree(const uintptr_t* pcs, int n) {
+    uint64_t node = 1;
+    for (int i = 0; i < n; ++i) {
+      auto [it, inserted] = tree.try_emplace({node, pcs[i]}, tree.size() + 2);
+      node = it->second;
+    }
+    return node;
+  }
+
+  static void Run(void* arg) {
+    auto* self = static_cast<PathMapper*>(arg);
+    uintptr_t pcs[kMaxNativeDepth];
+    const int n = CaptureNativeStack(pcs, kMaxNativeDepth, 0);
+    self->frames = n;
+    if (!self->use_cache) {
+      self->last = self->WalkTree(pcs, n);
+      return;
+    }
+    const StackId id = self->stacks.Intern(pcs, n);
+    if (id >= self->context_of_stack.size()) {
+      self->context_of_stack.resize(id + 1, 0);
+    }
+    uint64_t& context = self->context_of_stack[id];
+    if (context == 0) context = self->WalkTree(pcs, n);
+    self->last = context;
+  }
+};
+
+void BM_CaptureToContext(benchmark::State& state, bool use_cache) {
+  PathMapper mapper;
+  mapper.use_cache = use_cache;
+  for (auto _ : state) {
+    native_chain::RunAtDepth(kDepth, &PathMapper::Run, &mapper);
+    benchmark::DoNotOptimize(mapper.last);
+  }
+  state.counters["frames"] = mapper.frames;
+}
+BENCHMARK_CAPTURE(BM_CaptureToContext, per_frame_tree_walk, false);
+BENCHMARK_CAPTURE(BM_CaptureToContext, interned_stack, true);
+
+// The mapping alone, on an already captured 25-frame stack.
+void BM_MapOnly(benchmark::State& state, bool use_cache) {
+  PathMapper mapper;
+  uintptr_t pcs[25];
+  for (int i = 0; i < 25; ++i) {
+    pcs[i] = 0x400000 + static_cast<uintptr_t>(i) * 0x1234;
+  }
+  std::vector<uint64_t> contexts(2, 0);
+  for (auto _ : state) {
+    if (use_cache) {
+      const StackId id = mapper.stacks.Intern(pcs, 25);
+      if (id >= contexts.size()) contexts.resize(id + 1, 0);
+      if (contexts[id] == 0) contexts[id] = mapper.WalkTree(pcs, 25);
+      benchmark::DoNotOptimize(contexts[id]);
+    } else {
+      benchmark::DoNotOptimize(mapper.WalkTree(pcs, 25));
+    }
+  }
+}
+BENCHMARK_CAPTURE(BM_MapOnly, per_frame_tree_walk, false);
+BENCHMARK_CAPTURE(BM_MapOnly, interned_stack, true);
+
+}  // namespace
+}  // namespace deepcontext::native
+
+BENCHMARK_MAIN();

@@ -1,0 +1,153 @@
+#include "runtime/native/native_stack.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/native/module_map.h"
+#include "runtime/native/symbolizer.h"
+#include "tests/unit/runtime/native/call_chain.h"
+
+namespace deepcontext::native {
+namespace {
+
+using native_chain::CaptureRequest;
+
+// Position of the first frame whose function name contains `name`, or -1.
+int FindFrame(const std::vector<std::string>& names, const std::string& name) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].find(name) != std::string::npos) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::vector<std::string> Names(const uintptr_t* pcs, int count) {
+  Symbolizer symbolizer(ModuleMap::Snapshot());
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) {
+    names.push_back(symbolizer.Symbolize(pcs[i]).DisplayName());
+  }
+  return names;
+}
+
+std::string Describe(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += "  " + name + "\n";
+  return out;
+}
+
+class UnwinderTest : public ::testing::TestWithParam<UnwinderKind> {};
+
+TEST_P(UnwinderTest, ChainAppearsInOrderWithCallerInnermost) {
+  ASSERT_TRUE(UnwinderAvailable(GetParam()));
+  const Unwinder unwinder(GetParam());
+  ASSERT_EQ(unwinder.kind(), GetParam());
+  uintptr_t pcs[kMaxNativeDepth];
+  const int n = native_chain::ChainA(CaptureRequest{&unwinder, 0}, pcs,
+                                     kMaxNativeDepth);
+  ASSERT_GE(n, 3);
+  const std::vector<std::string> names = Names(pcs, n);
+  const int a = FindFrame(names, "native_chain::ChainA");
+  const int b = FindFrame(names, "native_chain::ChainB");
+  const int c = FindFrame(names, "native_chain::ChainC");
+  EXPECT_EQ(c, n - 1) << Describe(names);  // ChainC called Capture
+  EXPECT_EQ(b, c - 1) << Describe(names);
+  EXPECT_EQ(a, b - 1) << Describe(names);
+  // Nothing of the capture machinery itself is reported.
+  EXPECT_EQ(FindFrame(names, "Capture"), -1) << Describe(names);
+  EXPECT_EQ(FindFrame(names, "unw_backtrace"), -1) << Describe(names);
+}
+
+TEST_P(UnwinderTest, SkipDropsInnermostFrames) {
+  const Unwinder unwinder(GetParam());
+  uintptr_t full[kMaxNativeDepth];
+  uintptr_t skipped[kMaxNativeDepth];
+  const int n = native_chain::ChainA(CaptureRequest{&unwinder, 0}, full,
+                                     kMaxNativeDepth);
+  const int m = native_chain::ChainA(CaptureRequest{&unwinder, 2}, skipped,
+                                     kMaxNativeDepth);
+  ASSERT_EQ(m, n - 2);
+  const std::vector<std::string> names = Names(skipped, m);
+  EXPECT_EQ(FindFrame(names, "native_chain::ChainC"), -1) << Describe(names);
+  EXPECT_EQ(FindFrame(names, "native_chain::ChainB"), -1) << Describe(names);
+  EXPECT_EQ(FindFrame(names, "native_chain::ChainA"), m - 1)
+      << Describe(names);
+  // The outer frames are the same return addresses.
+  for (int i = 0; i < m; ++i) EXPECT_EQ(skipped[i], full[i]) << i;
+}
+
+TEST_P(UnwinderTest, DeepStackKeepsInnermostFrames) {
+  const Unwinder unwinder(GetParam());
+  uintptr_t pcs[8];
+  const int n = native_chain::CaptureAtDepth(unwinder, 20, pcs, 8);
+  ASSERT_EQ(n, 8);
+  const std::vector<std::string> names = Names(pcs, n);
+  for (const std::string& name : names) {
+    EXPECT_NE(name.find("native_chain::CaptureAtDepth"), std::string::npos)
+        << Describe(names);
+  }
+}
+
+std::vector<UnwinderKind> AvailableKinds() {
+  std::vector<UnwinderKind> kinds;
+  for (UnwinderKind kind :
+       {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace,
+        UnwinderKind::kFramePointer}) {
+    if (UnwinderAvailable(kind)) kinds.push_back(kind);
+  }
+  return kinds;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Available, UnwinderTest, ::testing::ValuesIn(AvailableKinds()),
+    [](const ::testing::TestParamInfo<UnwinderKind>& info) {
+      std::string name = UnwinderKindName(info.param);
+      for (char& ch : name) {
+        if (ch == '-') ch = '_';
+      }
+      return name;
+    });
+
+TEST(NativeStackTest, DefaultCaptureNamesCallerChain) {
+  uintptr_t pcs[kMaxNativeDepth];
+  const int n = native_chain::ChainA(CaptureRequest{nullptr, 0}, pcs,
+                                     kMaxNativeDepth);
+  const std::vector<std::string> names = Names(pcs, n);
+  ASSERT_GE(n, 3);
+  EXPECT_EQ(FindFrame(names, "native_chain::ChainC"), n - 1)
+      << Describe(names);
+  EXPECT_EQ(FindFrame(names, "native_chain::ChainA"), n - 3)
+      << Describe(names);
+}
+
+TEST(NativeStackTest, DefaultIsLibunwindWhenInstalled) {
+#if defined(DEEPCONTEXT_HAVE_LIBUNWIND)
+  EXPECT_EQ(Unwinder::Default().kind(), UnwinderKind::kLibunwind);
+  EXPECT_STREQ(Unwinder::Default().Name(), "libunwind");
+#else
+  EXPECT_NE(Unwinder::Default().kind(), UnwinderKind::kFramePointer);
+#endif
+}
+
+TEST(NativeStackTest, NamesRoundTrip) {
+  for (UnwinderKind kind :
+       {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace,
+        UnwinderKind::kFramePointer}) {
+    UnwinderKind parsed = UnwinderKind::kLibunwind;
+    ASSERT_TRUE(ParseUnwinderKind(UnwinderKindName(kind), &parsed));
+    EXPECT_EQ(parsed, kind);
+  }
+  UnwinderKind unused;
+  EXPECT_FALSE(ParseUnwinderKind("dwarf", &unused));
+}
+
+TEST(NativeStackTest, RejectsBadArguments) {
+  uintptr_t pcs[4];
+  EXPECT_EQ(CaptureNativeStack(nullptr, 4, 0), 0);
+  EXPECT_EQ(CaptureNativeStack(pcs, 0, 0), 0);
+  EXPECT_EQ(CaptureNativeStack(pcs, 4, 100000), 0);
+}
+
+}  // namespace
+}  // namespace deepcontext::native
