@@ -55,8 +55,11 @@ TEST_P(UnwinderTest, ChainAppearsInOrderWithCallerInnermost) {
   EXPECT_EQ(b, c - 1) << Describe(names);
   EXPECT_EQ(a, b - 1) << Describe(names);
   // Nothing of the capture machinery itself is reported.
-  EXPECT_EQ(FindFrame(names, "Capture"), -1) << Describe(names);
-  EXPECT_EQ(FindFrame(names, "unw_backtrace"), -1) << Describe(names);
+  for (const char* internal :
+       {"Unwinder::Capture", "CaptureFrom", "UnwindRaw", "WalkFramePointers",
+        "unw_backtrace", "backtrace"}) {
+    EXPECT_EQ(FindFrame(names, internal), -1) << internal << Describe(names);
+  }
 }
 
 TEST_P(UnwinderTest, SkipDropsInnermostFrames) {
@@ -73,8 +76,11 @@ TEST_P(UnwinderTest, SkipDropsInnermostFrames) {
   EXPECT_EQ(FindFrame(names, "native_chain::ChainB"), -1) << Describe(names);
   EXPECT_EQ(FindFrame(names, "native_chain::ChainA"), m - 1)
       << Describe(names);
-  // The outer frames are the same return addresses.
-  for (int i = 0; i < m; ++i) EXPECT_EQ(skipped[i], full[i]) << i;
+  // The outer frames are the same return addresses, except in the test
+  // body, which called ChainA from two places.
+  for (int i = 0; i < m; ++i) {
+    if (i != m - 2) EXPECT_EQ(skipped[i], full[i]) << i;
+  }
 }
 
 TEST_P(UnwinderTest, DeepStackKeepsInnermostFrames) {

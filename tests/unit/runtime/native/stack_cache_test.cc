@@ -36,23 +36,20 @@ TEST(StackTableTest, SamePathSameIdDifferentPathDifferentId) {
 TEST(StackTableTest, CapturedStacksInternByPath) {
   StackTable table;
   const Unwinder& unwinder = Unwinder::Default();
-  uintptr_t first[kMaxNativeDepth];
-  uintptr_t second[kMaxNativeDepth];
-  uintptr_t deeper[kMaxNativeDepth];
-  // Same call site twice, then a different depth.
-  StackId ids[2];
-  for (StackId& id : ids) {
-    const int n = native_chain::CaptureAtDepth(unwinder, 5, first,
+  // The same call site three times, then one frame deeper.
+  StackId ids[4];
+  for (int i = 0; i < 4; ++i) {
+    uintptr_t pcs[kMaxNativeDepth];
+    const int n = native_chain::CaptureAtDepth(unwinder, i < 3 ? 5 : 6, pcs,
                                                kMaxNativeDepth);
-    id = table.Intern(first, n);
+    ids[i] = table.Intern(pcs, n);
   }
-  const int m = native_chain::CaptureAtDepth(unwinder, 5, second,
-                                             kMaxNativeDepth);
-  EXPECT_EQ(table.Intern(second, m), ids[0]);
-  EXPECT_EQ(ids[0], ids[1]);
-  const int d = native_chain::CaptureAtDepth(unwinder, 6, deeper,
-                                             kMaxNativeDepth);
-  EXPECT_NE(table.Intern(deeper, d), ids[0]);
+  EXPECT_NE(ids[0], kNoStack);
+  EXPECT_EQ(ids[1], ids[0]);
+  EXPECT_EQ(ids[2], ids[0]);
+  EXPECT_NE(ids[3], ids[0]);
+  EXPECT_NE(ids[3], kNoStack);
+  EXPECT_EQ(table.size(), 2u);
 }
 
 TEST(StackTableTest, RejectsEmptyAndOversizedStacks) {

@@ -1,0 +1,73 @@
+#include "runtime/cupti/cupti_loader.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/cupti/cupti_functions.h"
+
+namespace deepcontext::cupti {
+namespace {
+
+TEST(CuptiLoaderTest, ApiMajorHandlesBothVersionSchemes) {
+  EXPECT_EQ(CuptiApiMajor(130001), 13);
+  EXPECT_EQ(CuptiApiMajor(140200), 14);
+  EXPECT_EQ(CuptiApiMajor(27), 12);
+}
+
+TEST(CuptiLoaderTest, DefaultCandidatesPreferTheHeaderSoname) {
+  const std::vector<std::string> candidates = DefaultCuptiCandidates();
+  ASSERT_GE(candidates.size(), 3u);
+  bool has_toolkit = false;
+  for (const std::string& c : candidates) {
+    if (c.rfind("/usr/local/cuda/", 0) == 0) has_toolkit = true;
+  }
+  EXPECT_TRUE(has_toolkit);
+}
+
+// On a machine without GPU the toolkit's libcupti may or may not be
+// present; either way loading must not crash and must explain itself.
+TEST(CuptiLoaderTest, DefaultLoadEitherWorksOrSaysWhy) {
+  const CuptiLibrary& library = CuptiLibrary::Get();
+  EXPECT_EQ(library.header_version(), static_cast<uint32_t>(CUPTI_API_VERSION));
+  if (library.available()) {
+    EXPECT_TRUE(library.error().empty());
+    EXPECT_FALSE(library.path().empty());
+    EXPECT_EQ(CuptiApiMajor(library.runtime_version()),
+              CuptiApiMajor(library.header_version()));
+    const CuptiFunctions* f = library.functions();
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->subscribe, nullptr);
+    EXPECT_NE(f->activity_get_next_record, nullptr);
+    EXPECT_NE(library.ResultString(CUPTI_ERROR_INVALID_PARAMETER), "");
+    std::printf("loaded %s, CUPTI API version %u\n", library.path().c_str(),
+                library.runtime_version());
+  } else {
+    EXPECT_EQ(library.error().rfind("not available: ", 0), 0u) << library.error();
+    EXPECT_EQ(library.functions(), nullptr);
+    EXPECT_EQ(library.ResultString(1), "");
+    std::printf("%s\n", library.error().c_str());
+  }
+}
+
+TEST(CuptiLoaderTest, MissingLibraryIsReported) {
+  CuptiLoadOptions options;
+  options.use_loaded = false;
+  options.candidates = {"/nonexistent/libcupti.so.13"};
+  const auto library = CuptiLibrary::Load(options);
+  EXPECT_FALSE(library->available());
+  EXPECT_NE(library->error().find("not available: libcupti not found"),
+            std::string::npos);
+  EXPECT_NE(library->error().find("/nonexistent/libcupti.so.13"), std::string::npos);
+}
+
+TEST(CuptiLoaderTest, LibraryWithoutCuptiSymbolsIsReported) {
+  CuptiLoadOptions options;
+  options.use_loaded = false;
+  options.candidates = {"libz.so.1"};
+  const auto library = CuptiLibrary::Load(options);
+  EXPECT_FALSE(library->available());
+  EXPECT_NE(library->error().find("lacks cuptiGetVersion"), std::string::npos)
+      << library->error();
+}
+
+}  // namespace
+}  // namespace deepcontext::cupti
