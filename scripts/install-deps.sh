@@ -5,7 +5,7 @@ set -eu
 
 PACKAGES="
   cmake ninja-build g++ make pkg-config
-  zlib1g-dev libcli11-dev nlohmann-json3-dev
+  zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pytest python3-torch python3-torchvision
 "

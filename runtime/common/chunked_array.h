@@ -34,20 +34,9 @@ class ChunkedArray {
   // or nullptr when full or out of memory. [any thread]
   T* Append(size_t* index) {
     size_t i = next_.fetch_add(1, std::memory_order_relaxed);
-    if (i >= kCapacity) return nullptr;
-    size_t c = i >> kChunkBits;
-    T* chunk = chunks_[c].load(std::memory_order_acquire);
-    if (chunk == nullptr) {
-      std::lock_guard<std::mutex> guard(grow_mutex_);
-      chunk = chunks_[c].load(std::memory_order_acquire);
-      if (chunk == nullptr) {
-        chunk = new (std::nothrow) T[kChunkSize]();
-        if (chunk == nullptr) return nullptr;
-        chunks_[c].store(chunk, std::memory_order_release);
-      }
-    }
-    *index = i;
-    return &chunk[i & (kChunkSize - 1)];
+    T* slot = Ensure(i);
+    if (slot != nullptr) *index = i;
+    return slot;
   }
 
   // The slot at index, allocating its chunk on first use (for arrays used

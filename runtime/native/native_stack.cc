@@ -102,7 +102,11 @@ __attribute__((noinline, no_sanitize("address"))) int WalkFramePointers(
     const auto* record = reinterpret_cast<const uintptr_t*>(fp);
     const uintptr_t next = record[0];
     const uintptr_t ret = record[1];
-    if (ret == 0) break;
+    // A return address never points into the stack; a value that does
+    // means `fp` was not a frame record.
+    if (ret == 0 || (bounds.known && ret >= bounds.low && ret < bounds.high)) {
+      break;
+    }
     out[n++] = reinterpret_cast<void*>(ret);
     if (next <= fp) break;
     if (!bounds.known && next - fp > kMaxFrameSize) break;

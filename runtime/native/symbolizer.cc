@@ -8,6 +8,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string_view>
 #include <utility>
 
 #if defined(DEEPCONTEXT_HAVE_LIBDW)
@@ -109,7 +111,10 @@ class Symbolizer::DebugInfo {
     const char* name = dwfl_module_addrinfo(module, address, &offset, &symbol,
                                             nullptr, nullptr, nullptr);
     if (name == nullptr || !Covers(offset, symbol.st_size)) return false;
-    frame->function = Demangle(name);
+    // Dynamic symbols come with their version ("memcpy@@GLIBC_2.14"); the
+    // version says nothing about the code and splits equal functions.
+    const std::string_view plain(name, std::strcspn(name, "@"));
+    frame->function = Demangle(std::string(plain).c_str());
     if (Dwfl_Line* line = dwfl_module_getsrc(module, address)) {
       int line_number = 0;
       const char* file =

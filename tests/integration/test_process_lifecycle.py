@@ -126,3 +126,26 @@ def test_unwritable_output_directory(tmp_path):
     result = cli("run", "-o", tmp_path / "missing" / "x.dctx", "--", PYTHON, "-c", "pass",
                  check=2)
     assert b"cannot write profiles to" in result.stderr
+
+
+def test_ctrl_c_leaves_a_valid_profile(tmp_path):
+    # Ctrl-C reaches the whole foreground process group: the program gets
+    # KeyboardInterrupt, `deepcontext run` ignores the signal and then dies of
+    # it like the program did.
+    out = tmp_path / "int.dctx"
+    ready = tmp_path / "ready"
+    process = subprocess.Popen([CLI, "run", "-o", str(out), "--", PYTHON,
+                                program("sigterm_target.py"), str(ready)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    deadline = time.time() + 120
+    while not ready.exists():
+        assert time.time() < deadline and process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert b"KeyboardInterrupt" in stderr
+    assert process.returncode == -signal.SIGINT
+    mm = load_profile(out).find(kind="operator", name="aten::mm")
+    assert mm and sum(n.calls() for n in mm) >= 1

@@ -8,8 +8,8 @@
 #include <memory>
 #include <utility>
 
-#include "format/dctx_file.h"
 #include "tools/analysis/profile_tree.h"
+#include "tools/cli/profile_inputs.h"
 #include "tools/export/export_formats.h"
 
 namespace deepcontext::cli {
@@ -52,27 +52,10 @@ int RunExportOrThrow(const ExportRequest& request, std::ostream& out,
     return kExportUsage;
   }
 
-  std::vector<format::ReadResult> reads;
-  bool all_ok = true;
-  for (const std::string& file : request.files) {
-    format::ReadResult read = format::ReadProfileFile(file);
-    if (!read.ok) {
-      err << kPrefix << read.error << "\n";
-      all_ok = false;
-      continue;
-    }
-    reads.push_back(std::move(read));
-  }
-  // Same rule as the report: an export of the readable subset would
-  // misstate the totals of a multi-rank job.
-  if (!all_ok) return kExportBadFile;
-
-  std::vector<analysis::ProfileInput> inputs;
-  for (size_t i = 0; i < reads.size(); ++i) {
-    inputs.push_back({&reads[i].profile, request.files[i]});
-  }
-  analysis::ProfileTree tree = analysis::ProfileTree::FromProfiles(inputs);
-  std::string text = chosen->render(tree);
+  std::optional<analysis::ProfileTree> tree =
+      ReadProfileTree(request.files, kPrefix, err);
+  if (!tree) return kExportBadFile;
+  std::string text = chosen->render(*tree);
 
   if (request.output == kStdout) {
     out << text;

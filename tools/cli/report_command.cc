@@ -5,9 +5,9 @@
 #include <memory>
 #include <utility>
 
-#include "format/dctx_file.h"
 #include "tools/analysis/metric_selection.h"
 #include "tools/analysis/profile_tree.h"
+#include "tools/cli/profile_inputs.h"
 
 namespace deepcontext::cli {
 
@@ -17,26 +17,10 @@ constexpr const char* kPrefix = "deepcontext report: ";
 
 int RunReportOrThrow(const ReportRequest& request, std::ostream& out,
                      std::ostream& err) {
-  std::vector<format::ReadResult> reads;
-  bool all_ok = true;
-  for (const std::string& file : request.files) {
-    format::ReadResult read = format::ReadProfileFile(file);
-    if (!read.ok) {
-      err << kPrefix << read.error << "\n";
-      all_ok = false;
-      continue;
-    }
-    reads.push_back(std::move(read));
-  }
-  // A report over the readable subset would silently misstate totals of a
-  // multi-rank job, so any bad file stops the command.
-  if (!all_ok) return kReportBadFile;
-
-  std::vector<analysis::ProfileInput> inputs;
-  for (size_t i = 0; i < reads.size(); ++i) {
-    inputs.push_back({&reads[i].profile, request.files[i]});
-  }
-  analysis::ProfileTree tree = analysis::ProfileTree::FromProfiles(inputs);
+  std::optional<analysis::ProfileTree> read =
+      ReadProfileTree(request.files, kPrefix, err);
+  if (!read) return kReportBadFile;
+  const analysis::ProfileTree& tree = *read;
   if (!request.options.metric.empty()) {
     analysis::MetricLookup lookup =
         analysis::ResolveMetric(tree, request.options.metric);

@@ -127,7 +127,7 @@ TEST(OccupancyTest, AgreesWithToolkitCalculator) {
               static_cast<size_t>(info.shared_per_block_optin);
           attributes.numBlockBarriers = 1;
           cudaOccDeviceState state;
-          cudaOccResult expected;
+          cudaOccResult expected{};
           const cudaOccError error = cudaOccMaxActiveBlocksPerMultiprocessor(
               &expected, &props, &attributes, &state, threads,
               static_cast<size_t>(smem));

@@ -70,16 +70,24 @@ TEST_P(UnwinderTest, SkipDropsInnermostFrames) {
                                      kMaxNativeDepth);
   const int m = native_chain::ChainA(CaptureRequest{&unwinder, 2}, skipped,
                                      kMaxNativeDepth);
-  ASSERT_EQ(m, n - 2);
+  ASSERT_GE(n, 3);
+  ASSERT_GE(m, 1);
   const std::vector<std::string> names = Names(skipped, m);
   EXPECT_EQ(FindFrame(names, "native_chain::ChainC"), -1) << Describe(names);
   EXPECT_EQ(FindFrame(names, "native_chain::ChainB"), -1) << Describe(names);
   EXPECT_EQ(FindFrame(names, "native_chain::ChainA"), m - 1)
       << Describe(names);
+  EXPECT_EQ(skipped[m - 1], full[n - 3]);
+  // Beyond the test's own frames (built without frame pointers) the
+  // frame-pointer walk depends on leftover register contents.
+  if (GetParam() == UnwinderKind::kFramePointer) return;
+  ASSERT_EQ(m, n - 2);
   // The outer frames are the same return addresses, except in the test
   // body, which called ChainA from two places.
   for (int i = 0; i < m; ++i) {
-    if (i != m - 2) EXPECT_EQ(skipped[i], full[i]) << i;
+    if (i != m - 2) {
+      EXPECT_EQ(skipped[i], full[i]) << i;
+    }
   }
 }
 

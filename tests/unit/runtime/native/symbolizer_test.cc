@@ -78,6 +78,8 @@ TEST_P(SymbolizerBackendTest, ExportedLibcFunctionIsNamed) {
       symbolizer.Symbolize(reinterpret_cast<uintptr_t>(getpid_address) + 1);
   EXPECT_NE(frame.function.find("getpid"), std::string::npos)
       << frame.DisplayName();
+  // No symbol version suffix ("getpid@@GLIBC_2.2.5").
+  EXPECT_EQ(frame.function.find('@'), std::string::npos) << frame.function;
   EXPECT_NE(BaseName(frame.module).find("libc"), std::string::npos)
       << frame.module;
 }

@@ -1,0 +1,160 @@
+#include "runtime/cupti/activity_parser.h"
+
+#include <cupti.h>
+
+namespace deepcontext::cupti {
+namespace {
+
+MemoryKind ToMemoryKind(uint32_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return MemoryKind::kPageable;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return MemoryKind::kPinned;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return MemoryKind::kDevice;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return MemoryKind::kArray;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return MemoryKind::kManaged;
+    default:
+      return MemoryKind::kUnknown;
+  }
+}
+
+// CUDA arrays are device memory with a texture layout; for advice they are
+// device memory, so array kinds fold into the device directions.
+CopyKind ToCopyKind(uint32_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return CopyKind::kHostToDevice;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return CopyKind::kDeviceToHost;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return CopyKind::kDeviceToDevice;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return CopyKind::kHostToHost;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return CopyKind::kPeerToPeer;
+    default:
+      return CopyKind::kUnknown;
+  }
+}
+
+SyncKind ToSyncKind(CUpti_ActivitySynchronizationType type) {
+  switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return SyncKind::kEvent;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return SyncKind::kStreamWaitEvent;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return SyncKind::kStream;
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return SyncKind::kContext;
+    default:
+      return SyncKind::kUnknown;
+  }
+}
+
+uint32_t NonNegative(int32_t value) {
+  return value > 0 ? static_cast<uint32_t>(value) : 0;
+}
+
+void ParseKernel(const CUpti_ActivityKernel10& in, KernelRecord* out) {
+  out->correlation_id = in.correlationId;
+  out->device = in.deviceId;
+  out->context_id = in.contextId;
+  out->stream = in.streamId;
+  out->graph_id = in.graphId;
+  out->graph_node_id = in.graphNodeId;
+  out->start_ns = in.start;
+  out->end_ns = in.end;
+  out->name = in.name != nullptr ? in.name : "<unknown kernel>";
+  out->grid_x = in.gridX;
+  out->grid_y = in.gridY;
+  out->grid_z = in.gridZ;
+  out->block_x = in.blockX;
+  out->block_y = in.blockY;
+  out->block_z = in.blockZ;
+  out->registers_per_thread = in.registersPerThread;
+  out->static_shared_bytes = NonNegative(in.staticSharedMemory);
+  out->dynamic_shared_bytes = NonNegative(in.dynamicSharedMemory);
+  out->shared_carveout_bytes = in.sharedMemoryExecuted;
+}
+
+template <typename Copy>
+void ParseCopyCommon(const Copy& in, MemcpyRecord* out) {
+  out->correlation_id = in.correlationId;
+  out->device = in.deviceId;
+  out->context_id = in.contextId;
+  out->stream = in.streamId;
+  out->graph_node_id = in.graphNodeId;
+  out->start_ns = in.start;
+  out->end_ns = in.end;
+  out->bytes = in.bytes;
+  out->kind = ToCopyKind(in.copyKind);
+  out->src_kind = ToMemoryKind(in.srcKind);
+  out->dst_kind = ToMemoryKind(in.dstKind);
+}
+
+}  // namespace
+
+ActivityType ParseActivity(const void* record, ParsedActivity* out) {
+  if (record == nullptr || out == nullptr) return ActivityType::kUnsupported;
+  const auto* activity = static_cast<const CUpti_Activity*>(record);
+  switch (activity->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      ParseKernel(*static_cast<const CUpti_ActivityKernel10*>(record), &out->kernel);
+      return ActivityType::kKernel;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      out->memcpy = MemcpyRecord{};
+      ParseCopyCommon(*static_cast<const CUpti_ActivityMemcpy6*>(record),
+                      &out->memcpy);
+      return ActivityType::kMemcpy;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+      out->memcpy = MemcpyRecord{};
+      ParseCopyCommon(*static_cast<const CUpti_ActivityMemcpyPtoP4*>(record),
+                      &out->memcpy);
+      return ActivityType::kMemcpy;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      const auto& in = *static_cast<const CUpti_ActivityMemset4*>(record);
+      MemsetRecord& m = out->memset;
+      m = MemsetRecord{};
+      m.correlation_id = in.correlationId;
+      m.device = in.deviceId;
+      m.context_id = in.contextId;
+      m.stream = in.streamId;
+      m.graph_node_id = in.graphNodeId;
+      m.start_ns = in.start;
+      m.end_ns = in.end;
+      m.bytes = in.bytes;
+      m.memory_kind = ToMemoryKind(in.memoryKind);
+      return ActivityType::kMemset;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+      const auto& in = *static_cast<const CUpti_ActivitySynchronization2*>(record);
+      SyncRecord& s = out->sync;
+      s = SyncRecord{};
+      s.correlation_id = in.correlationId;
+      s.context_id = in.contextId;
+      s.stream = in.streamId;
+      s.start_ns = in.start;
+      s.end_ns = in.end;
+      s.kind = ToSyncKind(in.type);
+      return ActivityType::kSync;
+    }
+    default:
+      return ActivityType::kUnsupported;
+  }
+}
+
+}  // namespace deepcontext::cupti
