@@ -13,6 +13,7 @@ or a whole program from the shell: ``deepcontext run -o out.dctx -- python3 trai
 
 import contextlib
 import os
+import sys
 
 __all__ = ["profile", "__version__"]
 __version__ = "0.1.0"
@@ -34,7 +35,6 @@ def profile(path="deepcontext.dctx"):
     if not nested:
         _runtime.start()
         _runtime.reset()
-        import sys
         _runtime.set_metadata("python_version", sys.version.split()[0])
         _runtime.set_metadata("python_executable", sys.executable)
         _frameworks.attach()

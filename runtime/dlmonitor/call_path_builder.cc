@@ -17,6 +17,7 @@ namespace {
 // cannot be per object); a generation unique across builders and forks
 // tells a state that belongs to someone else.
 std::atomic<uint64_t> g_next_generation{1};
+thread_local bool thread_gone = false;
 
 struct OpEntry {
   uint64_t op_id = 0;
@@ -68,17 +69,28 @@ CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
       backward_name_(strings.Intern("[backward]")),
       generation_(g_next_generation.fetch_add(1)) {}
 
-ThreadState& CallPathBuilder::State() {
-  // Heap-allocated once per thread and never freed: callbacks can still run
-  // while a thread's destructors execute, and the state is small.
-  static thread_local ThreadState* state = nullptr;
-  if (state == nullptr) state = new ThreadState;
+ThreadState* CallPathBuilder::State() {
+  // Freed when the thread exits. Framework callbacks can still fire during
+  // thread teardown, after this destructor ran; the trivially destructible
+  // flag outlives it and makes those late events a no-op.
+  struct Holder {
+    ThreadState* state = nullptr;
+    ~Holder() {
+      delete state;
+      state = nullptr;
+      thread_gone = true;
+    }
+  };
+  static thread_local Holder holder;
+  if (thread_gone) return nullptr;
+  if (holder.state == nullptr) holder.state = new ThreadState;
+  ThreadState* state = holder.state;
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   if (state->generation != generation) {
     *state = ThreadState{};
     state->generation = generation;
   }
-  return *state;
+  return state;
 }
 
 void CallPathBuilder::ResetAfterFork() {
@@ -157,7 +169,9 @@ ContextId CallPathBuilder::Phase(ContextId parent, StringId phase_name) {
 }
 
 ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op) {
-  ThreadState& state = State();
+  ThreadState* thread = State();
+  if (thread == nullptr) return kNoContext;
+  ThreadState& state = *thread;
   OpEntry entry;
   entry.op_id = op.op_id;
   entry.kind = op.kind;
@@ -261,7 +275,9 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op) {
 }
 
 ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
-  ThreadState& state = State();
+  ThreadState* thread = State();
+  if (thread == nullptr) return kNoContext;
+  ThreadState& state = *thread;
   for (size_t i = state.ops.size(); i > 0; --i) {
     if (state.ops[i - 1].op_id == op.op_id) {
       const ContextId context = state.ops[i - 1].context;
@@ -273,7 +289,9 @@ ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
 }
 
 ContextId CallPathBuilder::Current() {
-  ThreadState& state = State();
+  ThreadState* thread = State();
+  if (thread == nullptr) return kNoContext;
+  ThreadState& state = *thread;
   size_t depth = state.ops.size();
   while (depth > 0 && state.ops[depth - 1].context == kNoContext) --depth;
   const OpEntry* top = depth == 0 ? nullptr : &state.ops[depth - 1];

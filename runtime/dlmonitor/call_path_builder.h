@@ -53,7 +53,8 @@ class CallPathBuilder {
   void ResetAfterFork();
 
  private:
-  ThreadState& State();
+  // The calling thread's state; nullptr while the thread is exiting.
+  ThreadState* State();
   ContextId ThreadRoot(ThreadState& state);
   // Context of the thread's Python stack hung under `base`, keeping frames
   // from index `start` on; *depth receives the kept stack depth.

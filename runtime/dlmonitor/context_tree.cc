@@ -25,6 +25,8 @@ struct ContextTree::ChildIndex {
   std::unordered_map<FrameKey, ContextId, FrameKeyHash> map;
 };
 
+ContextTree::Node::~Node() { delete index; }
+
 ContextTree::ContextTree() {
   size_t index = 0;
   nodes_.Append(&index);  // id 0: "no context", never ready

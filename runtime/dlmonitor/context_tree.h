@@ -50,6 +50,7 @@ class ContextTree {
   // switch to a hash index.
   struct ChildIndex;
   struct Node {
+    ~Node();
     FrameKey key;
     ContextId parent = kNoContext;
     std::atomic<bool> ready{false};

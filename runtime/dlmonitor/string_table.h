@@ -27,6 +27,7 @@ class StringTable {
 
  private:
   struct Slot {
+    ~Slot() { delete text.load(std::memory_order_relaxed); }
     std::atomic<const std::string*> text{nullptr};
   };
   std::mutex mutex_;  // guards index_ and appends

@@ -25,15 +25,28 @@ struct TimerStack {
   std::vector<OpenOp> ops;
 };
 
-TimerStack& Stack(uint64_t generation) {
-  // Never freed: ops may still end while the thread's destructors run.
-  static thread_local TimerStack* stack = nullptr;
-  if (stack == nullptr) stack = new TimerStack;
+thread_local bool thread_gone = false;
+
+// The calling thread's stack, freed at thread exit; nullptr while the
+// thread is exiting (ops can still end during thread teardown).
+TimerStack* Stack(uint64_t generation) {
+  struct Holder {
+    TimerStack* stack = nullptr;
+    ~Holder() {
+      delete stack;
+      stack = nullptr;
+      thread_gone = true;
+    }
+  };
+  static thread_local Holder holder;
+  if (thread_gone) return nullptr;
+  if (holder.stack == nullptr) holder.stack = new TimerStack;
+  TimerStack* stack = holder.stack;
   if (stack->generation != generation) {
     stack->ops.clear();
     stack->generation = generation;
   }
-  return *stack;
+  return stack;
 }
 
 }  // namespace
@@ -67,7 +80,9 @@ void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
 }
 
 void OpMetrics::Enter(const dlmonitor_event_t& event) {
-  TimerStack& stack = Stack(generation_.load(std::memory_order_relaxed));
+  TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
+  if (thread == nullptr) return;
+  TimerStack& stack = *thread;
   // Read the clocks last so that our own bookkeeping is not charged to the op.
   OpenOp open{event.op->op_id, 0, 0};
   stack.ops.push_back(open);
@@ -78,7 +93,9 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
 void OpMetrics::Exit(const dlmonitor_event_t& event) {
   const int64_t cpu_end = cpu::ThreadCpuTimeNs();
   const int64_t wall_end = cpu::MonotonicNs();
-  TimerStack& stack = Stack(generation_.load(std::memory_order_relaxed));
+  TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
+  if (thread == nullptr) return;
+  TimerStack& stack = *thread;
   // Find the op; ops above it whose exit never came are dropped unrecorded.
   size_t i = stack.ops.size();
   while (i > 0 && stack.ops[i - 1].op_id != event.op->op_id) --i;
