@@ -67,15 +67,22 @@ uint32_t NonNegative(int32_t value) {
   return value > 0 ? static_cast<uint32_t>(value) : 0;
 }
 
-void ParseKernel(const CUpti_ActivityKernel10& in, KernelRecord* out) {
+// The fields every device-side activity (kernel, copy, memset) shares; the
+// CUPTI structs name them alike.
+template <typename Activity, typename Record>
+void ParsePlacement(const Activity& in, Record* out) {
   out->correlation_id = in.correlationId;
   out->device = in.deviceId;
   out->context_id = in.contextId;
   out->stream = in.streamId;
-  out->graph_id = in.graphId;
   out->graph_node_id = in.graphNodeId;
   out->start_ns = in.start;
   out->end_ns = in.end;
+}
+
+void ParseKernel(const CUpti_ActivityKernel10& in, KernelRecord* out) {
+  ParsePlacement(in, out);
+  out->graph_id = in.graphId;
   out->name = in.name != nullptr ? in.name : "<unknown kernel>";
   out->grid_x = in.gridX;
   out->grid_y = in.gridY;
@@ -91,13 +98,7 @@ void ParseKernel(const CUpti_ActivityKernel10& in, KernelRecord* out) {
 
 template <typename Copy>
 void ParseCopyCommon(const Copy& in, MemcpyRecord* out) {
-  out->correlation_id = in.correlationId;
-  out->device = in.deviceId;
-  out->context_id = in.contextId;
-  out->stream = in.streamId;
-  out->graph_node_id = in.graphNodeId;
-  out->start_ns = in.start;
-  out->end_ns = in.end;
+  ParsePlacement(in, out);
   out->bytes = in.bytes;
   out->kind = ToCopyKind(in.copyKind);
   out->src_kind = ToMemoryKind(in.srcKind);
@@ -129,13 +130,7 @@ ActivityType ParseActivity(const void* record, ParsedActivity* out) {
       const auto& in = *static_cast<const CUpti_ActivityMemset4*>(record);
       MemsetRecord& m = out->memset;
       m = MemsetRecord{};
-      m.correlation_id = in.correlationId;
-      m.device = in.deviceId;
-      m.context_id = in.contextId;
-      m.stream = in.streamId;
-      m.graph_node_id = in.graphNodeId;
-      m.start_ns = in.start;
-      m.end_ns = in.end;
+      ParsePlacement(in, &m);
       m.bytes = in.bytes;
       m.memory_kind = ToMemoryKind(in.memoryKind);
       return ActivityType::kMemset;

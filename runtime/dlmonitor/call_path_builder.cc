@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/common/thread_instance.h"
+
 namespace deepcontext::dlmonitor {
 namespace {
 
@@ -17,7 +19,6 @@ namespace {
 // cannot be per object); a generation unique across builders and forks
 // tells a state that belongs to someone else.
 std::atomic<uint64_t> g_next_generation{1};
-thread_local bool thread_gone = false;
 
 struct OpEntry {
   uint64_t op_id = 0;
@@ -70,21 +71,8 @@ CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
       generation_(g_next_generation.fetch_add(1)) {}
 
 ThreadState* CallPathBuilder::State() {
-  // Freed when the thread exits. Framework callbacks can still fire during
-  // thread teardown, after this destructor ran; the trivially destructible
-  // flag outlives it and makes those late events a no-op.
-  struct Holder {
-    ThreadState* state = nullptr;
-    ~Holder() {
-      delete state;
-      state = nullptr;
-      thread_gone = true;
-    }
-  };
-  static thread_local Holder holder;
-  if (thread_gone) return nullptr;
-  if (holder.state == nullptr) holder.state = new ThreadState;
-  ThreadState* state = holder.state;
+  ThreadState* state = ThreadInstance<ThreadState>();
+  if (state == nullptr) return nullptr;  // the thread is exiting
   const uint64_t generation = generation_.load(std::memory_order_acquire);
   if (state->generation != generation) {
     *state = ThreadState{};

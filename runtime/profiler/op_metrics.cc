@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "runtime/common/thread_instance.h"
 #include "runtime/cpu/clocks.h"
 
 namespace deepcontext::profiler {
@@ -25,24 +26,10 @@ struct TimerStack {
   std::vector<OpenOp> ops;
 };
 
-thread_local bool thread_gone = false;
-
-// The calling thread's stack, freed at thread exit; nullptr while the
-// thread is exiting (ops can still end during thread teardown).
+// The calling thread's stack; nullptr while the thread is exiting.
 TimerStack* Stack(uint64_t generation) {
-  struct Holder {
-    TimerStack* stack = nullptr;
-    ~Holder() {
-      delete stack;
-      stack = nullptr;
-      thread_gone = true;
-    }
-  };
-  static thread_local Holder holder;
-  if (thread_gone) return nullptr;
-  if (holder.stack == nullptr) holder.stack = new TimerStack;
-  TimerStack* stack = holder.stack;
-  if (stack->generation != generation) {
+  TimerStack* stack = ThreadInstance<TimerStack>();
+  if (stack != nullptr && stack->generation != generation) {
     stack->ops.clear();
     stack->generation = generation;
   }

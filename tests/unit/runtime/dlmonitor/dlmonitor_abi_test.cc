@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/runtime/emit_op.h"
+
 namespace {
 
 struct Seen {
@@ -19,21 +21,7 @@ void OnOp(const dlmonitor_event_t* event, void* user_data) {
       .push_back(event->context);
 }
 
-void Emit(const char* name, uint64_t id, dlmonitor_phase_t phase) {
-  dlmonitor_op_data_t op{};
-  op.struct_size = sizeof(op);
-  op.framework = DLMONITOR_FRAMEWORK_PYTORCH;
-  op.kind = DLMONITOR_OP_OPERATOR;
-  op.name = name;
-  op.op_id = id;
-  op.sequence_number = -1;
-  dlmonitor_event_t event{};
-  event.struct_size = sizeof(event);
-  event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
-  event.phase = phase;
-  event.op = &op;
-  dlmonitor_event_emit(&event);
-}
+using deepcontext::testing::EmitOp;
 
 TEST(DlmonitorAbi, RegisterEmitAndReadCallPaths) {
   ASSERT_EQ(dlmonitor_init(), DLMONITOR_OK);
@@ -42,12 +30,12 @@ TEST(DlmonitorAbi, RegisterEmitAndReadCallPaths) {
   ASSERT_EQ(dlmonitor_callback_register(DLMONITOR_DOMAIN_FRAMEWORK_OP, &OnOp,
                                         &seen, &handle),
             DLMONITOR_OK);
-  Emit("outer_op", 1, DLMONITOR_PHASE_ENTER);
-  Emit("inner_op", 2, DLMONITOR_PHASE_ENTER);
+  EmitOp("outer_op", 1, DLMONITOR_PHASE_ENTER);
+  EmitOp("inner_op", 2, DLMONITOR_PHASE_ENTER);
   dlmonitor_context_t current = 0;
   ASSERT_EQ(dlmonitor_context_current(&current), DLMONITOR_OK);
-  Emit("inner_op", 2, DLMONITOR_PHASE_EXIT);
-  Emit("outer_op", 1, DLMONITOR_PHASE_EXIT);
+  EmitOp("inner_op", 2, DLMONITOR_PHASE_EXIT);
+  EmitOp("outer_op", 1, DLMONITOR_PHASE_EXIT);
 
   ASSERT_EQ(seen.enter.size(), 2u);
   ASSERT_EQ(seen.exit.size(), 2u);
@@ -87,8 +75,8 @@ TEST(DlmonitorAbi, RegisterEmitAndReadCallPaths) {
   EXPECT_GE(dlmonitor_context_count(), child);
 
   ASSERT_EQ(dlmonitor_callback_unregister(handle), DLMONITOR_OK);
-  Emit("after_unregister", 3, DLMONITOR_PHASE_ENTER);
-  Emit("after_unregister", 3, DLMONITOR_PHASE_EXIT);
+  EmitOp("after_unregister", 3, DLMONITOR_PHASE_ENTER);
+  EmitOp("after_unregister", 3, DLMONITOR_PHASE_EXIT);
   EXPECT_EQ(seen.enter.size(), 2u);
   EXPECT_EQ(dlmonitor_finalize(), DLMONITOR_OK);
 }

@@ -8,23 +8,11 @@
 #include <string>
 
 #include "format/dctx_file.h"
+#include "tests/unit/runtime/emit_op.h"
 
 namespace {
 
-void Emit(const char* name, uint64_t id, dlmonitor_phase_t phase) {
-  dlmonitor_op_data_t op{};
-  op.struct_size = sizeof(op);
-  op.kind = DLMONITOR_OP_OPERATOR;
-  op.name = name;
-  op.op_id = id;
-  op.sequence_number = -1;
-  dlmonitor_event_t event{};
-  event.struct_size = sizeof(event);
-  event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
-  event.phase = phase;
-  event.op = &op;
-  dlmonitor_event_emit(&event);
-}
+using deepcontext::testing::EmitOp;
 
 TEST(Session, WritesAReadableProfileWithOnlyMeasuredContexts) {
   ASSERT_EQ(deepcontext_start(), 0) << deepcontext_last_error();
@@ -33,10 +21,10 @@ TEST(Session, WritesAReadableProfileWithOnlyMeasuredContexts) {
             std::string::npos);
   ASSERT_EQ(deepcontext_set_metadata("torch_version", "9.9"), 0);
   for (uint64_t i = 0; i < 5; ++i) {
-    Emit("outer", 2 * i + 1, DLMONITOR_PHASE_ENTER);
-    Emit("inner", 2 * i + 2, DLMONITOR_PHASE_ENTER);
-    Emit("inner", 2 * i + 2, DLMONITOR_PHASE_EXIT);
-    Emit("outer", 2 * i + 1, DLMONITOR_PHASE_EXIT);
+    EmitOp("outer", 2 * i + 1, DLMONITOR_PHASE_ENTER);
+    EmitOp("inner", 2 * i + 2, DLMONITOR_PHASE_ENTER);
+    EmitOp("inner", 2 * i + 2, DLMONITOR_PHASE_EXIT);
+    EmitOp("outer", 2 * i + 1, DLMONITOR_PHASE_EXIT);
   }
   // A context that never gets samples must not be written.
   dlmonitor_frame_t unused{sizeof(dlmonitor_frame_t), DLMONITOR_FRAME_GPU_KERNEL,
