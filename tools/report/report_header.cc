@@ -79,7 +79,8 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
            Line("Command:", source.Metadata("command_line")) +
            Line("Process:", ProcessText(source)) +
            Line("Duration:", DurationText(source)) +
-           Line("Versions:", VersionsText(source));
+           Line("Versions:", VersionsText(source)) +
+           Line("GPU:", source.Metadata("gpu"));
   }
 
   // Profiles of one job usually share the command; print it once then.
@@ -103,7 +104,10 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
     out += "  " + name + (details.empty() ? "" : ": " + details) + "\n";
   }
   if (same_command) out += Line("Command:", command);
-  if (!sources.empty()) out += Line("Versions:", VersionsText(sources[0]));
+  if (!sources.empty()) {
+    out += Line("Versions:", VersionsText(sources[0]));
+    out += Line("GPU:", sources[0].Metadata("gpu"));
+  }
   return out;
 }
 

@@ -87,6 +87,17 @@ TEST_F(ReportTest, HeaderDescribesTheRun) {
             "Metric:    cpu_time (thread CPU time), total 100 ms");
 }
 
+TEST(ReportHeaderTest, GpuStatusIsShownWhenRecorded) {
+  format::Profile profile = MakeTrainingProfile();
+  EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
+                     "GPU:"),
+            "");
+  profile.metadata.emplace_back("gpu", "no GPU activity recorded (CUPTI not found)");
+  EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
+                     "GPU:"),
+            "GPU:       no GPU activity recorded (CUPTI not found)");
+}
+
 TEST_F(ReportTest, TopDownRowsCarryValuesGuidesAndLocations) {
   std::vector<std::string> table = Section(Render(), "Top-down view");
   ASSERT_GE(table.size(), 14u);  // header + 13 nodes

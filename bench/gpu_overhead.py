@@ -1,0 +1,124 @@
+"""GPU overhead and accuracy of DeepContext on three models (run on a GPU machine).
+
+For each model (ResNet-50, GPT-2 size transformer, launch-bound MLP), in one
+invocation, interleaved: step time without a profiler, under
+`deepcontext run`, and under torch.profiler(with_stack=True); the ratios;
+profile size for N vs 10N steps; and per-op kernel time and kernel counts of
+the top-20 ops compared with torch.profiler's own numbers for the same steps.
+
+    python3 bench/gpu_overhead.py --build build [--models resnet50,gpt2,mlp]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
+
+
+def run(command):
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if result.returncode != 0:
+        raise RuntimeError("%s failed:\n%s" % (" ".join(command), result.stderr.decode()[-3000:]))
+    return result.stdout.decode()
+
+
+def step_ms(output):
+    for token in output.split():
+        if token.startswith("step_ms="):
+            return float(token.split("=", 1)[1])
+    raise RuntimeError("no step time in %r" % output)
+
+
+def per_op_from_profile(cli, path):
+    """{op name: (kernel gpu time us, kernel count)} with each kernel charged to
+    its nearest operator ancestor — what torch.profiler calls self device time."""
+    tree = json.loads(run([cli, "export", "--format", "json", path]))
+    nodes = tree["nodes"]
+    out = {}
+    for node in nodes:
+        if node["kind"] not in ("gpu_kernel", "kernel"):
+            continue
+        stats = node.get("exclusive", {}).get("gpu_time")
+        if not stats:
+            continue
+        parent = node["parent"]
+        while parent is not None and nodes[parent]["kind"] != "operator":
+            parent = nodes[parent]["parent"]
+        name = nodes[parent]["name"] if parent is not None else "<no op>"
+        time_us, count = out.get(name, (0.0, 0))
+        out[name] = (time_us + stats["sum"] / 1000.0, count + stats["count"])
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--models", default="resnet50,gpt2,mlp")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    cli = os.path.join(args.build, "bin", "deepcontext")
+    work = tempfile.mkdtemp(prefix="dc-gpu-bench-")
+    for model in args.models.split(","):
+        base = [args.python, WORKLOAD, "--model", model, "--steps", str(args.steps)]
+        plain, ours, theirs = [], [], []
+        profile = os.path.join(work, model + ".dctx")
+        torch_json = os.path.join(work, model + ".torch.json")
+        for _ in range(args.repeats):
+            plain.append(step_ms(run(base)))
+            ours.append(step_ms(run([cli, "run", "-q", "-o", profile, "--"] + base)))
+            theirs.append(step_ms(run(base + ["--torch-profiler", torch_json])))
+        p, o, t = (statistics.median(x) for x in (plain, ours, theirs))
+        print("\n## %s" % model)
+        print("| profiler | step (ms) | ratio |")
+        print("|---|---|---|")
+        print("| none | %.2f | 1.000x |" % p)
+        print("| deepcontext run | %.2f | %.3fx |" % (o, o / p))
+        print("| torch.profiler(with_stack=True) | %.2f | %.3fx |" % (t, t / p))
+
+        sizes = {}
+        for steps in (args.steps, 10 * args.steps):
+            path = os.path.join(work, "%s_%d.dctx" % (model, steps))
+            run([cli, "run", "-q", "-o", path, "--", args.python, WORKLOAD, "--model", model,
+                 "--steps", str(steps), "--warmup", "5"])
+            sizes[steps] = os.path.getsize(path)
+        print("profile size: %d steps %d B, %d steps %d B" % (
+            args.steps, sizes[args.steps], 10 * args.steps, sizes[10 * args.steps]))
+
+        # Accuracy: both profilers cover exactly the timed steps of a run.
+        region = os.path.join(work, model + ".region.dctx")
+        env = dict(os.environ, PYTHONPATH=os.path.join(args.build, "python"))
+        result = subprocess.run(base + ["--deepcontext-region", region], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if result.returncode != 0:
+            raise RuntimeError(result.stderr.decode()[-3000:])
+        ours_ops = per_op_from_profile(cli, region)
+        with open(torch_json) as f:
+            reference = json.load(f)
+        total_steps = args.steps
+        top = sorted(reference["per_op"].items(),
+                     key=lambda kv: -kv[1]["self_device_time_us"])[:20]
+        print("| op | torch us/step | deepcontext us/step | diff | torch kernels/step | ours |")
+        print("|---|---|---|---|---|---|")
+        worst = 0.0
+        for name, ref in top:
+            ref_time = ref["self_device_time_us"] / reference["steps"]
+            ref_kernels = ref["kernels"] / reference["steps"]
+            time_us, count = ours_ops.get(name, (0.0, 0))
+            mine, my_kernels = time_us / total_steps, count / total_steps
+            diff = (mine - ref_time) / ref_time if ref_time else 0.0
+            worst = max(worst, abs(diff))
+            print("| %s | %.1f | %.1f | %+.2f%% | %.2f | %.2f |" % (
+                name, ref_time, mine, 100 * diff, ref_kernels, my_kernels))
+        print("largest per-op difference: %.2f%%" % (100 * worst))
+
+
+if __name__ == "__main__":
+    main()

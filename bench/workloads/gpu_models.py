@@ -1,0 +1,128 @@
+"""GPU training steps of three models, for overhead and accuracy checks.
+
+    python3 gpu_models.py --model resnet50|gpt2|mlp [--steps N] [--torch-profiler OUT.json]
+
+Prints `model=M steps=N step_ms=T` (T = median step time after warm-up,
+synchronized). With --torch-profiler, runs under torch.profiler
+(with_stack=True) and writes per-op self device time and kernel counts
+(from torch's own events) to OUT.json; --deepcontext-region profiles the
+same timed steps with deepcontext.profile() for comparison.
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def resnet50(batch):
+    import torchvision
+    model = torchvision.models.resnet50()
+    data = torch.randn(batch, 3, 224, 224)
+    target = torch.randint(0, 1000, (batch,))
+    return model, data, target, lambda out, y: F.cross_entropy(out, y)
+
+
+def gpt2(batch):
+    from transformers import GPT2Config, GPT2LMHeadModel
+    config = GPT2Config(n_layer=12, n_head=12, n_embd=768, n_positions=512)
+    model = GPT2LMHeadModel(config)
+    tokens = torch.randint(0, config.vocab_size, (batch, 512))
+    return model, tokens, tokens, lambda out, y: out.loss
+
+
+class TinyMLP(nn.Module):
+    """Many tiny layers: the CPU launches kernels faster than the GPU needs."""
+
+    def __init__(self, layers=48, width=64):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = F.relu(layer(x))
+        return x.sum(dim=1)
+
+
+def mlp(batch):
+    model = TinyMLP()
+    data = torch.randn(batch, 64)
+    return model, data, torch.randn(batch), lambda out, y: F.mse_loss(out, y)
+
+
+MODELS = {"resnet50": (resnet50, 64), "gpt2": (gpt2, 8), "mlp": (mlp, 32)}
+
+
+def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
+    optimizer.zero_grad(set_to_none=True)
+    out = model(data, labels=target) if is_gpt2 else model(data)
+    loss = loss_fn(out, target)
+    loss.backward()
+    optimizer.step()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", choices=sorted(MODELS), required=True)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--torch-profiler", metavar="OUT_JSON")
+    parser.add_argument("--deepcontext-region", metavar="OUT_DCTX",
+                        help="profile only the timed steps with deepcontext.profile()")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    build, batch = MODELS[args.model]
+    model, data, target, loss_fn = build(batch)
+    device = torch.device("cuda")
+    model, data, target = model.to(device), data.to(device), target.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    is_gpt2 = args.model == "gpt2"
+
+    for _ in range(args.warmup):
+        train_step(model, optimizer, data, target, loss_fn, is_gpt2)
+    torch.cuda.synchronize()
+
+    profiler = None
+    if args.torch_profiler:
+        from torch.profiler import ProfilerActivity, profile
+        profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                           with_stack=True)
+        profiler.__enter__()
+    elif args.deepcontext_region:
+        import deepcontext
+        profiler = deepcontext.profile(args.deepcontext_region)
+        profiler.__enter__()
+    times = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        train_step(model, optimizer, data, target, loss_fn, is_gpt2)
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    if args.deepcontext_region:
+        profiler.__exit__(None, None, None)
+    elif profiler is not None:
+        profiler.__exit__(None, None, None)
+        # Self device time and kernel count per op name, from torch's own
+        # events: kernels are charged to the op that launched them.
+        per_op = {}
+        for event in profiler.events():
+            kernels = getattr(event, "kernels", None) or []
+            if not kernels or getattr(event, "device_type", None) is None:
+                continue
+            if "CUDA" in str(event.device_type):
+                continue  # device-side events carry no launching op
+            entry = per_op.setdefault(event.name, {"self_device_time_us": 0.0, "kernels": 0})
+            entry["self_device_time_us"] += sum(k.duration for k in kernels)
+            entry["kernels"] += len(kernels)
+        with open(args.torch_profiler, "w") as f:
+            json.dump({"per_op": per_op, "steps": args.steps}, f)
+    print("model=%s steps=%d step_ms=%.3f" % (args.model, args.steps,
+                                               1000 * statistics.median(times)))
+
+
+if __name__ == "__main__":
+    main()
