@@ -43,7 +43,7 @@ extern "C" {
 
 /* Major version changes break the ABI; minor versions only append. */
 #define DLMONITOR_VERSION_MAJOR 1
-#define DLMONITOR_VERSION_MINOR 0
+#define DLMONITOR_VERSION_MINOR 1
 
 typedef enum dlmonitor_status {
   DLMONITOR_OK = 0,
@@ -225,6 +225,19 @@ DLMONITOR_API dlmonitor_status_t dlmonitor_python_hide_leaf_files(
    forward op (by forward_thread_id + sequence_number), and then runs the
    domain's callbacks. Safe to call from any thread, without the GIL. */
 DLMONITOR_API void dlmonitor_event_emit(dlmonitor_event_t* event);
+
+/* ---- native frames (since 1.1) --------------------------------------- */
+
+/* Turns native (C/C++) frames on (on != 0) or off in the contexts of ops
+   entered from Python: their path then reads Python frames -> native frames
+   (DLMONITOR_FRAME_NATIVE, named by demangled function, with source file and
+   line where debug info has them, else the module path) -> op, the Python
+   frames standing in place of the interpreter's own frames. Frames are
+   symbolized when a path is first seen, so contexts are complete at any
+   time. Once turned on, dlmonitor_describe() names the unwinder
+   ("..., native: libunwind)"). Not async-signal-safe: call it before ops
+   run. */
+DLMONITOR_API dlmonitor_status_t dlmonitor_native_enable(int on);
 
 /* Function-pointer form of dlmonitor_event_emit, handed to adapters that are
    loaded separately and must not depend on this library's symbols. */

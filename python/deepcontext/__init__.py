@@ -12,6 +12,7 @@ or a whole program from the shell: ``deepcontext run -o out.dctx -- python3 trai
 """
 
 import contextlib
+import ctypes
 import os
 import sys
 
@@ -20,8 +21,13 @@ __version__ = "0.1.0"
 
 
 @contextlib.contextmanager
-def profile(path="deepcontext.dctx"):
+def profile(path="deepcontext.dctx", native=False):
     """Profiles the enclosed block and writes the profile to `path`.
+
+    With `native=True`, the paths of ops called from Python also hold the
+    native (C/C++) frames between the Python line and the op, like
+    `deepcontext run --native`; the profile's "dlmonitor" metadata then
+    names the unwinder.
 
     The profile is written when the block ends, also when it raises. Inside a
     program already run by `deepcontext run`, the block's samples are part of
@@ -32,6 +38,8 @@ def profile(path="deepcontext.dctx"):
 
     path = os.fspath(path)
     nested = _runtime.is_active()
+    if native:
+        _set_native(True)
     if not nested:
         _runtime.start()
         _runtime.reset()
@@ -46,3 +54,16 @@ def profile(path="deepcontext.dctx"):
             _torch_adapter.enable(False)
             _runtime.stop()
         _runtime.write(path)
+        if native and not nested:
+            _set_native(False)
+
+
+def _set_native(on):
+    """Turns native frames in op paths on or off (dlmonitor_native_enable)."""
+    from . import _runtime
+
+    lib = _runtime.library()
+    lib.dlmonitor_native_enable.restype = ctypes.c_int
+    lib.dlmonitor_native_enable.argtypes = [ctypes.c_int]
+    if lib.dlmonitor_native_enable(1 if on else 0) != 0:
+        raise RuntimeError("native frames could not be turned %s" % ("on" if on else "off"))

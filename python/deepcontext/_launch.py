@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 
-from . import _frameworks, _runtime
+from . import _frameworks, _runtime, _set_native
 
 _state = {"path": None, "written_by": None}
 
@@ -93,6 +93,8 @@ def _record_metadata():
 def main():
     try:
         _runtime.start()
+        if os.environ.get("DEEPCONTEXT_NATIVE") == "1":
+            _set_native(True)  # deepcontext run --native
         _record_metadata()
     except Exception as error:
         _warn("profiling disabled: %s" % error)

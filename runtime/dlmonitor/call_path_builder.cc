@@ -1,5 +1,6 @@
 #include "runtime/dlmonitor/call_path_builder.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,6 +31,37 @@ struct OpEntry {
   dlmonitor_op_kind_t kind = DLMONITOR_OP_OPERATOR;
 };
 
+// A native stack under one base, Python frames kept from `start` on.
+struct NativePathKey {
+  ContextId base = kNoContext;
+  int start = 0;
+  native::StackId stack = native::kNoStack;
+  bool operator==(const NativePathKey&) const = default;
+};
+
+struct NativePathKeyHash {
+  size_t operator()(const NativePathKey& key) const {
+    uint64_t h = key.base * 0x9E3779B97F4A7C15ULL;
+    h ^= (static_cast<uint64_t>(key.stack) << 20) ^
+         static_cast<uint64_t>(key.start);
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return static_cast<size_t>(h ^ (h >> 31));
+  }
+};
+
+// One Python stack seen with a native path key, and where it led.
+struct NativePathVariant {
+  std::vector<python::RawFrame> python;  // frames [start, count)
+  ContextId context = kNoContext;
+  int depth = 0;
+};
+
+// Per-thread bound on cached native paths; past it the cache starts over.
+constexpr size_t kMaxNativeVariants = 1 << 16;
+
+// Return addresses scanned, from the innermost, for the reporting caller.
+constexpr int kCallerScan = 16;
+
 struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const {
@@ -56,6 +88,12 @@ struct ThreadState {
   python::RawFrame raw[CallPathBuilder::kMaxPythonDepth];
   ResolvedPythonFrame resolved[CallPathBuilder::kMaxPythonDepth];
   ContextId ctx[CallPathBuilder::kMaxPythonDepth];
+
+  // Native call-path cache (see NativeContext).
+  std::unordered_map<NativePathKey, std::vector<NativePathVariant>,
+                     NativePathKeyHash>
+      native_paths;
+  size_t native_variants = 0;
 };
 
 CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
@@ -69,6 +107,20 @@ CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
       forward_name_(strings.Intern("[forward]")),
       backward_name_(strings.Intern("[backward]")),
       generation_(g_next_generation.fetch_add(1)) {}
+
+CallPathBuilder::~CallPathBuilder() = default;
+
+const char* CallPathBuilder::EnableNative(bool on) {
+  if (on) {
+    std::call_once(native_once_, [this] {
+      unwinder_ = native::Unwinder::Default().kind();
+      interpreter_.Detect();
+      resolver_ = std::make_unique<native::FrameResolver>();
+    });
+  }
+  native_enabled_.store(on, std::memory_order_release);
+  return native::Unwinder::Default().Name();
+}
 
 ThreadState* CallPathBuilder::State() {
   ThreadState* state = ThreadInstance<ThreadState>();
@@ -141,6 +193,142 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   return parent;
 }
 
+ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
+                                         int start, uintptr_t caller_pc,
+                                         bool drop_caller_module,
+                                         int* depth) {
+  uintptr_t pcs[native::kMaxNativeDepth];
+  const int captured = native::Unwinder(unwinder_).Capture(
+      pcs, native::kMaxNativeDepth, 0);
+  // Frames inner of the reporting caller are this monitor's own.
+  int native_count = captured;
+  for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
+    if (pcs[i] == caller_pc) {
+      native_count = i + 1;
+      break;
+    }
+  }
+  const native::StackId stack = stacks_.Intern(pcs, native_count);
+  if (stack == native::kNoStack) {
+    return PythonContext(state, base, start, depth);
+  }
+  python::RawFrame frames[kMaxPythonDepth];
+  const int count = python_enabled_
+                        ? python::CaptureCurrentThread(frames, kMaxPythonDepth)
+                        : 0;
+  const int first_python = std::min(start, count);
+
+  const NativePathKey key{base, start, stack};
+  std::vector<NativePathVariant>& variants = state.native_paths[key];
+  for (const NativePathVariant& variant : variants) {
+    if (variant.python.size() == static_cast<size_t>(count - first_python) &&
+        std::equal(variant.python.begin(), variant.python.end(),
+                   frames + first_python)) {
+      *depth = variant.depth;
+      return variant.context;
+    }
+  }
+
+  // First sight: resolve, splice, build the path.
+  ResolvedPythonFrame resolved[kMaxPythonDepth];
+  bool entry[kMaxPythonDepth];
+  for (int i = 0; i < count; ++i) {
+    resolved[i] = python_.Lookup(frames[i]);
+    entry[i] = frames[i].entry;
+  }
+  int kept = count;
+  while (kept > first_python && resolved[kept - 1].hidden) --kept;
+  // The reporting adapter's own frames (its module) are not part of the
+  // program's path either. Looked up here, once per new path, since dladdr
+  // is too slow for every op.
+  int used = native_count;
+  Dl_info caller_info;
+  if (drop_caller_module &&
+      dladdr(reinterpret_cast<void*>(caller_pc - 1), &caller_info) != 0) {
+    Dl_info info;
+    while (used > 0 &&
+           dladdr(reinterpret_cast<void*>(pcs[used - 1] - 1), &info) != 0 &&
+           info.dli_fbase == caller_info.dli_fbase) {
+      --used;
+    }
+  }
+  native::NativeFrameClass classes[native::kMaxNativeDepth];
+  interpreter_.ClassifyAll(pcs, used, classes);
+  constexpr int kCapacity = native::kMaxNativeDepth + kMaxPythonDepth;
+  native::SplicedFrame spliced[kCapacity];
+  // Hidden frames are spliced too, so that activations still pair up, and
+  // dropped from the result.
+  const int total = native::SplicePythonFrames(
+      classes, used, entry, count, native::SpliceOptions{}, spliced,
+      kCapacity);
+  // Start at the first Python frame kept (native frames outer of it are
+  // process start-up, or already in `base`); with no such frame, after the
+  // last Python frame.
+  int first = 0;
+  for (int j = 0; j < total; ++j) {
+    if (spliced[j].source != native::SplicedFrame::Source::kPython) continue;
+    first = j + 1;
+    if (spliced[j].index >= first_python) {
+      first = j;
+      break;
+    }
+  }
+  ContextId parent = base;
+  for (int j = first; j < total; ++j) {
+    const native::SplicedFrame& frame = spliced[j];
+    ContextId child = kNoContext;
+    if (frame.source == native::SplicedFrame::Source::kPython) {
+      if (frame.index >= kept) continue;
+      child = tree_.Child(parent, resolved[frame.index].key);
+    } else {
+      child = NativeChild(parent, pcs[frame.index]);
+    }
+    if (child == kNoContext) break;  // tree full
+    parent = child;
+  }
+  *depth = kept;
+  if (state.native_variants >= kMaxNativeVariants) {
+    state.native_paths.clear();
+    state.native_variants = 0;
+  }
+  NativePathVariant variant;
+  variant.python.assign(frames + first_python, frames + count);
+  variant.context = parent;
+  variant.depth = kept;
+  state.native_paths[key].push_back(std::move(variant));
+  ++state.native_variants;
+  return parent;
+}
+
+ContextId CallPathBuilder::NativeChild(ContextId parent, uintptr_t pc) {
+  FrameKey key;
+  bool found = false;
+  {
+    std::lock_guard<std::mutex> guard(native_keys_mutex_);
+    auto it = native_keys_.find(pc);
+    if (it != native_keys_.end()) {
+      key = it->second;
+      found = true;
+    }
+  }
+  if (!found) {
+    // Named by function and source line where debug info has them, else by
+    // function (or module+offset) and module path: call sites of one
+    // function without line information share a node.
+    const native::SymbolizedFrame symbol = resolver_->Resolve(pc);
+    key.kind = DLMONITOR_FRAME_NATIVE;
+    key.name = strings_.Intern(symbol.DisplayName());
+    key.file = strings_.Intern(symbol.file.empty() ? symbol.module
+                                                   : symbol.file);
+    key.line = symbol.file.empty() || symbol.line <= 0
+                   ? 0
+                   : static_cast<uint32_t>(symbol.line);
+    std::lock_guard<std::mutex> guard(native_keys_mutex_);
+    native_keys_.emplace(pc, key);
+  }
+  return tree_.Child(parent, key);
+}
+
 StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   std::string_view view(name == nullptr ? "" : name);
   auto it = state.op_names.find(view);
@@ -156,7 +344,12 @@ ContextId CallPathBuilder::Phase(ContextId parent, StringId phase_name) {
   return tree_.Child(parent, FrameKey{DLMONITOR_FRAME_PHASE, phase_name, 0, 0});
 }
 
-ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op) {
+ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
+                                     uintptr_t caller_pc) {
+  const bool reported_by_adapter = caller_pc != 0;
+  if (caller_pc == 0) {
+    caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  }
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
@@ -184,11 +377,15 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op) {
   const StringId name = InternOpName(state, op.name);
   const FrameKey op_key{DLMONITOR_FRAME_OPERATOR, name, 0, 0};
 
-  auto python_base = [&](int* python_depth) {
+  auto python_base = [&](int* python_depth, bool with_native = false) {
     const ContextId base = top ? top->context : ThreadRoot(state);
     // Inside a scope, keep from the frame that opened the scope: it shows
     // the line within the scope that is running now.
     const int start = top ? std::max(top->python_depth - 1, 0) : 0;
+    if (with_native && native_enabled_.load(std::memory_order_acquire)) {
+      return NativeContext(state, base, start, caller_pc, reported_by_adapter,
+                           python_depth);
+    }
     return PythonContext(state, base, start, python_depth);
   };
 
@@ -236,7 +433,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op) {
     case DLMONITOR_OP_OPERATOR:
     default: {
       if (from_python) {
-        entry.anchor = python_base(&entry.python_depth);
+        entry.anchor = python_base(&entry.python_depth, /*with_native=*/true);
         const ContextId parent = op.sequence_number >= 0
                                      ? Phase(entry.anchor, forward_name_)
                                      : entry.anchor;

@@ -10,16 +10,32 @@
 // since the framework called them from C++. Python paths are cached per
 // thread: only the part that differs from the previous capture is resolved
 // and looked up in the tree (call-path caching).
+//
+// With native frames enabled (dlmonitor_native_enable), an op entered from
+// Python also captures the thread's native stack: the path then reads
+// Python frames -> native frames -> op, the Python frames standing in place
+// of the interpreter's eval-loop frames (runtime/native/python_splice.h).
+// Native frames outer of the outermost Python frame (process start-up:
+// _start, __libc_start_main, main) are left out. Each distinct (base,
+// native stack, Python frames) is spliced and symbolized once; afterwards an
+// op costs one unwind, one intern and one hash lookup.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "deepcontext/dlmonitor.h"
 #include "runtime/dlmonitor/context_tree.h"
 #include "runtime/dlmonitor/forward_links.h"
 #include "runtime/dlmonitor/python_frame_cache.h"
 #include "runtime/dlmonitor/string_table.h"
+#include "runtime/native/frame_resolver.h"
+#include "runtime/native/native_stack.h"
+#include "runtime/native/python_splice.h"
+#include "runtime/native/stack_cache.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -35,9 +51,23 @@ class CallPathBuilder {
                   ForwardLinks& links, PythonFrameCache& python,
                   bool python_enabled);
 
+  ~CallPathBuilder();
+
   // Pushes the op on the calling thread's shadow stack and returns its
-  // context. [any thread, no GIL]
-  ContextId OnOpEnter(const dlmonitor_op_data_t& op);
+  // context. `caller_pc` is a return address into the adapter that reported
+  // the op: native frames inner of it are the monitor's own, and the
+  // innermost frames in the adapter's module are the adapter's; both are
+  // left out. 0 means the caller of OnOpEnter, whose frames are kept.
+  // [any thread, no GIL]
+  ContextId OnOpEnter(const dlmonitor_op_data_t& op, uintptr_t caller_pc = 0);
+
+  // Turns native frames in op paths on or off. The first call picks the
+  // unwinder and finds the interpreter's code (not async-signal-safe; call
+  // it at start-up). Returns the unwinder's name. [any thread]
+  const char* EnableNative(bool on);
+  bool native_enabled() const {
+    return native_enabled_.load(std::memory_order_relaxed);
+  }
 
   // Pops the op (and any ops above it whose exit was never reported) and
   // returns its context; kNoContext when the op is not on this thread's
@@ -60,6 +90,13 @@ class CallPathBuilder {
   // from index `start` on; *depth receives the kept stack depth.
   ContextId PythonContext(ThreadState& state, ContextId base, int start,
                           int* depth);
+  // Like PythonContext, with the native stack spliced in (see the top of
+  // this file); falls back to PythonContext when no stack was captured.
+  ContextId NativeContext(ThreadState& state, ContextId base, int start,
+                          uintptr_t caller_pc, bool drop_caller_module,
+                          int* depth);
+  // The tree node of `pc` under `parent` (symbolized on first sight).
+  ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);
   ContextId Phase(ContextId parent, StringId phase_name);
 
@@ -71,6 +108,16 @@ class CallPathBuilder {
   const StringId forward_name_;
   const StringId backward_name_;
   std::atomic<uint64_t> generation_;
+
+  // Native frames: set up by the first EnableNative, then read-only.
+  std::atomic<bool> native_enabled_{false};
+  std::once_flag native_once_;
+  native::UnwinderKind unwinder_ = native::UnwinderKind::kGlibcBacktrace;
+  native::InterpreterRanges interpreter_;
+  native::StackTable stacks_;
+  std::unique_ptr<native::FrameResolver> resolver_;
+  std::mutex native_keys_mutex_;  // guards native_keys_
+  std::unordered_map<uintptr_t, FrameKey> native_keys_;
 };
 
 }  // namespace deepcontext::dlmonitor

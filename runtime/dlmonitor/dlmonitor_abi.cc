@@ -47,7 +47,16 @@ dlmonitor_status_t dlmonitor_finalize(void) {
 }
 
 const char* dlmonitor_describe(void) {
-  return Monitor::Instance().description().c_str();
+  return Monitor::Instance().description();
+}
+
+dlmonitor_status_t dlmonitor_native_enable(int on) {
+  try {
+    Monitor::Instance().EnableNative(on != 0);
+    return DLMONITOR_OK;
+  } catch (...) {
+    return DLMONITOR_ERROR_LIMIT_REACHED;
+  }
 }
 
 dlmonitor_status_t dlmonitor_callback_register(
@@ -165,9 +174,14 @@ void dlmonitor_event_emit(dlmonitor_event_t* event) {
         if (event->op == nullptr) return;
         // The op stack is kept even without op callbacks: GPU API and
         // memory events need it for their context.
-        event->context = event->phase == DLMONITOR_PHASE_ENTER
-                             ? paths.OnOpEnter(*event->op)
-                             : paths.OnOpExit(*event->op);
+        // The return address names the adapter's frame: native stacks
+        // are cut there, leaving out this library's own frames.
+        event->context =
+            event->phase == DLMONITOR_PHASE_ENTER
+                ? paths.OnOpEnter(*event->op,
+                                  reinterpret_cast<uintptr_t>(
+                                      __builtin_return_address(0)))
+                : paths.OnOpExit(*event->op);
         break;
       case DLMONITOR_DOMAIN_GPU_API:
       case DLMONITOR_DOMAIN_MEMORY:

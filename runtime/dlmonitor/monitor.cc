@@ -31,6 +31,17 @@ Monitor::Monitor()
   pthread_atfork(nullptr, nullptr, &ResetChildAfterFork);
 }
 
+void Monitor::EnableNative(bool on) {
+  const char* unwinder = paths_.EnableNative(on);
+  if (!on) return;
+  std::call_once(native_once_, [this, unwinder] {
+    native_description_ = description_;
+    native_description_.insert(native_description_.size() - 1,
+                               std::string(", native: ") + unwinder);
+    native_described_.store(true, std::memory_order_release);
+  });
+}
+
 Monitor& Monitor::Instance() {
   static Monitor* instance = new Monitor();
   return *instance;

@@ -30,7 +30,16 @@ class Monitor {
   // Whether the Python frame reader works in this process, and why not.
   bool python_enabled() const { return python_enabled_; }
   const std::string& python_status() const { return python_status_; }
-  const std::string& description() const { return description_; }
+  // dlmonitor_describe(): once native frames were enabled it also names
+  // the unwinder, since the contexts then hold native frames.
+  const char* description() const {
+    return native_described_.load(std::memory_order_acquire)
+               ? native_description_.c_str()
+               : description_.c_str();
+  }
+
+  // Turns native frames on or off (CallPathBuilder::EnableNative).
+  void EnableNative(bool on);
 
   std::atomic<int>& init_count() { return init_count_; }
 
@@ -46,6 +55,9 @@ class Monitor {
   PythonFrameCache python_frames_;
   CallPathBuilder paths_;
   std::string description_;
+  std::once_flag native_once_;
+  std::string native_description_;  // written once, before native_described_
+  std::atomic<bool> native_described_{false};
   std::atomic<int> init_count_{0};
 };
 

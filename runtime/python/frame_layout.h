@@ -56,6 +56,9 @@ struct FrameLayout {
   int32_t frame_owner = -1;     // char owner
   int32_t owner_generator = -1;  // FRAME_OWNED_BY_GENERATOR
   int32_t owner_cstack = -1;     // FRAME_OWNED_BY_CSTACK (3.12+)
+  // bool is_entry (3.11 only): the frame starts an activation of the
+  // bytecode loop. 3.12+ marks that with a shim frame instead.
+  int32_t frame_is_entry = -1;
   int32_t code_unit_size = 2;    // sizeof(_Py_CODEUNIT)
 
   // PyCodeObject.

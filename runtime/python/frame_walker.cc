@@ -57,7 +57,7 @@ int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
     if (!HasType(layout, code, code_type)) break;
     const int64_t lasti = LoadField<int32_t>(frame, lasti_offset);
     out[count++] = RawFrame{code, ClampLasti(lasti * lasti_unit),
-                            CodeIdent(layout, code)};
+                            CodeIdent(layout, code), /*entry=*/true};
     frame = LoadPointer(frame, previous_offset);
   }
   return Finish(out, count);
@@ -65,6 +65,8 @@ int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
 
 // 3.11+: _PyInterpreterFrame records (mostly in the thread's data stack)
 // linked by `previous`; the position is a pointer into co_code_adaptive.
+// Loop activations start at frames with is_entry set (3.11) or at frames
+// whose `previous` is a C-stack shim (3.12+, one shim per activation).
 int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
                           const void* thread_state, RawFrame* out, int max) {
   const int32_t previous_offset = layout.frame_previous;
@@ -74,6 +76,7 @@ int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
   const char owner_generator = static_cast<char>(layout.owner_generator);
   // -1 (3.11, no shim frames) never equals a real owner value.
   const int owner_cstack = layout.owner_cstack;
+  const int32_t is_entry_offset = layout.frame_is_entry;
   const int32_t adaptive_offset = layout.code_adaptive;
   const int32_t firsttraceable_offset = layout.code_firsttraceable;
   const int64_t unit = layout.code_unit_size;
@@ -87,14 +90,24 @@ int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
     frame = LoadPointer(thread_state, layout.tstate_frame);
   }
   int count = 0;
+  // Whether the frame visited last (the one inner to `frame`) was recorded.
+  bool inner_recorded = false;
   CycleGuard cycle;
   while (frame != nullptr && count < max && IsPlausiblePointer(frame) &&
          cycle.Visit(frame)) {
     const char owner = LoadField<char>(frame, owner_offset);
-    const void* code = LoadPointer(frame, code_offset);
     // Shim frames and (3.13) non-code executables are skipped, as CPython's
-    // own traceback does; the chain continues past them.
-    if (owner != owner_cstack && HasType(layout, code, code_type)) {
+    // own traceback does; the chain continues past them. The frame right
+    // inner to a shim was entered from C.
+    if (owner == owner_cstack) {
+      if (inner_recorded) out[count - 1].entry = true;
+      inner_recorded = false;
+      frame = LoadPointer(frame, previous_offset);
+      continue;
+    }
+    inner_recorded = false;
+    const void* code = LoadPointer(frame, code_offset);
+    if (HasType(layout, code, code_type)) {
       const auto* instr =
           static_cast<const char*>(LoadPointer(frame, instr_offset));
       const char* bytecode = static_cast<const char*>(code) + adaptive_offset;
@@ -104,8 +117,11 @@ int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
       // Incomplete frames (not past their prologue yet) are hidden by
       // CPython too; generator frames are always complete.
       if (owner == owner_generator || lasti >= first_traceable) {
+        const bool entry = is_entry_offset >= 0 &&
+                           LoadField<char>(frame, is_entry_offset) != 0;
         out[count++] = RawFrame{code, ClampLasti(lasti),
-                                CodeIdent(layout, code)};
+                                CodeIdent(layout, code), entry};
+        inner_recorded = true;
       }
     }
     frame = LoadPointer(frame, previous_offset);

@@ -15,12 +15,21 @@ namespace deepcontext::python {
 // One captured frame. (code, lasti) identify the call site; `ident` is a
 // cheap fingerprint of the code object (name/filename/firstlineno) so that a
 // code object freed and replaced at the same address is not mistaken for the
-// old one.
+// old one. `entry` marks the first (outermost) frame of one activation of
+// the bytecode loop (_PyEval_EvalFrameDefault): every frame on 3.9/3.10,
+// frames entered from C on 3.11+ (Python-to-Python calls run in the
+// caller's activation there). It lets native stacks be merged with Python
+// frames (runtime/native/python_splice.h).
 struct RawFrame {
   const void* code = nullptr;
   int32_t lasti = 0;  // byte offset of the current instruction
   uint32_t ident = 0;
-  bool operator==(const RawFrame&) const = default;
+  bool entry = false;
+  // Same call site; `entry` is derived from the stack around the frame and
+  // not part of its identity.
+  bool operator==(const RawFrame& other) const {
+    return code == other.code && lasti == other.lasti && ident == other.ident;
+  }
 };
 
 struct FrameInfo {

@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 struct RunOptions {
   std::string output;
   bool quiet = false;
+  bool native = false;
   std::vector<std::string> command;
 };
 
@@ -87,6 +88,12 @@ std::vector<std::string> WrittenProfiles(const std::string& output,
   setenv("DEEPCONTEXT_OUTPUT", output.c_str(), 1);
   setenv("DEEPCONTEXT_ROOT_PID", std::to_string(getpid()).c_str(), 1);
   setenv("DEEPCONTEXT_HOME", layout.prefix.c_str(), 1);
+  // Read by the launcher (python/deepcontext/_launch.py) of every process.
+  if (options.native) {
+    setenv("DEEPCONTEXT_NATIVE", "1", 1);
+  } else {
+    unsetenv("DEEPCONTEXT_NATIVE");
+  }
   std::vector<char*> argv;
   for (const std::string& arg : options.command) {
     argv.push_back(const_cast<char*>(arg.c_str()));
@@ -185,6 +192,9 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
                   "<stem>[.rank<R>].<pid>.dctx beside it");
   run->add_flag("-q,--quiet", options->quiet,
                 "Do not list the written profiles at the end");
+  run->add_flag("--native", options->native,
+                "Also record native (C/C++) frames between Python lines and "
+                "the ops they call");
   run->add_option("command", options->command,
                   "The program and its arguments (put them after --)")
       ->required();

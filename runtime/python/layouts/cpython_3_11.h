@@ -25,6 +25,7 @@ inline constexpr FrameLayout kCpython3_11Storage{
     .frame_instr = 56,
     .frame_owner = 69,
     .owner_generator = 1,
+    .frame_is_entry = 68,
     .code_unit_size = 2,
     .code_filename = 112,
     .code_name = 120,

@@ -115,6 +115,8 @@ C_3_11 = r"""
   OFF("cframe_current_frame", _PyCFrame, current_frame);
   OFF("frame_code", _PyInterpreterFrame, f_code);
   OFF("frame_instr", _PyInterpreterFrame, prev_instr);
+  _Static_assert(sizeof(((_PyInterpreterFrame*)0)->is_entry) == 1, "entry");
+  OFF("frame_is_entry", _PyInterpreterFrame, is_entry);
 """
 
 C_3_12 = r"""
@@ -177,6 +179,7 @@ LAYOUT_FIELDS = (
     "object_type", "tstate_frame", "tstate_cframe", "cframe_current_frame",
     "frame_previous", "frame_code", "frame_lasti", "lasti_unit",
     "frame_instr", "frame_owner", "owner_generator", "owner_cstack",
+    "frame_is_entry",
     "code_unit_size", "code_filename", "code_name", "code_qualname",
     "code_firstlineno", "code_firsttraceable", "code_adaptive",
     "unicode_length", "unicode_state", "state_kind_mask", "state_kind_shift",

@@ -10,6 +10,30 @@
 namespace deepcontext::dlmonitor {
 namespace {
 
+// A known native chain ending in an op report, for the native-frame tests.
+// Exported C functions: the symbolizer names them from the dynamic or the
+// full symbol table.
+extern "C" {
+__attribute__((noinline, visibility("default"))) ContextId
+CallPathTestChainC(CallPathBuilder* builder, const dlmonitor_op_data_t* op) {
+  const ContextId context = builder->OnOpEnter(*op);
+  asm volatile("" ::: "memory");  // no tail call: keeps this frame
+  return context;
+}
+__attribute__((noinline, visibility("default"))) ContextId
+CallPathTestChainB(CallPathBuilder* builder, const dlmonitor_op_data_t* op) {
+  const ContextId context = CallPathTestChainC(builder, op);
+  asm volatile("" ::: "memory");
+  return context;
+}
+__attribute__((noinline, visibility("default"))) ContextId
+CallPathTestChainA(CallPathBuilder* builder, const dlmonitor_op_data_t* op) {
+  const ContextId context = CallPathTestChainB(builder, op);
+  asm volatile("" ::: "memory");
+  return context;
+}
+}
+
 class CallPathBuilderTest : public ::testing::Test {
  protected:
   CallPathBuilderTest()
@@ -150,6 +174,51 @@ TEST_F(CallPathBuilderTest, ResetAfterForkDropsOpenOpsAndLinks) {
   builder_.ResetAfterFork();
   EXPECT_EQ(builder_.OnOpExit(op), kNoContext);
   EXPECT_EQ(links_.Find(1, 4), kNoContext);
+}
+
+TEST_F(CallPathBuilderTest, NativeFramesSitBetweenThreadAndOp) {
+  builder_.EnableNative(true);
+  // One call site, three ops: one stack, one path.
+  ContextId contexts[3] = {};
+  ContextId end_after_first = kNoContext;
+  for (ContextId& context : contexts) {
+    auto op = Op("aten::relu", DLMONITOR_OP_OPERATOR);
+    context = CallPathTestChainA(&builder_, &op);
+    builder_.OnOpExit(op);
+    if (end_after_first == kNoContext) end_after_first = tree_.End();
+  }
+  const ContextId first = contexts[0];
+  EXPECT_EQ(contexts[1], first);
+  EXPECT_EQ(contexts[2], first);
+  EXPECT_EQ(tree_.End(), end_after_first);
+  const std::string path = Path(first);
+  const size_t a = path.find("/CallPathTestChainA/");
+  ASSERT_NE(a, std::string::npos) << path;
+  // c is the innermost native frame: the builder's own frames are cut.
+  EXPECT_TRUE(path.ends_with("/CallPathTestChainA/CallPathTestChainB/"
+                             "CallPathTestChainC/aten::relu"))
+      << path;
+  EXPECT_TRUE(path.starts_with("thread/")) << path;
+  FrameKey key;
+  ContextId parent = kNoContext;
+  ASSERT_TRUE(tree_.Get(first, &key, &parent));
+  ASSERT_TRUE(tree_.Get(parent, &key, nullptr));
+  EXPECT_EQ(key.kind, static_cast<uint32_t>(DLMONITOR_FRAME_NATIVE));
+
+  builder_.EnableNative(false);
+  auto plain = Op("aten::relu", DLMONITOR_OP_OPERATOR);
+  EXPECT_EQ(Path(CallPathTestChainA(&builder_, &plain)), "thread/aten::relu");
+}
+
+TEST_F(CallPathBuilderTest, NestedOpsDoNotCaptureNativeFrames) {
+  builder_.EnableNative(true);
+  auto outer = Op("aten::linear", DLMONITOR_OP_OPERATOR);
+  const ContextId outer_ctx = CallPathTestChainA(&builder_, &outer);
+  auto inner = Op("aten::addmm", DLMONITOR_OP_OPERATOR);
+  const ContextId inner_ctx = CallPathTestChainA(&builder_, &inner);
+  ContextId parent = kNoContext;
+  ASSERT_TRUE(tree_.Get(inner_ctx, nullptr, &parent));
+  EXPECT_EQ(parent, outer_ctx);
 }
 
 }  // namespace

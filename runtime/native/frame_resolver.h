@@ -1,0 +1,38 @@
+// Thread-safe symbolization of return addresses for a long-running process.
+//
+// Symbolizer works on a fixed ModuleMap snapshot and is single-threaded.
+// Call paths are built on any thread and libraries keep being loaded while a
+// program runs (extensions, CUDA libraries), so this wrapper serializes the
+// lookups and takes a new snapshot when a pc lies outside every module it
+// knows. It runs only when a call path is seen for the first time, never per
+// event.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "runtime/native/symbolizer.h"
+
+namespace deepcontext::native {
+
+class FrameResolver {
+ public:
+  FrameResolver();
+  ~FrameResolver();
+  FrameResolver(const FrameResolver&) = delete;
+  FrameResolver& operator=(const FrameResolver&) = delete;
+
+  // Symbolizes a return address (as captured: the lookup uses pc - 1).
+  // [any thread] Allocates; takes the loader lock on a module refresh.
+  SymbolizedFrame Resolve(uintptr_t pc);
+
+  // "libdw" or "dladdr".
+  const char* BackendName();
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<Symbolizer> symbolizer_;
+};
+
+}  // namespace deepcontext::native

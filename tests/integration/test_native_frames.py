@@ -1,0 +1,137 @@
+"""`deepcontext run --native` and profile(native=True): native frames between
+the Python line and the op, spliced with the Python frames.
+
+The test extension (native_ext/native_chain.cc) runs a() -> b() -> c(); c()
+calls back into Python, which runs torch.relu. The program calls the
+extension inside record_function("native_chain"), so the op path must read:
+scope native_chain > main (CHAIN_LINE) > [ctypes/libffi] > native_chain_run >
+a > b > c > [libffi/ctypes] > on_c (RELU_LINE) > [torch binding/dispatcher]
+> aten::relu, with no CPython interpreter frames in between.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import BUILD, CLI, PYTHON, load_profile
+from markers import marker_line
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXT_DIR = os.path.join(HERE, "native_ext")
+SOURCE = os.path.join(EXT_DIR, "native_chain.cc")
+PROGRAM = os.path.join(EXT_DIR, "native_chain_program.py")
+BUILT = os.path.join(BUILD, "tests", "integration", "native_ext",
+                     "libdc_test_native_chain.so")
+CHAIN = ["native_chain::a(", "native_chain::b(", "native_chain::c("]
+CALL_MARKERS = ["A_CALL_LINE", "B_CALL_LINE", "C_CALL_LINE"]
+EXTENSION_PATH = []  # set by the fixture
+
+
+@pytest.fixture(scope="module")
+def extension(tmp_path_factory):
+    """The test extension: CMake's build, else compiled here (same flags)."""
+    out = BUILT
+    if not os.path.exists(out):
+        out = str(tmp_path_factory.mktemp("native_ext") / "libdc_test_native_chain.so")
+        subprocess.run([os.environ.get("CXX", "c++"), "-shared", "-fPIC", "-O1", "-g",
+                        "-fno-inline", "-fno-optimize-sibling-calls",
+                        "-fno-omit-frame-pointer", SOURCE, "-o", out], check=True)
+    EXTENSION_PATH[:] = [out]
+    return out
+
+
+def _source_line(marker):
+    """Line of a `// MARKER` comment in the extension's source."""
+    with open(SOURCE) as f:
+        for number, line in enumerate(f, start=1):
+            if "// " + marker in line:
+                return number
+    raise AssertionError("marker %s not in %s" % (marker, SOURCE))
+
+
+def _relu_paths(tree):
+    relu = tree.find(kind="operator", name="aten::relu")
+    assert relu, "no aten::relu in the profile"
+    return relu
+
+
+def _check_native_path(tree, extension):
+    assert "native: " in tree.metadata.get("dlmonitor", ""), tree.metadata
+    chain_line = marker_line(PROGRAM, "CHAIN_LINE")
+    relu_line = marker_line(PROGRAM, "RELU_LINE")
+    relu = _relu_paths(tree)
+    # The same path three times: one node (the path was built once).
+    assert len(relu) == 1, relu
+    assert relu[0].calls() == 3
+    path = relu[0].path()
+    labels = [(n.kind, n.name) for n in path]
+    # No frame of the interpreter itself.
+    assert not [n for n in path if n.kind == "native" and
+                n.name.startswith(("_PyEval", "PyEval", "_PyObject", "PyObject"))], labels
+
+    def index(predicate):
+        found = [i for i, n in enumerate(path) if predicate(n)]
+        assert len(found) == 1, labels
+        return found[0]
+
+    scope = index(lambda n: n.kind == "scope" and n.name == "native_chain")
+    caller = index(lambda n: n.kind == "python" and n.line == chain_line and
+                   path.index(n) > scope)
+    chain = [index(lambda n, p=prefix: n.kind == "native" and n.name.startswith(p))
+             for prefix in CHAIN]
+    callback = index(lambda n: n.kind == "python" and n.name == "on_c" and n.line == relu_line)
+    op = path.index(relu[0])
+    # scope > caller line > a > b > c (adjacent) > callback line > op
+    assert scope < caller < chain[0], labels
+    assert chain == [chain[0], chain[0] + 1, chain[0] + 2], labels
+    assert chain[2] < callback < op, labels
+    # Everything between the caller line and a() is native (ctypes, libffi).
+    assert all(n.kind == "native" for n in path[caller + 1:chain[0]]), labels
+    # file:line where debug info is read, else the module.
+    for i, marker in zip(chain, CALL_MARKERS):
+        node = path[i]
+        if node.file.endswith(".cc"):
+            assert node.file.endswith("native_chain.cc") and \
+                node.line == _source_line(marker), (node.file, node.line)
+        else:
+            assert node.file == os.path.realpath(extension) or \
+                node.file == extension, node.file
+            assert node.line == 0
+
+
+def _run(tmp_path, name, *options):
+    out = tmp_path / name
+    result = subprocess.run([CLI, "run"] + list(options) + ["-o", str(out), "--",
+                            PYTHON, PROGRAM, EXTENSION_PATH[0]],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    assert b"native chain done" in result.stdout
+    return load_profile(out)
+
+
+def test_run_native_splices_python_and_native_frames(tmp_path, extension):
+    _check_native_path(_run(tmp_path, "native.dctx", "--native"), extension)
+
+
+def test_without_native_there_are_no_native_frames(tmp_path, extension):
+    tree = _run(tmp_path, "plain.dctx")
+    assert not tree.find(kind="native")
+    assert "native: " not in tree.metadata.get("dlmonitor", "")
+    # The callback's line hangs right under the line that called the
+    # extension.
+    for node in _relu_paths(tree):
+        callback = node.parent.parent
+        assert node.parent.kind == "phase", node
+        assert callback.name == "on_c", node
+        assert callback.parent.line == marker_line(PROGRAM, "CHAIN_LINE"), node
+
+
+def test_profile_api_native(tmp_path, extension):
+    out = tmp_path / "api.dctx"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(BUILD, "python")
+    result = subprocess.run([PYTHON, PROGRAM, extension, str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    _check_native_path(load_profile(out), extension)
