@@ -7,7 +7,7 @@ CMAKE_ARGS ?=
 PYTHON     ?= /usr/bin/python3
 CTEST_ARGS ?=
 
-.PHONY: all build deps configure test demo asan bench clean
+.PHONY: all build deps configure test test-gpu demo asan bench bench-gpu clean
 
 all: build
 
@@ -31,6 +31,10 @@ test: deps
 	cmake --build $(BUILD)
 	ctest --test-dir $(BUILD) --output-on-failure $(CTEST_ARGS)
 
+# The GPU tests alone (they skip themselves without a CUDA device).
+test-gpu: deps build
+	ctest --test-dir $(BUILD) --output-on-failure -L gpu
+
 # Profiles the bundled training loop and prints the report.
 demo: deps build
 	./scripts/demo.sh $(BUILD) $(PYTHON)
@@ -45,6 +49,9 @@ asan: deps
 
 bench: deps build
 	$(PYTHON) bench/cpu_overhead.py --build $(BUILD)
+
+bench-gpu: deps build
+	$(PYTHON) bench/gpu_overhead.py --build $(BUILD) --python $(PYTHON)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

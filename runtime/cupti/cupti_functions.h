@@ -24,6 +24,11 @@ struct CuptiFunctions {
   decltype(&::cuptiGetCallbackName) get_callback_name = nullptr;
   decltype(&::cuptiGetGraphNodeId) get_graph_node_id = nullptr;
   decltype(&::cuptiFinalize) finalize = nullptr;
+  decltype(&::cuptiGetTimestamp) get_timestamp = nullptr;
+  // Optional: absent from older libraries; nullptr then.
+  // cuptiSubscribe_v2 names the client already subscribed when subscribing
+  // fails.
+  decltype(&::cuptiSubscribe_v2) subscribe_v2 = nullptr;
 };
 
 }  // namespace deepcontext::cupti

@@ -143,6 +143,9 @@ bool CuptiLibrary::Resolve(void* handle, const std::string& path) {
   Lookup(handle, "cuptiGetCallbackName", &f.get_callback_name, &missing);
   Lookup(handle, "cuptiGetGraphNodeId", &f.get_graph_node_id, &missing);
   Lookup(handle, "cuptiFinalize", &f.finalize, &missing);
+  Lookup(handle, "cuptiGetTimestamp", &f.get_timestamp, &missing);
+  std::string optional_missing;
+  Lookup(handle, "cuptiSubscribe_v2", &f.subscribe_v2, &optional_missing);
   if (!missing.empty()) {
     error_ = "not available: " + path + " lacks " + missing;
     return false;

@@ -76,6 +76,11 @@ void GpuAttribution::OnLaunch(const LaunchRecord& launch) {
   table_.AddLaunch(launch);
 }
 
+void GpuAttribution::ForgetLaunch(uint64_t correlation_id) {
+  LaunchInfo ignored;
+  table_.Claim(correlation_id, &ignored);
+}
+
 void GpuAttribution::OnGraphNodeCreated(uint64_t graph_node_id,
                                         ContextId context,
                                         std::string_view api_name) {

@@ -78,6 +78,10 @@ class GpuAttribution {
   // A GPU API call that will produce activity records. [any thread; cheap:
   // one sharded hash insert]
   void OnLaunch(const LaunchRecord& launch);
+  // A launch of one expected record that will produce none, because its
+  // work was captured into a graph instead of run: forgets it now instead
+  // of keeping it until it is evicted. [any thread]
+  void ForgetLaunch(uint64_t correlation_id);
   // A graph node was created while `context` was current, inside the API
   // `api_name` (e.g. "cuLaunchKernel" during stream capture). [any thread]
   void OnGraphNodeCreated(uint64_t graph_node_id, ContextId context,

@@ -50,6 +50,14 @@ void Session::AfterForkInChild() {
   // The child starts its own profile: the parent's samples stay in the
   // parent's file. Contexts are kept, they are only names.
   Session& session = Instance();
+  // CUPTI's threads do not exist in the child and CUDA cannot be used after
+  // fork: drop the parent's backend without touching it.
+  if (session.gpu_ != nullptr) {
+    (void)session.gpu_.release();
+    session.gpu_status_ =
+        "no GPU activity recorded: GPU profiling is off in forked children";
+    session.gpu_metadata_.clear();
+  }
   session.store_.Clear(dlmonitor_context_count() + 1);
   session.op_metrics_.ResetAfterFork();
   session.start_realtime_ns_ = cpu::RealtimeNs();
@@ -66,6 +74,8 @@ std::string Session::Start() {
     dlmonitor_finalize();
     return "cannot register the framework-op callback";
   }
+  gpu_ = StartGpuSource(store_, &gpu_status_);
+  gpu_metadata_.clear();
   active_ = true;
   start_realtime_ns_ = cpu::RealtimeNs();
   start_monotonic_ns_ = cpu::MonotonicNs();
@@ -75,6 +85,11 @@ std::string Session::Start() {
 std::string Session::Stop() {
   std::lock_guard<std::mutex> guard(mutex_);
   if (!active_) return "no profiling session is active";
+  if (gpu_ != nullptr) {
+    gpu_->Flush();
+    gpu_metadata_ = gpu_->Metadata();
+    gpu_.reset();
+  }
   dlmonitor_callback_unregister(op_callback_);
   op_callback_ = nullptr;
   dlmonitor_finalize();
@@ -122,6 +137,11 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
   add("end_time_ns", std::to_string(start_realtime_ns_ +
                                      (now_monotonic - start_monotonic_ns_)));
   add("duration_ns", std::to_string(now_monotonic - start_monotonic_ns_));
+  if (!gpu_status_.empty()) add("gpu", gpu_status_);
+  for (const auto& [key, value] :
+       gpu_ != nullptr ? gpu_->Metadata() : gpu_metadata_) {
+    if (key != "gpu") add(key, value);
+  }
   // Values set by the host (python_version, torch_version, ...) override
   // the automatic ones.
   for (const auto& [key, value] : metadata_) {
@@ -141,6 +161,8 @@ std::string Session::Write(const std::string& path) {
   std::vector<std::pair<std::string, std::string>> metadata;
   {
     std::lock_guard<std::mutex> guard(mutex_);
+    // Records of GPU work finished so far reach the store before it is read.
+    if (gpu_ != nullptr) gpu_->Flush();
     metadata = CollectMetadata();
   }
   format::Profile profile = BuildProfile(store_, metadata);

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/profiler/gpu_source.h"
 #include "runtime/profiler/metric_store.h"
 #include "runtime/profiler/op_metrics.h"
 
@@ -38,6 +40,11 @@ class Session {
   OpMetrics op_metrics_;
   bool active_ = false;
   dlmonitor_callback_handle_t op_callback_ = nullptr;
+  // GPU collection while active; its last status and metadata stay for the
+  // profile after Stop().
+  std::unique_ptr<GpuSource> gpu_;
+  std::string gpu_status_;
+  std::vector<std::pair<std::string, std::string>> gpu_metadata_;
   int64_t start_realtime_ns_ = 0;
   int64_t start_monotonic_ns_ = 0;
   std::vector<std::pair<std::string, std::string>> metadata_;

@@ -343,6 +343,22 @@ TEST_F(GpuAttributionTest, LaunchesWithoutRecordsAreEvicted) {
   EXPECT_EQ(sink_.Sum(10, {"cuLaunchKernel", "recent"}, GpuMetric::kGpuTime), 3);
 }
 
+TEST_F(GpuAttributionTest, ForgottenLaunchesLeaveTheTableAndGetNoRecords) {
+  GpuAttribution attribution(sink_);
+  attribution.OnLaunch(Launch(1, 10));  // captured into a graph
+  attribution.OnLaunch(Launch(2, 10));
+  EXPECT_EQ(attribution.Stats().tracked, 2u);
+  attribution.ForgetLaunch(1);
+  attribution.ForgetLaunch(99);  // unknown ids are ignored
+  EXPECT_EQ(attribution.Stats().tracked, 1u);
+  attribution.OnKernel(Kernel(1, "stray", 0, 5));
+  attribution.OnKernel(Kernel(2, "ran", 0, 7));
+  attribution.Flush();
+  EXPECT_EQ(sink_.Sum(10, {"cuLaunchKernel", "ran"}, GpuMetric::kGpuTime), 7);
+  EXPECT_EQ(sink_.Sum(10, {"cuLaunchKernel", "stray"}, GpuMetric::kGpuTime), 0);
+  EXPECT_EQ(attribution.Stats().unattributed, 1u);
+}
+
 TEST_F(GpuAttributionTest, OccupancyUsesTheDeviceLimits) {
   GpuAttribution attribution(sink_);
   attribution.SetDeviceInfo(0, DeviceInfoForArch(9, 0, 132));

@@ -1,0 +1,135 @@
+#include "runtime/cupti/cuda_driver.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace deepcontext::cupti {
+namespace {
+
+using GetFn = CUresult (*)(CUdevice*, int);
+using GetAttributeFn = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+using GetNameFn = CUresult (*)(char*, int, CUdevice);
+using GetCountFn = CUresult (*)(int*);
+using DriverVersionFn = CUresult (*)(int*);
+
+template <typename Fn>
+Fn As(void* symbol) {
+  return reinterpret_cast<Fn>(symbol);
+}
+
+}  // namespace
+
+DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& a) {
+  DeviceInfo info = DeviceInfoForArch(a.compute_major, a.compute_minor, a.sm_count);
+  if (!info.Valid()) {
+    // An architecture newer than the table: the granularities have been
+    // stable since sm_80, so use those; the limits come from the driver.
+    const DeviceInfo newest = DeviceInfoForArch(9, 0, a.sm_count);
+    info.reg_alloc_unit = newest.reg_alloc_unit;
+    info.sub_partitions = newest.sub_partitions;
+    info.shared_alloc_unit = newest.shared_alloc_unit;
+    info.max_regs_per_thread = newest.max_regs_per_thread;
+    info.reserved_shared_per_block = newest.reserved_shared_per_block;
+  }
+  info.compute_major = a.compute_major;
+  info.compute_minor = a.compute_minor;
+  info.sm_count = a.sm_count;
+  if (!a.name.empty()) info.name = a.name;
+  auto take = [](auto value, auto* field) {
+    if (value > 0) *field = value;
+  };
+  take(a.warp_size, &info.warp_size);
+  take(a.max_threads_per_block, &info.max_threads_per_block);
+  take(a.max_threads_per_sm, &info.max_threads_per_sm);
+  take(a.max_blocks_per_sm, &info.max_blocks_per_sm);
+  take(a.regs_per_sm, &info.regs_per_sm);
+  take(a.max_regs_per_block, &info.max_regs_per_block);
+  take(a.shared_per_sm, &info.shared_per_sm);
+  take(a.shared_per_block_optin, &info.shared_per_block_optin);
+  // 0 keeps the table's value, which is 0 itself before sm_80.
+  take(a.reserved_shared_per_block, &info.reserved_shared_per_block);
+  return info;
+}
+
+std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
+  std::string name = "libcuda.so.1";
+  if (const char* path = std::getenv("DEEPCONTEXT_CUDA_DRIVER")) {
+    if (path[0] != '\0') name = path;
+  }
+  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* reason = dlerror();
+    if (error != nullptr) {
+      *error = "no NVIDIA driver: cannot load " + name +
+               (reason != nullptr ? std::string(" (") + reason + ")" : "");
+    }
+    return nullptr;
+  }
+  std::unique_ptr<CudaDriver> driver(new CudaDriver());
+  driver->get_ = dlsym(handle, "cuDeviceGet");
+  driver->get_attribute_ = dlsym(handle, "cuDeviceGetAttribute");
+  driver->get_name_ = dlsym(handle, "cuDeviceGetName");
+  driver->get_count_ = dlsym(handle, "cuDeviceGetCount");
+  driver->driver_version_ = dlsym(handle, "cuDriverGetVersion");
+  if (driver->get_ == nullptr || driver->get_attribute_ == nullptr ||
+      driver->get_name_ == nullptr || driver->get_count_ == nullptr ||
+      driver->driver_version_ == nullptr) {
+    if (error != nullptr) {
+      *error = "no NVIDIA driver: " + name + " lacks the device query functions";
+    }
+    return nullptr;
+  }
+  return driver;
+}
+
+bool CudaDriver::QueryDevice(uint32_t ordinal, DeviceAttributes* out) const {
+  CUdevice device = 0;
+  if (As<GetFn>(get_)(&device, static_cast<int>(ordinal)) != CUDA_SUCCESS) {
+    return false;
+  }
+  const auto get_attribute = As<GetAttributeFn>(get_attribute_);
+  // Attributes an older driver does not know read as 0, which keeps the
+  // architecture table's value.
+  auto query = [&](CUdevice_attribute attribute) {
+    int value = 0;
+    return get_attribute(&value, attribute, device) == CUDA_SUCCESS ? value : 0;
+  };
+  DeviceAttributes a;
+  a.compute_major = query(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  a.compute_minor = query(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  a.sm_count = query(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  if (a.compute_major <= 0 || a.sm_count <= 0) return false;
+  a.warp_size = query(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  a.max_threads_per_block = query(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  a.max_threads_per_sm = query(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  a.max_blocks_per_sm = query(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+  a.regs_per_sm = query(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+  a.max_regs_per_block = query(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+  a.shared_per_sm = query(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  a.shared_per_block_optin =
+      query(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  a.reserved_shared_per_block =
+      query(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
+  char name[256] = {0};
+  if (As<GetNameFn>(get_name_)(name, sizeof(name) - 1, device) == CUDA_SUCCESS) {
+    a.name = name;
+  }
+  *out = std::move(a);
+  return true;
+}
+
+int CudaDriver::DriverVersion() const {
+  int version = 0;
+  if (As<DriverVersionFn>(driver_version_)(&version) != CUDA_SUCCESS) return 0;
+  return version;
+}
+
+int CudaDriver::DeviceCount() const {
+  int count = 0;
+  if (As<GetCountFn>(get_count_)(&count) != CUDA_SUCCESS) return -1;
+  return count;
+}
+
+}  // namespace deepcontext::cupti

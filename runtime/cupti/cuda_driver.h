@@ -1,0 +1,72 @@
+// The few CUDA driver calls the backend makes itself: device limits for
+// occupancy, device names and the driver version for the profile. libcuda is
+// opened with dlopen, so a machine without an NVIDIA driver is detected
+// before CUPTI is touched (CUPTI then fails with an unhelpful "unknown
+// error"). The backend never calls cuInit: initializing the driver is left
+// to the program, whose forked children could not use CUDA otherwise. No
+// vendor headers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/cupti/occupancy.h"
+
+namespace deepcontext::cupti {
+
+// The driver attributes occupancy depends on; 0 = not reported.
+struct DeviceAttributes {
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int sm_count = 0;
+  int warp_size = 0;
+  int max_threads_per_block = 0;
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  int regs_per_sm = 0;
+  int max_regs_per_block = 0;
+  int64_t shared_per_sm = 0;
+  int64_t shared_per_block_optin = 0;
+  int64_t reserved_shared_per_block = 0;
+};
+
+// Device limits from driver attributes. Allocation granularities, which the
+// driver does not report, come from DeviceInfoForArch(), or, for
+// architectures it does not know, from the rules of the newest one it does.
+DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& attributes);
+
+class CudaDriver {
+ public:
+  // Opens libcuda.so.1 (or the library named by $DEEPCONTEXT_CUDA_DRIVER).
+  // Returns nullptr with *error = "no NVIDIA driver: ..." when it cannot be
+  // loaded or lacks the entry points. Never throws.
+  static std::unique_ptr<CudaDriver> Load(std::string* error);
+
+  CudaDriver(const CudaDriver&) = delete;
+  CudaDriver& operator=(const CudaDriver&) = delete;
+  // Keeps the library loaded: the program uses it too.
+  ~CudaDriver() = default;
+
+  // Attributes of the device with this ordinal (as in CUPTI's deviceId).
+  // False when the driver is not initialized yet or the query fails.
+  // [any thread]
+  bool QueryDevice(uint32_t ordinal, DeviceAttributes* attributes) const;
+  // cuDriverGetVersion(), e.g. 13000; 0 when unknown.
+  int DriverVersion() const;
+  // Devices visible to the program; -1 before the driver is initialized.
+  int DeviceCount() const;
+
+ private:
+  CudaDriver() = default;
+
+  // Entry points, typed in the .cc.
+  void* get_ = nullptr;
+  void* get_attribute_ = nullptr;
+  void* get_name_ = nullptr;
+  void* get_count_ = nullptr;
+  void* driver_version_ = nullptr;
+};
+
+}  // namespace deepcontext::cupti

@@ -1,0 +1,63 @@
+// The live NVIDIA backend: subscribes to CUPTI, reports GPU API calls
+// (kernel launches, copies, memsets, synchronizations, graph launches) with
+// the caller's calling context, collects the activity records CUPTI
+// produces and feeds both to GpuAttribution, whose metrics land in the
+// profiler's MetricStore under the launching contexts. No vendor headers:
+// CUPTI and the driver are loaded with dlopen at Start().
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/cupti/metric_store_sink.h"
+#include "runtime/profiler/metric_store.h"
+
+namespace deepcontext::cupti {
+
+class GpuBackendState;  // gpu_backend.cc
+
+class GpuBackend {
+ public:
+  // Loads CUPTI, subscribes to the driver-API launch, copy, memset and
+  // synchronization callbacks and to graph-node creation, and enables the
+  // kernel, copy, peer copy, memset and synchronization activity kinds.
+  // Initializes DLMonitor (released again by Stop()). Returns nullptr, with
+  // the reason in *status, when CUPTI or the NVIDIA driver is missing, when
+  // another CUPTI client holds the subscription, or when CUPTI refuses;
+  // otherwise *status describes what is traced. `store` must outlive the
+  // backend. One backend per process. Never throws.
+  static std::unique_ptr<GpuBackend> Start(profiler::MetricStore& store,
+                                           std::string* status);
+
+  GpuBackend(const GpuBackend&) = delete;
+  GpuBackend& operator=(const GpuBackend&) = delete;
+  // Stops if still running.
+  ~GpuBackend();
+
+  // Forces CUPTI to hand over every record, including those of work still
+  // running (such records may lack an end time: synchronize first for
+  // exact numbers), and credits everything to the store. Safe to call
+  // repeatedly and after Stop(). Must not be called from inside a CUDA call
+  // (CUPTI callback). [any thread]
+  void Flush();
+
+  // Profile metadata: CUPTI and driver versions, the GPUs seen ("gpu" and
+  // per device "gpu<N>_*": name, compute capability, SMs, busy time, first
+  // and last kernel timestamps), record counters (dropped by CUPTI,
+  // unattributed, late, via graph nodes) and the GPU clock's offset from
+  // CLOCK_REALTIME. [any thread]
+  std::vector<std::pair<std::string, std::string>> Metadata() const;
+
+  // Disables the activity kinds and callbacks, flushes, unsubscribes and
+  // releases DLMonitor. Idempotent.
+  void Stop();
+
+ private:
+  explicit GpuBackend(std::unique_ptr<GpuBackendState> state);
+
+  std::unique_ptr<GpuBackendState> state_;
+};
+
+}  // namespace deepcontext::cupti

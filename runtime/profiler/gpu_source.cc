@@ -1,0 +1,55 @@
+#include "runtime/profiler/gpu_source.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#if DEEPCONTEXT_HAVE_GPU_BACKEND
+#include "runtime/cupti/gpu_backend.h"
+#endif
+
+namespace deepcontext::profiler {
+namespace {
+
+#if DEEPCONTEXT_HAVE_GPU_BACKEND
+class CuptiSource : public GpuSource {
+ public:
+  explicit CuptiSource(std::unique_ptr<cupti::GpuBackend> backend)
+      : backend_(std::move(backend)) {}
+  void Flush() override { backend_->Flush(); }
+  std::vector<std::pair<std::string, std::string>> Metadata() const override {
+    return backend_->Metadata();
+  }
+
+ private:
+  std::unique_ptr<cupti::GpuBackend> backend_;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<GpuSource> StartGpuSource(MetricStore& store,
+                                          std::string* status) {
+  if (const char* flag = std::getenv("DEEPCONTEXT_GPU");
+      flag != nullptr && std::strcmp(flag, "0") == 0) {
+    *status = "no GPU activity recorded: GPU profiling turned off (DEEPCONTEXT_GPU=0)";
+    return nullptr;
+  }
+#if DEEPCONTEXT_HAVE_GPU_BACKEND
+  std::string why;
+  auto backend = cupti::GpuBackend::Start(store, &why);
+  if (backend == nullptr) {
+    *status = why;  // "no GPU activity recorded: <reason>"
+    return nullptr;
+  }
+  *status = why;
+  return std::make_unique<CuptiSource>(std::move(backend));
+#else
+  (void)store;
+  *status =
+      "no GPU activity recorded: this build has no GPU backend (CUDA/CUPTI "
+      "headers were not found when it was built)";
+  return nullptr;
+#endif
+}
+
+}  // namespace deepcontext::profiler

@@ -1,0 +1,82 @@
+"""GPU activity lands under the Python line and op that launched it."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Shares the integration tests' helpers (running under the profiler,
+# reading profiles, source markers).
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+
+from conftest import PYTHON, cli, load_profile, run_profiled  # noqa: E402
+from markers import marker_line  # noqa: E402
+
+PROGRAM = os.path.join(HERE, "programs", "gpu_ops.py")
+
+
+def _has_cuda():
+    probe = subprocess.run([PYTHON, "-c", "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return probe.returncode == 0
+
+
+pytestmark = pytest.mark.skipif(not _has_cuda(), reason="no CUDA device")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gpu") / "gpu.dctx"
+    result = run_profiled([PYTHON, PROGRAM], out, check=0)
+    assert b"gpu ops done" in result.stdout
+    return load_profile(out)
+
+
+def _under_line(node, line):
+    return any(a.kind == "python" and a.file.endswith("gpu_ops.py") and a.line == line
+               for a in node.ancestors())
+
+
+def _kernels(tree):
+    return [n for n in tree.nodes if "gpu_time" in n.exclusive and n.kind in ("gpu_kernel", "kernel")]
+
+
+def test_backend_started(tree):
+    assert not tree.metadata["gpu"].startswith("no GPU activity recorded"), tree.metadata["gpu"]
+    assert tree.metadata.get("gpu_dropped_records", "0") == "0"
+    assert int(tree.metadata.get("gpu_unattributed_records", "0")) == 0
+
+
+def test_mm_kernels_under_their_line_and_op(tree):
+    line = marker_line(PROGRAM, "MM_LINE")
+    under = [k for k in _kernels(tree) if _under_line(k, line)]
+    assert under, [repr(k) for k in _kernels(tree)]
+    assert sum(k.exclusive["gpu_time"]["count"] for k in under) >= 5
+    for kernel in under:
+        assert any(a.kind == "operator" and a.name == "aten::mm" for a in kernel.ancestors())
+        assert kernel.parent.kind == "gpu_api", repr(kernel)
+        assert kernel.excl("gpu_time") > 0
+
+
+def test_copy_memset_and_sync(tree):
+    copies = [n for n in tree.nodes if "bytes" in n.exclusive and _under_line(n, marker_line(PROGRAM, "COPY_LINE"))]
+    assert copies and sum(n.excl("bytes") for n in copies) == 256 * 256 * 4
+    assert any("HtoD" in n.name for n in copies)
+    syncs = [n for n in tree.nodes if "sync_time" in n.exclusive]
+    assert any(_under_line(n, marker_line(PROGRAM, "SYNC_LINE")) for n in syncs), [repr(n) for n in syncs]
+
+
+def test_graph_replays_are_attributed_to_the_capture_line(tree):
+    capture = marker_line(PROGRAM, "CAPTURE_LINE")
+    replayed = [k for k in _kernels(tree) if _under_line(k, capture)]
+    assert replayed, [repr(k) for k in _kernels(tree)]
+    assert int(tree.metadata.get("gpu_graph_node_records", "0")) > 0
+
+
+def test_report_defaults_to_gpu_time(tree, tmp_path):
+    out = tmp_path / "r.dctx"
+    run_profiled([PYTHON, PROGRAM], out, check=0)
+    report = cli("report", out).stdout.decode()
+    assert "gpu_time" in report.split("Top-down")[0]
