@@ -2,8 +2,10 @@
 # Builds and tests DeepContext on the GPU machine (no network, no apt) in
 # one go: header-only / static build dependencies travel as Debian packages
 # in .deps/ (see README "GPU machine"), are unpacked into a private prefix,
-# then the project is built and every test plus the CPU benchmark runs with
+# then the project is built and every test plus the benchmarks run with
 # the machine's own Python and torch. Logs go to $OUT (or ./gpu-check-out).
+# CPU_BENCH=0 skips the CPU benchmark; GPU_BENCH=resnet50,gpt2,mlp runs the
+# GPU benchmark for those models.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$OUT"
@@ -34,4 +36,10 @@ set +e
 ctest --test-dir "$BUILD" --output-on-failure -j 8 2>&1 | tee "$OUT/ctest.log" | tail -15
 ./scripts/demo.sh "$BUILD" "$PYTHON" > "$OUT/demo.txt" 2>&1; echo "demo exit $?"
 head -60 "$OUT/demo.txt"
-"$PYTHON" bench/cpu_overhead.py --build "$BUILD" --python "$PYTHON" 2>&1 | tee "$OUT/bench.txt"
+if [ "${CPU_BENCH:-1}" = 1 ]; then
+  "$PYTHON" bench/cpu_overhead.py --build "$BUILD" --python "$PYTHON" 2>&1 | tee "$OUT/bench.txt"
+fi
+if [ -n "${GPU_BENCH:-}" ]; then
+  "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models "$GPU_BENCH" \
+      --repeats "${GPU_BENCH_REPEATS:-3}" 2>&1 | tee "$OUT/gpu_bench.txt"
+fi
