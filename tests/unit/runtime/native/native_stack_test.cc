@@ -75,7 +75,10 @@ TEST_P(UnwinderTest, SkipDropsInnermostFrames) {
   const std::vector<std::string> names = Names(skipped, m);
   EXPECT_EQ(FindFrame(names, "native_chain::ChainC"), -1) << Describe(names);
   EXPECT_EQ(FindFrame(names, "native_chain::ChainB"), -1) << Describe(names);
-  EXPECT_EQ(FindFrame(names, "native_chain::ChainA"), m - 1)
+  // ChainA is the innermost frame left (searched by position: beyond the
+  // test's own frames the frame-pointer walk may name garbage, which can
+  // resolve to any nearby symbol).
+  EXPECT_NE(names[m - 1].find("native_chain::ChainA"), std::string::npos)
       << Describe(names);
   EXPECT_EQ(skipped[m - 1], full[n - 3]);
   // Beyond the test's own frames (built without frame pointers) the
