@@ -46,6 +46,11 @@ DEEPCONTEXT_API int deepcontext_set_metadata(const char* key,
    session, e.g. at the start of a profiled region. */
 DEEPCONTEXT_API int deepcontext_reset(void);
 
+/* One line on GPU collection in the current (or last) session: what is
+   traced, or "no GPU activity recorded: <reason>". Valid until the next
+   deepcontext_start(). */
+DEEPCONTEXT_API const char* deepcontext_gpu_status(void);
+
 /* The message of the last failed call on this thread ("" if none). */
 DEEPCONTEXT_API const char* deepcontext_last_error(void);
 

@@ -42,6 +42,7 @@ def profile(path="deepcontext.dctx", native=False):
         _set_native(True)
     if not nested:
         _runtime.start()
+        _runtime.warn_if_gpu_blocked()
         _runtime.reset()
         _runtime.set_metadata("python_version", sys.version.split()[0])
         _runtime.set_metadata("python_executable", sys.executable)

@@ -7,6 +7,7 @@ program's other threads, and DLMonitor never needs the GIL.
 
 import ctypes
 import os
+import sys
 
 from . import _paths
 
@@ -34,6 +35,8 @@ def library():
         lib.deepcontext_last_error.restype = ctypes.c_char_p
         lib.deepcontext_last_error.argtypes = []
         lib.deepcontext_version.restype = ctypes.c_char_p
+        lib.deepcontext_gpu_status.restype = ctypes.c_char_p
+        lib.deepcontext_gpu_status.argtypes = []
         lib.dlmonitor_python_hide_leaf_files.restype = ctypes.c_int
         lib.dlmonitor_python_hide_leaf_files.argtypes = [ctypes.c_char_p]
         lib.dlmonitor_describe.restype = ctypes.c_char_p
@@ -79,6 +82,20 @@ def hide_leaf_files(substring):
 def emit_function_address():
     """Address of dlmonitor_event_emit, handed to framework adapters."""
     return ctypes.cast(library().dlmonitor_event_emit, ctypes.c_void_p).value
+
+
+def gpu_status():
+    """What GPU collection does in this session, in one line."""
+    return library().deepcontext_gpu_status().decode("utf-8", "replace")
+
+
+def warn_if_gpu_blocked():
+    """Says so on stderr when another CUPTI client keeps GPU activity out:
+    the numbers would otherwise silently lack the GPU."""
+    status = gpu_status()
+    if "another CUPTI client" in status:
+        sys.stderr.write("deepcontext: warning: %s\n" % status)
+        sys.stderr.flush()
 
 
 def version():

@@ -61,6 +61,10 @@ int deepcontext_reset(void) {
   });
 }
 
+const char* deepcontext_gpu_status(void) {
+  return Session::Instance().gpu_status();
+}
+
 const char* deepcontext_last_error(void) { return last_error.c_str(); }
 
 const char* deepcontext_version(void) { return DEEPCONTEXT_VERSION; }

@@ -29,6 +29,8 @@ class Session {
   void SetMetadata(const std::string& key, const std::string& value);
   void Reset();
   bool active() const;
+  // What GPU collection does in this session (see deepcontext_gpu_status).
+  const char* gpu_status() const { return gpu_status_.c_str(); }
 
  private:
   Session();

@@ -3,6 +3,7 @@
 #include "deepcontext/profiler.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <string>
@@ -58,6 +59,24 @@ TEST(Session, WritesAReadableProfileWithOnlyMeasuredContexts) {
       EXPECT_EQ(value.sum, 5);
     }
   }
+  unlink(path.c_str());
+}
+
+TEST(Session, GpuStatusIsRecordedAndCanBeTurnedOff) {
+  setenv("DEEPCONTEXT_GPU", "0", 1);
+  ASSERT_EQ(deepcontext_start(), 0) << deepcontext_last_error();
+  unsetenv("DEEPCONTEXT_GPU");
+  const std::string status = deepcontext_gpu_status();
+  EXPECT_EQ(status,
+            "no GPU activity recorded: GPU profiling turned off "
+            "(DEEPCONTEXT_GPU=0)");
+  const std::string path =
+      ::testing::TempDir() + "/gpu_status_" + std::to_string(getpid()) + ".dctx";
+  ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
+  ASSERT_EQ(deepcontext_stop(), 0);
+  auto read = deepcontext::format::ReadProfileFile(path);
+  ASSERT_TRUE(read.ok) << read.error;
+  EXPECT_EQ(read.profile.Metadata("gpu"), status);
   unlink(path.c_str());
 }
 
