@@ -1,6 +1,7 @@
 """Overhead of `deepcontext run` on a CPU training loop with many small ops.
 
-Runs the workload plainly and under the profiler, interleaved, several times
+Runs the workload plainly, under the profiler and under the profiler with
+--native (native frames), interleaved, several times
 in one invocation, and prints a Markdown table: loop time (median), overhead
 ratio, ops/s with and without the profiler (ops counted from the profile's
 `calls`), and profile size for a short and a 10x longer run (aggregated
@@ -52,14 +53,17 @@ def main():
     profile = os.path.join(workdir, "bench.dctx")
     base = [args.python, WORKLOAD, "--iters", str(args.iters)]
 
-    plain, profiled = [], []
+    plain, profiled, native = [], [], []
     run([cli, "run", "-q", "-o", profile, "--"] + base[:2] + ["--iters", "2"])  # warm caches
     for _ in range(args.repeats):
         plain.append(loop_seconds(run(base)))
         profiled.append(loop_seconds(run([cli, "run", "-q", "-o", profile, "--"] + base)))
+        native.append(loop_seconds(run([cli, "run", "-q", "--native", "-o",
+                                        profile + ".native", "--"] + base)))
     calls = total_calls(cli, profile)
     ops_per_iteration = calls / (args.iters + 1)  # +1 warm-up step
     t_plain, t_prof = statistics.median(plain), statistics.median(profiled)
+    t_native = statistics.median(native)
 
     sizes = {}
     for iters in (args.iters // 10, args.iters):
@@ -68,12 +72,15 @@ def main():
         sizes[iters] = os.path.getsize(path)
 
     ops = ops_per_iteration * args.iters
-    print("| measure | without profiler | with deepcontext run |")
-    print("|---|---|---|")
-    print("| loop time, median of %d (s) | %.3f | %.3f |" % (args.repeats, t_plain, t_prof))
-    print("| overhead ratio | 1.00x | %.2fx |" % (t_prof / t_plain))
-    print("| ops/s | %.0f | %.0f |" % (ops / t_plain, ops / t_prof))
-    print("| cost per op (us) | - | %.2f |" % ((t_prof - t_plain) / ops * 1e6))
+    print("| measure | without profiler | deepcontext run | deepcontext run --native |")
+    print("|---|---|---|---|")
+    print("| loop time, median of %d (s) | %.3f | %.3f | %.3f |"
+          % (args.repeats, t_plain, t_prof, t_native))
+    print("| overhead ratio | 1.00x | %.2fx | %.2fx |" % (t_prof / t_plain, t_native / t_plain))
+    print("| ops/s | %.0f | %.0f | %.0f |" % (ops / t_plain, ops / t_prof, ops / t_native))
+    print("| cost per op (us) | - | %.2f | %.2f |"
+          % ((t_prof - t_plain) / ops * 1e6, (t_native - t_plain) / ops * 1e6))
+    print("| --native extra per op (us) | - | - | %.2f |" % ((t_native - t_prof) / ops * 1e6))
     print()
     print("ops per iteration (profile calls): %.0f" % ops_per_iteration)
     a, b = sorted(sizes)
