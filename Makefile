@@ -7,7 +7,7 @@ CMAKE_ARGS ?=
 PYTHON     ?= /usr/bin/python3
 CTEST_ARGS ?=
 
-.PHONY: all build deps configure test test-gpu demo asan bench bench-gpu clean
+.PHONY: all build deps configure test test-aarch64 test-gpu demo asan bench bench-gpu clean
 
 all: build
 
@@ -24,12 +24,18 @@ build: configure
 	cmake --build $(BUILD)
 
 # Everything CI runs: dependencies, a warnings-as-errors build, unit tests,
-# integration tests (real PyTorch programs under the profiler), the demo.
+# integration tests (real PyTorch programs under the profiler), the demo, then
+# the runtime's unit tests cross-built for aarch64 and run under qemu-user.
 test: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	      -DDEEPCONTEXT_WERROR=ON -DDEEPCONTEXT_PYTHON=$(PYTHON) $(CMAKE_ARGS)
 	cmake --build $(BUILD)
 	ctest --test-dir $(BUILD) --output-on-failure $(CTEST_ARGS)
+	./scripts/test-aarch64.sh $(BUILD)-aarch64 $(BUILD_TYPE)
+
+# The aarch64 part of `make test` alone.
+test-aarch64: deps
+	./scripts/test-aarch64.sh $(BUILD)-aarch64 $(BUILD_TYPE)
 
 # The GPU tests alone (they skip themselves without a CUDA device).
 test-gpu: deps build
@@ -54,4 +60,4 @@ bench-gpu: deps build
 	$(PYTHON) bench/gpu_overhead.py --build $(BUILD) --python $(PYTHON)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-aarch64

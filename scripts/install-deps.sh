@@ -9,6 +9,16 @@ PACKAGES="
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pytest python3-torch python3-torchvision
 "
+# The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross
+# compiler, qemu-user, and the target's libraries as multiarch packages.
+CROSS_ARCH=""
+if [ "$(uname -m)" = "x86_64" ]; then
+  CROSS_ARCH="arm64"
+  PACKAGES="$PACKAGES
+  g++-aarch64-linux-gnu qemu-user-static
+  zlib1g-dev:arm64 libunwind-dev:arm64 libstdc++6:arm64
+"
+fi
 
 missing=""
 for package in $PACKAGES; do
@@ -33,6 +43,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$CROSS_ARCH" ] && ! dpkg --print-foreign-architectures | grep -qx "$CROSS_ARCH"; then
+  $SUDO dpkg --add-architecture "$CROSS_ARCH"
+fi
 $SUDO apt-get update -q
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -q --no-install-recommends $missing

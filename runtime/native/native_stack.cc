@@ -152,11 +152,19 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
   void* raw[kRawCapacity];
   const int want = std::min(max + skip + kInternalSlack, kRawCapacity);
   const int n = UnwindRaw(kind, raw, want);
+  // Some unwinders (libunwind on AArch64) report each caller frame by its
+  // call site, the return address minus one; such frames are shifted back to
+  // return addresses so every unwinder yields the same PCs.
+  uintptr_t adjust = 0;
   int first = 0;
   const int scan = std::min(n, kInternalSlack);
-  while (first < scan &&
-         reinterpret_cast<uintptr_t>(raw[first]) != caller_return) {
-    ++first;
+  for (; first < scan; ++first) {
+    const auto pc = reinterpret_cast<uintptr_t>(raw[first]);
+    if (pc == caller_return) break;
+    if (pc + 1 == caller_return) {
+      adjust = 1;
+      break;
+    }
   }
   // Not found (an unwinder that lost our own frames): keep what it saw.
   if (first == scan) first = 0;
@@ -165,7 +173,7 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
   const int count = std::min(n - first, max);
   // Innermost-first raw frames become outermost-first output.
   for (int i = 0; i < count; ++i) {
-    pcs[i] = reinterpret_cast<uintptr_t>(raw[first + count - 1 - i]);
+    pcs[i] = reinterpret_cast<uintptr_t>(raw[first + count - 1 - i]) + adjust;
   }
   asm volatile("" ::: "memory");
   return count;

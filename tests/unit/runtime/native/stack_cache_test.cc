@@ -36,14 +36,19 @@ TEST(StackTableTest, SamePathSameIdDifferentPathDifferentId) {
 TEST(StackTableTest, CapturedStacksInternByPath) {
   StackTable table;
   const Unwinder& unwinder = Unwinder::Default();
-  // The same call site three times, then one frame deeper.
-  StackId ids[4];
-  for (int i = 0; i < 4; ++i) {
+  // The same call site three times, then one frame deeper. The depths come
+  // from memory the compiler cannot see through: a loop it could unroll or
+  // split on `i` (GCC does on AArch64) would give each capture its own call
+  // site, hence a different path.
+  const std::vector<int> depths = {5, 5, 5, 6};
+  std::vector<StackId> ids;
+  for (const int depth : depths) {
     uintptr_t pcs[kMaxNativeDepth];
-    const int n = native_chain::CaptureAtDepth(unwinder, i < 3 ? 5 : 6, pcs,
+    const int n = native_chain::CaptureAtDepth(unwinder, depth, pcs,
                                                kMaxNativeDepth);
-    ids[i] = table.Intern(pcs, n);
+    ids.push_back(table.Intern(pcs, n));
   }
+  ASSERT_EQ(ids.size(), 4u);
   EXPECT_NE(ids[0], kNoStack);
   EXPECT_EQ(ids[1], ids[0]);
   EXPECT_EQ(ids[2], ids[0]);
