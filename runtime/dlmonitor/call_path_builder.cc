@@ -7,20 +7,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "runtime/common/thread_instance.h"
 
 namespace deepcontext::dlmonitor {
-namespace {
 
-// Thread states are shared by all builders of the process (a thread_local
-// cannot be per object); a generation unique across builders and forks
-// tells a state that belongs to someone else.
-std::atomic<uint64_t> g_next_generation{1};
-
+// One entry of a thread's op shadow stack.
 struct OpEntry {
   uint64_t op_id = 0;
   ContextId context = kNoContext;
@@ -29,7 +26,47 @@ struct OpEntry {
   ContextId anchor = kNoContext;
   int python_depth = 0;
   dlmonitor_op_kind_t kind = DLMONITOR_OP_OPERATOR;
+  // Native stack at the entry of the op (or of the outermost op it is
+  // nested in) when native frames are on; the frames a GPU API call adds
+  // beyond it are the op's own (see InsideOpContext).
+  native::StackId entry_stack = native::kNoStack;
 };
+
+namespace {
+
+// Thread states are shared by all builders of the process (a thread_local
+// cannot be per object); a generation unique across builders and forks
+// tells a state that belongs to someone else.
+std::atomic<uint64_t> g_next_generation{1};
+
+
+// A GPU API call's native stack inside one op.
+struct InsidePathKey {
+  ContextId op = kNoContext;
+  native::StackId stack = native::kNoStack;
+  bool operator==(const InsidePathKey&) const = default;
+};
+
+struct InsidePathKeyHash {
+  size_t operator()(const InsidePathKey& key) const {
+    uint64_t h = key.op * 0x9E3779B97F4A7C15ULL ^ key.stack;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return static_cast<size_t>(h ^ (h >> 31));
+  }
+};
+
+// Modules whose frames end a GPU API call's path: the driver and the tracing
+// library (and everything they call, our callbacks included).
+bool IsGpuDriverFrame(uintptr_t pc) {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(pc - 1), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return false;
+  }
+  const std::string_view file(info.dli_fname);
+  return file.find("libcuda.so") != std::string_view::npos ||
+         file.find("libcupti.so") != std::string_view::npos;
+}
 
 // A native stack under one base, Python frames kept from `start` on.
 struct NativePathKey {
@@ -94,6 +131,10 @@ struct ThreadState {
                      NativePathKeyHash>
       native_paths;
   size_t native_variants = 0;
+  // Stack id of the latest NativeContext capture.
+  native::StackId last_native_stack = native::kNoStack;
+  // GPU API call paths inside ops (see InsideOpContext).
+  std::unordered_map<InsidePathKey, ContextId, InsidePathKeyHash> inside_paths;
 };
 
 CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
@@ -209,6 +250,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
     }
   }
   const native::StackId stack = stacks_.Intern(pcs, native_count);
+  state.last_native_stack = stack;
   if (stack == native::kNoStack) {
     return PythonContext(state, base, start, depth);
   }
@@ -433,7 +475,9 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     case DLMONITOR_OP_OPERATOR:
     default: {
       if (from_python) {
+        state.last_native_stack = native::kNoStack;
         entry.anchor = python_base(&entry.python_depth, /*with_native=*/true);
+        entry.entry_stack = state.last_native_stack;
         const ContextId parent = op.sequence_number >= 0
                                      ? Phase(entry.anchor, forward_name_)
                                      : entry.anchor;
@@ -441,6 +485,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       } else {
         entry.anchor = top->anchor;
         entry.python_depth = top->python_depth;
+        entry.entry_stack = top->entry_stack;
         entry.context = tree_.Child(top->context, op_key);
       }
       // Sequence numbers only grow on a thread and nested ops share their
@@ -473,7 +518,10 @@ ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
   return kNoContext;
 }
 
-ContextId CallPathBuilder::Current() {
+ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
+  if (caller_pc == 0) {
+    caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  }
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
@@ -481,12 +529,59 @@ ContextId CallPathBuilder::Current() {
   while (depth > 0 && state.ops[depth - 1].context == kNoContext) --depth;
   const OpEntry* top = depth == 0 ? nullptr : &state.ops[depth - 1];
   if (top != nullptr && top->kind != DLMONITOR_OP_USER_SCOPE) {
+    if (top->entry_stack != native::kNoStack &&
+        native_enabled_.load(std::memory_order_acquire)) {
+      return InsideOpContext(state, *top, caller_pc);
+    }
     return top->context;
   }
   const ContextId base = top ? top->context : ThreadRoot(state);
   const int start = top ? std::max(top->python_depth - 1, 0) : 0;
   int python_depth = 0;
   return PythonContext(state, base, start, &python_depth);
+}
+
+ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
+                                           const OpEntry& op,
+                                           uintptr_t caller_pc) {
+  uintptr_t pcs[native::kMaxNativeDepth];
+  const int captured = native::Unwinder(unwinder_).Capture(
+      pcs, native::kMaxNativeDepth, 0);
+  int count = captured;  // frames inner of the caller are the monitor's
+  for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
+    if (pcs[i] == caller_pc) {
+      count = i + 1;
+      break;
+    }
+  }
+  const native::StackId stack = stacks_.Intern(pcs, count);
+  if (stack == native::kNoStack) return op.context;
+  const InsidePathKey key{op.context, stack};
+  if (auto it = state.inside_paths.find(key); it != state.inside_paths.end()) {
+    return it->second;
+  }
+  // First sight: the frames this call adds beyond the op's entry stack
+  // (they diverge inside the op's dispatch), up to the first frame of the
+  // GPU driver or tracing library.
+  const std::span<const uintptr_t> entry = stacks_.Get(op.entry_stack);
+  int first = 0;
+  while (first < count && static_cast<size_t>(first) < entry.size() &&
+         pcs[first] == entry[first]) {
+    ++first;
+  }
+  int end = first;
+  while (end < count && !IsGpuDriverFrame(pcs[end])) ++end;
+  ContextId parent = op.context;
+  for (int i = first; i < end; ++i) {
+    const ContextId child = NativeChild(parent, pcs[i]);
+    if (child == kNoContext) break;  // tree full
+    parent = child;
+  }
+  if (state.inside_paths.size() >= kMaxNativeVariants) {
+    state.inside_paths.clear();
+  }
+  state.inside_paths.emplace(key, parent);
+  return parent;
 }
 
 }  // namespace deepcontext::dlmonitor

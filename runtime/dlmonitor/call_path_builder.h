@@ -40,6 +40,7 @@
 namespace deepcontext::dlmonitor {
 
 struct ThreadState;
+struct OpEntry;
 
 class CallPathBuilder {
  public:
@@ -75,8 +76,13 @@ class CallPathBuilder {
   ContextId OnOpExit(const dlmonitor_op_data_t& op);
 
   // The context of the innermost active op, or of the current Python line
-  // when no op is active. [any thread, no GIL]
-  ContextId Current();
+  // when no op is active. With native frames on, a call from inside an op
+  // (a GPU API call) also gets the native frames it runs in beyond the op's
+  // entry: op -> at::native::... -> cublas... -> (GPU API node added by the
+  // caller). `caller_pc` is a return address into the caller (the GPU
+  // backend); frames inner of it, and from the first GPU driver/CUPTI frame
+  // on, are left out. 0 means the caller of Current. [any thread, no GIL]
+  ContextId Current(uintptr_t caller_pc = 0);
 
   // Forgets every thread's state (call in the child after fork: the
   // parent's threads and their stacks do not exist there).
@@ -95,6 +101,10 @@ class CallPathBuilder {
   ContextId NativeContext(ThreadState& state, ContextId base, int start,
                           uintptr_t caller_pc, bool drop_caller_module,
                           int* depth);
+  // Current() inside an op with a captured entry stack (cached per thread
+  // by (op context, stack)).
+  ContextId InsideOpContext(ThreadState& state, const OpEntry& op,
+                            uintptr_t caller_pc);
   // The tree node of `pc` under `parent` (symbolized on first sight).
   ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);

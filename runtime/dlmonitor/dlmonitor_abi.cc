@@ -85,7 +85,8 @@ dlmonitor_status_t dlmonitor_context_current(dlmonitor_context_t* context) {
   if (context == nullptr) return DLMONITOR_ERROR_INVALID_ARGUMENT;
   if (!Initialized()) return DLMONITOR_ERROR_NOT_INITIALIZED;
   try {
-    *context = Monitor::Instance().paths().Current();
+    *context = Monitor::Instance().paths().Current(
+        reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
     return DLMONITOR_OK;
   } catch (...) {
     *context = kNoContext;
@@ -186,7 +187,8 @@ void dlmonitor_event_emit(dlmonitor_event_t* event) {
       case DLMONITOR_DOMAIN_GPU_API:
       case DLMONITOR_DOMAIN_MEMORY:
         if (!monitor.callbacks().HasCallbacks(event->domain)) return;
-        event->context = paths.Current();
+        event->context = paths.Current(
+            reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
         break;
       default:
         return;

@@ -80,3 +80,29 @@ def test_report_defaults_to_gpu_time(tree, tmp_path):
     run_profiled([PYTHON, PROGRAM], out, check=0)
     report = cli("report", out).stdout.decode()
     assert "gpu_time" in report.split("Top-down")[0]
+
+
+def test_native_frames_reach_the_gpu_api(tmp_path):
+    # With --native: Python line -> aten::mm -> native frames of the op's
+    # implementation (ATen, cuBLAS) -> driver API -> kernel.
+    out = tmp_path / "native.dctx"
+    result = subprocess.run([os.path.join(os.environ.get("DEEPCONTEXT_BUILD", "build"), "bin",
+                                          "deepcontext"), "run", "--native", "-o", str(out),
+                             "--", PYTHON, PROGRAM], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=600)
+    assert result.returncode == 0, result.stderr.decode()
+    tree = load_profile(out)
+    line = marker_line(PROGRAM, "MM_LINE")
+    checked = 0
+    for api in tree.find(kind="gpu_api"):
+        if not _under_line(api, line):
+            continue
+        between = []
+        for node in api.ancestors():
+            if node.kind == "operator":
+                break
+            between.append(node)
+        assert between and all(n.kind == "native" for n in between), repr(api)
+        assert any("at::" in n.name or "cublas" in n.name.lower() for n in between), repr(api)
+        checked += 1
+    assert checked, [repr(n) for n in tree.find(kind="gpu_api")]

@@ -34,6 +34,37 @@ CallPathTestChainA(CallPathBuilder* builder, const dlmonitor_op_data_t* op) {
 }
 }
 
+// Stands in for a GPU API call deep inside an op's implementation:
+// GpuCallA -> GpuCallB -> GpuCallC -> AskContext (the GPU backend asking
+// DLMonitor for the context; its own frame is left out).
+extern "C" {
+__attribute__((noinline, visibility("default"))) ContextId
+CallPathTestAskContext(CallPathBuilder* builder) {
+  const ContextId context = builder->Current(
+      reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+  asm volatile("" ::: "memory");
+  return context;
+}
+__attribute__((noinline, visibility("default"))) ContextId
+CallPathTestGpuCallC(CallPathBuilder* builder) {
+  const ContextId context = CallPathTestAskContext(builder);
+  asm volatile("" ::: "memory");
+  return context;
+}
+__attribute__((noinline, visibility("default"))) ContextId
+CallPathTestGpuCallB(CallPathBuilder* builder) {
+  const ContextId context = CallPathTestGpuCallC(builder);
+  asm volatile("" ::: "memory");
+  return context;
+}
+__attribute__((noinline, visibility("default"))) ContextId
+CallPathTestGpuCallA(CallPathBuilder* builder) {
+  const ContextId context = CallPathTestGpuCallB(builder);
+  asm volatile("" ::: "memory");
+  return context;
+}
+}
+
 class CallPathBuilderTest : public ::testing::Test {
  protected:
   CallPathBuilderTest()
@@ -208,6 +239,33 @@ TEST_F(CallPathBuilderTest, NativeFramesSitBetweenThreadAndOp) {
   builder_.EnableNative(false);
   auto plain = Op("aten::relu", DLMONITOR_OP_OPERATOR);
   EXPECT_EQ(Path(CallPathTestChainA(&builder_, &plain)), "thread/aten::relu");
+}
+
+TEST_F(CallPathBuilderTest, GpuCallsInsideAnOpGetTheNativeFramesBelowIt) {
+  builder_.EnableNative(true);
+  auto op = Op("aten::mm", DLMONITOR_OP_OPERATOR);
+  const ContextId op_context = CallPathTestChainA(&builder_, &op);
+  auto nested = Op("aten::addmm", DLMONITOR_OP_OPERATOR);
+  const ContextId nested_context = builder_.OnOpEnter(nested);
+  ContextId inside[2] = {};
+  for (ContextId& context : inside) context = CallPathTestGpuCallA(&builder_);
+  EXPECT_EQ(inside[0], inside[1]);  // one path, cached
+  const std::string path = Path(inside[0]);
+  // Under the innermost op, ending at the frame that made the call.
+  EXPECT_TRUE(path.starts_with(Path(nested_context) + "/")) << path;
+  EXPECT_TRUE(path.ends_with("/CallPathTestGpuCallA/CallPathTestGpuCallB/"
+                             "CallPathTestGpuCallC"))
+      << path;
+  EXPECT_EQ(path.find("CallPathTestAskContext"), std::string::npos) << path;
+  builder_.OnOpExit(nested);
+  builder_.OnOpExit(op);
+  EXPECT_NE(op_context, kNoContext);
+
+  // Without native frames, a GPU call gets the op's own context.
+  builder_.EnableNative(false);
+  auto plain = Op("aten::mm", DLMONITOR_OP_OPERATOR);
+  const ContextId plain_context = builder_.OnOpEnter(plain);
+  EXPECT_EQ(CallPathTestGpuCallA(&builder_), plain_context);
 }
 
 TEST_F(CallPathBuilderTest, NestedOpsDoNotCaptureNativeFrames) {
