@@ -6,6 +6,7 @@
 
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace deepcontext::dlmonitor {
 namespace {
@@ -247,8 +248,11 @@ TEST_F(CallPathBuilderTest, GpuCallsInsideAnOpGetTheNativeFramesBelowIt) {
   const ContextId op_context = CallPathTestChainA(&builder_, &op);
   auto nested = Op("aten::addmm", DLMONITOR_OP_OPERATOR);
   const ContextId nested_context = builder_.OnOpEnter(nested);
-  ContextId inside[2] = {};
-  for (ContextId& context : inside) context = CallPathTestGpuCallA(&builder_);
+  // One call site, called twice: a trip count the compiler cannot see keeps
+  // it from peeling the loop into two call sites.
+  volatile int calls = 2;
+  std::vector<ContextId> inside;
+  for (int i = 0; i < calls; ++i) inside.push_back(CallPathTestGpuCallA(&builder_));
   EXPECT_EQ(inside[0], inside[1]);  // one path, cached
   const std::string path = Path(inside[0]);
   // Under the innermost op, ending at the frame that made the call.
