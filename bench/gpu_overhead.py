@@ -21,8 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
 
 
-def run(command):
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def run(command, env=None):
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     if result.returncode != 0:
         raise RuntimeError("%s failed:\n%s" % (" ".join(command), result.stderr.decode()[-3000:]))
     return result.stdout.decode()
@@ -64,6 +64,11 @@ def main():
     parser.add_argument("--models", default="resnet50,gpt2,mlp")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time deepcontext without GPU tracing and torch.profiler "
+                             "with CPU or CUDA activities only, to split the overhead")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="skip the profile-size and accuracy parts")
     args = parser.parse_args()
     cli = os.path.join(args.build, "bin", "deepcontext")
     work = tempfile.mkdtemp(prefix="dc-gpu-bench-")
@@ -72,10 +77,25 @@ def main():
         plain, ours, theirs = [], [], []
         profile = os.path.join(work, model + ".dctx")
         torch_json = os.path.join(work, model + ".torch.json")
+        extra = {}
+        if args.breakdown:
+            no_gpu = dict(os.environ, DEEPCONTEXT_GPU="0")
+            scratch = os.path.join(work, model + ".scratch.json")
+            extra = {
+                "deepcontext run, GPU tracing off": lambda: step_ms(run(
+                    [cli, "run", "-q", "-o", profile, "--"] + base, env=no_gpu)),
+                "torch.profiler, CPU activity only (with_stack)": lambda: step_ms(run(
+                    base + ["--torch-profiler", scratch, "--torch-profiler-activities", "cpu"])),
+                "torch.profiler, CUDA activity only": lambda: step_ms(run(
+                    base + ["--torch-profiler", scratch, "--torch-profiler-activities", "cuda"])),
+            }
+        extra_times = {name: [] for name in extra}
         for _ in range(args.repeats):
             plain.append(step_ms(run(base)))
             ours.append(step_ms(run([cli, "run", "-q", "-o", profile, "--"] + base)))
             theirs.append(step_ms(run(base + ["--torch-profiler", torch_json])))
+            for name, measure in extra.items():
+                extra_times[name].append(measure())
         p, o, t = (statistics.median(x) for x in (plain, ours, theirs))
         print("\n## %s" % model)
         print("| profiler | step (ms) | ratio |")
@@ -83,6 +103,11 @@ def main():
         print("| none | %.2f | 1.000x |" % p)
         print("| deepcontext run | %.2f | %.3fx |" % (o, o / p))
         print("| torch.profiler(with_stack=True) | %.2f | %.3fx |" % (t, t / p))
+        for name, times in extra_times.items():
+            m = statistics.median(times)
+            print("| %s | %.2f | %.3fx |" % (name, m, m / p))
+        if args.timing_only:
+            continue
 
         sizes = {}
         for steps in (args.steps, 10 * args.steps):

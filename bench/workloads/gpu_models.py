@@ -71,6 +71,8 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--torch-profiler", metavar="OUT_JSON")
+    parser.add_argument("--torch-profiler-activities", default="cpu,cuda",
+                        help="activities torch.profiler records (cpu, cuda or both)")
     parser.add_argument("--deepcontext-region", metavar="OUT_DCTX",
                         help="profile only the timed steps with deepcontext.profile()")
     args = parser.parse_args()
@@ -89,8 +91,9 @@ def main():
     profiler = None
     if args.torch_profiler:
         from torch.profiler import ProfilerActivity, profile
-        profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                           with_stack=True)
+        wanted = args.torch_profiler_activities.split(",")
+        activities = [getattr(ProfilerActivity, name.upper()) for name in wanted]
+        profiler = profile(activities=activities, with_stack="cpu" in wanted)
         profiler.__enter__()
     elif args.deepcontext_region:
         import deepcontext

@@ -131,7 +131,8 @@ typedef struct dlmonitor_memory_data {
   int32_t device;      /* -1 = host */
   const void* address;
   int64_t bytes;       /* > 0 allocation, < 0 free */
-  int64_t total_allocated; /* framework's live bytes after this event */
+  int64_t total_allocated; /* framework's live bytes after this event;
+                              0 when the framework does not say */
 } dlmonitor_memory_data_t;
 
 typedef struct dlmonitor_event {
@@ -143,8 +144,10 @@ typedef struct dlmonitor_event {
   const dlmonitor_gpu_api_data_t* gpu_api;
   const dlmonitor_memory_data_t* memory;
   /* Filled by DLMonitor before callbacks run: the context of this event
-     (for an op: the node of the op itself; for GPU API and memory events:
-     the calling thread's current context). Producers leave it 0. */
+     (for an op: the node of the op itself; for GPU API events and
+     allocations: the calling thread's current context; for frees (bytes < 0)
+     0, as a free belongs to the allocation at its address). Producers leave
+     it 0. */
   dlmonitor_context_t context;
 } dlmonitor_event_t;
 

@@ -58,14 +58,30 @@ def _include_dirs(torch):
     return dirs
 
 
-def _build(torch, source, output, include_dirs, libraries):
+def _torch_version(torch):
+    parts = []
+    for part in torch.__version__.split("+")[0].split(".")[:2]:
+        digits = "".join(c for c in part if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def _cuda_allocator_library(torch):
+    """libc10_cuda.so when this torch can report CUDA allocator events
+    (built with CUDA, 2.1 or newer: attachAllocatorTraceTracker), else None."""
+    if getattr(torch.version, "cuda", None) is None or _torch_version(torch) < (2, 1):
+        return None
+    return _mapped_library("libc10_cuda.so")
+
+
+def _build(torch, source, output, include_dirs, libraries, defines=()):
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     compiler = shlex.split(os.environ.get("CXX", "g++"))
     command = compiler + [
         "-std=c++17", "-O2", "-fPIC", "-shared", "-w",
         "-fvisibility=hidden", "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
         "-I", os.path.join(_paths.share(), "include"),
-    ]
+    ] + ["-D%s" % define for define in defines]
     for directory in include_dirs:
         command += ["-isystem", directory]
     command += [source, "-o", output]
@@ -91,12 +107,17 @@ def adapter_path(torch):
     libraries = [_mapped_library("libtorch_cpu.so"), _mapped_library("libc10.so")]
     if not all(libraries):
         raise AdapterError("libtorch_cpu.so / libc10.so are not loaded in this process")
+    defines = []
+    cuda_library = _cuda_allocator_library(torch)
+    if cuda_library:
+        libraries.append(cuda_library)
+        defines.append("DEEPCONTEXT_TORCH_CUDA=1")
     header = os.path.join(_paths.share(), "include", "deepcontext", "dlmonitor.h")
     digest = hashlib.sha256()
     for path in (source, header):
         with open(path, "rb") as f:
             digest.update(f.read())
-    digest.update(repr(libraries).encode())
+    digest.update(repr((libraries, defines)).encode())
     digest.update(os.environ.get("CXX", "g++").encode())
     key = "torch-%s-abi%d-%s" % (torch.__version__.replace("+", "_"),
                                  int(torch._C._GLIBCXX_USE_CXX11_ABI),
@@ -116,7 +137,7 @@ def adapter_path(torch):
         fd, temporary = tempfile.mkstemp(suffix=".so", dir=directory)
         os.close(fd)
         try:
-            _build(torch, source, temporary, _include_dirs(torch), libraries)
+            _build(torch, source, temporary, _include_dirs(torch), libraries, defines)
             os.replace(temporary, output)
         finally:
             if os.path.exists(temporary):
@@ -136,6 +157,8 @@ def install(torch):
                                                   ctypes.c_size_t]
     adapter.deepcontext_torch_enable.restype = ctypes.c_int
     adapter.deepcontext_torch_enable.argtypes = [ctypes.c_int]
+    adapter.deepcontext_torch_track_cuda_memory.restype = ctypes.c_int
+    adapter.deepcontext_torch_track_cuda_memory.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     error = ctypes.create_string_buffer(1024)
     if adapter.deepcontext_torch_install(_runtime.emit_function_address(), error,
                                          len(error)) != 0:
@@ -146,7 +169,40 @@ def install(torch):
     _runtime.set_metadata("torch_version", torch.__version__)
     _runtime.set_metadata("torch_cxx11_abi", int(torch._C._GLIBCXX_USE_CXX11_ABI))
     _ADAPTER = adapter
+    _track_cuda_memory(torch, adapter)
     return adapter
+
+
+def _track_cuda_memory(torch, adapter):
+    """Hooks the CUDA caching allocator once CUDA is initialized (its
+    per-device allocators only exist from then on; torch runs lazy calls
+    right after initialization, or at once when it already happened)."""
+    if _cuda_allocator_library(torch) is None:
+        reason = ("torch %s has no CUDA" % torch.__version__
+                  if getattr(torch.version, "cuda", None) is None
+                  else "torch %s is older than 2.1" % torch.__version__)
+        _runtime.set_metadata("gpu_memory", "not tracked: " + reason)
+        return
+
+    def attach():
+        error = ctypes.create_string_buffer(1024)
+        if adapter.deepcontext_torch_track_cuda_memory(error, len(error)) == 0:
+            _runtime.set_metadata("gpu_memory", "tracked: CUDA caching allocator")
+        else:
+            message = error.value.decode("utf-8", "replace").strip().splitlines()
+            _runtime.set_metadata("gpu_memory", "not tracked: %s"
+                                  % (message[0] if message else "unknown error"))
+
+    lazy_call = getattr(torch.cuda, "_lazy_call", None)
+    if torch.cuda.is_initialized():
+        attach()
+        return
+    if lazy_call is None:
+        _runtime.set_metadata("gpu_memory", "not tracked: this torch has no CUDA "
+                              "initialization hook (torch.cuda._lazy_call)")
+        return
+    _runtime.set_metadata("gpu_memory", "not tracked: CUDA was never initialized")
+    lazy_call(attach)
 
 
 def enable(on):

@@ -184,8 +184,19 @@ void dlmonitor_event_emit(dlmonitor_event_t* event) {
                                       __builtin_return_address(0)))
                 : paths.OnOpExit(*event->op);
         break;
-      case DLMONITOR_DOMAIN_GPU_API:
       case DLMONITOR_DOMAIN_MEMORY:
+        if (event->memory == nullptr) return;
+        if (!monitor.callbacks().HasCallbacks(event->domain)) return;
+        // A free belongs to the allocation it ends, which tools find by
+        // address; the freeing thread's context would only cost time.
+        if (event->memory->bytes < 0) {
+          event->context = 0;
+          break;
+        }
+        event->context = paths.Current(
+            reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+        break;
+      case DLMONITOR_DOMAIN_GPU_API:
         if (!monitor.callbacks().HasCallbacks(event->domain)) return;
         event->context = paths.Current(
             reinterpret_cast<uintptr_t>(__builtin_return_address(0)));

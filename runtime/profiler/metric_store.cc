@@ -32,6 +32,29 @@ void MetricStore::Add(ContextId context, MetricId metric, double value) {
   slot->values.back().second.Add(value);
 }
 
+void MetricStore::Set(ContextId context, MetricId metric, double value) {
+  Slot* slot = slots_.Ensure(context);
+  if (slot == nullptr) return;
+  Accumulator single;
+  single.Add(value);
+  std::lock_guard<SpinLock> guard(slot->lock);
+  for (auto& [id, accumulator] : slot->values) {
+    if (id == metric) {
+      accumulator = single;
+      return;
+    }
+  }
+  slot->values.emplace_back(metric, single);
+}
+
+void MetricStore::Remove(ContextId context, MetricId metric) {
+  Slot* slot = slots_.At(context);
+  if (slot == nullptr) return;
+  std::lock_guard<SpinLock> guard(slot->lock);
+  std::erase_if(slot->values,
+                [metric](const auto& entry) { return entry.first == metric; });
+}
+
 void MetricStore::Clear(ContextId end) {
   for (ContextId context = 0; context < end; ++context) {
     Slot* slot = slots_.At(context);

@@ -49,6 +49,13 @@ class MetricStore {
   // spinlock held for a few instructions.
   void Add(ContextId context, MetricId metric, double value);
 
+  // Replaces the samples of (context, metric) by the single value: for
+  // gauges computed from a whole run (live bytes at the peak), which are
+  // recomputed before each write. [any thread]
+  void Set(ContextId context, MetricId metric, double value);
+  // Forgets the samples of (context, metric). [any thread]
+  void Remove(ContextId context, MetricId metric);
+
   // Calls visit(context, metric, accumulator) for every pair with samples,
   // in context order. Safe while other threads keep adding.
   template <typename Visitor>

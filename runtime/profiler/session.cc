@@ -42,7 +42,7 @@ Session& Session::Instance() {
   return *session;
 }
 
-Session::Session() : op_metrics_(store_) {
+Session::Session() : op_metrics_(store_), memory_metrics_(store_) {
   pthread_atfork(nullptr, nullptr, &Session::AfterForkInChild);
 }
 
@@ -60,6 +60,7 @@ void Session::AfterForkInChild() {
   }
   session.store_.Clear(dlmonitor_context_count() + 1);
   session.op_metrics_.ResetAfterFork();
+  session.memory_metrics_.Clear();
   session.start_realtime_ns_ = cpu::RealtimeNs();
   session.start_monotonic_ns_ = cpu::MonotonicNs();
 }
@@ -73,6 +74,14 @@ std::string Session::Start() {
                                   &op_callback_) != DLMONITOR_OK) {
     dlmonitor_finalize();
     return "cannot register the framework-op callback";
+  }
+  if (dlmonitor_callback_register(DLMONITOR_DOMAIN_MEMORY,
+                                  &MemoryMetrics::OnEvent, &memory_metrics_,
+                                  &memory_callback_) != DLMONITOR_OK) {
+    dlmonitor_callback_unregister(op_callback_);
+    op_callback_ = nullptr;
+    dlmonitor_finalize();
+    return "cannot register the memory callback";
   }
   gpu_ = StartGpuSource(store_, &gpu_status_);
   gpu_metadata_.clear();
@@ -92,6 +101,8 @@ std::string Session::Stop() {
   }
   dlmonitor_callback_unregister(op_callback_);
   op_callback_ = nullptr;
+  dlmonitor_callback_unregister(memory_callback_);
+  memory_callback_ = nullptr;
   dlmonitor_finalize();
   active_ = false;
   return "";
@@ -105,6 +116,7 @@ bool Session::active() const {
 void Session::Reset() {
   std::lock_guard<std::mutex> guard(mutex_);
   store_.Clear(dlmonitor_context_count() + 1);
+  memory_metrics_.ResetPeaks();
   start_realtime_ns_ = cpu::RealtimeNs();
   start_monotonic_ns_ = cpu::MonotonicNs();
 }
@@ -142,6 +154,7 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
        gpu_ != nullptr ? gpu_->Metadata() : gpu_metadata_) {
     if (key != "gpu") add(key, value);
   }
+  for (const auto& [key, value] : memory_metrics_.Metadata()) add(key, value);
   // Values set by the host (python_version, torch_version, ...) override
   // the automatic ones.
   for (const auto& [key, value] : metadata_) {
@@ -163,6 +176,7 @@ std::string Session::Write(const std::string& path) {
     std::lock_guard<std::mutex> guard(mutex_);
     // Records of GPU work finished so far reach the store before it is read.
     if (gpu_ != nullptr) gpu_->Flush();
+    memory_metrics_.Publish();
     metadata = CollectMetadata();
   }
   format::Profile profile = BuildProfile(store_, metadata);

@@ -12,6 +12,7 @@
 
 #include "deepcontext/dlmonitor.h"
 #include "runtime/profiler/gpu_source.h"
+#include "runtime/profiler/memory_metrics.h"
 #include "runtime/profiler/metric_store.h"
 #include "runtime/profiler/op_metrics.h"
 
@@ -40,8 +41,10 @@ class Session {
   mutable std::mutex mutex_;  // guards everything below but the store
   MetricStore store_;
   OpMetrics op_metrics_;
+  MemoryMetrics memory_metrics_;
   bool active_ = false;
   dlmonitor_callback_handle_t op_callback_ = nullptr;
+  dlmonitor_callback_handle_t memory_callback_ = nullptr;
   // GPU collection while active; its last status and metadata stay for the
   // profile after Stop().
   std::unique_ptr<GpuSource> gpu_;

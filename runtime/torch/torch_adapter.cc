@@ -10,7 +10,14 @@
 //
 // Callbacks run without the GIL, possibly on autograd threads; nothing here
 // touches Python.
+//
+// With DEEPCONTEXT_TORCH_CUDA (torch >= 2.1 built with CUDA) it also
+// reports the CUDA caching allocator's allocations and frees as DLMonitor
+// memory events, so device memory is attributed to the calling context.
 #include <ATen/record_function.h>
+#ifdef DEEPCONTEXT_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include <atomic>
 #include <cstdio>
@@ -78,6 +85,39 @@ void OnEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
        DLMONITOR_PHASE_EXIT);
 }
 
+#ifdef DEEPCONTEXT_TORCH_CUDA
+std::atomic<bool> g_memory_enabled{true};
+
+// Runs with the device's allocator lock held (and maybe the GIL): it must
+// not call back into torch or Python. FREE_REQUESTED is when the tensor
+// lets go of the block, which is what the program's memory use follows;
+// FREE_COMPLETED only adds the wait for other streams.
+void OnAllocatorTrace(
+    const c10::cuda::CUDACachingAllocator::TraceEntry& entry) {
+  using Action = c10::cuda::CUDACachingAllocator::TraceEntry::Action;
+  if (!g_memory_enabled.load(std::memory_order_relaxed)) return;
+  int64_t bytes = 0;
+  if (entry.action_ == Action::ALLOC) {
+    bytes = static_cast<int64_t>(entry.size_);
+  } else if (entry.action_ == Action::FREE_REQUESTED) {
+    bytes = -static_cast<int64_t>(entry.size_);
+  } else {
+    return;
+  }
+  dlmonitor_memory_data_t memory{};
+  memory.struct_size = sizeof(memory);
+  memory.device = entry.device_;
+  memory.address = reinterpret_cast<const void*>(entry.addr_);
+  memory.bytes = bytes;
+  dlmonitor_event_t event{};
+  event.struct_size = sizeof(event);
+  event.domain = DLMONITOR_DOMAIN_MEMORY;
+  event.phase = DLMONITOR_PHASE_INSTANT;
+  event.memory = &memory;
+  g_emit(&event);
+}
+#endif
+
 void SetError(char* error, size_t size, const char* text) {
   if (error != nullptr && size > 0) std::snprintf(error, size, "%s", text);
 }
@@ -111,10 +151,42 @@ __attribute__((visibility("default"))) int deepcontext_torch_install(
   }
 }
 
+// Starts reporting CUDA caching-allocator events. Call it after CUDA is
+// initialized: the allocator only passes trackers to the per-device
+// allocators that exist at this point. Returns 0, or -1 with a message.
+__attribute__((visibility("default"))) int deepcontext_torch_track_cuda_memory(
+    char* error, size_t error_size) {
+#ifdef DEEPCONTEXT_TORCH_CUDA
+  static std::atomic<bool> attached{false};
+  if (g_emit == nullptr) {
+    SetError(error, error_size, "the adapter is not installed");
+    return -1;
+  }
+  if (attached.exchange(true)) return 0;
+  try {
+    c10::cuda::CUDACachingAllocator::attachAllocatorTraceTracker(
+        &OnAllocatorTrace);
+    return 0;
+  } catch (const std::exception& e) {
+    attached.store(false);
+    SetError(error, error_size, e.what());
+    return -1;
+  }
+#else
+  SetError(error, error_size,
+           "the adapter was built without CUDA allocator support "
+           "(torch without CUDA, or older than 2.1)");
+  return -1;
+#endif
+}
+
 // Pauses or resumes the callback without removing it (removal requires
 // that no op runs anywhere, which a library cannot guarantee).
 __attribute__((visibility("default"))) int deepcontext_torch_enable(int on) {
   if (!g_installed) return -1;
+#ifdef DEEPCONTEXT_TORCH_CUDA
+  g_memory_enabled.store(on != 0, std::memory_order_relaxed);
+#endif
   try {
     if (on) {
       at::reenableCallback(g_handle);

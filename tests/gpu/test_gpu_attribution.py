@@ -106,3 +106,31 @@ def test_native_frames_reach_the_gpu_api(tmp_path):
         assert any("at::" in n.name or "cublas" in n.name.lower() for n in between), repr(api)
         checked += 1
     assert checked, [repr(n) for n in tree.find(kind="gpu_api")]
+
+
+def test_device_memory_is_charged_to_the_allocating_line(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_memory.py")
+    out = tmp_path / "memory.dctx"
+    result = run_profiled([PYTHON, program], out, check=0)
+    torch_peak = int(result.stdout.decode().split("max_allocated=")[1].split()[0])
+    tree = load_profile(out)
+    assert tree.metadata.get("gpu_memory", "").startswith("tracked"), tree.metadata.get("gpu_memory")
+    MiB = 1 << 20
+
+    def under(line, metric):
+        nodes = [n for n in tree.nodes if metric in n.exclusive and any(
+            a.kind == "python" and a.file.endswith("gpu_memory.py") and a.line == line
+            for a in n.ancestors())]
+        return nodes, sum(n.excl(metric) for n in nodes)
+
+    keep, keep_bytes = under(marker_line(program, "KEEP_LINE"), "gpu_alloc_bytes")
+    temp, temp_bytes = under(marker_line(program, "TEMP_LINE"), "gpu_alloc_bytes")
+    assert keep_bytes == 4 * MiB, [repr(n) for n in keep]
+    assert temp_bytes == 3 * 16 * MiB, [repr(n) for n in temp]
+    assert sum(n.exclusive["gpu_alloc_bytes"]["count"] for n in temp) == 3
+    assert all(any(a.kind == "operator" and a.name == "aten::empty"
+                   for a in [n] + list(n.ancestors())) for n in keep + temp)
+    # Who held the peak: the kept block and one temporary block.
+    assert under(marker_line(program, "KEEP_LINE"), "gpu_peak_live_bytes")[1] == 4 * MiB
+    assert under(marker_line(program, "TEMP_LINE"), "gpu_peak_live_bytes")[1] == 16 * MiB
+    assert int(tree.metadata["gpu0_memory_peak_bytes"]) == torch_peak == 20 * MiB

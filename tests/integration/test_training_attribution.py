@@ -52,6 +52,11 @@ def test_metrics_are_aggregated(tmp_path):
     assert tree.metadata["pid"].isdigit()
     assert tree.metadata["python_version"].startswith("3.")
     assert tree.metadata["torch_version"]
+    # A CPU-only program reports why device memory was not tracked: a
+    # torch without CUDA, or CUDA never initialized.
+    reason = tree.metadata["gpu_memory"]
+    assert reason.startswith("not tracked: ") and (
+        "has no CUDA" in reason or "never initialized" in reason), reason
     assert "train_mlp_cnn.py" in tree.metadata["command_line"]
 
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
 
 #include "format/dctx_file.h"
@@ -86,6 +87,55 @@ TEST(Session, WriteErrorsAreReported) {
             std::string::npos);
   EXPECT_EQ(deepcontext_write(nullptr), -1);
   EXPECT_EQ(deepcontext_stop(), -1);  // not active
+}
+
+}  // namespace
+
+namespace {
+
+void EmitMemory(int32_t device, uintptr_t address, int64_t bytes) {
+  dlmonitor_memory_data_t memory{};
+  memory.struct_size = sizeof(memory);
+  memory.device = device;
+  memory.address = reinterpret_cast<const void*>(address);
+  memory.bytes = bytes;
+  dlmonitor_event_t event{};
+  event.struct_size = sizeof(event);
+  event.domain = DLMONITOR_DOMAIN_MEMORY;
+  event.phase = DLMONITOR_PHASE_INSTANT;
+  event.memory = &memory;
+  dlmonitor_event_emit(&event);
+}
+
+TEST(Session, AllocatorEventsAreChargedToTheAllocatingOp) {
+  ASSERT_EQ(deepcontext_start(), 0) << deepcontext_last_error();
+  EmitOp("alloc_op", 901, DLMONITOR_PHASE_ENTER);
+  EmitMemory(0, 0xA000, 4096);
+  EmitMemory(0, 0xB000, 1024);
+  EmitOp("alloc_op", 901, DLMONITOR_PHASE_EXIT);
+  EmitOp("free_op", 902, DLMONITOR_PHASE_ENTER);
+  EmitMemory(0, 0xB000, -1024);  // freed in another op: still alloc_op's
+  EmitOp("free_op", 902, DLMONITOR_PHASE_EXIT);
+
+  const std::string path =
+      ::testing::TempDir() + "/memory_" + std::to_string(getpid()) + ".dctx";
+  ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
+  ASSERT_EQ(deepcontext_stop(), 0);
+  auto read = deepcontext::format::ReadProfileFile(path);
+  ASSERT_TRUE(read.ok) << read.error;
+  const auto& profile = read.profile;
+  EXPECT_EQ(profile.Metadata("gpu0_memory_peak_bytes"), "5120");
+  EXPECT_EQ(profile.Metadata("gpu0_memory_live_bytes"), "4096");
+  std::map<std::string, std::map<std::string, double>> by_metric_and_node;
+  for (const auto& value : profile.values) {
+    by_metric_and_node[profile.metrics[value.metric].name]
+                      [profile.strings[profile.nodes[value.node].name]] =
+                          value.sum;
+  }
+  EXPECT_EQ(by_metric_and_node["gpu_alloc_bytes"]["alloc_op"], 5120);
+  EXPECT_EQ(by_metric_and_node["gpu_peak_live_bytes"]["alloc_op"], 5120);
+  EXPECT_EQ(by_metric_and_node["gpu_alloc_bytes"].count("free_op"), 0u);
+  unlink(path.c_str());
 }
 
 }  // namespace

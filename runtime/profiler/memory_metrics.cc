@@ -1,0 +1,135 @@
+#include "runtime/profiler/memory_metrics.h"
+
+namespace deepcontext::profiler {
+
+MemoryMetrics::MemoryMetrics(MetricStore& store) : store_(store) {}
+
+void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
+  if (event->domain != DLMONITOR_DOMAIN_MEMORY || event->memory == nullptr) {
+    return;
+  }
+  const dlmonitor_memory_data_t& memory = *event->memory;
+  if (memory.bytes == 0) return;
+  static_cast<MemoryMetrics*>(user_data)->Record(
+      memory.device, reinterpret_cast<uint64_t>(memory.address), memory.bytes,
+      event->context);
+}
+
+const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
+  const bool host = device < 0;
+  auto it = metrics_.find(host);
+  if (it != metrics_.end()) return it->second;
+  const std::string kind = host ? "host" : "gpu";
+  const std::string where = host ? "host" : "GPU";
+  KindMetrics ids{
+      store_.Register(kind + "_alloc_bytes", "bytes",
+                      where + " memory allocated here (count = allocations)"),
+      store_.Register(kind + "_peak_live_bytes", "bytes",
+                      where + " memory allocated here and still live when "
+                              "its device's allocated memory peaked")};
+  return metrics_.emplace(host, ids).first->second;
+}
+
+void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
+  if (state.at_new_peak) {
+    // Leaving a new peak: this is the moment to remember who held it.
+    state.at_peak = state.live_by_context;
+    state.at_new_peak = false;
+  }
+  state.live -= allocation.bytes;
+  ++state.frees;
+  auto it = state.live_by_context.find(allocation.context);
+  if (it != state.live_by_context.end()) {
+    it->second -= allocation.bytes;
+    if (it->second <= 0) state.live_by_context.erase(it);
+  }
+}
+
+void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
+                           ContextId context) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  DeviceState& state = devices_[device];
+  const AllocationKey key{device, address};
+  if (bytes < 0) {
+    auto it = allocations_.find(key);
+    if (it == allocations_.end()) {
+      ++unmatched_frees_;
+      return;
+    }
+    Free(state, it->second);
+    allocations_.erase(it);
+    return;
+  }
+  const KindMetrics& ids = MetricsFor(device);
+  auto [it, inserted] = allocations_.try_emplace(key, Allocation{context, bytes});
+  if (!inserted) {
+    // The free of the previous block here was never reported.
+    Free(state, it->second);
+    it->second = Allocation{context, bytes};
+  }
+  ++state.allocations;
+  state.live += bytes;
+  state.live_by_context[context] += bytes;
+  if (state.live > state.peak) {
+    state.peak = state.live;
+    state.at_new_peak = true;
+  }
+  if (context != 0) store_.Add(context, ids.alloc_bytes, static_cast<double>(bytes));
+}
+
+void MemoryMetrics::Publish() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (const auto& [context, metric] : published_) store_.Remove(context, metric);
+  published_.clear();
+  for (const auto& [device, state] : devices_) {
+    const MetricId metric = MetricsFor(device).peak_live_bytes;
+    const auto& holders = state.at_new_peak ? state.live_by_context : state.at_peak;
+    for (const auto& [context, bytes] : holders) {
+      if (context == 0 || bytes <= 0) continue;
+      store_.Set(context, metric, static_cast<double>(bytes));
+      published_.emplace_back(context, metric);
+    }
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
+    const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [device, state] : devices_) {
+    const std::string prefix =
+        device < 0 ? std::string("host_memory_")
+                   : "gpu" + std::to_string(device) + "_memory_";
+    out.emplace_back(prefix + "peak_bytes", std::to_string(state.peak));
+    out.emplace_back(prefix + "live_bytes", std::to_string(state.live));
+    out.emplace_back(prefix + "allocations", std::to_string(state.allocations));
+    out.emplace_back(prefix + "frees", std::to_string(state.frees));
+  }
+  if (unmatched_frees_ > 0) {
+    out.emplace_back("memory_frees_before_start", std::to_string(unmatched_frees_));
+  }
+  return out;
+}
+
+void MemoryMetrics::ResetPeaks() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  published_.clear();  // the store was cleared with it
+  unmatched_frees_ = 0;
+  for (auto& [device, state] : devices_) {
+    state.peak = state.live;
+    state.at_peak = state.live_by_context;
+    state.at_new_peak = false;
+    state.allocations = 0;
+    state.frees = 0;
+  }
+}
+
+void MemoryMetrics::Clear() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  allocations_.clear();
+  devices_.clear();
+  published_.clear();
+  unmatched_frees_ = 0;
+}
+
+}  // namespace deepcontext::profiler

@@ -1,0 +1,103 @@
+// Attributes framework allocator events (DLMonitor MEMORY domain) to calling
+// contexts. Two metrics per memory kind (gpu = device >= 0, host = -1):
+//
+//  <kind>_alloc_bytes      bytes allocated in the context; its sample count
+//                          is the number of allocations, max the largest.
+//  <kind>_peak_live_bytes  bytes allocated in the context that were still
+//                          live when its device's allocated memory peaked.
+//                          Additive: a subtree's sum is its share of the
+//                          peak and the whole tree's sum is the peak.
+//
+// A free is matched to its allocation by address, whichever thread frees
+// it. Only allocations made while profiling are seen; frees of older
+// blocks are counted and otherwise ignored.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "deepcontext/dlmonitor.h"
+#include "runtime/profiler/metric_store.h"
+
+namespace deepcontext::profiler {
+
+class MemoryMetrics {
+ public:
+  explicit MemoryMetrics(MetricStore& store);
+
+  // The DLMonitor callback; user_data is the MemoryMetrics. Runs inside the
+  // framework's allocator (its lock held): takes only this object's mutex.
+  static void OnEvent(const dlmonitor_event_t* event, void* user_data);
+
+  // One allocation (bytes > 0, attributed to context) or free (bytes < 0;
+  // context unused) of `address` on `device` (-1 = host).
+  void Record(int32_t device, uint64_t address, int64_t bytes,
+              ContextId context);
+
+  // Stores every context's live bytes at its device's peak into the metric
+  // store, replacing the values of an earlier call. Call before writing.
+  void Publish();
+
+  // Per device: peak and current allocated bytes, allocation and free
+  // counts; frees of blocks allocated before profiling began.
+  std::vector<std::pair<std::string, std::string>> Metadata() const;
+
+  // Starts the peaks and counts over from now, still tracking the live
+  // allocations so that their frees match (deepcontext_reset).
+  void ResetPeaks();
+
+  // Forgets every allocation and peak (a forked child).
+  void Clear();
+
+ private:
+  struct Allocation {
+    ContextId context = 0;
+    int64_t bytes = 0;
+  };
+  struct AllocationKey {
+    int32_t device;
+    uint64_t address;
+    bool operator==(const AllocationKey&) const = default;
+  };
+  struct AllocationKeyHash {
+    size_t operator()(const AllocationKey& key) const {
+      return std::hash<uint64_t>()(key.address) ^
+             (static_cast<size_t>(static_cast<uint32_t>(key.device)) << 48);
+    }
+  };
+  struct DeviceState {
+    int64_t live = 0;
+    int64_t peak = 0;
+    uint64_t allocations = 0;
+    uint64_t frees = 0;
+    std::unordered_map<ContextId, int64_t> live_by_context;
+    // live_by_context when `peak` was last left (copied lazily: a run of
+    // allocations that keeps raising the peak costs no copies).
+    std::unordered_map<ContextId, int64_t> at_peak;
+    bool at_new_peak = false;
+  };
+  struct KindMetrics {
+    MetricId alloc_bytes;
+    MetricId peak_live_bytes;
+  };
+
+  const KindMetrics& MetricsFor(int32_t device);
+  void Free(DeviceState& state, const Allocation& allocation);
+
+  MetricStore& store_;
+  mutable std::mutex mutex_;  // guards everything below
+  std::unordered_map<AllocationKey, Allocation, AllocationKeyHash>
+      allocations_;
+  std::map<int32_t, DeviceState> devices_;
+  std::map<bool, KindMetrics> metrics_;  // keyed by "is host"
+  // (context, metric) pairs holding a published peak value.
+  std::vector<std::pair<ContextId, MetricId>> published_;
+  uint64_t unmatched_frees_ = 0;
+};
+
+}  // namespace deepcontext::profiler

@@ -1,0 +1,133 @@
+#include "runtime/profiler/memory_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace deepcontext::profiler {
+namespace {
+
+// metric name -> context -> accumulator, as a profile writer would see it.
+std::map<std::string, std::map<ContextId, Accumulator>> Snapshot(
+    const MetricStore& store) {
+  std::map<std::string, std::map<ContextId, Accumulator>> out;
+  const auto metrics = store.Metrics();
+  store.ForEach(64, [&](ContextId context, MetricId metric,
+                        const Accumulator& value) {
+    out[metrics[metric].name][context] = value;
+  });
+  return out;
+}
+
+std::string MetadataValue(const MemoryMetrics& memory, const std::string& key) {
+  for (const auto& [k, v] : memory.Metadata()) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+TEST(MemoryMetrics, AllocatedBytesAndCountsPerContext) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  memory.Record(0, 0x1000, 100, 5);
+  memory.Record(0, 0x2000, 300, 5);
+  memory.Record(0, 0x3000, 50, 6);
+  auto values = Snapshot(store);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].sum, 400);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].count, 2u);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].max, 300);
+  EXPECT_EQ(values["gpu_alloc_bytes"][6].sum, 50);
+}
+
+TEST(MemoryMetrics, PeakLiveBytesNameWhoHeldThePeak) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  // Step 1: context 5 holds 100, context 6 adds 300 (peak 400), frees it.
+  memory.Record(0, 0x1000, 100, 5);
+  memory.Record(0, 0x2000, 300, 6);
+  memory.Record(0, 0x2000, -300, 0);  // freed by another thread: no context
+  // Step 2: context 7 allocates 250: live 350 < 400, not a new peak.
+  memory.Record(0, 0x3000, 250, 7);
+  memory.Publish();
+  auto values = Snapshot(store);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][5].sum, 100);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][6].sum, 300);
+  EXPECT_EQ(values["gpu_peak_live_bytes"].count(7), 0u);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_peak_bytes"), "400");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "350");
+
+  // Step 3: a new, higher peak while still rising (no free yet) replaces
+  // the earlier holders on the next publish; stale values are removed.
+  memory.Record(0, 0x4000, 200, 7);  // live 550
+  memory.Publish();
+  values = Snapshot(store);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][5].sum, 100);
+  EXPECT_EQ(values["gpu_peak_live_bytes"].count(6), 0u);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][7].sum, 450);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][7].count, 1u);  // set, not added
+  double total = 0;
+  for (const auto& [context, value] : values["gpu_peak_live_bytes"]) {
+    total += value.sum;
+  }
+  EXPECT_EQ(total, 550);  // the tree's sum is the device's peak
+}
+
+TEST(MemoryMetrics, DevicesPeakIndependentlyAndHostIsSeparate) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  memory.Record(0, 0x1000, 100, 5);
+  memory.Record(1, 0x1000, 700, 6);  // same address, other device
+  memory.Record(0, 0x1000, -100, 0);
+  memory.Record(-1, 0x9000, 64, 8);
+  memory.Publish();
+  auto values = Snapshot(store);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][5].sum, 100);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][6].sum, 700);
+  EXPECT_EQ(values["host_alloc_bytes"][8].sum, 64);
+  EXPECT_EQ(values["host_peak_live_bytes"][8].sum, 64);
+  EXPECT_EQ(MetadataValue(memory, "gpu1_memory_live_bytes"), "700");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "0");
+  EXPECT_EQ(MetadataValue(memory, "host_memory_peak_bytes"), "64");
+}
+
+TEST(MemoryMetrics, FreesOfUnknownBlocksAreCountedNotSubtracted) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  memory.Record(0, 0x5000, -4096, 0);  // allocated before profiling began
+  memory.Record(0, 0x1000, 10, 5);
+  EXPECT_EQ(MetadataValue(memory, "memory_frees_before_start"), "1");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "10");
+}
+
+TEST(MemoryMetrics, AReusedAddressWithoutAFreeReplacesTheOldBlock) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  memory.Record(0, 0x1000, 100, 5);
+  memory.Record(0, 0x1000, 40, 6);  // the free of the first was not seen
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "40");
+  memory.Record(0, 0x1000, -40, 0);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "0");
+}
+
+TEST(MemoryMetrics, ResetPeaksKeepsLiveBlocksMatchable) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  memory.Record(0, 0x1000, 1000, 5);
+  memory.Record(0, 0x2000, 500, 6);
+  memory.Record(0, 0x2000, -500, 0);
+  store.Clear(64);
+  memory.ResetPeaks();
+  memory.Record(0, 0x1000, -1000, 0);  // still matched
+  memory.Record(0, 0x3000, 200, 7);
+  memory.Publish();
+  auto values = Snapshot(store);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_peak_bytes"), "1000");
+  EXPECT_EQ(MetadataValue(memory, "memory_frees_before_start"), "");
+  EXPECT_EQ(values["gpu_peak_live_bytes"][5].sum, 1000);
+  EXPECT_EQ(values["gpu_peak_live_bytes"].count(7), 0u);
+  EXPECT_EQ(values["gpu_alloc_bytes"].count(5), 0u);  // counted before reset
+}
+
+}  // namespace
+}  // namespace deepcontext::profiler
