@@ -57,6 +57,19 @@ def per_op_from_profile(cli, path):
     return out
 
 
+def totals(cli, path):
+    """(framework op calls, kernel launches) recorded in a profile."""
+    tree = json.loads(run([cli, "export", "--format", "json", path]))
+    ops = kernels = 0
+    for node in tree["nodes"]:
+        stats = node.get("exclusive", {})
+        if node["kind"] == "operator" and "calls" in stats:
+            ops += stats["calls"]["sum"]
+        if node["kind"] == "gpu_kernel" and "gpu_time" in stats:
+            kernels += stats["gpu_time"]["count"]
+    return ops, kernels
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build", default="build")
@@ -117,6 +130,15 @@ def main():
             sizes[steps] = os.path.getsize(path)
         print("profile size: %d steps %d B, %d steps %d B" % (
             args.steps, sizes[args.steps], 10 * args.steps, sizes[10 * args.steps]))
+        # Per-step counts from the difference of the two runs (warm-up and
+        # start-up cancel out), and what the overhead costs per op.
+        counts = {steps: totals(cli, os.path.join(work, "%s_%d.dctx" % (model, steps)))
+                  for steps in sizes}
+        extra_steps = 9 * args.steps
+        ops = (counts[10 * args.steps][0] - counts[args.steps][0]) / extra_steps
+        kernels = (counts[10 * args.steps][1] - counts[args.steps][1]) / extra_steps
+        print("per step: %.0f framework ops, %.0f kernels; deepcontext costs %.2f us per op"
+              % (ops, kernels, 1000 * (o - p) / ops if ops else 0.0))
 
         # Accuracy: both profilers cover exactly the timed steps of a run.
         region = os.path.join(work, model + ".region.dctx")

@@ -32,6 +32,28 @@ void MetricStore::Add(ContextId context, MetricId metric, double value) {
   slot->values.back().second.Add(value);
 }
 
+void MetricStore::Add(
+    ContextId context,
+    std::initializer_list<std::pair<MetricId, double>> samples) {
+  Slot* slot = slots_.Ensure(context);
+  if (slot == nullptr) return;
+  std::lock_guard<SpinLock> guard(slot->lock);
+  for (const auto& [metric, value] : samples) {
+    bool found = false;
+    for (auto& [id, accumulator] : slot->values) {
+      if (id == metric) {
+        accumulator.Add(value);
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      slot->values.emplace_back(metric, Accumulator{});
+      slot->values.back().second.Add(value);
+    }
+  }
+}
+
 void MetricStore::Set(ContextId context, MetricId metric, double value) {
   Slot* slot = slots_.Ensure(context);
   if (slot == nullptr) return;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -48,6 +49,10 @@ class MetricStore {
   // Adds one sample. [any thread] Lock-free except for a per-context
   // spinlock held for a few instructions.
   void Add(ContextId context, MetricId metric, double value);
+  // Adds one sample to each metric under a single lock (an op's exit
+  // records several at once).
+  void Add(ContextId context,
+           std::initializer_list<std::pair<MetricId, double>> samples);
 
   // Replaces the samples of (context, metric) by the single value: for
   // gauges computed from a whole run (live bytes at the peak), which are

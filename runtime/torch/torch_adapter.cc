@@ -29,14 +29,8 @@
 namespace {
 
 dlmonitor_emit_fn g_emit = nullptr;
-std::atomic<uint64_t> g_next_op_id{1};
 at::CallbackHandle g_handle = 0;
 bool g_installed = false;
-
-struct OpObserverContext : public at::ObserverContext {
-  explicit OpObserverContext(uint64_t id) : op_id(id) {}
-  uint64_t op_id;
-};
 
 constexpr char kEngineWrapperPrefix[] = "autograd::engine::evaluate_function: ";
 
@@ -73,16 +67,16 @@ void Emit(const at::RecordFunction& fn, uint64_t op_id,
   g_emit(&event);
 }
 
+// The RecordFunction's own unique handle pairs start with end, so no
+// per-op ObserverContext has to be allocated (end callbacks run with a null
+// context all the same).
 std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
-  const uint64_t id = g_next_op_id.fetch_add(1, std::memory_order_relaxed);
-  Emit(fn, id, DLMONITOR_PHASE_ENTER);
-  return std::make_unique<OpObserverContext>(id);
+  Emit(fn, fn.handle(), DLMONITOR_PHASE_ENTER);
+  return nullptr;
 }
 
-void OnEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
-  if (context == nullptr) return;
-  Emit(fn, static_cast<OpObserverContext*>(context)->op_id,
-       DLMONITOR_PHASE_EXIT);
+void OnEnd(const at::RecordFunction& fn, at::ObserverContext*) {
+  Emit(fn, fn.handle(), DLMONITOR_PHASE_EXIT);
 }
 
 #ifdef DEEPCONTEXT_TORCH_CUDA
@@ -140,6 +134,7 @@ __attribute__((visibility("default"))) int deepcontext_torch_install(
     g_handle = at::addGlobalCallback(
         at::RecordFunctionCallback(&OnStart, &OnEnd)
             .needsInputs(false)
+            .needsIds(true)
             .scopes({at::RecordScope::FUNCTION,
                      at::RecordScope::BACKWARD_FUNCTION,
                      at::RecordScope::USER_SCOPE}));

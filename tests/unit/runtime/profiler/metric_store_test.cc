@@ -84,3 +84,45 @@ TEST(MetricStore, ClearDropsSamplesButKeepsMetrics) {
 
 }  // namespace
 }  // namespace deepcontext::profiler
+
+namespace deepcontext::profiler {
+namespace {
+
+TEST(MetricStoreBatch, AddsEachSampleOfABatchToItsMetric) {
+  MetricStore store;
+  const MetricId a = store.Register("a", "ns", "");
+  const MetricId b = store.Register("b", "ns", "");
+  store.Add(3, {{a, 1.5}, {b, 4}});
+  store.Add(3, {{a, 2.5}});
+  std::map<MetricId, Accumulator> seen;
+  store.ForEach(8, [&](ContextId context, MetricId metric, const Accumulator& value) {
+    EXPECT_EQ(context, 3u);
+    seen[metric] = value;
+  });
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[a].count, 2u);
+  EXPECT_EQ(seen[a].sum, 4);
+  EXPECT_EQ(seen[b].count, 1u);
+  EXPECT_EQ(seen[b].max, 4);
+}
+
+TEST(MetricStoreGauge, SetReplacesAndRemoveForgets) {
+  MetricStore store;
+  const MetricId gauge = store.Register("gauge", "bytes", "");
+  store.Set(2, gauge, 10);
+  store.Set(2, gauge, 7);
+  int visits = 0;
+  store.ForEach(8, [&](ContextId, MetricId, const Accumulator& value) {
+    ++visits;
+    EXPECT_EQ(value.count, 1u);
+    EXPECT_EQ(value.sum, 7);
+  });
+  EXPECT_EQ(visits, 1);
+  store.Remove(2, gauge);
+  store.Remove(5, gauge);  // never set: no effect
+  store.ForEach(8, [&](ContextId, MetricId, const Accumulator&) { ++visits; });
+  EXPECT_EQ(visits, 1);
+}
+
+}  // namespace
+}  // namespace deepcontext::profiler
