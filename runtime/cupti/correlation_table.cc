@@ -14,7 +14,7 @@ CorrelationTable::CorrelationTable(size_t max_launches, size_t max_parked)
     : max_per_shard_(std::max<size_t>(max_launches / kShards, 2)),
       max_parked_(max_parked) {}
 
-bool CorrelationTable::AddLaunch(const LaunchRecord& launch) {
+bool CorrelationTable::AddLaunch(const LaunchRecord& launch, uint32_t epoch) {
   Shard& shard = ShardOf(launch.correlation_id);
   bool ready = false;
   {
@@ -25,6 +25,8 @@ bool CorrelationTable::AddLaunch(const LaunchRecord& launch) {
     entry.launch.expected_records = launch.expected_records;
     entry.launch.SetApiName(launch.api_name);
     entry.launched = true;
+    entry.record_at_return = launch.record_at_return;
+    entry.epoch = epoch;
     ready = !entry.parked.empty();
     if (!ready && shard.entries.size() > max_per_shard_) EvictOldest(shard);
   }
@@ -59,6 +61,16 @@ void CorrelationTable::CountRecord(
   entry.seen += records;
   if (entry.launch.expected_records != 0 &&
       entry.seen >= entry.launch.expected_records && entry.parked.empty()) {
+    shard.entries.erase(it);
+  }
+}
+
+void CorrelationTable::Forget(uint64_t correlation_id) {
+  Shard& shard = ShardOf(correlation_id);
+  std::lock_guard<std::mutex> guard(shard.mutex);
+  auto it = shard.entries.find(correlation_id);
+  if (it != shard.entries.end() && it->second.launched &&
+      it->second.parked.empty()) {
     shard.entries.erase(it);
   }
 }
@@ -150,6 +162,24 @@ void CorrelationTable::Flush(
     for (auto& [info, records] : launched) visit(&info, records);
     for (auto& records : orphans) visit(nullptr, records);
   }
+}
+
+uint64_t CorrelationTable::CountUnanswered(uint32_t before_epoch,
+                                           uint64_t newest_record) {
+  uint64_t count = 0;
+  for (Shard& shard : shards_) {
+    std::lock_guard<std::mutex> guard(shard.mutex);
+    for (auto& [id, entry] : shard.entries) {
+      if (entry.launched && !entry.counted_unanswered &&
+          !entry.record_at_return && entry.launch.expected_records > 0 &&
+          entry.seen == 0 && entry.parked.empty() &&
+          entry.epoch < before_epoch && id > newest_record) {
+        entry.counted_unanswered = true;
+        ++count;
+      }
+    }
+  }
+  return count;
 }
 
 size_t CorrelationTable::size() const {

@@ -49,9 +49,14 @@ class CorrelationTable {
   // At most `max_parked` records wait for launches at any time.
   CorrelationTable(size_t max_launches, size_t max_parked);
 
-  // Records a launch. Returns true when records were already parked for it;
+  // Records a launch made during flush interval `epoch` (see
+  // CountUnanswered). Returns true when records were already parked for it;
   // its id is then queued for TakeReady(). [any thread]
-  bool AddLaunch(const LaunchRecord& launch);
+  bool AddLaunch(const LaunchRecord& launch, uint32_t epoch = 0);
+
+  // Forgets a launch that will produce no records (failed or captured
+  // into a graph), unless records are already parked for it. [any thread]
+  void Forget(uint64_t correlation_id);
 
   // If the launch of `correlation_id` is known: counts one record against
   // it (erasing it when all expected records arrived), copies it to *info
@@ -79,6 +84,13 @@ class CorrelationTable {
       const std::function<void(const LaunchInfo*, std::vector<PendingRecord>&)>&
           visit);
 
+  // Counts launches that expect records, have none, were made in an epoch
+  // before `before_epoch`, are not synchronizations (record_at_return) and
+  // are newer than `newest_record`, the highest correlation id of any
+  // record received; each launch is counted once. Remaining launches are
+  // kept: their records may still come.
+  uint64_t CountUnanswered(uint32_t before_epoch, uint64_t newest_record);
+
   size_t parked() const { return parked_.load(std::memory_order_relaxed); }
   uint64_t evicted() const { return evicted_.load(std::memory_order_relaxed); }
   // Number of entries (launches and parked-only ids); for tests.
@@ -89,7 +101,10 @@ class CorrelationTable {
   struct Entry {
     LaunchInfo launch;
     bool launched = false;
+    bool record_at_return = false;
+    bool counted_unanswered = false;
     uint32_t seen = 0;
+    uint32_t epoch = 0;
     std::vector<PendingRecord> parked;
   };
   struct alignas(64) Shard {

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "runtime/cupti/graph_record_count.h"
+
 namespace deepcontext::cupti {
 namespace {
 
@@ -73,6 +75,9 @@ std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
   driver->get_name_ = dlsym(handle, "cuDeviceGetName");
   driver->get_count_ = dlsym(handle, "cuDeviceGetCount");
   driver->driver_version_ = dlsym(handle, "cuDriverGetVersion");
+  driver->graph_get_nodes_ = dlsym(handle, "cuGraphGetNodes");
+  driver->graph_node_get_type_ = dlsym(handle, "cuGraphNodeGetType");
+  driver->graph_child_graph_ = dlsym(handle, "cuGraphChildGraphNodeGetGraph");
   if (driver->get_ == nullptr || driver->get_attribute_ == nullptr ||
       driver->get_name_ == nullptr || driver->get_count_ == nullptr ||
       driver->driver_version_ == nullptr) {
@@ -124,6 +129,17 @@ int CudaDriver::DriverVersion() const {
   int version = 0;
   if (As<DriverVersionFn>(driver_version_)(&version) != CUDA_SUCCESS) return 0;
   return version;
+}
+
+uint32_t CudaDriver::GraphRecords(void* graph,
+                                  const TracedActivity& traced) const {
+  CudaGraphFunctions functions;
+  functions.get_nodes = As<decltype(functions.get_nodes)>(graph_get_nodes_);
+  functions.node_get_type =
+      As<decltype(functions.node_get_type)>(graph_node_get_type_);
+  functions.child_graph_node_get_graph =
+      As<decltype(functions.child_graph_node_get_graph)>(graph_child_graph_);
+  return CountGraphRecords(functions, static_cast<CUgraph>(graph), traced);
 }
 
 int CudaDriver::DeviceCount() const {

@@ -1,5 +1,6 @@
 // The few CUDA driver calls the backend makes itself: device limits for
-// occupancy, device names and the driver version for the profile. libcuda is
+// occupancy, device names and the driver version for the profile, and the
+// graph queries that count a graph's records. libcuda is
 // opened with dlopen, so a machine without an NVIDIA driver is detected
 // before CUPTI is touched (CUPTI then fails with an unhelpful "unknown
 // error"). The backend never calls cuInit: initializing the driver is left
@@ -11,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/cupti/driver_api.h"
 #include "runtime/cupti/occupancy.h"
 
 namespace deepcontext::cupti {
@@ -57,6 +59,11 @@ class CudaDriver {
   int DriverVersion() const;
   // Devices visible to the program; -1 before the driver is initialized.
   int DeviceCount() const;
+  // Activity records per launch of an executable graph instantiated from
+  // `graph` (a CUgraph); 0 when unknown, including when the driver lacks
+  // the graph queries. See CountGraphRecords(). [the thread that owns the
+  // graph, e.g. inside the GRAPHEXEC_CREATED callback]
+  uint32_t GraphRecords(void* graph, const TracedActivity& traced) const;
 
  private:
   CudaDriver() = default;
@@ -67,6 +74,10 @@ class CudaDriver {
   void* get_name_ = nullptr;
   void* get_count_ = nullptr;
   void* driver_version_ = nullptr;
+  // Optional: graph launches keep an unknown record count without them.
+  void* graph_get_nodes_ = nullptr;
+  void* graph_node_get_type_ = nullptr;
+  void* graph_child_graph_ = nullptr;
 };
 
 }  // namespace deepcontext::cupti

@@ -19,6 +19,9 @@ enum class DriverApiClass : uint8_t {
   // Explicit graph construction (cuGraphAdd*Node): produces no records
   // itself, traced to name the API under which graph nodes are created.
   kGraphBuild = 6,
+  // cuGraphNodeSetEnabled: produces no records itself, traced because a
+  // disabled node makes the executable graph's record count unknown.
+  kGraphExecEdit = 7,
 };
 
 DriverApiClass ClassifyDriverApi(std::string_view name);
@@ -26,12 +29,27 @@ DriverApiClass ClassifyDriverApi(std::string_view name);
 // True for the classes whose calls produce activity records and are
 // therefore reported to attribution as launches.
 inline bool ProducesRecords(DriverApiClass api) {
-  return api != DriverApiClass::kOther && api != DriverApiClass::kGraphBuild;
+  return api != DriverApiClass::kOther && api != DriverApiClass::kGraphBuild &&
+         api != DriverApiClass::kGraphExecEdit;
 }
 
+// The activity kinds that are enabled. A call whose records belong to a
+// kind that is not traced produces none, so expecting one would keep its
+// launch waiting forever.
+struct TracedActivity {
+  bool kernels = true;
+  bool copies = true;       // CUPTI_ACTIVITY_KIND_MEMCPY
+  bool peer_copies = true;  // CUPTI_ACTIVITY_KIND_MEMCPY2
+  bool memsets = true;
+  bool syncs = true;
+};
+
 // How many activity records one call of `name` produces: 1 for a kernel,
-// copy, memset or synchronization; 0 (unknown) for graph launches, batched
-// copies and multi-device launches.
-uint32_t ExpectedRecords(DriverApiClass api, std::string_view name);
+// copy, memset or synchronization whose kind is traced; 0 (unknown) for
+// graph launches (the backend counts their nodes), batched copies,
+// multi-device launches, and copies while only one of the two copy kinds is
+// traced (whether a copy is peer to peer is not known from its name alone).
+uint32_t ExpectedRecords(DriverApiClass api, std::string_view name,
+                         const TracedActivity& traced = {});
 
 }  // namespace deepcontext::cupti

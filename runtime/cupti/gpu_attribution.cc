@@ -73,12 +73,15 @@ void GpuAttribution::SetDeviceInfo(uint32_t device, const DeviceInfo& info) {
 
 void GpuAttribution::OnLaunch(const LaunchRecord& launch) {
   launches_.fetch_add(1, std::memory_order_relaxed);
-  table_.AddLaunch(launch);
+  table_.AddLaunch(launch, epoch_.load(std::memory_order_acquire));
 }
 
 void GpuAttribution::ForgetLaunch(uint64_t correlation_id) {
-  LaunchInfo ignored;
-  table_.Claim(correlation_id, &ignored);
+  table_.Forget(correlation_id);
+}
+
+void GpuAttribution::BeginFlush() {
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void GpuAttribution::OnGraphNodeCreated(uint64_t graph_node_id,
@@ -122,6 +125,7 @@ template <typename Record>
 void GpuAttribution::Handle(const Record& record, uint64_t graph_node_id) {
   ProcessLateLocked();
   ++stats_.records;
+  newest_record_ = std::max(newest_record_, record.correlation_id);
   LaunchInfo launch;
   if (graph_node_id != 0) {
     GraphNode node;
@@ -196,6 +200,8 @@ void GpuAttribution::Flush() {
       [this](const LaunchInfo* launch, std::vector<PendingRecord>& records) {
         CreditPending(launch, records, /*late=*/true);
       });
+  stats_.launches_without_records += table_.CountUnanswered(
+      epoch_.load(std::memory_order_acquire), newest_record_);
 }
 
 ContextId GpuAttribution::Child(ContextId parent, GpuNodeKind kind,

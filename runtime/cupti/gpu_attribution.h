@@ -53,6 +53,10 @@ struct AttributionStats {
   uint64_t evicted_launches = 0;   // launches dropped by the table bound
   uint64_t tracked = 0;            // correlation ids currently remembered
   uint64_t dropped = 0;            // the sink could not create a node
+  // Launches that waited through a whole vendor flush without any record
+  // arriving for them or for any later launch: the records went elsewhere
+  // (see Flush()).
+  uint64_t launches_without_records = 0;
 };
 
 // Kernel activity of one device, for metadata and idle-time analysis.
@@ -78,8 +82,8 @@ class GpuAttribution {
   // A GPU API call that will produce activity records. [any thread; cheap:
   // one sharded hash insert]
   void OnLaunch(const LaunchRecord& launch);
-  // A launch of one expected record that will produce none, because its
-  // work was captured into a graph instead of run: forgets it now instead
+  // A launch that will produce no records, because its work was captured
+  // into a graph instead of run or the call failed: forgets it now instead
   // of keeping it until it is evicted. [any thread]
   void ForgetLaunch(uint64_t correlation_id);
   // A graph node was created while `context` was current, inside the API
@@ -100,9 +104,21 @@ class GpuAttribution {
   // Credits records whose launch arrived after them. Also done at the
   // start of every On<Record>() call and by Flush().
   void ProcessLate();
+  // Call right before asking the vendor to flush its buffers (forced, so
+  // that records of unfinished work are handed over too). Launches made
+  // before it must then have records, complete or not. [any thread]
+  void BeginFlush();
   // Credits every waiting record (to "<unattributed>" if its launch never
   // arrived) and forgets finished and open-ended (graph) launches. Call
   // after the vendor's buffers have been flushed.
+  //
+  // Also counts, in launches_without_records, the launches that expect
+  // records, were made before the last BeginFlush(), and for which neither
+  // they nor any later launch got a single record: after a forced flush that
+  // only happens when another client took the activity buffers or turned
+  // the activity kinds off. Synchronizations are not counted (their record
+  // comes when the call returns); failed and captured calls are forgotten
+  // by the backend. Without BeginFlush() nothing is counted.
   void Flush();
 
   AttributionStats Stats() const;
@@ -152,6 +168,8 @@ class GpuAttribution {
   const AttributionOptions options_;
   CorrelationTable table_;
   std::atomic<uint64_t> launches_{0};
+  // Incremented by BeginFlush(); launches carry the value at their entry.
+  std::atomic<uint32_t> epoch_{0};
 
   mutable std::mutex graph_mutex_;  // guards graph_nodes_
   std::unordered_map<uint64_t, GraphNode> graph_nodes_;
@@ -165,6 +183,7 @@ class GpuAttribution {
   std::unordered_map<uint64_t, ChildMap> children_;
   std::unordered_map<uint32_t, IntervalUnion> busy_;
   AttributionStats stats_;
+  uint64_t newest_record_ = 0;  // highest correlation id of any record
 };
 
 // "memcpy HtoD (pageable)", "memcpy DtoD", ...: the node name of a copy.

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <iterator>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -19,6 +21,7 @@
 #include "runtime/cupti/driver_api.h"
 #include "runtime/cupti/gpu_attribution.h"
 #include "runtime/cupti/gpu_metadata.h"
+#include "runtime/cupti/graph_launch_tracker.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -33,13 +36,15 @@ constexpr std::string_view kGraphNodeApi = "<graph node>";
 struct ActivityKindName {
   CUpti_ActivityKind kind;
   const char* name;
+  bool TracedActivity::*traced;
 };
 constexpr ActivityKindName kActivityKinds[] = {
-    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels"},
-    {CUPTI_ACTIVITY_KIND_MEMCPY, "copies"},
-    {CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies"},
-    {CUPTI_ACTIVITY_KIND_MEMSET, "memsets"},
-    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations"},
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", &TracedActivity::kernels},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "copies", &TracedActivity::copies},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies", &TracedActivity::peer_copies},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memsets", &TracedActivity::memsets},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations",
+     &TracedActivity::syncs},
 };
 
 // The traced driver call running on this thread, between its entry and
@@ -57,6 +62,15 @@ thread_local ApiCall t_call;
 uint64_t ThreadId() {
   thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
   return id;
+}
+
+// Bit i of `bits` set: kActivityKinds[i] is enabled.
+TracedActivity TracedFromBits(unsigned bits) {
+  TracedActivity traced;
+  for (size_t i = 0; i < std::size(kActivityKinds); ++i) {
+    traced.*kActivityKinds[i].traced = (bits >> i & 1u) != 0;
+  }
+  return traced;
 }
 
 int64_t RealtimeNs() {
@@ -106,7 +120,8 @@ class GpuBackendState {
           if (!driver_->QueryDevice(device, &attributes)) return false;
           *info = DeviceInfoFromAttributes(attributes);
           return true;
-        }) {}
+        }),
+        graphs_(*driver_) {}
 
   GpuBackendState(const GpuBackendState&) = delete;
   GpuBackendState& operator=(const GpuBackendState&) = delete;
@@ -133,6 +148,9 @@ class GpuBackendState {
  private:
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
+  TracedActivity Traced() const {
+    return TracedFromBits(traced_kinds_.load(std::memory_order_acquire));
+  }
 
   const CuptiLibrary& library_;
   const CuptiFunctions& f_;
@@ -140,6 +158,7 @@ class GpuBackendState {
   MetricStoreSink sink_;
   GpuAttribution attribution_;
   ActivityProcessor processor_;
+  GraphLaunchTracker graphs_;
 
   // Indexed by driver callback id; written by Start() before subscribing.
   std::vector<DriverApiClass> api_classes_;
@@ -154,7 +173,11 @@ class GpuBackendState {
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   std::string description_;
   std::string warnings_;
+  bool warned_missing_records_ = false;
   std::atomic<uint64_t> dropped_records_{0};
+  // Bit i: kActivityKinds[i] is enabled. All until Start() knows, so that
+  // launches during Start() expect records as before.
+  std::atomic<unsigned> traced_kinds_{~0u};
 };
 
 namespace {
@@ -281,11 +304,20 @@ std::string GpuBackendState::Start() {
       break;
     }
   }
+  // Without these, graph launches keep an unknown record count: they are
+  // still attributed, only held until a flush.
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
+                                CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) {
+    f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  }
 
   std::string kinds;
-  for (const ActivityKindName& kind : kActivityKinds) {
+  unsigned traced_kinds = 0;
+  for (size_t i = 0; i < std::size(kActivityKinds); ++i) {
+    const ActivityKindName& kind = kActivityKinds[i];
     result = f_.activity_enable(kind.kind);
     if (result == CUPTI_SUCCESS) {
+      traced_kinds |= 1u << i;
       enabled_kinds_.push_back(kind.kind);
       kinds += kinds.empty() ? kind.name : std::string(", ") + kind.name;
     } else if (kind.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
@@ -303,6 +335,7 @@ std::string GpuBackendState::Start() {
                    library_.ResultString(result) + "); ";
     }
   }
+  traced_kinds_.store(traced_kinds, std::memory_order_release);
 
   description_ = "CUPTI " + std::to_string(library_.runtime_version()) + " (" +
                  library_.path() + "): tracing " + kinds + "; " +
@@ -356,9 +389,17 @@ void GpuBackendState::Flush() {
   // The completion callback runs on this thread during the flush and takes
   // ActiveMutex, which is therefore not held here.
   if (registered_ && !stopped_) {
+    attribution_.BeginFlush();
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   }
   attribution_.Flush();
+  // Once, when records are first found missing; the profile says it too.
+  const uint64_t missing = attribution_.Stats().launches_without_records;
+  if (missing > 0 && !warned_missing_records_) {
+    warned_missing_records_ = true;
+    std::fprintf(stderr, "deepcontext: warning: %s\n",
+                 MissingRecordsWarning(missing).c_str());
+  }
 }
 
 void GpuBackendState::OnCallback(CUpti_CallbackDomain domain,
@@ -375,6 +416,12 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
   if (cbid >= api_classes_.size()) return;
   const DriverApiClass api = api_classes_[cbid];
   if (api == DriverApiClass::kOther) return;
+  if (api == DriverApiClass::kGraphExecEdit) {
+    if (data.callbackSite == CUPTI_API_ENTER) {
+      graphs_.OnNodeSetEnabled(cbid, data.functionParams);
+    }
+    return;
+  }
   const char* name = data.functionName != nullptr ? data.functionName
                                                   : api_names_[cbid];
   if (name == nullptr) name = "<driver API>";
@@ -404,16 +451,27 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     launch.context = context;
     launch.api_name = name;
     launch.thread = ThreadId();
-    launch.expected_records = ExpectedRecords(api, api_names_[cbid] != nullptr
-                                                       ? api_names_[cbid]
-                                                       : name);
+    launch.expected_records =
+        api == DriverApiClass::kGraphLaunch
+            ? graphs_.LaunchRecords(cbid, data.functionParams)
+            : ExpectedRecords(api,
+                              api_names_[cbid] != nullptr ? api_names_[cbid] : name,
+                              Traced());
+    launch.record_at_return = api == DriverApiClass::kSync;
     attribution_.OnLaunch(launch);
     return;
   }
   // API exit.
-  if (t_call.created_graph_node && t_call.correlation_id == data.correlationId &&
-      ProducesRecords(api) && api != DriverApiClass::kGraphLaunch) {
-    attribution_.ForgetLaunch(data.correlationId);
+  if (ProducesRecords(api)) {
+    const bool captured = t_call.created_graph_node &&
+                          t_call.correlation_id == data.correlationId &&
+                          api != DriverApiClass::kGraphLaunch;
+    // A failed call enqueued nothing; a failed synchronization may still
+    // have waited and been recorded.
+    const auto* result = static_cast<const CUresult*>(data.functionReturnValue);
+    const bool failed = api != DriverApiClass::kSync && result != nullptr &&
+                        *result != CUDA_SUCCESS;
+    if (captured || failed) attribution_.ForgetLaunch(data.correlationId);
   }
   t_call = ApiCall{};
   event.phase = DLMONITOR_PHASE_EXIT;
@@ -422,6 +480,7 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
 
 void GpuBackendState::OnResource(CUpti_CallbackId cbid,
                                  const CUpti_ResourceData& data) {
+  if (graphs_.OnResource(cbid, data.resourceDescriptor, Traced())) return;
   if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
       cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
     return;

@@ -38,9 +38,12 @@ class GpuBackend {
 
   // Forces CUPTI to hand over every record, including those of work still
   // running (such records may lack an end time: synchronize first for
-  // exact numbers), and credits everything to the store. Safe to call
-  // repeatedly and after Stop(). Must not be called from inside a CUDA call
-  // (CUPTI callback). [any thread]
+  // exact numbers), and credits everything to the store. Launches that
+  // still have no record after it, with no record for any later launch
+  // either, mean another CUPTI client took the activity records: they are
+  // counted (metadata gpu_warning) and reported once on stderr. Safe to
+  // call repeatedly and after Stop(). Must not be called from inside a CUDA
+  // call (CUPTI callback). [any thread]
   void Flush();
 
   // Profile metadata: CUPTI and driver versions, the GPUs seen ("gpu" and

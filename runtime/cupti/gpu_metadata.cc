@@ -62,7 +62,19 @@ std::vector<std::pair<std::string, std::string>> GpuMetadata(
     add("gpu_clock_offset_ns", std::to_string(*in.clock_offset_ns));
   }
   if (!in.warnings.empty()) add("gpu_backend_warnings", in.warnings);
+  if (const uint64_t missing = in.stats.launches_without_records; missing > 0) {
+    add("gpu_launches_without_records", std::to_string(missing));
+    add("gpu_warning", MissingRecordsWarning(missing));
+  }
   return out;
+}
+
+std::string MissingRecordsWarning(uint64_t launches) {
+  return std::to_string(launches) +
+         " GPU launches got no activity records: another CUPTI client "
+         "(torch.profiler, Nsight Systems, ...) probably replaced "
+         "DeepContext's activity callbacks after it started; GPU times are "
+         "incomplete";
 }
 
 }  // namespace deepcontext::cupti

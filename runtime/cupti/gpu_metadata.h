@@ -36,8 +36,15 @@ struct GpuMetadataInput {
 // first_start_ns, last_end_ns}, gpu_{launches, records,
 // unattributed_records, late_records, graph_node_records,
 // evicted_launches, dropped_records}, gpu_lost_records (when nonzero),
-// gpu_clock_offset_ns (when known), gpu_backend_warnings (when any).
+// gpu_clock_offset_ns (when known), gpu_backend_warnings (when any),
+// gpu_launches_without_records and gpu_warning (when launches got no
+// activity records, see MissingRecordsWarning).
 std::vector<std::pair<std::string, std::string>> GpuMetadata(
     const GpuMetadataInput& input);
+
+// "N GPU launches got no activity records: another CUPTI client ...": the
+// profile's gpu_warning and the backend's one line on stderr when records
+// stopped arriving (AttributionStats::launches_without_records).
+std::string MissingRecordsWarning(uint64_t launches);
 
 }  // namespace deepcontext::cupti

@@ -57,6 +57,10 @@ struct LaunchRecord {
   // launch when the backend knows it; 0 when unknown (the correlation is
   // then kept until a flush or until evicted as the oldest).
   uint32_t expected_records = 1;
+  // A synchronization: its record is made when the call returns, which a
+  // thread blocked in it may delay without bound, so a missing record says
+  // nothing about whether records still reach the profiler.
+  bool record_at_return = false;
 };
 
 // A kernel execution.

@@ -99,5 +99,40 @@ TEST(CorrelationTableTest, FlushHandsOverOrphansAndKeepsOutstandingLaunches) {
   EXPECT_FALSE(table.Claim(2, &info));
 }
 
+TEST(CorrelationTableTest, ForgetErasesLaunchesWithoutParkedRecords) {
+  CorrelationTable table(1024, 16);
+  LaunchInfo info;
+  table.AddLaunch(Launch(1, 10, "cuGraphLaunch", 5));
+  table.Park(2, PendingRecord(KernelRecord{}), &info);
+  table.AddLaunch(Launch(2, 20, "cuLaunchKernel"));
+  table.Forget(1);
+  table.Forget(2);  // its parked record is still to be handed over
+  table.Forget(3);  // unknown: ignored
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_FALSE(table.Claim(1, &info));
+}
+
+TEST(CorrelationTableTest, CountUnansweredCountsEachQualifyingLaunchOnce) {
+  CorrelationTable table(1024, 16);
+  LaunchInfo info;
+  table.AddLaunch(Launch(1, 10, "a"), /*epoch=*/0);      // got its record
+  table.AddLaunch(Launch(2, 10, "b"), 0);                // counted
+  table.AddLaunch(Launch(3, 10, "c", 0), 0);             // unknown count
+  LaunchRecord sync = Launch(4, 10, "cuStreamSynchronize");
+  sync.record_at_return = true;
+  table.AddLaunch(sync, 0);                              // may still be waiting
+  table.AddLaunch(Launch(5, 10, "d", 3), 0);             // counted
+  table.AddLaunch(Launch(6, 10, "e"), 1);                // after the flush began
+  ASSERT_TRUE(table.Claim(1, &info));
+  EXPECT_EQ(table.CountUnanswered(/*before_epoch=*/1, /*newest_record=*/1), 2u);
+  EXPECT_EQ(table.CountUnanswered(1, 1), 0u);  // already counted
+  EXPECT_EQ(table.CountUnanswered(2, 1), 1u);  // launch 6, a flush later
+  // Launches older than a record that did arrive are not counted.
+  table.AddLaunch(Launch(7, 10, "f"), 2);
+  EXPECT_EQ(table.CountUnanswered(3, 8), 0u);
+  // Counted launches stay: their records may still be credited.
+  EXPECT_TRUE(table.Claim(2, &info));
+}
+
 }  // namespace
 }  // namespace deepcontext::cupti

@@ -21,6 +21,8 @@ TEST(DriverApiTest, ClassifiesByNameIncludingVariants) {
   EXPECT_EQ(ClassifyDriverApi("cuGraphLaunch_ptsz"), DriverApiClass::kGraphLaunch);
   EXPECT_EQ(ClassifyDriverApi("cuGraphAddKernelNode_v2"), DriverApiClass::kGraphBuild);
   EXPECT_EQ(ClassifyDriverApi("cuGraphInstantiateWithFlags"), DriverApiClass::kOther);
+  EXPECT_EQ(ClassifyDriverApi("cuGraphNodeSetEnabled"), DriverApiClass::kGraphExecEdit);
+  EXPECT_EQ(ClassifyDriverApi("cuGraphNodeGetEnabled"), DriverApiClass::kOther);
   EXPECT_EQ(ClassifyDriverApi("cuMemcpyHtoDAsync_v2_ptsz"), DriverApiClass::kCopy);
   EXPECT_EQ(ClassifyDriverApi("cuMemcpy3DPeer"), DriverApiClass::kCopy);
   EXPECT_EQ(ClassifyDriverApi("cuMemsetD2D32Async"), DriverApiClass::kMemset);
@@ -45,8 +47,28 @@ TEST(DriverApiTest, ExpectedRecordsAreUnknownForMultiRecordCalls) {
   EXPECT_EQ(ExpectedRecords(DriverApiClass::kMemset, "cuMemsetD8_v2"), 1u);
   EXPECT_EQ(ExpectedRecords(DriverApiClass::kSync, "cuStreamSynchronize"), 1u);
   EXPECT_FALSE(ProducesRecords(DriverApiClass::kGraphBuild));
+  EXPECT_FALSE(ProducesRecords(DriverApiClass::kGraphExecEdit));
   EXPECT_FALSE(ProducesRecords(DriverApiClass::kOther));
   EXPECT_TRUE(ProducesRecords(DriverApiClass::kGraphLaunch));
+}
+
+TEST(DriverApiTest, CallsOfUntracedKindsExpectNoRecords) {
+  TracedActivity traced;
+  traced.memsets = false;
+  traced.syncs = false;
+  EXPECT_EQ(ExpectedRecords(DriverApiClass::kMemset, "cuMemsetD8_v2", traced), 0u);
+  EXPECT_EQ(ExpectedRecords(DriverApiClass::kSync, "cuCtxSynchronize", traced), 0u);
+  EXPECT_EQ(ExpectedRecords(DriverApiClass::kCopy, "cuMemcpyAsync", traced), 1u);
+  EXPECT_EQ(ExpectedRecords(DriverApiClass::kKernelLaunch, "cuLaunchKernel", traced),
+            1u);
+  // A copy may be peer to peer (the other copy kind): with one kind
+  // traced, whether it produces a record is not known.
+  traced.peer_copies = false;
+  EXPECT_EQ(ExpectedRecords(DriverApiClass::kCopy, "cuMemcpyAsync", traced), 0u);
+  traced = TracedActivity{};
+  traced.kernels = false;
+  EXPECT_EQ(ExpectedRecords(DriverApiClass::kKernelLaunch, "cuLaunchKernel", traced),
+            0u);
 }
 
 // The names CUPTI itself reports for the driver callback ids: the traced
@@ -78,6 +100,7 @@ TEST(DriverApiTest, CuptiCallbackNamesClassifyAsExpected) {
       {"cuCtxSynchronize", DriverApiClass::kSync},
       {"cuEventSynchronize", DriverApiClass::kSync},
       {"cuStreamWaitEvent", DriverApiClass::kSync},
+      {"cuGraphNodeSetEnabled", DriverApiClass::kGraphExecEdit},
   };
   for (const auto& [name, api] : expected) {
     auto it = traced.find(name);

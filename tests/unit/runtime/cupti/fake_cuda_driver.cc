@@ -1,8 +1,11 @@
 // A stand-in for libcuda.so.1 with the device queries CudaDriver uses,
-// describing two H200s, so the driver path can be tested without a GPU.
+// describing two H200s, and the graph queries over the graphs of
+// fake_cuda_graph.h, so the driver path can be tested without a GPU.
 #include <cuda.h>
 
 #include <cstring>
+
+#include "tests/unit/runtime/cupti/fake_cuda_graph.h"
 
 extern "C" {
 
@@ -50,6 +53,21 @@ __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(
       return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;
+}
+
+__attribute__((visibility("default"))) CUresult cuGraphGetNodes(
+    CUgraph graph, CUgraphNode* nodes, size_t* count) {
+  return fake_cuda::GraphGetNodes(graph, nodes, count);
+}
+
+__attribute__((visibility("default"))) CUresult cuGraphNodeGetType(
+    CUgraphNode node, CUgraphNodeType* type) {
+  return fake_cuda::GraphNodeGetType(node, type);
+}
+
+__attribute__((visibility("default"))) CUresult cuGraphChildGraphNodeGetGraph(
+    CUgraphNode node, CUgraph* child) {
+  return fake_cuda::GraphChildGraphNodeGetGraph(node, child);
 }
 
 }  // extern "C"

@@ -359,6 +359,72 @@ TEST_F(GpuAttributionTest, ForgottenLaunchesLeaveTheTableAndGetNoRecords) {
   EXPECT_EQ(attribution.Stats().unattributed, 1u);
 }
 
+// Another CUPTI client took the activity callbacks: launches keep coming,
+// their records go elsewhere, and a forced flush hands over nothing.
+TEST_F(GpuAttributionTest, LaunchesWhoseRecordsStoppedAreCountedAtFlush) {
+  GpuAttribution attribution(sink_);
+  for (uint64_t id = 1; id <= 3; ++id) {  // before the takeover
+    attribution.OnLaunch(Launch(id, 10));
+    attribution.OnKernel(Kernel(id, "k", id * 10, id * 10 + 5));
+  }
+  for (uint64_t id = 4; id <= 10; ++id) attribution.OnLaunch(Launch(id, 10));
+  attribution.OnLaunch(Launch(11, 10, "cuGraphLaunch", 4));
+  attribution.Flush();  // a flush that did not ask the vendor: no verdict
+  EXPECT_EQ(attribution.Stats().launches_without_records, 0u);
+
+  attribution.BeginFlush();
+  attribution.Flush();
+  EXPECT_EQ(attribution.Stats().launches_without_records, 8u);
+  // The next flush adds only the launches made since.
+  attribution.OnLaunch(Launch(12, 10));
+  attribution.OnLaunch(Launch(13, 10, "cuMemcpyHtoDAsync_v2"));
+  attribution.BeginFlush();
+  attribution.Flush();
+  EXPECT_EQ(attribution.Stats().launches_without_records, 10u);
+  // What arrived before the takeover is kept.
+  EXPECT_EQ(sink_.Count(10, {"cuLaunchKernel", "k"}, GpuMetric::kGpuTime), 3u);
+}
+
+// Records arrive (forced flushes hand over those of unfinished work too),
+// some launches are still in flight at a flush, some never produce a
+// record: nothing is counted.
+TEST_F(GpuAttributionTest, NormalRunsWithWorkInFlightAreNotCounted) {
+  GpuAttribution attribution(sink_);
+  attribution.OnLaunch(Launch(1, 10));
+  attribution.OnLaunch(Launch(2, 10));  // never gets a record
+  attribution.OnLaunch(Launch(3, 10));
+  attribution.OnLaunch(Launch(4, 10, "cuLaunchCooperativeKernelMultiDevice", 0));
+  LaunchRecord blocked = Launch(5, 10, "cuStreamSynchronize");
+  blocked.record_at_return = true;  // a thread still waiting in it
+  attribution.OnLaunch(blocked);
+  attribution.OnLaunch(Launch(6, 10));
+  attribution.ForgetLaunch(6);  // the call failed
+  attribution.BeginFlush();
+  attribution.OnLaunch(Launch(7, 10));  // made while the flush runs
+  attribution.OnKernel(Kernel(1, "k", 0, 5));
+  attribution.OnKernel(Kernel(3, "k", 5, 0));  // unfinished: no end time
+  attribution.Flush();
+  EXPECT_EQ(attribution.Stats().launches_without_records, 0u);
+
+  // Next interval: the in-flight launch's record comes with this flush.
+  attribution.BeginFlush();
+  attribution.OnLaunch(Launch(8, 10));
+  attribution.OnKernel(Kernel(7, "k", 10, 20));
+  attribution.Flush();
+  EXPECT_EQ(attribution.Stats().launches_without_records, 0u);
+
+  // A quiet interval: no records at all while old launches (2, 5) still
+  // wait, but a later launch (7) got its record, so they are not a sign.
+  attribution.BeginFlush();
+  attribution.OnKernel(Kernel(8, "k", 20, 30));
+  attribution.Flush();
+  attribution.BeginFlush();
+  attribution.Flush();
+  EXPECT_EQ(attribution.Stats().launches_without_records, 0u);
+  EXPECT_EQ(attribution.Stats().tracked, 2u);  // launches 2 and 5
+  EXPECT_EQ(sink_.Count(10, {"cuLaunchKernel", "k"}, GpuMetric::kGpuTime), 4u);
+}
+
 TEST_F(GpuAttributionTest, OccupancyUsesTheDeviceLimits) {
   GpuAttribution attribution(sink_);
   attribution.SetDeviceInfo(0, DeviceInfoForArch(9, 0, 132));

@@ -71,6 +71,21 @@ TEST(GpuMetadataTest, DescribesDevicesActivityAndCounters) {
   EXPECT_EQ(m.at("gpu_clock_offset_ns"), "-42");
   EXPECT_EQ(m.count("gpu_lost_records"), 0u);
   EXPECT_EQ(m.count("gpu_backend_warnings"), 0u);
+  EXPECT_EQ(m.count("gpu_launches_without_records"), 0u);
+  EXPECT_EQ(m.count("gpu_warning"), 0u);
+}
+
+TEST(GpuMetadataTest, LaunchesWithoutRecordsGiveAWarning) {
+  GpuMetadataInput in;
+  in.stats.launches_without_records = 1234;
+  const auto m = AsMap(GpuMetadata(in));
+  EXPECT_EQ(m.at("gpu_launches_without_records"), "1234");
+  EXPECT_EQ(m.at("gpu_warning"), MissingRecordsWarning(1234));
+  EXPECT_EQ(MissingRecordsWarning(1234),
+            "1234 GPU launches got no activity records: another CUPTI client "
+            "(torch.profiler, Nsight Systems, ...) probably replaced "
+            "DeepContext's activity callbacks after it started; GPU times are "
+            "incomplete");
 }
 
 TEST(GpuMetadataTest, OptionalKeysAppearOnlyWhenKnown) {

@@ -1,0 +1,89 @@
+#include "runtime/cupti/graph_record_count.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace deepcontext::cupti {
+namespace {
+
+// Records of one graph, or nullopt when they cannot be known.
+std::optional<uint64_t> Count(const CudaGraphFunctions& f, CUgraph graph,
+                              const TracedActivity& traced, int depth) {
+  if (graph == nullptr || depth > kMaxGraphDepth) return std::nullopt;
+  size_t count = 0;
+  if (f.get_nodes(graph, nullptr, &count) != CUDA_SUCCESS) return std::nullopt;
+  std::vector<CUgraphNode> nodes(count);
+  if (count > 0 && f.get_nodes(graph, nodes.data(), &count) != CUDA_SUCCESS) {
+    return std::nullopt;
+  }
+  // The driver reports how many it wrote, which is fewer only if the graph
+  // changed between the calls.
+  nodes.resize(std::min(count, nodes.size()));
+
+  uint64_t records = 0;
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType reported{};
+    if (node == nullptr || f.node_get_type(node, &reported) != CUDA_SUCCESS) {
+      return std::nullopt;
+    }
+    // A newer driver may report a type beyond this enum's range; reading
+    // that through the enum type would be undefined, so read the bytes.
+    static_assert(sizeof(reported) == sizeof(int));
+    int type = 0;
+    std::memcpy(&type, &reported, sizeof(type));
+    switch (type) {
+      case CU_GRAPH_NODE_TYPE_KERNEL:
+        if (traced.kernels) ++records;
+        break;
+      case CU_GRAPH_NODE_TYPE_MEMCPY:
+        // A peer copy is reported under the other copy kind.
+        if (traced.copies != traced.peer_copies) return std::nullopt;
+        if (traced.copies) ++records;
+        break;
+      case CU_GRAPH_NODE_TYPE_MEMSET:
+        if (traced.memsets) ++records;
+        break;
+      case CU_GRAPH_NODE_TYPE_GRAPH: {
+        CUgraph child = nullptr;
+        if (f.child_graph_node_get_graph(node, &child) != CUDA_SUCCESS) {
+          return std::nullopt;
+        }
+        const std::optional<uint64_t> inner = Count(f, child, traced, depth + 1);
+        if (!inner.has_value()) return std::nullopt;
+        records += *inner;
+        break;
+      }
+      case CU_GRAPH_NODE_TYPE_HOST:
+      case CU_GRAPH_NODE_TYPE_EMPTY:
+      case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL:
+      case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT:
+      case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+        break;
+      case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+      default:
+        return std::nullopt;
+    }
+  }
+  return records;
+}
+
+}  // namespace
+
+uint32_t CountGraphRecords(const CudaGraphFunctions& functions, CUgraph graph,
+                           const TracedActivity& traced) {
+  if (!functions.complete()) return 0;
+  const std::optional<uint64_t> records = Count(functions, graph, traced, 0);
+  if (!records.has_value() || *records > std::numeric_limits<uint32_t>::max()) {
+    return 0;
+  }
+  return static_cast<uint32_t>(*records);
+}
+
+}  // namespace deepcontext::cupti
