@@ -134,3 +134,26 @@ def test_device_memory_is_charged_to_the_allocating_line(tmp_path):
     assert under(marker_line(program, "KEEP_LINE"), "gpu_peak_live_bytes")[1] == 4 * MiB
     assert under(marker_line(program, "TEMP_LINE"), "gpu_peak_live_bytes")[1] == 16 * MiB
     assert int(tree.metadata["gpu0_memory_peak_bytes"]) == torch_peak == 20 * MiB
+
+
+def test_a_later_cupti_client_never_leaves_silently_missing_numbers(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_takeover.py")
+    out = tmp_path / "takeover.dctx"
+    result = run_profiled([PYTHON, program], out, check=0)
+    assert b"takeover done" in result.stdout
+    tree = load_profile(out)
+    warned = "gpu_warning" in tree.metadata
+    assert warned == (b"deepcontext: warning" in result.stderr), result.stderr.decode()[-2000:]
+    def kernels_at(marker):
+        line = marker_line(program, marker)
+        return sum(k.exclusive["gpu_time"]["count"] for k in _kernels(tree)
+                   if any(a.kind == "python" and a.file.endswith("gpu_takeover.py")
+                          and a.line == line for a in k.ancestors()))
+
+    before = kernels_at("BEFORE_LINE")
+    assert before >= 10, tree.metadata
+    for marker in ("DURING_LINE", "AFTER_LINE"):
+        # Every product is measured, or the profile says that some are not.
+        kernels = kernels_at(marker)
+        assert kernels == before or (warned and kernels < before), (marker, kernels, tree.metadata)
+    assert warned or int(tree.metadata.get("gpu_launches_without_records", "0")) == 0
