@@ -74,6 +74,25 @@ def _cuda_allocator_library(torch):
     return _mapped_library("libc10_cuda.so")
 
 
+def _cuda_include_dir():
+    """A directory with cuda_runtime.h (torch's CUDA headers include it): the
+    toolkit's, or the one pip's nvidia runtime package ships; None if absent."""
+    candidates = []
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(variable):
+            candidates.append(os.path.join(os.environ[variable], "include"))
+    candidates.append("/usr/local/cuda/include")
+    for entry in sys.path:
+        nvidia = os.path.join(entry, "nvidia")
+        if os.path.isdir(nvidia):
+            for name in sorted(os.listdir(nvidia)):
+                candidates.append(os.path.join(nvidia, name, "include"))
+    for directory in candidates:
+        if os.path.isfile(os.path.join(directory, "cuda_runtime.h")):
+            return directory
+    return None
+
+
 def _build(torch, source, output, include_dirs, libraries, defines=()):
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     compiler = shlex.split(os.environ.get("CXX", "g++"))
@@ -108,9 +127,12 @@ def adapter_path(torch):
     if not all(libraries):
         raise AdapterError("libtorch_cpu.so / libc10.so are not loaded in this process")
     defines = []
+    include_dirs = _include_dirs(torch)
     cuda_library = _cuda_allocator_library(torch)
-    if cuda_library:
+    cuda_include = _cuda_include_dir() if cuda_library else None
+    if cuda_library and cuda_include:
         libraries.append(cuda_library)
+        include_dirs.append(cuda_include)
         defines.append("DEEPCONTEXT_TORCH_CUDA=1")
     header = os.path.join(_paths.share(), "include", "deepcontext", "dlmonitor.h")
     digest = hashlib.sha256()
@@ -137,7 +159,7 @@ def adapter_path(torch):
         fd, temporary = tempfile.mkstemp(suffix=".so", dir=directory)
         os.close(fd)
         try:
-            _build(torch, source, temporary, _include_dirs(torch), libraries, defines)
+            _build(torch, source, temporary, include_dirs, libraries, defines)
             os.replace(temporary, output)
         finally:
             if os.path.exists(temporary):
@@ -182,6 +204,10 @@ def _track_cuda_memory(torch, adapter):
                   if getattr(torch.version, "cuda", None) is None
                   else "torch %s is older than 2.1" % torch.__version__)
         _runtime.set_metadata("gpu_memory", "not tracked: " + reason)
+        return
+    if _cuda_include_dir() is None:
+        _runtime.set_metadata("gpu_memory", "not tracked: cuda_runtime.h not found "
+                              "(set CUDA_HOME to the CUDA toolkit)")
         return
 
     def attach():
