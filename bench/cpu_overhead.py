@@ -1,7 +1,8 @@
 """Overhead of `deepcontext run` on a CPU training loop with many small ops.
 
-Runs the workload plainly, under the profiler and under the profiler with
---native (native frames), interleaved, several times
+Runs the workload plainly, under the profiler, under the profiler with
+--native (native frames) and with --no-cpu-time (wall time only), interleaved,
+several times
 in one invocation, and prints a Markdown table: loop time (median), overhead
 ratio, ops/s with and without the profiler (ops counted from the profile's
 `calls`), and profile size for a short and a 10x longer run (aggregated
@@ -53,17 +54,19 @@ def main():
     profile = os.path.join(workdir, "bench.dctx")
     base = [args.python, WORKLOAD, "--iters", str(args.iters)]
 
-    plain, profiled, native = [], [], []
+    plain, profiled, native, no_cpu = [], [], [], []
     run([cli, "run", "-q", "-o", profile, "--"] + base[:2] + ["--iters", "2"])  # warm caches
     for _ in range(args.repeats):
         plain.append(loop_seconds(run(base)))
         profiled.append(loop_seconds(run([cli, "run", "-q", "-o", profile, "--"] + base)))
         native.append(loop_seconds(run([cli, "run", "-q", "--native", "-o",
                                         profile + ".native", "--"] + base)))
+        no_cpu.append(loop_seconds(run([cli, "run", "-q", "--no-cpu-time", "-o",
+                                        profile + ".nocpu", "--"] + base)))
     calls = total_calls(cli, profile)
     ops_per_iteration = calls / (args.iters + 1)  # +1 warm-up step
     t_plain, t_prof = statistics.median(plain), statistics.median(profiled)
-    t_native = statistics.median(native)
+    t_native, t_no_cpu = statistics.median(native), statistics.median(no_cpu)
 
     sizes = {}
     for iters in (args.iters // 10, args.iters):
@@ -72,15 +75,16 @@ def main():
         sizes[iters] = os.path.getsize(path)
 
     ops = ops_per_iteration * args.iters
-    print("| measure | without profiler | deepcontext run | deepcontext run --native |")
-    print("|---|---|---|---|")
-    print("| loop time, median of %d (s) | %.3f | %.3f | %.3f |"
-          % (args.repeats, t_plain, t_prof, t_native))
-    print("| overhead ratio | 1.00x | %.2fx | %.2fx |" % (t_prof / t_plain, t_native / t_plain))
-    print("| ops/s | %.0f | %.0f | %.0f |" % (ops / t_plain, ops / t_prof, ops / t_native))
-    print("| cost per op (us) | - | %.2f | %.2f |"
-          % ((t_prof - t_plain) / ops * 1e6, (t_native - t_plain) / ops * 1e6))
-    print("| --native extra per op (us) | - | - | %.2f |" % ((t_native - t_prof) / ops * 1e6))
+    columns = [("deepcontext run", t_prof), ("deepcontext run --native", t_native),
+               ("deepcontext run --no-cpu-time", t_no_cpu)]
+    print("| measure | without profiler | %s |" % " | ".join(name for name, _ in columns))
+    print("|---|---|%s" % ("---|" * len(columns)))
+    print("| loop time, median of %d (s) | %.3f | %s |" % (
+        args.repeats, t_plain, " | ".join("%.3f" % t for _, t in columns)))
+    print("| overhead ratio | 1.00x | %s |" % " | ".join("%.2fx" % (t / t_plain) for _, t in columns))
+    print("| ops/s | %.0f | %s |" % (ops / t_plain, " | ".join("%.0f" % (ops / t) for _, t in columns)))
+    print("| cost per op (us) | - | %s |" % " | ".join(
+        "%.2f" % ((t - t_plain) / ops * 1e6) for _, t in columns))
     print()
     print("ops per iteration (profile calls): %.0f" % ops_per_iteration)
     a, b = sorted(sizes)

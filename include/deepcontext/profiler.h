@@ -46,6 +46,12 @@ DEEPCONTEXT_API int deepcontext_set_metadata(const char* key,
    session, e.g. at the start of a profiled region. */
 DEEPCONTEXT_API int deepcontext_reset(void);
 
+/* Turns per-op thread CPU time on (default) or off. Off saves two clock
+   system calls per op, the largest per-op cost of the profiler; ops keep
+   their calls and wall time and the profile's "op_cpu_time" metadata says
+   "off". Applies to ops entered afterwards. */
+DEEPCONTEXT_API int deepcontext_set_op_cpu_time(int on);
+
 /* One line on GPU collection in the current (or last) session: what is
    traced, or "no GPU activity recorded: <reason>". Valid until the next
    deepcontext_start(). */

@@ -21,8 +21,11 @@ __version__ = "0.1.0"
 
 
 @contextlib.contextmanager
-def profile(path="deepcontext.dctx", native=False):
+def profile(path="deepcontext.dctx", native=False, cpu_time=True):
     """Profiles the enclosed block and writes the profile to `path`.
+
+    With `cpu_time=False`, ops are timed by wall time only, saving two
+    system calls per op (like `deepcontext run --no-cpu-time`).
 
     With `native=True`, the paths of ops called from Python also hold the
     native (C/C++) frames between the Python line and the op, like
@@ -42,6 +45,7 @@ def profile(path="deepcontext.dctx", native=False):
         _set_native(True)
     if not nested:
         _runtime.start()
+        _runtime.set_op_cpu_time(cpu_time)
         _runtime.warn_if_gpu_blocked()
         _runtime.reset()
         _runtime.set_metadata("python_version", sys.version.split()[0])
@@ -54,9 +58,13 @@ def profile(path="deepcontext.dctx", native=False):
         if not nested:
             _torch_adapter.enable(False)
             _runtime.stop()
-        _runtime.write(path)
-        if native and not nested:
-            _set_native(False)
+        try:
+            _runtime.write(path)
+        finally:
+            if not nested:
+                _runtime.set_op_cpu_time(True)
+            if native and not nested:
+                _set_native(False)
 
 
 def _set_native(on):

@@ -95,6 +95,8 @@ def main():
         _runtime.start()
         if os.environ.get("DEEPCONTEXT_NATIVE") == "1":
             _set_native(True)  # deepcontext run --native
+        if os.environ.get("DEEPCONTEXT_CPU_TIME") == "0":
+            _runtime.set_op_cpu_time(False)  # deepcontext run --no-cpu-time
         _record_metadata()
     except Exception as error:
         _warn("profiling disabled: %s" % error)

@@ -28,6 +28,8 @@ def library():
                      "deepcontext_reset"):
             getattr(lib, name).restype = ctypes.c_int
             getattr(lib, name).argtypes = []
+        lib.deepcontext_set_op_cpu_time.restype = ctypes.c_int
+        lib.deepcontext_set_op_cpu_time.argtypes = [ctypes.c_int]
         lib.deepcontext_write.restype = ctypes.c_int
         lib.deepcontext_write.argtypes = [ctypes.c_char_p]
         lib.deepcontext_set_metadata.restype = ctypes.c_int
@@ -73,6 +75,11 @@ def write(path):
 def set_metadata(key, value):
     _check(library().deepcontext_set_metadata(
         str(key).encode("utf-8"), str(value).encode("utf-8")))
+
+
+def set_op_cpu_time(on):
+    """Per-op thread CPU time on (default) or off (two fewer syscalls per op)."""
+    _check(library().deepcontext_set_op_cpu_time(1 if on else 0))
 
 
 def hide_leaf_files(substring):

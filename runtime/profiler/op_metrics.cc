@@ -13,6 +13,9 @@ namespace {
 // parent of a fork.
 std::atomic<uint64_t> g_next_generation{1};
 
+// cpu_start of an op timed without CPU time.
+constexpr int64_t kNoCpuTime = -1;
+
 struct OpenOp {
   uint64_t op_id;
   int64_t cpu_start;
@@ -74,11 +77,12 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   OpenOp open{event.op->op_id, 0, 0};
   stack.ops.push_back(open);
   stack.ops.back().wall_start = cpu::MonotonicNs();
-  stack.ops.back().cpu_start = cpu::ThreadCpuTimeNs();
+  stack.ops.back().cpu_start = cpu_time_on_.load(std::memory_order_relaxed)
+                                   ? cpu::ThreadCpuTimeNs()
+                                   : kNoCpuTime;
 }
 
 void OpMetrics::Exit(const dlmonitor_event_t& event) {
-  const int64_t cpu_end = cpu::ThreadCpuTimeNs();
   const int64_t wall_end = cpu::MonotonicNs();
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
@@ -89,8 +93,10 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   if (i == 0) return;
   const OpenOp op = stack.ops[i - 1];
   stack.ops.resize(i - 1);
+  const bool with_cpu = op.cpu_start != kNoCpuTime;
+  const int64_t cpu_end = with_cpu ? cpu::ThreadCpuTimeNs() : 0;
 
-  const int64_t cpu_total = cpu_end - op.cpu_start;
+  const int64_t cpu_total = with_cpu ? cpu_end - op.cpu_start : 0;
   const int64_t wall_total = wall_end - op.wall_start;
   const int64_t cpu_self = cpu_total - op.child_cpu;
   const int64_t wall_self = wall_total - op.child_wall;
@@ -99,10 +105,15 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
     // it as a call there would read as a call of the phase.
     const double cpu = static_cast<double>(cpu_self > 0 ? cpu_self : 0);
     const double wall = static_cast<double>(wall_self > 0 ? wall_self : 0);
-    if (event.op->kind != DLMONITOR_OP_BACKWARD_WRAPPER) {
+    const bool call = event.op->kind != DLMONITOR_OP_BACKWARD_WRAPPER;
+    if (call && with_cpu) {
       store_.Add(event.context, {{calls_, 1}, {cpu_time_, cpu}, {wall_time_, wall}});
-    } else {
+    } else if (call) {
+      store_.Add(event.context, {{calls_, 1}, {wall_time_, wall}});
+    } else if (with_cpu) {
       store_.Add(event.context, {{cpu_time_, cpu}, {wall_time_, wall}});
+    } else {
+      store_.Add(event.context, wall_time_, wall);
     }
   }
   if (!stack.ops.empty()) {

@@ -21,6 +21,12 @@ class OpMetrics {
   // Drops every thread's open ops (child after fork).
   void ResetAfterFork();
 
+  // Per-op thread CPU time costs two clock syscalls per op, the largest
+  // per-op cost the profiler adds; without it ops keep calls and wall
+  // time. Applies to ops entered afterwards. [any thread]
+  void SetCpuTime(bool on) { cpu_time_on_.store(on, std::memory_order_relaxed); }
+  bool cpu_time() const { return cpu_time_on_.load(std::memory_order_relaxed); }
+
  private:
   void Enter(const dlmonitor_event_t& event);
   void Exit(const dlmonitor_event_t& event);
@@ -30,6 +36,7 @@ class OpMetrics {
   const MetricId cpu_time_;
   const MetricId wall_time_;
   std::atomic<uint64_t> generation_;
+  std::atomic<bool> cpu_time_on_{true};
 };
 
 }  // namespace deepcontext::profiler

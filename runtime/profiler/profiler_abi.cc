@@ -54,6 +54,13 @@ int deepcontext_set_metadata(const char* key, const char* value) {
   });
 }
 
+int deepcontext_set_op_cpu_time(int on) {
+  return Guarded([on] {
+    Session::Instance().SetOpCpuTime(on != 0);
+    return std::string();
+  });
+}
+
 int deepcontext_reset(void) {
   return Guarded([] {
     Session::Instance().Reset();

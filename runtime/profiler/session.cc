@@ -149,6 +149,7 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
   add("end_time_ns", std::to_string(start_realtime_ns_ +
                                      (now_monotonic - start_monotonic_ns_)));
   add("duration_ns", std::to_string(now_monotonic - start_monotonic_ns_));
+  add("op_cpu_time", op_metrics_.cpu_time() ? "on" : "off");
   if (!gpu_status_.empty()) add("gpu", gpu_status_);
   for (const auto& [key, value] :
        gpu_ != nullptr ? gpu_->Metadata() : gpu_metadata_) {

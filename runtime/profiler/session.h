@@ -29,6 +29,7 @@ class Session {
   std::string Write(const std::string& path);
   void SetMetadata(const std::string& key, const std::string& value);
   void Reset();
+  void SetOpCpuTime(bool on) { op_metrics_.SetCpuTime(on); }
   bool active() const;
   // What GPU collection does in this session (see deepcontext_gpu_status).
   const char* gpu_status() const { return gpu_status_.c_str(); }

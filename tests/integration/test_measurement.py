@@ -1,6 +1,9 @@
 """What the profile measures matches what the program measures itself."""
 
-from conftest import PYTHON, load_profile, program, run_profiled
+import os
+import subprocess
+
+from conftest import BUILD, CLI, PYTHON, cli, load_profile, program, run_profiled
 from markers import marker_line
 
 
@@ -45,3 +48,42 @@ def test_gpu_status_is_recorded(tmp_path):
     if not os.path.exists("/dev/nvidiactl"):
         assert status.startswith("no GPU activity recorded: "), status
     assert "\n" not in status
+
+
+def test_no_cpu_time_keeps_calls_and_wall_time(tmp_path):
+    out = tmp_path / "nocpu.dctx"
+    measured_file = tmp_path / "measured"
+    result = subprocess.run([CLI, "run", "--no-cpu-time", "-o", str(out), "--", PYTHON,
+                             program("cpu_accounting.py"), str(measured_file)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    tree = load_profile(out)
+    assert tree.metadata["op_cpu_time"] == "off"
+    ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
+    assert sum(n.calls() for n in ops) == 80
+    assert all("cpu_time" not in n.exclusive for n in tree.nodes)
+    # Wall time still covers the ops' own measurement (they never block).
+    measured = int(measured_file.read_text())
+    assert sum(n.incl("wall_time") for n in ops) >= 0.9 * measured
+    report = cli("report", out).stdout.decode()
+    assert "Metric:    wall_time" in report, report[:600]
+
+
+def test_profile_region_without_cpu_time(tmp_path):
+    out = tmp_path / "region.dctx"
+    code = ("import sys, torch, deepcontext\n"
+            "x = torch.randn(16, 16)\n"
+            "with deepcontext.profile(sys.argv[1], cpu_time=False):\n"
+            "    torch.mm(x, x)\n"
+            "with deepcontext.profile(sys.argv[1] + '.2'):\n"
+            "    torch.mm(x, x)\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
+    result = subprocess.run([PYTHON, "-c", code, str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    first, second = load_profile(out), load_profile(str(out) + ".2")
+    assert first.metadata["op_cpu_time"] == "off"
+    assert not any("cpu_time" in n.exclusive for n in first.nodes)
+    # The next region is back to the default.
+    assert second.metadata["op_cpu_time"] == "on"
+    assert any("cpu_time" in n.exclusive for n in second.find(kind="operator", name="aten::mm"))

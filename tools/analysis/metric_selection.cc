@@ -7,6 +7,10 @@ std::optional<MetricIndex> DefaultMetric(const ProfileTree& tree) {
   std::optional<MetricIndex> gpu = tree.FindMetric("gpu_time");
   if (gpu && tree.Total(*gpu) != 0) return gpu;
   std::optional<MetricIndex> cpu = tree.FindMetric("cpu_time");
+  if (cpu && tree.HasSamples(*cpu)) return cpu;
+  for (MetricIndex i = 0; i < tree.metrics().size(); ++i) {
+    if (tree.metrics()[i].name != "calls" && tree.HasSamples(i)) return i;
+  }
   if (cpu) return cpu;
   for (MetricIndex i = 0; i < tree.metrics().size(); ++i) {
     if (tree.metrics()[i].name != "calls") return i;

@@ -24,6 +24,7 @@ struct RunOptions {
   std::string output;
   bool quiet = false;
   bool native = false;
+  bool no_cpu_time = false;
   std::vector<std::string> command;
 };
 
@@ -93,6 +94,11 @@ std::vector<std::string> WrittenProfiles(const std::string& output,
     setenv("DEEPCONTEXT_NATIVE", "1", 1);
   } else {
     unsetenv("DEEPCONTEXT_NATIVE");
+  }
+  if (options.no_cpu_time) {
+    setenv("DEEPCONTEXT_CPU_TIME", "0", 1);
+  } else {
+    unsetenv("DEEPCONTEXT_CPU_TIME");
   }
   std::vector<char*> argv;
   for (const std::string& arg : options.command) {
@@ -195,6 +201,9 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
   run->add_flag("--native", options->native,
                 "Also record native (C/C++) frames between Python lines and "
                 "the ops they call");
+  run->add_flag("--no-cpu-time", options->no_cpu_time,
+                "Time ops by wall time only (no per-op thread CPU time): two "
+                "fewer system calls per op");
   run->add_option("command", options->command,
                   "The program and its arguments (put them after --)")
       ->required();

@@ -83,5 +83,30 @@ TEST(OpMetrics, ExitWithoutEnterIsIgnored) {
   EXPECT_TRUE(Collect(store).empty());
 }
 
+TEST(OpMetrics, WithoutCpuTimeOpsKeepCallsAndExclusiveWallTime) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  metrics.SetCpuTime(false);
+  EXPECT_FALSE(metrics.cpu_time());
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);
+  Send(metrics, 2, DLMONITOR_PHASE_ENTER, 11);
+  Spin(2000000);
+  Send(metrics, 2, DLMONITOR_PHASE_EXIT, 11);
+  Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
+  auto values = Collect(store);
+  EXPECT_EQ(values.count({10, "cpu_time"}), 0u);
+  EXPECT_EQ(values.count({11, "cpu_time"}), 0u);
+  EXPECT_EQ((values[{10, "calls"}].sum), 1);
+  EXPECT_EQ((values[{11, "calls"}].sum), 1);
+  EXPECT_GE((values[{11, "wall_time"}].sum), 2000000);
+  EXPECT_LT((values[{10, "wall_time"}].sum), 2000000);  // the child's excluded
+
+  metrics.SetCpuTime(true);  // back on for ops entered afterwards
+  Send(metrics, 3, DLMONITOR_PHASE_ENTER, 12);
+  Spin(1000000);
+  Send(metrics, 3, DLMONITOR_PHASE_EXIT, 12);
+  EXPECT_GE((Collect(store)[{12, "cpu_time"}].sum), 1000000);
+}
+
 }  // namespace
 }  // namespace deepcontext::profiler

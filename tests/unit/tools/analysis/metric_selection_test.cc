@@ -52,6 +52,15 @@ TEST(MetricSelectionTest, FallsBackToCpuTimeThenFirstCostMetric) {
   EXPECT_EQ(DefaultName(TreeWith({})), "(none)");
 }
 
+TEST(MetricSelectionTest, SkipsACpuTimeWithoutSamples) {
+  // deepcontext run --no-cpu-time: the metric exists but has no samples.
+  EXPECT_EQ(DefaultName(TreeWith({"calls", "cpu_time", "wall_time"}, {"cpu_time"})),
+            "wall_time");
+  EXPECT_EQ(DefaultName(TreeWith({"calls", "cpu_time", "wall_time"},
+                                 {"cpu_time", "wall_time"})),
+            "cpu_time");
+}
+
 TEST(MetricSelectionTest, ResolveByNameAndErrors) {
   ProfileTree tree = ProfileTree::FromProfile(MakeTrainingProfile());
   MetricLookup calls = ResolveMetric(tree, "calls");
