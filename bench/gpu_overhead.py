@@ -2,7 +2,8 @@
 
 For each model (ResNet-50, GPT-2 size transformer, launch-bound MLP), in one
 invocation, interleaved: step time without a profiler, under
-`deepcontext run`, and under torch.profiler(with_stack=True); the ratios;
+`deepcontext run` (also with --no-cpu-time), and under
+torch.profiler(with_stack=True); the ratios;
 profile size for N vs 10N steps; and per-op kernel time and kernel counts of
 the top-20 ops compared with torch.profiler's own numbers for the same steps.
 
@@ -87,7 +88,7 @@ def main():
     work = tempfile.mkdtemp(prefix="dc-gpu-bench-")
     for model in args.models.split(","):
         base = [args.python, WORKLOAD, "--model", model, "--steps", str(args.steps)]
-        plain, ours, theirs = [], [], []
+        plain, ours, ours_wall, theirs = [], [], [], []
         profile = os.path.join(work, model + ".dctx")
         torch_json = os.path.join(work, model + ".torch.json")
         extra = {}
@@ -106,6 +107,8 @@ def main():
         for _ in range(args.repeats):
             plain.append(step_ms(run(base)))
             ours.append(step_ms(run([cli, "run", "-q", "-o", profile, "--"] + base)))
+            ours_wall.append(step_ms(run([cli, "run", "-q", "--no-cpu-time", "-o",
+                                          profile + ".wall", "--"] + base)))
             theirs.append(step_ms(run(base + ["--torch-profiler", torch_json])))
             for name, measure in extra.items():
                 extra_times[name].append(measure())
@@ -115,6 +118,8 @@ def main():
         print("|---|---|---|")
         print("| none | %.2f | 1.000x |" % p)
         print("| deepcontext run | %.2f | %.3fx |" % (o, o / p))
+        w = statistics.median(ours_wall)
+        print("| deepcontext run --no-cpu-time | %.2f | %.3fx |" % (w, w / p))
         print("| torch.profiler(with_stack=True) | %.2f | %.3fx |" % (t, t / p))
         for name, times in extra_times.items():
             m = statistics.median(times)
