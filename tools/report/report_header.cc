@@ -54,6 +54,30 @@ std::string Line(std::string_view label, const std::string& value) {
   return line + value + "\n";
 }
 
+// "peak 20.0 MiB on GPU 0, 1.50 GiB on GPU 1"; otherwise why GPU memory was
+// not tracked, when GPU work was; "" for CPU-only runs.
+std::string MemoryText(const analysis::SourceInfo& source) {
+  std::string peaks;
+  for (int device = 0; device < 64; ++device) {
+    uint64_t bytes = 0;
+    if (!ParseUint(source.Metadata("gpu" + std::to_string(device) +
+                                   "_memory_peak_bytes"),
+                   bytes)) {
+      continue;
+    }
+    peaks += (peaks.empty() ? "peak " : ", ") +
+             FormatValue(static_cast<double>(bytes), "bytes") + " on GPU " +
+             std::to_string(device);
+  }
+  if (!peaks.empty()) {
+    return peaks + " (--metric gpu_peak_live_bytes shows who held it)";
+  }
+  const std::string status = source.Metadata("gpu_memory");
+  const bool gpu_used = !source.Metadata("gpu").empty() &&
+                        source.Metadata("gpu").rfind("no GPU activity", 0) != 0;
+  return gpu_used ? status : "";
+}
+
 std::string DurationText(const analysis::SourceInfo& source) {
   double duration = DurationNs(source);
   return duration < 0 ? "" : FormatValue(duration, "ns");
@@ -80,7 +104,9 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
            Line("Process:", ProcessText(source)) +
            Line("Duration:", DurationText(source)) +
            Line("Versions:", VersionsText(source)) +
-           Line("GPU:", source.Metadata("gpu"));
+           Line("GPU:", source.Metadata("gpu")) +
+           Line("Warning:", source.Metadata("gpu_warning")) +
+           Line("Memory:", MemoryText(source));
   }
 
   // Profiles of one job usually share the command; print it once then.

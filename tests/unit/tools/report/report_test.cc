@@ -87,6 +87,27 @@ TEST_F(ReportTest, HeaderDescribesTheRun) {
             "Metric:    cpu_time (thread CPU time), total 100 ms");
 }
 
+TEST(ReportHeaderTest, DeviceMemoryPeaksAndGpuWarnings) {
+  format::Profile profile = MakeTrainingProfile();
+  auto header = [&profile] {
+    return Lines(RenderReport(ProfileTree::FromProfile(profile), {}));
+  };
+  profile.metadata.emplace_back("gpu_memory", "not tracked: torch 1.13 has no CUDA");
+  EXPECT_EQ(LineWith(header(), "Memory:"), "");  // no GPU work: nothing to say
+  profile.metadata.emplace_back("gpu", "CUPTI 130001: tracing kernels");
+  EXPECT_EQ(LineWith(header(), "Memory:"),
+            "Memory:    not tracked: torch 1.13 has no CUDA");
+  profile.metadata.emplace_back("gpu0_memory_peak_bytes", "20971520");
+  profile.metadata.emplace_back("gpu1_memory_peak_bytes", "1024");
+  EXPECT_EQ(LineWith(header(), "Memory:"),
+            "Memory:    peak 20.0 MiB on GPU 0, 1.00 KiB on GPU 1 "
+            "(--metric gpu_peak_live_bytes shows who held it)");
+  EXPECT_EQ(LineWith(header(), "Warning:"), "");
+  profile.metadata.emplace_back("gpu_warning", "3 GPU launches got no activity records");
+  EXPECT_EQ(LineWith(header(), "Warning:"),
+            "Warning:   3 GPU launches got no activity records");
+}
+
 TEST(ReportHeaderTest, GpuStatusIsShownWhenRecorded) {
   format::Profile profile = MakeTrainingProfile();
   EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
