@@ -57,6 +57,7 @@ bench: deps build
 	$(PYTHON) bench/cpu_overhead.py --build $(BUILD)
 
 bench-gpu: deps build
+	$(BUILD)/bin/gpu_launch_cost
 	$(PYTHON) bench/gpu_overhead.py --build $(BUILD) --python $(PYTHON)
 
 clean:

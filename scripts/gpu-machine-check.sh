@@ -42,6 +42,7 @@ if [ "${CPU_BENCH:-1}" = 1 ]; then
   "$PYTHON" bench/cpu_overhead.py --build "$BUILD" --python "$PYTHON" 2>&1 | tee "$OUT/bench.txt"
 fi
 if [ -n "${GPU_BENCH:-}" ]; then
+  [ -x "$BUILD/bin/gpu_launch_cost" ] && "$BUILD/bin/gpu_launch_cost" 2>&1 | tee "$OUT/launch_cost.txt"
   "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models "$GPU_BENCH" \
       --repeats "${GPU_BENCH_REPEATS:-3}" 2>&1 | tee "$OUT/gpu_bench.txt"
 fi

@@ -1,0 +1,221 @@
+// CPU cost of one kernel launch under the pieces of CUPTI tracing, on a GPU
+// machine: which part of DeepContext's per-launch overhead is CUPTI's driver
+// callback API, which is kernel activity tracing, and which is DeepContext's
+// own work in the callback.
+//
+//     build/bin/gpu_launch_cost [launches per round (20000)] [rounds (7)]
+//
+// Launches an empty kernel (loaded from PTX) from one thread, in rounds that
+// interleave the configurations below, and prints the median microseconds per
+// launch of each and its difference to no tracing:
+//   none         no CUPTI
+//   callbacks    a subscriber with an empty callback on the launch functions
+//   activity     CONCURRENT_KERNEL activity records, no callbacks
+//   both         callbacks + activity, what DeepContext asks CUPTI for
+//   deepcontext  the DeepContext runtime (deepcontext_start) doing its work
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "deepcontext/profiler.h"
+#include "runtime/cupti/cupti_functions.h"
+#include "runtime/cupti/cupti_loader.h"
+
+namespace {
+
+constexpr char kEmptyKernelPtx[] =
+    ".version 7.0\n.target sm_50\n.address_size 64\n"
+    ".visible .entry empty()\n{\n  ret;\n}\n";
+
+struct Driver {
+  decltype(&cuInit) init;
+  decltype(&cuDeviceGet) device_get;
+  decltype(&cuDevicePrimaryCtxRetain) primary_ctx_retain;
+  decltype(&cuCtxSetCurrent) ctx_set_current;
+  decltype(&cuModuleLoadData) module_load_data;
+  decltype(&cuModuleGetFunction) module_get_function;
+  decltype(&cuLaunchKernel) launch_kernel;
+  decltype(&cuCtxSynchronize) ctx_synchronize;
+};
+
+bool LoadDriver(Driver* driver) {
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) return false;
+  auto get = [handle](const char* name) { return dlsym(handle, name); };
+  driver->init = reinterpret_cast<decltype(&cuInit)>(get("cuInit"));
+  driver->device_get = reinterpret_cast<decltype(&cuDeviceGet)>(get("cuDeviceGet"));
+  driver->primary_ctx_retain = reinterpret_cast<decltype(&cuDevicePrimaryCtxRetain)>(
+      get("cuDevicePrimaryCtxRetain"));
+  driver->ctx_set_current =
+      reinterpret_cast<decltype(&cuCtxSetCurrent)>(get("cuCtxSetCurrent"));
+  driver->module_load_data =
+      reinterpret_cast<decltype(&cuModuleLoadData)>(get("cuModuleLoadData"));
+  driver->module_get_function =
+      reinterpret_cast<decltype(&cuModuleGetFunction)>(get("cuModuleGetFunction"));
+  driver->launch_kernel = reinterpret_cast<decltype(&cuLaunchKernel)>(get("cuLaunchKernel"));
+  driver->ctx_synchronize =
+      reinterpret_cast<decltype(&cuCtxSynchronize)>(get("cuCtxSynchronize"));
+  return driver->init && driver->device_get && driver->primary_ctx_retain &&
+         driver->ctx_set_current && driver->module_load_data &&
+         driver->module_get_function && driver->launch_kernel &&
+         driver->ctx_synchronize;
+}
+
+void CUPTIAPI EmptyCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId,
+                            const void*) {}
+
+void CUPTIAPI RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records) {
+  constexpr size_t kSize = 8 << 20;
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kSize));
+  *size = kSize;
+  *max_records = 0;
+}
+
+void CUPTIAPI CompleteBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t,
+                             size_t) {
+  std::free(buffer);
+}
+
+// CUPTI set up as one configuration asks, and torn down again.
+class CuptiSetup {
+ public:
+  CuptiSetup(const deepcontext::cupti::CuptiFunctions& f, bool callbacks,
+             bool activity)
+      : f_(f), activity_(activity) {
+    if (callbacks) {
+      ok_ = f_.subscribe(&subscriber_, &EmptyCallback, nullptr) == CUPTI_SUCCESS;
+      for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz}) {
+        ok_ = ok_ && f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                                        cbid) == CUPTI_SUCCESS;
+      }
+    }
+    if (activity) {
+      ok_ = ok_ && f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer) ==
+                       CUPTI_SUCCESS;
+      ok_ = ok_ && f_.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ==
+                       CUPTI_SUCCESS;
+    }
+  }
+  ~CuptiSetup() {
+    if (activity_) {
+      f_.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+    if (subscriber_ != nullptr) f_.unsubscribe(subscriber_);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const deepcontext::cupti::CuptiFunctions& f_;
+  bool activity_;
+  bool ok_ = true;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+};
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int launches = argc > 1 ? std::atoi(argv[1]) : 20000;
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 7;
+  if (launches <= 0 || rounds <= 0) {
+    std::fprintf(stderr, "usage: %s [launches per round] [rounds]\n", argv[0]);
+    return 2;
+  }
+  Driver cu{};
+  if (!LoadDriver(&cu)) {
+    std::fprintf(stderr, "gpu_launch_cost: no CUDA driver (libcuda.so.1)\n");
+    return 1;
+  }
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  CUfunction kernel = nullptr;
+  if (cu.init(0) != CUDA_SUCCESS || cu.device_get(&device, 0) != CUDA_SUCCESS ||
+      cu.primary_ctx_retain(&context, device) != CUDA_SUCCESS ||
+      cu.ctx_set_current(context) != CUDA_SUCCESS ||
+      cu.module_load_data(&module, kEmptyKernelPtx) != CUDA_SUCCESS ||
+      cu.module_get_function(&kernel, module, "empty") != CUDA_SUCCESS) {
+    std::fprintf(stderr, "gpu_launch_cost: cannot set up a CUDA context and kernel\n");
+    return 1;
+  }
+  const deepcontext::cupti::CuptiLibrary& cupti =
+      deepcontext::cupti::CuptiLibrary::Get();
+  if (!cupti.available()) {
+    std::fprintf(stderr, "gpu_launch_cost: CUPTI %s\n", cupti.error().c_str());
+    return 1;
+  }
+  const auto& f = *cupti.functions();
+
+  // Microseconds per launch of one round, or a negative value on failure.
+  auto time_launches = [&]() {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i) {
+      if (cu.launch_kernel(kernel, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr,
+                           nullptr) != CUDA_SUCCESS) {
+        return -1.0;
+      }
+    }
+    if (cu.ctx_synchronize() != CUDA_SUCCESS) return -1.0;
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    return elapsed.count() / launches;
+  };
+  auto with_cupti = [&](bool callbacks, bool activity) {
+    return [&, callbacks, activity]() {
+      CuptiSetup setup(f, callbacks, activity);
+      return setup.ok() ? time_launches() : -1.0;
+    };
+  };
+  const std::vector<std::pair<std::string, std::function<double()>>> configs = {
+      {"none", time_launches},
+      {"callbacks", with_cupti(true, false)},
+      {"activity", with_cupti(false, true)},
+      {"both", with_cupti(true, true)},
+      {"deepcontext",
+       [&]() {
+         if (deepcontext_start() != 0) return -1.0;
+         const double us = time_launches();
+         deepcontext_stop();
+         return us;
+       }},
+  };
+
+  time_launches();  // warm-up: JIT, first-launch costs
+  std::map<std::string, std::vector<double>> results;
+  for (int round = 0; round < rounds; ++round) {
+    for (const auto& [name, run] : configs) {
+      const double us = run();
+      if (us < 0) {
+        std::fprintf(stderr, "gpu_launch_cost: configuration '%s' failed%s\n",
+                     name.c_str(),
+                     name == "deepcontext" ? deepcontext_last_error() : "");
+        return 1;
+      }
+      results[name].push_back(us);
+    }
+  }
+  const double none = Median(results["none"]);
+  std::printf("| configuration | us per launch (median of %d x %d) | added |\n",
+              rounds, launches);
+  std::printf("|---|---|---|\n");
+  for (const auto& [name, run] : configs) {
+    const double median = Median(results[name]);
+    std::printf("| %s | %.2f | %+.2f |\n", name.c_str(), median, median - none);
+  }
+  std::printf("deepcontext: %s\n", deepcontext_gpu_status());
+  return 0;
+}
