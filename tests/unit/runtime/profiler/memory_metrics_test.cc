@@ -4,6 +4,8 @@
 
 #include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace deepcontext::profiler {
 namespace {
@@ -127,6 +129,39 @@ TEST(MemoryMetrics, ResetPeaksKeepsLiveBlocksMatchable) {
   EXPECT_EQ(values["gpu_peak_live_bytes"][5].sum, 1000);
   EXPECT_EQ(values["gpu_peak_live_bytes"].count(7), 0u);
   EXPECT_EQ(values["gpu_alloc_bytes"].count(5), 0u);  // counted before reset
+}
+
+TEST(MemoryMetrics, ConcurrentAllocatorsOnSeveralDevicesBalance) {
+  // Each device's allocator calls in from several threads at once.
+  MetricStore store;
+  MemoryMetrics memory(store);
+  constexpr int kThreads = 4;
+  constexpr int kBlocks = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&memory, t] {
+      const int32_t device = t % 2;
+      for (int i = 0; i < kBlocks; ++i) {
+        const uint64_t address = (uint64_t{1} << 40) * (t + 1) + 512u * i;
+        memory.Record(device, address, 512, 10 + t);
+        if (i % 2 == 1) memory.Record(device, address - 512, -512, 0);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  memory.Publish();
+  // Two threads per device, each leaving half its blocks live.
+  const std::string live = std::to_string(2 * (kBlocks / 2) * 512);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), live);
+  EXPECT_EQ(MetadataValue(memory, "gpu1_memory_live_bytes"), live);
+  auto values = Snapshot(store);
+  double allocated = 0;
+  for (const auto& [context, value] : values["gpu_alloc_bytes"]) allocated += value.sum;
+  EXPECT_EQ(allocated, kThreads * kBlocks * 512.0);
+  double at_peaks = 0;
+  for (const auto& [context, value] : values["gpu_peak_live_bytes"]) at_peaks += value.sum;
+  EXPECT_EQ(at_peaks, std::stod(MetadataValue(memory, "gpu0_memory_peak_bytes")) +
+                          std::stod(MetadataValue(memory, "gpu1_memory_peak_bytes")));
 }
 
 }  // namespace
