@@ -157,3 +157,25 @@ def test_a_later_cupti_client_never_leaves_silently_missing_numbers(tmp_path):
         kernels = kernels_at(marker)
         assert kernels == before or (warned and kernels < before), (marker, kernels, tree.metadata)
     assert warned or int(tree.metadata.get("gpu_launches_without_records", "0")) == 0
+
+
+def test_region_started_after_cuda_init_tracks_memory(tmp_path):
+    # deepcontext.profile() after CUDA is up hooks the allocator at once
+    # (the lazy-init path is covered by the tests under `deepcontext run`).
+    out = tmp_path / "region.dctx"
+    code = ("import sys, torch, deepcontext\n"
+            "warm = torch.empty(1024, device='cuda')\n"
+            "with deepcontext.profile(sys.argv[1], cpu_time=False):\n"
+            "    block = torch.empty(8 << 20, dtype=torch.uint8, device='cuda')  # REGION_ALLOC\n"
+            "    torch.cuda.synchronize()\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.environ.get("DEEPCONTEXT_BUILD", "build"),
+                                                   "python"))
+    result = subprocess.run([PYTHON, "-c", code, str(out)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=600)
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    tree = load_profile(out)
+    assert tree.metadata["gpu_memory"].startswith("tracked"), tree.metadata["gpu_memory"]
+    assert tree.metadata["op_cpu_time"] == "off"
+    allocated = sum(n.excl("gpu_alloc_bytes") for n in tree.nodes if "gpu_alloc_bytes" in n.exclusive)
+    assert allocated == 8 << 20
+    assert int(tree.metadata["gpu0_memory_peak_bytes"]) == 8 << 20
