@@ -46,11 +46,14 @@ DEEPCONTEXT_API int deepcontext_set_metadata(const char* key,
    session, e.g. at the start of a profiled region. */
 DEEPCONTEXT_API int deepcontext_reset(void);
 
-/* Turns per-op thread CPU time on (default) or off. Off saves two clock
-   system calls per op, the largest per-op cost of the profiler; ops keep
-   their calls and wall time and the profile's "op_cpu_time" metadata says
-   "off". Applies to ops entered afterwards. */
-DEEPCONTEXT_API int deepcontext_set_op_cpu_time(int on);
+/* How ops get thread CPU time: 1 (default) exact, read at each op's entry
+   and exit (two clock system calls per op, the largest per-op cost of the
+   profiler); 2 sampled, a sampling thread charges each thread's CPU time to
+   the op running at each 1 ms tick (no system call per op; statistical; CPU
+   outside ops goes to the thread's node); 0 off, ops keep calls and wall
+   time. The profile's "op_cpu_time" metadata names the mode. Applies to ops
+   entered afterwards. */
+DEEPCONTEXT_API int deepcontext_set_op_cpu_time(int mode);
 
 /* One line on GPU collection in the current (or last) session: what is
    traced, or "no GPU activity recorded: <reason>". Valid until the next

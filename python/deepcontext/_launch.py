@@ -95,8 +95,11 @@ def main():
         _runtime.start()
         if os.environ.get("DEEPCONTEXT_NATIVE") == "1":
             _set_native(True)  # deepcontext run --native
-        if os.environ.get("DEEPCONTEXT_CPU_TIME") == "0":
+        cpu_time = os.environ.get("DEEPCONTEXT_CPU_TIME")
+        if cpu_time == "0":
             _runtime.set_op_cpu_time(False)  # deepcontext run --no-cpu-time
+        elif cpu_time == "sampled":
+            _runtime.set_op_cpu_time("sampled")  # deepcontext run --sampled-cpu-time
         _record_metadata()
     except Exception as error:
         _warn("profiling disabled: %s" % error)

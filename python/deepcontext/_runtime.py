@@ -77,9 +77,16 @@ def set_metadata(key, value):
         str(key).encode("utf-8"), str(value).encode("utf-8")))
 
 
-def set_op_cpu_time(on):
-    """Per-op thread CPU time on (default) or off (two fewer syscalls per op)."""
-    _check(library().deepcontext_set_op_cpu_time(1 if on else 0))
+def set_op_cpu_time(mode):
+    """How ops get thread CPU time: True (exact, the default), False (none:
+    two fewer system calls per op) or "sampled" (a 1 ms sampling thread)."""
+    if mode == "sampled":
+        value = 2
+    elif mode is True or mode is False:
+        value = 1 if mode else 0
+    else:
+        raise ValueError("cpu_time must be True, False or 'sampled', not %r" % (mode,))
+    _check(library().deepcontext_set_op_cpu_time(value))
 
 
 def hide_leaf_files(substring):

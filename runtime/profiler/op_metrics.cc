@@ -13,8 +13,12 @@ namespace {
 // parent of a fork.
 std::atomic<uint64_t> g_next_generation{1};
 
-// cpu_start of an op timed without CPU time.
+// cpu_start of an op timed without exact CPU time.
 constexpr int64_t kNoCpuTime = -1;
+
+// Sampled mode: often enough for per-op detail within a second of CPU, rare
+// enough that the sampling thread's cost stays negligible.
+constexpr int64_t kSamplingIntervalNs = 1000000;
 
 struct OpenOp {
   uint64_t op_id;
@@ -22,11 +26,19 @@ struct OpenOp {
   int64_t wall_start;
   int64_t child_cpu = 0;
   int64_t child_wall = 0;
+  ContextId context = 0;  // at entry; 0 for an engine wrapper
 };
 
 struct TimerStack {
   uint64_t generation = 0;
   std::vector<OpenOp> ops;
+  // This thread in the CPU sampler, once an op ran here in sampled mode.
+  CpuSampler* sampler = nullptr;
+  std::shared_ptr<CpuSampler::Thread> sampled;
+
+  ~TimerStack() {
+    if (sampler != nullptr) sampler->Unregister(sampled);
+  }
 };
 
 // The calling thread's stack; nullptr while the thread is exiting.
@@ -35,8 +47,30 @@ TimerStack* Stack(uint64_t generation) {
   if (stack != nullptr && stack->generation != generation) {
     stack->ops.clear();
     stack->generation = generation;
+    stack->sampler = nullptr;  // after a fork the sampler forgot this thread
+    stack->sampled.reset();
   }
   return stack;
+}
+
+// The thread node above an op's context: where the sampler charges CPU time
+// spent outside ops. 0 if unknown.
+ContextId ThreadNodeOf(ContextId context) {
+  for (int depth = 0; context != 0 && depth < 100000; ++depth) {
+    dlmonitor_context_t parent = 0;
+    if (dlmonitor_context_frame(context, nullptr, &parent) != DLMONITOR_OK) return 0;
+    if (parent == 1) return context;  // 1 is the root
+    context = parent;
+  }
+  return 0;
+}
+
+// The innermost open op with a context, for the sampler.
+ContextId CurrentContext(const TimerStack& stack) {
+  for (size_t i = stack.ops.size(); i > 0; --i) {
+    if (stack.ops[i - 1].context != 0) return stack.ops[i - 1].context;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -48,10 +82,18 @@ OpMetrics::OpMetrics(MetricStore& store)
                                "thread CPU time spent in the op itself")),
       wall_time_(store.Register("wall_time", "ns",
                                 "wall time spent in the op itself")),
-      generation_(g_next_generation.fetch_add(1)) {}
+      generation_(g_next_generation.fetch_add(1)),
+      sampler_(store, cpu_time_) {}
 
 void OpMetrics::ResetAfterFork() {
   generation_.store(g_next_generation.fetch_add(1), std::memory_order_relaxed);
+  sampler_.ResetAfterFork();
+}
+
+void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
+  cpu_time_mode_.store(mode, std::memory_order_relaxed);
+  // The sampling thread starts with the first op in sampled mode.
+  if (mode != CpuTimeMode::kSampled) sampler_.Stop();
 }
 
 void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
@@ -73,13 +115,23 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
   TimerStack& stack = *thread;
-  // Read the clocks last so that our own bookkeeping is not charged to the op.
-  OpenOp open{event.op->op_id, 0, 0};
+  const CpuTimeMode mode = cpu_time_mode_.load(std::memory_order_relaxed);
+  OpenOp open{event.op->op_id, kNoCpuTime, 0};
+  open.context = event.context;
   stack.ops.push_back(open);
+  if (mode == CpuTimeMode::kSampled) {
+    if (!sampler_.running()) sampler_.Start(kSamplingIntervalNs);
+    if (stack.sampled == nullptr && event.context != 0) {
+      stack.sampled = sampler_.RegisterCurrentThread(ThreadNodeOf(event.context));
+      if (stack.sampled != nullptr) stack.sampler = &sampler_;
+    }
+    if (stack.sampled != nullptr && event.context != 0) {
+      stack.sampled->current.store(event.context, std::memory_order_relaxed);
+    }
+  }
+  // Read the clocks last so that our own bookkeeping is not charged to the op.
   stack.ops.back().wall_start = cpu::MonotonicNs();
-  stack.ops.back().cpu_start = cpu_time_on_.load(std::memory_order_relaxed)
-                                   ? cpu::ThreadCpuTimeNs()
-                                   : kNoCpuTime;
+  if (mode == CpuTimeMode::kExact) stack.ops.back().cpu_start = cpu::ThreadCpuTimeNs();
 }
 
 void OpMetrics::Exit(const dlmonitor_event_t& event) {
@@ -93,6 +145,9 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   if (i == 0) return;
   const OpenOp op = stack.ops[i - 1];
   stack.ops.resize(i - 1);
+  if (stack.sampled != nullptr) {
+    stack.sampled->current.store(CurrentContext(stack), std::memory_order_relaxed);
+  }
   const bool with_cpu = op.cpu_start != kNoCpuTime;
   const int64_t cpu_end = with_cpu ? cpu::ThreadCpuTimeNs() : 0;
 

@@ -1,12 +1,14 @@
 // Times framework ops: registered as a DLMonitor FRAMEWORK_OP callback, it
 // keeps a per-thread stack of open ops and, at each exit, records the op's
 // EXCLUSIVE thread CPU time and wall time (its own time minus that of the
-// ops nested in it) and one call, on the op's context.
+// ops nested in it) and one call, on the op's context. CPU time may instead
+// be sampled, or left out (CpuTimeMode).
 #pragma once
 
 #include <atomic>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/profiler/cpu_sampler.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::profiler {
@@ -21,11 +23,22 @@ class OpMetrics {
   // Drops every thread's open ops (child after fork).
   void ResetAfterFork();
 
-  // Per-op thread CPU time costs two clock syscalls per op, the largest
-  // per-op cost the profiler adds; without it ops keep calls and wall
-  // time. Applies to ops entered afterwards. [any thread]
-  void SetCpuTime(bool on) { cpu_time_on_.store(on, std::memory_order_relaxed); }
-  bool cpu_time() const { return cpu_time_on_.load(std::memory_order_relaxed); }
+  // How ops get CPU time. kExact reads the thread CPU clock at each op's
+  // entry and exit: two system calls per op, the largest per-op cost the
+  // profiler adds. kSampled charges the CPU a sampling thread sees each
+  // interval to the op running then (runtime/profiler/cpu_sampler.h): no
+  // system call per op. kOff: ops keep calls and wall time only. Applies to
+  // ops entered afterwards. [any thread]
+  enum class CpuTimeMode { kOff = 0, kExact = 1, kSampled = 2 };
+  void SetCpuTimeMode(CpuTimeMode mode);
+  CpuTimeMode cpu_time_mode() const {
+    return cpu_time_mode_.load(std::memory_order_relaxed);
+  }
+  // Stops the sampling thread after a last sample (session stop).
+  void StopSampling() { sampler_.Stop(); }
+  // Samples every thread now (before a profile is written).
+  void SampleNow() { sampler_.SampleAll(); }
+  int64_t sampling_interval_ns() const { return sampler_.interval_ns(); }
 
  private:
   void Enter(const dlmonitor_event_t& event);
@@ -36,7 +49,8 @@ class OpMetrics {
   const MetricId cpu_time_;
   const MetricId wall_time_;
   std::atomic<uint64_t> generation_;
-  std::atomic<bool> cpu_time_on_{true};
+  std::atomic<CpuTimeMode> cpu_time_mode_{CpuTimeMode::kExact};
+  CpuSampler sampler_;
 };
 
 }  // namespace deepcontext::profiler

@@ -54,9 +54,13 @@ int deepcontext_set_metadata(const char* key, const char* value) {
   });
 }
 
-int deepcontext_set_op_cpu_time(int on) {
-  return Guarded([on] {
-    Session::Instance().SetOpCpuTime(on != 0);
+int deepcontext_set_op_cpu_time(int mode) {
+  if (mode < 0 || mode > 2) {
+    return Result("op CPU time mode must be 0 (off), 1 (exact) or 2 (sampled)");
+  }
+  return Guarded([mode] {
+    Session::Instance().SetOpCpuTime(
+        static_cast<deepcontext::profiler::OpMetrics::CpuTimeMode>(mode));
     return std::string();
   });
 }

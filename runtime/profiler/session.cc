@@ -101,6 +101,7 @@ std::string Session::Stop() {
   }
   dlmonitor_callback_unregister(op_callback_);
   op_callback_ = nullptr;
+  op_metrics_.StopSampling();
   dlmonitor_callback_unregister(memory_callback_);
   memory_callback_ = nullptr;
   dlmonitor_finalize();
@@ -149,7 +150,19 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
   add("end_time_ns", std::to_string(start_realtime_ns_ +
                                      (now_monotonic - start_monotonic_ns_)));
   add("duration_ns", std::to_string(now_monotonic - start_monotonic_ns_));
-  add("op_cpu_time", op_metrics_.cpu_time() ? "on" : "off");
+  switch (op_metrics_.cpu_time_mode()) {
+    case OpMetrics::CpuTimeMode::kExact:
+      add("op_cpu_time", "on");
+      break;
+    case OpMetrics::CpuTimeMode::kOff:
+      add("op_cpu_time", "off");
+      break;
+    case OpMetrics::CpuTimeMode::kSampled:
+      add("op_cpu_time",
+          "sampled every " +
+              std::to_string(op_metrics_.sampling_interval_ns() / 1000) + " us");
+      break;
+  }
   if (!gpu_status_.empty()) add("gpu", gpu_status_);
   for (const auto& [key, value] :
        gpu_ != nullptr ? gpu_->Metadata() : gpu_metadata_) {
@@ -180,6 +193,8 @@ std::string Session::Write(const std::string& path) {
     memory_metrics_.Publish();
     metadata = CollectMetadata();
   }
+  // CPU used since the sampler's last tick reaches the store first.
+  op_metrics_.SampleNow();
   format::Profile profile = BuildProfile(store_, metadata);
   return format::WriteProfileFile(profile, path);
 }

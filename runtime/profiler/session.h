@@ -29,7 +29,9 @@ class Session {
   std::string Write(const std::string& path);
   void SetMetadata(const std::string& key, const std::string& value);
   void Reset();
-  void SetOpCpuTime(bool on) { op_metrics_.SetCpuTime(on); }
+  void SetOpCpuTime(OpMetrics::CpuTimeMode mode) {
+    op_metrics_.SetCpuTimeMode(mode);
+  }
   bool active() const;
   // What GPU collection does in this session (see deepcontext_gpu_status).
   const char* gpu_status() const { return gpu_status_.c_str(); }

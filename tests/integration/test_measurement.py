@@ -87,3 +87,23 @@ def test_profile_region_without_cpu_time(tmp_path):
     # The next region is back to the default.
     assert second.metadata["op_cpu_time"] == "on"
     assert any("cpu_time" in n.exclusive for n in second.find(kind="operator", name="aten::mm"))
+
+
+def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path):
+    out = tmp_path / "sampled.dctx"
+    measured_file = tmp_path / "measured"
+    result = subprocess.run([CLI, "run", "--sampled-cpu-time", "-o", str(out), "--", PYTHON,
+                             program("cpu_accounting.py"), str(measured_file)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    tree = load_profile(out)
+    assert tree.metadata["op_cpu_time"] == "sampled every 1000 us"
+    measured = int(measured_file.read_text())
+    ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
+    assert sum(n.calls() for n in ops) == 80
+    # Statistical: each millisecond goes to the op running at its tick.
+    profiled = sum(n.incl("cpu_time") for n in ops)
+    assert abs(profiled - measured) <= 0.25 * measured, (profiled, measured)
+    # CPU outside ops is charged to the thread's node.
+    thread = [n for n in tree.nodes if n.kind == "thread"]
+    assert thread and any("cpu_time" in n.exclusive for n in thread)

@@ -25,6 +25,7 @@ struct RunOptions {
   bool quiet = false;
   bool native = false;
   bool no_cpu_time = false;
+  bool sampled_cpu_time = false;
   std::vector<std::string> command;
 };
 
@@ -97,6 +98,8 @@ std::vector<std::string> WrittenProfiles(const std::string& output,
   }
   if (options.no_cpu_time) {
     setenv("DEEPCONTEXT_CPU_TIME", "0", 1);
+  } else if (options.sampled_cpu_time) {
+    setenv("DEEPCONTEXT_CPU_TIME", "sampled", 1);
   } else {
     unsetenv("DEEPCONTEXT_CPU_TIME");
   }
@@ -201,9 +204,15 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
   run->add_flag("--native", options->native,
                 "Also record native (C/C++) frames between Python lines and "
                 "the ops they call");
-  run->add_flag("--no-cpu-time", options->no_cpu_time,
-                "Time ops by wall time only (no per-op thread CPU time): two "
-                "fewer system calls per op");
+  auto* no_cpu = run->add_flag(
+      "--no-cpu-time", options->no_cpu_time,
+      "Time ops by wall time only (no per-op thread CPU time): two fewer "
+      "system calls per op");
+  run->add_flag("--sampled-cpu-time", options->sampled_cpu_time,
+                "Sample thread CPU time every millisecond and charge it to the "
+                "op running then, instead of reading it at every op (no system "
+                "call per op; CPU outside ops goes to the thread)")
+      ->excludes(no_cpu);
   run->add_option("command", options->command,
                   "The program and its arguments (put them after --)")
       ->required();

@@ -86,8 +86,8 @@ TEST(OpMetrics, ExitWithoutEnterIsIgnored) {
 TEST(OpMetrics, WithoutCpuTimeOpsKeepCallsAndExclusiveWallTime) {
   MetricStore store;
   OpMetrics metrics(store);
-  metrics.SetCpuTime(false);
-  EXPECT_FALSE(metrics.cpu_time());
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kOff);
+  EXPECT_EQ(metrics.cpu_time_mode(), OpMetrics::CpuTimeMode::kOff);
   Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);
   Send(metrics, 2, DLMONITOR_PHASE_ENTER, 11);
   Spin(2000000);
@@ -101,7 +101,7 @@ TEST(OpMetrics, WithoutCpuTimeOpsKeepCallsAndExclusiveWallTime) {
   EXPECT_GE((values[{11, "wall_time"}].sum), 2000000);
   EXPECT_LT((values[{10, "wall_time"}].sum), 2000000);  // the child's excluded
 
-  metrics.SetCpuTime(true);  // back on for ops entered afterwards
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kExact);  // for ops entered afterwards
   Send(metrics, 3, DLMONITOR_PHASE_ENTER, 12);
   Spin(1000000);
   Send(metrics, 3, DLMONITOR_PHASE_EXIT, 12);

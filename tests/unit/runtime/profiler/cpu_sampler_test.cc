@@ -1,0 +1,96 @@
+#include "runtime/profiler/cpu_sampler.h"
+
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <map>
+#include <thread>
+
+namespace deepcontext::profiler {
+namespace {
+
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+void Spin(int64_t ns) {
+  const int64_t end = ThreadCpuNs() + ns;
+  while (ThreadCpuNs() < end) {
+  }
+}
+
+std::map<ContextId, double> CpuByContext(const MetricStore& store) {
+  std::map<ContextId, double> out;
+  store.ForEach(64, [&](ContextId context, MetricId, const Accumulator& value) {
+    out[context] += value.sum;
+  });
+  return out;
+}
+
+TEST(CpuSampler, ChargesEachTicksCpuToTheCurrentOp) {
+  MetricStore store;
+  const MetricId cpu = store.Register("cpu_time", "ns", "");
+  CpuSampler sampler(store, cpu);
+  sampler.Start(1000000);
+  ASSERT_TRUE(sampler.running());
+  auto thread = sampler.RegisterCurrentThread(/*outside_ops=*/5);
+  ASSERT_NE(thread, nullptr);
+  const int64_t begin = ThreadCpuNs();
+  thread->current.store(10);
+  Spin(80000000);
+  thread->current.store(11);
+  Spin(80000000);
+  thread->current.store(0);
+  Spin(40000000);
+  const int64_t used = ThreadCpuNs() - begin;
+  sampler.Stop();
+  EXPECT_FALSE(sampler.running());
+  auto by_context = CpuByContext(store);
+  // Every nanosecond the thread used is charged somewhere (the last sample
+  // comes at Stop); the split is statistical, so only roughly checked.
+  const double total = by_context[5] + by_context[10] + by_context[11];
+  EXPECT_GE(total, used);
+  EXPECT_LE(total, used + 5000000);
+  EXPECT_GT(by_context[10], 40000000);
+  EXPECT_GT(by_context[11], 40000000);
+  EXPECT_GT(by_context[5], 15000000);  // outside ops: the thread's node
+}
+
+TEST(CpuSampler, ThreadsThatExitAreSampledOnceMoreAndForgotten) {
+  MetricStore store;
+  const MetricId cpu = store.Register("cpu_time", "ns", "");
+  CpuSampler sampler(store, cpu);
+  sampler.Start(1000000);
+  std::thread worker([&sampler] {
+    auto me = sampler.RegisterCurrentThread(7);
+    me->current.store(8);
+    Spin(20000000);
+    sampler.Unregister(me);
+    sampler.Unregister(me);  // twice is harmless
+  });
+  worker.join();
+  sampler.SampleAll();  // the exited thread is not read again
+  sampler.Stop();
+  auto by_context = CpuByContext(store);
+  EXPECT_GE(by_context[7] + by_context[8], 20000000);
+  EXPECT_GT(by_context[8], 10000000);
+}
+
+TEST(CpuSampler, NothingIsChargedBeforeStart) {
+  MetricStore store;
+  const MetricId cpu = store.Register("cpu_time", "ns", "");
+  CpuSampler sampler(store, cpu);
+  auto thread = sampler.RegisterCurrentThread(5);
+  thread->current.store(10);
+  Spin(10000000);  // not running: Start() restarts every thread's count
+  sampler.Start(1000000);
+  sampler.Stop();
+  auto by_context = CpuByContext(store);
+  EXPECT_LT(by_context[10] + by_context[5], 5000000);
+  sampler.Stop();  // stopping twice is harmless
+}
+
+}  // namespace
+}  // namespace deepcontext::profiler
