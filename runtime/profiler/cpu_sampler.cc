@@ -1,6 +1,7 @@
 #include "runtime/profiler/cpu_sampler.h"
 
 #include <algorithm>
+#include <set>
 
 namespace deepcontext::profiler {
 namespace {
@@ -23,10 +24,24 @@ void UnlockAfterFork() {
   if (g_fork_mutex != nullptr) g_fork_mutex->unlock();
 }
 
+// Samplers not yet destroyed, for thread-exit handlers.
+std::mutex& LiveMutex() {
+  static std::mutex* mutex = new std::mutex();
+  return *mutex;
+}
+std::set<CpuSampler*>& Live() {
+  static auto* live = new std::set<CpuSampler*>();
+  return *live;
+}
+
 }  // namespace
 
 CpuSampler::CpuSampler(MetricStore& store, MetricId cpu_time)
     : store_(store), cpu_time_(cpu_time) {
+  {
+    std::lock_guard<std::mutex> guard(LiveMutex());
+    Live().insert(this);
+  }
   if (g_fork_guarded == nullptr) {
     // A fork while the sampling thread holds the mutex would leave it locked
     // forever in the child.
@@ -37,6 +52,10 @@ CpuSampler::CpuSampler(MetricStore& store, MetricId cpu_time)
 }
 
 CpuSampler::~CpuSampler() {
+  {
+    std::lock_guard<std::mutex> guard(LiveMutex());
+    Live().erase(this);
+  }
   Stop();
   if (g_fork_guarded == this) {
     g_fork_mutex = nullptr;
@@ -105,6 +124,12 @@ void CpuSampler::Unregister(const std::shared_ptr<Thread>& thread) {
   if (running_.load(std::memory_order_acquire)) SampleLocked(*thread);
   thread->gone = true;
   std::erase(threads_, thread);
+}
+
+void CpuSampler::UnregisterIfAlive(CpuSampler* sampler,
+                                   const std::shared_ptr<Thread>& thread) {
+  std::lock_guard<std::mutex> guard(LiveMutex());
+  if (Live().count(sampler) != 0) sampler->Unregister(thread);
 }
 
 void CpuSampler::SampleAll() {

@@ -46,6 +46,10 @@ class CpuSampler {
   std::shared_ptr<Thread> RegisterCurrentThread(ContextId outside_ops);
   // Final sample of a thread that is exiting (called on that thread).
   void Unregister(const std::shared_ptr<Thread>& thread);
+  // The same for code that may outlive `sampler` (thread-exit handlers):
+  // does nothing once that sampler is destroyed.
+  static void UnregisterIfAlive(CpuSampler* sampler,
+                                const std::shared_ptr<Thread>& thread);
 
   // One sampling pass over all threads (the sampling thread, a profile
   // write, tests).

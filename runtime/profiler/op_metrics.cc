@@ -37,7 +37,7 @@ struct TimerStack {
   std::shared_ptr<CpuSampler::Thread> sampled;
 
   ~TimerStack() {
-    if (sampler != nullptr) sampler->Unregister(sampled);
+    if (sampler != nullptr) CpuSampler::UnregisterIfAlive(sampler, sampled);
   }
 };
 

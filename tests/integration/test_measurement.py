@@ -107,3 +107,28 @@ def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path):
     # CPU outside ops is charged to the thread's node.
     thread = [n for n in tree.nodes if n.kind == "thread"]
     assert thread and any("cpu_time" in n.exclusive for n in thread)
+
+
+def test_profile_region_cpu_time_modes(tmp_path):
+    out = tmp_path / "sampled.dctx"
+    code = ("import sys, torch, deepcontext\n"
+            "x = torch.randn(256, 256)\n"
+            "try:\n"
+            "    with deepcontext.profile(sys.argv[1] + '.bad', cpu_time='exact'):\n"
+            "        pass\n"
+            "except ValueError as error:\n"
+            "    print('refused:', error)\n"
+            "with deepcontext.profile(sys.argv[1], cpu_time='sampled'):\n"
+            "    for _ in range(200):\n"
+            "        torch.mm(x, x)\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
+    result = subprocess.run([PYTHON, "-c", code, str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stderr.decode()
+    assert b"refused: cpu_time must be True, False or 'sampled'" in result.stdout
+    assert not os.path.exists(str(out) + ".bad")
+    tree = load_profile(out)
+    assert tree.metadata["op_cpu_time"].startswith("sampled")
+    mm = tree.find(kind="operator", name="aten::mm")
+    assert sum(n.calls() for n in mm) == 200
+    assert sum(n.incl("cpu_time") for n in mm) > 0

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <thread>
 
 namespace deepcontext::profiler {
@@ -90,6 +92,24 @@ TEST(CpuSampler, NothingIsChargedBeforeStart) {
   auto by_context = CpuByContext(store);
   EXPECT_LT(by_context[10] + by_context[5], 5000000);
   sampler.Stop();  // stopping twice is harmless
+}
+
+TEST(CpuSampler, ExitHandlersIgnoreADestroyedSampler) {
+  MetricStore store;
+  const MetricId cpu = store.Register("cpu_time", "ns", "");
+  auto owned = std::make_unique<CpuSampler>(store, cpu);
+  std::shared_ptr<CpuSampler::Thread> thread = owned->RegisterCurrentThread(5);
+  // Kept as a number, as a thread-exit handler holds it: the compiler would
+  // (rightly) reject passing a freed pointer otherwise.
+  volatile uintptr_t gone = reinterpret_cast<uintptr_t>(owned.get());
+  owned.reset();
+  CpuSampler::UnregisterIfAlive(reinterpret_cast<CpuSampler*>(gone), thread);
+  CpuSampler live(store, cpu);
+  auto mine = live.RegisterCurrentThread(5);
+  CpuSampler::UnregisterIfAlive(&live, mine);
+  live.Start(1000000);
+  live.Stop();
+  EXPECT_TRUE(CpuByContext(store).empty());  // unregistered: never sampled
 }
 
 }  // namespace
