@@ -11,7 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # reading profiles, source markers).
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from conftest import PYTHON, cli, load_profile, run_profiled  # noqa: E402
+from conftest import PYTHON, cli, load_profile, package_env, run_profiled  # noqa: E402
 from markers import marker_line  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_ops.py")
@@ -86,11 +86,7 @@ def test_native_frames_reach_the_gpu_api(tmp_path):
     # With --native: Python line -> aten::mm -> native frames of the op's
     # implementation (ATen, cuBLAS) -> driver API -> kernel.
     out = tmp_path / "native.dctx"
-    result = subprocess.run([os.path.join(os.environ.get("DEEPCONTEXT_BUILD", "build"), "bin",
-                                          "deepcontext"), "run", "--native", "-o", str(out),
-                             "--", PYTHON, PROGRAM], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, timeout=600)
-    assert result.returncode == 0, result.stderr.decode()
+    run_profiled([PYTHON, PROGRAM], out, options=["--native"], timeout=600, check=0)
     tree = load_profile(out)
     line = marker_line(PROGRAM, "MM_LINE")
     checked = 0
@@ -168,9 +164,7 @@ def test_region_started_after_cuda_init_tracks_memory(tmp_path):
             "with deepcontext.profile(sys.argv[1], cpu_time=False):\n"
             "    block = torch.empty(8 << 20, dtype=torch.uint8, device='cuda')  # REGION_ALLOC\n"
             "    torch.cuda.synchronize()\n")
-    env = dict(os.environ, PYTHONPATH=os.path.join(os.environ.get("DEEPCONTEXT_BUILD", "build"),
-                                                   "python"))
-    result = subprocess.run([PYTHON, "-c", code, str(out)], env=env, stdout=subprocess.PIPE,
+    result = subprocess.run([PYTHON, "-c", code, str(out)], env=package_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, timeout=600)
     assert result.returncode == 0, result.stderr.decode()[-3000:]
     tree = load_profile(out)

@@ -21,16 +21,23 @@ def program(name):
     return os.path.join(PROGRAMS, name)
 
 
-def run_profiled(args, output, *, input=None, env=None, timeout=300, check=None):
-    """Runs `deepcontext run -o output -- args`; returns CompletedProcess."""
+def run_profiled(args, output, *, options=(), input=None, env=None, timeout=300, check=None):
+    """Runs `deepcontext run [options] -o output -- args`; returns CompletedProcess."""
     environment = dict(os.environ)
     environment.update(env or {})
-    result = subprocess.run([CLI, "run", "-o", str(output), "--"] + list(args),
+    result = subprocess.run([CLI, "run"] + list(options) + ["-o", str(output), "--"] + list(args),
                             input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=environment, timeout=timeout)
     if check is not None:
         assert result.returncode == check, (result.returncode, result.stderr.decode())
     return result
+
+
+def package_env():
+    """Environment for `import deepcontext` from the build, without `deepcontext run`."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(BUILD, "python")
+    return env
 
 
 def run_plain(args, *, input=None, timeout=300):

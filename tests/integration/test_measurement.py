@@ -3,7 +3,7 @@
 import os
 import subprocess
 
-from conftest import BUILD, CLI, PYTHON, cli, load_profile, program, run_profiled
+from conftest import PYTHON, cli, load_profile, package_env, program, run_profiled
 from markers import marker_line
 
 
@@ -53,10 +53,8 @@ def test_gpu_status_is_recorded(tmp_path):
 def test_no_cpu_time_keeps_calls_and_wall_time(tmp_path):
     out = tmp_path / "nocpu.dctx"
     measured_file = tmp_path / "measured"
-    result = subprocess.run([CLI, "run", "--no-cpu-time", "-o", str(out), "--", PYTHON,
-                             program("cpu_accounting.py"), str(measured_file)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    assert result.returncode == 0, result.stderr.decode()
+    run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
+                 options=["--no-cpu-time"], check=0)
     tree = load_profile(out)
     assert tree.metadata["op_cpu_time"] == "off"
     ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
@@ -77,8 +75,7 @@ def test_profile_region_without_cpu_time(tmp_path):
             "    torch.mm(x, x)\n"
             "with deepcontext.profile(sys.argv[1] + '.2'):\n"
             "    torch.mm(x, x)\n")
-    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
-    result = subprocess.run([PYTHON, "-c", code, str(out)], env=env,
+    result = subprocess.run([PYTHON, "-c", code, str(out)], env=package_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     assert result.returncode == 0, result.stderr.decode()
     first, second = load_profile(out), load_profile(str(out) + ".2")
@@ -92,10 +89,8 @@ def test_profile_region_without_cpu_time(tmp_path):
 def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path):
     out = tmp_path / "sampled.dctx"
     measured_file = tmp_path / "measured"
-    result = subprocess.run([CLI, "run", "--sampled-cpu-time", "-o", str(out), "--", PYTHON,
-                             program("cpu_accounting.py"), str(measured_file)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    assert result.returncode == 0, result.stderr.decode()
+    run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
+                 options=["--sampled-cpu-time"], check=0)
     tree = load_profile(out)
     assert tree.metadata["op_cpu_time"] == "sampled every 1000 us"
     measured = int(measured_file.read_text())
@@ -121,8 +116,7 @@ def test_profile_region_cpu_time_modes(tmp_path):
             "with deepcontext.profile(sys.argv[1], cpu_time='sampled'):\n"
             "    for _ in range(200):\n"
             "        torch.mm(x, x)\n")
-    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
-    result = subprocess.run([PYTHON, "-c", code, str(out)], env=env,
+    result = subprocess.run([PYTHON, "-c", code, str(out)], env=package_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     assert result.returncode == 0, result.stderr.decode()
     assert b"refused: cpu_time must be True, False or 'sampled'" in result.stdout

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, CLI, PYTHON, load_profile
+from conftest import BUILD, PYTHON, load_profile, package_env, run_profiled
 from markers import marker_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -102,10 +102,7 @@ def _check_native_path(tree, extension):
 
 def _run(tmp_path, name, *options):
     out = tmp_path / name
-    result = subprocess.run([CLI, "run"] + list(options) + ["-o", str(out), "--",
-                            PYTHON, PROGRAM, EXTENSION_PATH[0]],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    assert result.returncode == 0, result.stderr.decode()
+    result = run_profiled([PYTHON, PROGRAM, EXTENSION_PATH[0]], out, options=options, check=0)
     assert b"native chain done" in result.stdout
     return load_profile(out)
 
@@ -129,9 +126,7 @@ def test_without_native_there_are_no_native_frames(tmp_path, extension):
 
 def test_profile_api_native(tmp_path, extension):
     out = tmp_path / "api.dctx"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(BUILD, "python")
-    result = subprocess.run([PYTHON, PROGRAM, extension, str(out)], env=env,
+    result = subprocess.run([PYTHON, PROGRAM, extension, str(out)], env=package_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     assert result.returncode == 0, result.stderr.decode()
     _check_native_path(load_profile(out), extension)

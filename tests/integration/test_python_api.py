@@ -1,23 +1,14 @@
 """`import deepcontext` and `python3 -m deepcontext` without `deepcontext run`."""
 
-import os
 import subprocess
 
-from conftest import BUILD, CLI, PYTHON, load_profile, program
+from conftest import CLI, PYTHON, load_profile, package_env, program
 from markers import marker_line
-
-PACKAGE_DIR = os.path.join(BUILD, "python")
-
-
-def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = PACKAGE_DIR
-    return env
 
 
 def test_profile_context_manager(tmp_path):
     out = tmp_path / "region.dctx"
-    result = subprocess.run([PYTHON, program("region_api.py"), str(out)], env=_env(),
+    result = subprocess.run([PYTHON, program("region_api.py"), str(out)], env=package_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout == b"region done\n"
@@ -34,10 +25,10 @@ def test_python_dash_m_deepcontext_is_the_cli(tmp_path):
     out = tmp_path / "m.dctx"
     result = subprocess.run(
         [PYTHON, "-m", "deepcontext", "run", "-o", str(out), "--", PYTHON,
-         program("fails.py"), "ok"], env=_env(), stdout=subprocess.PIPE,
+         program("fails.py"), "ok"], env=package_env(), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, timeout=300)
     assert result.returncode == 0, result.stderr.decode()
-    report = subprocess.run([PYTHON, "-m", "deepcontext", "report", str(out)], env=_env(),
+    report = subprocess.run([PYTHON, "-m", "deepcontext", "report", str(out)], env=package_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     direct = subprocess.run([CLI, "report", str(out)], stdout=subprocess.PIPE, timeout=60)
     assert report.returncode == 0

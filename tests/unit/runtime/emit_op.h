@@ -1,5 +1,5 @@
-// Test helper: reports a framework op through the public DLMonitor ABI, as a
-// framework adapter does.
+// Test helpers: report a framework op or an allocator event through the
+// public DLMonitor ABI, as a framework adapter does.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,21 @@ inline void EmitOp(const char* name, uint64_t op_id, dlmonitor_phase_t phase) {
   event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
   event.phase = phase;
   event.op = &op;
+  dlmonitor_event_emit(&event);
+}
+
+// An allocation (bytes > 0) or free (bytes < 0) at `address` on `device`.
+inline void EmitMemory(int32_t device, uintptr_t address, int64_t bytes) {
+  dlmonitor_memory_data_t memory{};
+  memory.struct_size = sizeof(memory);
+  memory.device = device;
+  memory.address = reinterpret_cast<const void*>(address);
+  memory.bytes = bytes;
+  dlmonitor_event_t event{};
+  event.struct_size = sizeof(event);
+  event.domain = DLMONITOR_DOMAIN_MEMORY;
+  event.phase = DLMONITOR_PHASE_INSTANT;
+  event.memory = &memory;
   dlmonitor_event_emit(&event);
 }
 

@@ -93,19 +93,7 @@ TEST(Session, WriteErrorsAreReported) {
 
 namespace {
 
-void EmitMemory(int32_t device, uintptr_t address, int64_t bytes) {
-  dlmonitor_memory_data_t memory{};
-  memory.struct_size = sizeof(memory);
-  memory.device = device;
-  memory.address = reinterpret_cast<const void*>(address);
-  memory.bytes = bytes;
-  dlmonitor_event_t event{};
-  event.struct_size = sizeof(event);
-  event.domain = DLMONITOR_DOMAIN_MEMORY;
-  event.phase = DLMONITOR_PHASE_INSTANT;
-  event.memory = &memory;
-  dlmonitor_event_emit(&event);
-}
+using deepcontext::testing::EmitMemory;
 
 TEST(Session, AllocatorEventsAreChargedToTheAllocatingOp) {
   ASSERT_EQ(deepcontext_start(), 0) << deepcontext_last_error();
