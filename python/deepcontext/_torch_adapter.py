@@ -66,12 +66,21 @@ def _torch_version(torch):
     return tuple(parts)
 
 
-def _cuda_allocator_library(torch):
-    """libc10_cuda.so when this torch can report CUDA allocator events
-    (built with CUDA, 2.1 or newer: attachAllocatorTraceTracker), else None."""
-    if getattr(torch.version, "cuda", None) is None or _torch_version(torch) < (2, 1):
-        return None
-    return _mapped_library("libc10_cuda.so")
+def _cuda_memory_support(torch):
+    """(libc10_cuda.so, folder of cuda_runtime.h, None) when the adapter can
+    hook the CUDA caching allocator (torch >= 2.1 built with CUDA:
+    attachAllocatorTraceTracker), else (None, None, why not)."""
+    if getattr(torch.version, "cuda", None) is None:
+        return None, None, "torch %s has no CUDA" % torch.__version__
+    if _torch_version(torch) < (2, 1):
+        return None, None, "torch %s is older than 2.1" % torch.__version__
+    library = _mapped_library("libc10_cuda.so")
+    if library is None:
+        return None, None, "libc10_cuda.so is not loaded in this process"
+    include = _cuda_include_dir()
+    if include is None:
+        return None, None, "cuda_runtime.h not found (set CUDA_HOME to the CUDA toolkit)"
+    return library, include, None
 
 
 def _cuda_include_dir():
@@ -118,8 +127,9 @@ def _build(torch, source, output, include_dirs, libraries, defines=()):
                            % (" ".join(shlex.quote(c) for c in command), log[-4000:]))
 
 
-def adapter_path(torch):
-    """Returns the cached adapter for this torch, building it if needed."""
+def adapter_path(torch, cuda=None):
+    """Returns the cached adapter for this torch, building it if needed.
+    `cuda` is _cuda_memory_support(torch), computed here when not given."""
     source = os.path.join(_paths.share(), "torch_adapter.cc")
     if not os.path.isfile(source):
         raise AdapterError("adapter source not found at %s" % source)
@@ -128,9 +138,8 @@ def adapter_path(torch):
         raise AdapterError("libtorch_cpu.so / libc10.so are not loaded in this process")
     defines = []
     include_dirs = _include_dirs(torch)
-    cuda_library = _cuda_allocator_library(torch)
-    cuda_include = _cuda_include_dir() if cuda_library else None
-    if cuda_library and cuda_include:
+    cuda_library, cuda_include, _ = cuda or _cuda_memory_support(torch)
+    if cuda_library:
         libraries.append(cuda_library)
         include_dirs.append(cuda_include)
         defines.append("DEEPCONTEXT_TORCH_CUDA=1")
@@ -172,7 +181,8 @@ def install(torch):
     global _ADAPTER
     if _ADAPTER is not None:
         return _ADAPTER
-    path = adapter_path(torch)
+    cuda = _cuda_memory_support(torch)
+    path = adapter_path(torch, cuda)
     adapter = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
     adapter.deepcontext_torch_install.restype = ctypes.c_int
     adapter.deepcontext_torch_install.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
@@ -191,23 +201,17 @@ def install(torch):
     _runtime.set_metadata("torch_version", torch.__version__)
     _runtime.set_metadata("torch_cxx11_abi", int(torch._C._GLIBCXX_USE_CXX11_ABI))
     _ADAPTER = adapter
-    _track_cuda_memory(torch, adapter)
+    _track_cuda_memory(torch, adapter, cuda[2])
     return adapter
 
 
-def _track_cuda_memory(torch, adapter):
+def _track_cuda_memory(torch, adapter, unsupported):
     """Hooks the CUDA caching allocator once CUDA is initialized (its
     per-device allocators only exist from then on; torch runs lazy calls
-    right after initialization, or at once when it already happened)."""
-    if _cuda_allocator_library(torch) is None:
-        reason = ("torch %s has no CUDA" % torch.__version__
-                  if getattr(torch.version, "cuda", None) is None
-                  else "torch %s is older than 2.1" % torch.__version__)
-        _runtime.set_metadata("gpu_memory", "not tracked: " + reason)
-        return
-    if _cuda_include_dir() is None:
-        _runtime.set_metadata("gpu_memory", "not tracked: cuda_runtime.h not found "
-                              "(set CUDA_HOME to the CUDA toolkit)")
+    right after initialization, or at once when it already happened).
+    `unsupported` says why the adapter was built without the hook, if so."""
+    if unsupported is not None:
+        _runtime.set_metadata("gpu_memory", "not tracked: " + unsupported)
         return
 
     def attach():
