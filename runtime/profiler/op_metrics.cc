@@ -135,6 +135,10 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
 }
 
 void OpMetrics::Exit(const dlmonitor_event_t& event) {
+  // Clocks first, so that finding the op is not charged to it.
+  int64_t cpu_end = cpu_time_mode_.load(std::memory_order_relaxed) == CpuTimeMode::kExact
+                        ? cpu::ThreadCpuTimeNs()
+                        : kNoCpuTime;
   const int64_t wall_end = cpu::MonotonicNs();
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
@@ -149,7 +153,8 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
     stack.sampled->current.store(CurrentContext(stack), std::memory_order_relaxed);
   }
   const bool with_cpu = op.cpu_start != kNoCpuTime;
-  const int64_t cpu_end = with_cpu ? cpu::ThreadCpuTimeNs() : 0;
+  // The mode changed while the op ran: it was entered with exact CPU time.
+  if (with_cpu && cpu_end == kNoCpuTime) cpu_end = cpu::ThreadCpuTimeNs();
 
   const int64_t cpu_total = with_cpu ? cpu_end - op.cpu_start : 0;
   const int64_t wall_total = wall_end - op.wall_start;
