@@ -7,14 +7,22 @@ from conftest import PYTHON, cli, load_profile, package_env, program, run_profil
 from markers import marker_line
 
 
-def test_op_cpu_time_matches_programs_own_measurement(tmp_path):
+def _profile_cpu_accounting(tmp_path, options=()):
+    """Runs cpu_accounting.py under the profiler: (profile path, tree, the
+    program's own measurement of its ops' CPU time in ns, the mm and tanh
+    op nodes)."""
     out = tmp_path / "cpu.dctx"
     measured_file = tmp_path / "measured"
-    run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out, check=0)
-    measured = int(measured_file.read_text())
+    run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
+                 options=options, check=0)
     tree = load_profile(out)
     ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
     assert sum(n.calls() for n in ops) == 80
+    return out, tree, int(measured_file.read_text()), ops
+
+
+def test_op_cpu_time_matches_programs_own_measurement(tmp_path):
+    _, tree, measured, ops = _profile_cpu_accounting(tmp_path)
     profiled = sum(n.incl("cpu_time") for n in ops)
     assert abs(profiled - measured) <= 0.10 * measured, (profiled, measured)
 
@@ -51,17 +59,10 @@ def test_gpu_status_is_recorded(tmp_path):
 
 
 def test_no_cpu_time_keeps_calls_and_wall_time(tmp_path):
-    out = tmp_path / "nocpu.dctx"
-    measured_file = tmp_path / "measured"
-    run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
-                 options=["--no-cpu-time"], check=0)
-    tree = load_profile(out)
+    out, tree, measured, ops = _profile_cpu_accounting(tmp_path, ["--no-cpu-time"])
     assert tree.metadata["op_cpu_time"] == "off"
-    ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
-    assert sum(n.calls() for n in ops) == 80
     assert all("cpu_time" not in n.exclusive for n in tree.nodes)
     # Wall time still covers the ops' own measurement (they never block).
-    measured = int(measured_file.read_text())
     assert sum(n.incl("wall_time") for n in ops) >= 0.9 * measured
     report = cli("report", out).stdout.decode()
     assert "Metric:    wall_time" in report, report[:600]
@@ -87,15 +88,8 @@ def test_profile_region_without_cpu_time(tmp_path):
 
 
 def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path):
-    out = tmp_path / "sampled.dctx"
-    measured_file = tmp_path / "measured"
-    run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
-                 options=["--sampled-cpu-time"], check=0)
-    tree = load_profile(out)
+    _, tree, measured, ops = _profile_cpu_accounting(tmp_path, ["--sampled-cpu-time"])
     assert tree.metadata["op_cpu_time"] == "sampled every 1000 us"
-    measured = int(measured_file.read_text())
-    ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
-    assert sum(n.calls() for n in ops) == 80
     # Statistical: each millisecond goes to the op running at its tick.
     profiled = sum(n.incl("cpu_time") for n in ops)
     assert abs(profiled - measured) <= 0.25 * measured, (profiled, measured)
