@@ -1,8 +1,8 @@
 """Overhead of `deepcontext run` on a CPU training loop with many small ops.
 
-Runs the workload plainly, under the profiler, under the profiler with
---native (native frames), with --no-cpu-time (wall time only) and with
---sampled-cpu-time, interleaved,
+Runs the workload plainly, under the profiler (sampled CPU time, the
+default), under the profiler with --native (native frames), with
+--no-cpu-time (wall time only) and with --exact-cpu-time, interleaved,
 several times
 in one invocation, and prints a Markdown table: loop time (median), overhead
 ratio, ops/s with and without the profiler (ops counted from the profile's
@@ -55,7 +55,7 @@ def main():
     profile = os.path.join(workdir, "bench.dctx")
     base = [args.python, WORKLOAD, "--iters", str(args.iters)]
 
-    plain, profiled, native, no_cpu, sampled = [], [], [], [], []
+    plain, profiled, native, no_cpu, exact = [], [], [], [], []
     run([cli, "run", "-q", "-o", profile, "--"] + base[:2] + ["--iters", "2"])  # warm caches
     for _ in range(args.repeats):
         plain.append(loop_seconds(run(base)))
@@ -64,13 +64,13 @@ def main():
                                         profile + ".native", "--"] + base)))
         no_cpu.append(loop_seconds(run([cli, "run", "-q", "--no-cpu-time", "-o",
                                         profile + ".nocpu", "--"] + base)))
-        sampled.append(loop_seconds(run([cli, "run", "-q", "--sampled-cpu-time", "-o",
-                                         profile + ".sampled", "--"] + base)))
+        exact.append(loop_seconds(run([cli, "run", "-q", "--exact-cpu-time", "-o",
+                                       profile + ".exact", "--"] + base)))
     calls = total_calls(cli, profile)
     ops_per_iteration = calls / (args.iters + 1)  # +1 warm-up step
     t_plain, t_prof = statistics.median(plain), statistics.median(profiled)
     t_native, t_no_cpu = statistics.median(native), statistics.median(no_cpu)
-    t_sampled = statistics.median(sampled)
+    t_exact = statistics.median(exact)
 
     sizes = {}
     for iters in (args.iters // 10, args.iters):
@@ -81,7 +81,7 @@ def main():
     ops = ops_per_iteration * args.iters
     columns = [("deepcontext run", t_prof), ("deepcontext run --native", t_native),
                ("deepcontext run --no-cpu-time", t_no_cpu),
-               ("deepcontext run --sampled-cpu-time", t_sampled)]
+               ("deepcontext run --exact-cpu-time", t_exact)]
     print("| measure | without profiler | %s |" % " | ".join(name for name, _ in columns))
     print("|---|---|%s" % ("---|" * len(columns)))
     print("| loop time, median of %d (s) | %.3f | %s |" % (

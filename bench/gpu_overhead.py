@@ -2,7 +2,8 @@
 
 For each model (ResNet-50, GPT-2 size transformer, launch-bound MLP), in one
 invocation, interleaved: step time without a profiler, under
-`deepcontext run` (also with --no-cpu-time and --sampled-cpu-time), and under
+`deepcontext run` (sampled CPU time, the default; also with --no-cpu-time and
+--exact-cpu-time), and under
 torch.profiler(with_stack=True); the ratios;
 profile size for N vs 10N steps; and per-op kernel time and kernel counts of
 the top-20 ops compared with torch.profiler's own numbers for the same steps.
@@ -88,7 +89,7 @@ def main():
     work = tempfile.mkdtemp(prefix="dc-gpu-bench-")
     for model in args.models.split(","):
         base = [args.python, WORKLOAD, "--model", model, "--steps", str(args.steps)]
-        plain, ours, ours_wall, ours_sampled, theirs = [], [], [], [], []
+        plain, ours, ours_wall, ours_exact, theirs = [], [], [], [], []
         profile = os.path.join(work, model + ".dctx")
         torch_json = os.path.join(work, model + ".torch.json")
         extra = {}
@@ -98,6 +99,11 @@ def main():
             extra = {
                 "deepcontext run, GPU tracing off": lambda: step_ms(run(
                     [cli, "run", "-q", "-o", profile, "--"] + base, env=no_gpu)),
+                "deepcontext run --no-gpu-memory": lambda: step_ms(run(
+                    [cli, "run", "-q", "--no-gpu-memory", "-o", profile, "--"] + base)),
+                "deepcontext run --no-cpu-time --no-gpu-memory": lambda: step_ms(run(
+                    [cli, "run", "-q", "--no-cpu-time", "--no-gpu-memory", "-o", profile, "--"]
+                    + base)),
                 "torch.profiler, CPU activity only (with_stack)": lambda: step_ms(run(
                     base + ["--torch-profiler", scratch, "--torch-profiler-activities", "cpu"])),
                 "torch.profiler, CUDA activity only": lambda: step_ms(run(
@@ -109,8 +115,8 @@ def main():
             ours.append(step_ms(run([cli, "run", "-q", "-o", profile, "--"] + base)))
             ours_wall.append(step_ms(run([cli, "run", "-q", "--no-cpu-time", "-o",
                                           profile + ".wall", "--"] + base)))
-            ours_sampled.append(step_ms(run([cli, "run", "-q", "--sampled-cpu-time", "-o",
-                                             profile + ".sampled", "--"] + base)))
+            ours_exact.append(step_ms(run([cli, "run", "-q", "--exact-cpu-time", "-o",
+                                           profile + ".exact", "--"] + base)))
             theirs.append(step_ms(run(base + ["--torch-profiler", torch_json])))
             for name, measure in extra.items():
                 extra_times[name].append(measure())
@@ -122,8 +128,8 @@ def main():
         print("| deepcontext run | %.2f | %.3fx |" % (o, o / p))
         w = statistics.median(ours_wall)
         print("| deepcontext run --no-cpu-time | %.2f | %.3fx |" % (w, w / p))
-        m = statistics.median(ours_sampled)
-        print("| deepcontext run --sampled-cpu-time | %.2f | %.3fx |" % (m, m / p))
+        m = statistics.median(ours_exact)
+        print("| deepcontext run --exact-cpu-time | %.2f | %.3fx |" % (m, m / p))
         print("| torch.profiler(with_stack=True) | %.2f | %.3fx |" % (t, t / p))
         for name, times in extra_times.items():
             m = statistics.median(times)

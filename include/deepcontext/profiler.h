@@ -46,12 +46,12 @@ DEEPCONTEXT_API int deepcontext_set_metadata(const char* key,
    session, e.g. at the start of a profiled region. */
 DEEPCONTEXT_API int deepcontext_reset(void);
 
-/* How ops get thread CPU time: 1 (default) exact, read at each op's entry
-   and exit (two clock system calls per op, the largest per-op cost of the
-   profiler); 2 sampled, a sampling thread charges each thread's CPU time to
-   the op running at each 1 ms tick (no system call per op; statistical; CPU
-   outside ops goes to the thread's node); 0 off, ops keep calls and wall
-   time. The profile's "op_cpu_time" metadata names the mode. Applies to ops
+/* How ops get thread CPU time: 2 (default) sampled, a sampling thread
+   charges each thread's CPU time to the op running at each 1 ms tick (no
+   system call per op; statistical; CPU outside ops goes to the thread's
+   node); 1 exact, read at each op's entry and exit (two clock system calls
+   per op, the largest per-op cost of the profiler); 0 off, ops keep calls
+   and wall time. The profile's "op_cpu_time" metadata names the mode. Applies to ops
    entered afterwards. */
 DEEPCONTEXT_API int deepcontext_set_op_cpu_time(int mode);
 

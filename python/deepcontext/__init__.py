@@ -21,14 +21,16 @@ __version__ = "0.1.0"
 
 
 @contextlib.contextmanager
-def profile(path="deepcontext.dctx", native=False, cpu_time=True):
+def profile(path="deepcontext.dctx", native=False, cpu_time="sampled"):
     """Profiles the enclosed block and writes the profile to `path`.
 
-    With `cpu_time=False`, ops are timed by wall time only, saving two
-    system calls per op (like `deepcontext run --no-cpu-time`); with
-    `cpu_time="sampled"` a sampling thread charges each millisecond of a
-    thread's CPU time to the op running then, also without a system call
-    per op (like `--sampled-cpu-time`).
+    By default (`cpu_time="sampled"`) a sampling thread charges each
+    millisecond of a thread's CPU time to the op running then, without a
+    system call per op. `cpu_time="exact"` (or True) reads the thread's CPU
+    clock at every op's entry and exit, like `deepcontext run
+    --exact-cpu-time`: exact for every op, at two system calls per op.
+    `cpu_time="off"` (or False) times ops by wall time only, like
+    `--no-cpu-time`.
 
     With `native=True`, the paths of ops called from Python also hold the
     native (C/C++) frames between the Python line and the op, like
@@ -69,7 +71,7 @@ def profile(path="deepcontext.dctx", native=False, cpu_time=True):
             _runtime.write(path)
         finally:
             if not nested:
-                _runtime.set_op_cpu_time(True)
+                _runtime.set_op_cpu_time(_runtime.DEFAULT_CPU_TIME)
             if native and not nested:
                 _set_native(False)
 

@@ -97,9 +97,9 @@ def main():
             _set_native(True)  # deepcontext run --native
         cpu_time = os.environ.get("DEEPCONTEXT_CPU_TIME")
         if cpu_time == "0":
-            _runtime.set_op_cpu_time(False)  # deepcontext run --no-cpu-time
-        elif cpu_time == "sampled":
-            _runtime.set_op_cpu_time("sampled")  # deepcontext run --sampled-cpu-time
+            _runtime.set_op_cpu_time("off")  # deepcontext run --no-cpu-time
+        elif cpu_time in ("exact", "sampled"):
+            _runtime.set_op_cpu_time(cpu_time)  # --exact-cpu-time, --sampled-cpu-time
         _record_metadata()
     except Exception as error:
         _warn("profiling disabled: %s" % error)

@@ -77,15 +77,19 @@ def set_metadata(key, value):
         str(key).encode("utf-8"), str(value).encode("utf-8")))
 
 
+DEFAULT_CPU_TIME = "sampled"
+_CPU_TIME_MODES = {"sampled": 2, "exact": 1, True: 1, "off": 0, False: 0}
+
+
 def set_op_cpu_time(mode):
-    """How ops get thread CPU time: True (exact, the default), False (none:
-    two fewer system calls per op) or "sampled" (a 1 ms sampling thread)."""
-    if mode == "sampled":
-        value = 2
-    elif mode is True or mode is False:
-        value = 1 if mode else 0
-    else:
-        raise ValueError("cpu_time must be True, False or 'sampled', not %r" % (mode,))
+    """How ops get thread CPU time: "sampled" (the default: a 1 ms sampling
+    thread, no system call per op), "exact" or True (read at every op's
+    entry and exit: two system calls per op) or "off"/False (none)."""
+    # Only str and bool: 1 == True would otherwise pass as a mode.
+    value = _CPU_TIME_MODES.get(mode) if isinstance(mode, (str, bool)) else None
+    if value is None:
+        raise ValueError("cpu_time must be 'sampled', 'exact' (or True) or 'off' "
+                         "(or False), not %r" % (mode,))
     _check(library().deepcontext_set_op_cpu_time(value))
 
 

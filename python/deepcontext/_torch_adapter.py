@@ -210,6 +210,10 @@ def _track_cuda_memory(torch, adapter, unsupported):
     per-device allocators only exist from then on; torch runs lazy calls
     right after initialization, or at once when it already happened).
     `unsupported` says why the adapter was built without the hook, if so."""
+    if os.environ.get("DEEPCONTEXT_GPU_MEMORY") == "0":
+        _runtime.set_metadata("gpu_memory", "not tracked: turned off (--no-gpu-memory, "
+                              "DEEPCONTEXT_GPU_MEMORY=0)")
+        return
     if unsupported is not None:
         _runtime.set_metadata("gpu_memory", "not tracked: " + unsupported)
         return

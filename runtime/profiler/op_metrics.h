@@ -49,7 +49,9 @@ class OpMetrics {
   const MetricId cpu_time_;
   const MetricId wall_time_;
   std::atomic<uint64_t> generation_;
-  std::atomic<CpuTimeMode> cpu_time_mode_{CpuTimeMode::kExact};
+  // Sampled by default: exact per-op clocks cost more than the rest of the
+  // profiler's per-op work together (bench/cpu_overhead.py, gpu_overhead.py).
+  std::atomic<CpuTimeMode> cpu_time_mode_{CpuTimeMode::kSampled};
   CpuSampler sampler_;
 };
 

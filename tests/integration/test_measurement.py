@@ -3,6 +3,8 @@
 import os
 import subprocess
 
+import pytest
+
 from conftest import PYTHON, cli, load_profile, package_env, program, run_profiled
 from markers import marker_line
 
@@ -21,8 +23,9 @@ def _profile_cpu_accounting(tmp_path, options=()):
     return out, tree, int(measured_file.read_text()), ops
 
 
-def test_op_cpu_time_matches_programs_own_measurement(tmp_path):
-    _, tree, measured, ops = _profile_cpu_accounting(tmp_path)
+def test_exact_op_cpu_time_matches_programs_own_measurement(tmp_path):
+    _, tree, measured, ops = _profile_cpu_accounting(tmp_path, ["--exact-cpu-time"])
+    assert tree.metadata["op_cpu_time"] == "on"
     profiled = sum(n.incl("cpu_time") for n in ops)
     assert abs(profiled - measured) <= 0.10 * measured, (profiled, measured)
 
@@ -75,20 +78,25 @@ def test_profile_region_without_cpu_time(tmp_path):
             "with deepcontext.profile(sys.argv[1], cpu_time=False):\n"
             "    torch.mm(x, x)\n"
             "with deepcontext.profile(sys.argv[1] + '.2'):\n"
+            "    torch.mm(x, x)\n"
+            "with deepcontext.profile(sys.argv[1] + '.3', cpu_time='exact'):\n"
             "    torch.mm(x, x)\n")
     result = subprocess.run([PYTHON, "-c", code, str(out)], env=package_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     assert result.returncode == 0, result.stderr.decode()
-    first, second = load_profile(out), load_profile(str(out) + ".2")
+    first, second, third = (load_profile(str(out) + suffix) for suffix in ("", ".2", ".3"))
     assert first.metadata["op_cpu_time"] == "off"
     assert not any("cpu_time" in n.exclusive for n in first.nodes)
     # The next region is back to the default.
-    assert second.metadata["op_cpu_time"] == "on"
-    assert any("cpu_time" in n.exclusive for n in second.find(kind="operator", name="aten::mm"))
+    assert second.metadata["op_cpu_time"].startswith("sampled every")
+    assert third.metadata["op_cpu_time"] == "on"
+    mm = third.find(kind="operator", name="aten::mm")
+    assert mm and mm[0].exclusive["cpu_time"]["count"] == 1
 
 
-def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path):
-    _, tree, measured, ops = _profile_cpu_accounting(tmp_path, ["--sampled-cpu-time"])
+@pytest.mark.parametrize("options", [[], ["--sampled-cpu-time"]], ids=["default", "flag"])
+def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path, options):
+    _, tree, measured, ops = _profile_cpu_accounting(tmp_path, options)
     assert tree.metadata["op_cpu_time"] == "sampled every 1000 us"
     # Statistical: each millisecond goes to the op running at its tick.
     profiled = sum(n.incl("cpu_time") for n in ops)
@@ -103,7 +111,7 @@ def test_profile_region_cpu_time_modes(tmp_path):
     code = ("import sys, torch, deepcontext\n"
             "x = torch.randn(256, 256)\n"
             "try:\n"
-            "    with deepcontext.profile(sys.argv[1] + '.bad', cpu_time='exact'):\n"
+            "    with deepcontext.profile(sys.argv[1] + '.bad', cpu_time='precise'):\n"
             "        pass\n"
             "except ValueError as error:\n"
             "    print('refused:', error)\n"
@@ -113,10 +121,26 @@ def test_profile_region_cpu_time_modes(tmp_path):
     result = subprocess.run([PYTHON, "-c", code, str(out)], env=package_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     assert result.returncode == 0, result.stderr.decode()
-    assert b"refused: cpu_time must be True, False or 'sampled'" in result.stdout
+    assert b"refused: cpu_time must be 'sampled', 'exact' (or True) or 'off'" in result.stdout
     assert not os.path.exists(str(out) + ".bad")
     tree = load_profile(out)
     assert tree.metadata["op_cpu_time"].startswith("sampled")
     mm = tree.find(kind="operator", name="aten::mm")
     assert sum(n.calls() for n in mm) == 200
     assert sum(n.incl("cpu_time") for n in mm) > 0
+
+
+def test_cpu_time_options_exclude_each_other(tmp_path):
+    result = cli("run", "--exact-cpu-time", "--no-cpu-time", "-o", str(tmp_path / "x.dctx"),
+                 "--", PYTHON, "-c", "pass", check=None)
+    assert result.returncode != 0
+    assert b"excludes" in result.stderr, result.stderr
+    assert not (tmp_path / "x.dctx").exists()
+
+
+def test_gpu_memory_tracking_can_be_turned_off(tmp_path):
+    out = tmp_path / "nomem.dctx"
+    run_profiled([PYTHON, program("cpu_accounting.py"), str(tmp_path / "measured")], out,
+                 options=["--no-gpu-memory"], check=0)
+    assert load_profile(out).metadata["gpu_memory"] == (
+        "not tracked: turned off (--no-gpu-memory, DEEPCONTEXT_GPU_MEMORY=0)")

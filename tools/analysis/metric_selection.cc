@@ -1,5 +1,7 @@
 #include "tools/analysis/metric_selection.h"
 
+#include <algorithm>
+
 namespace deepcontext::analysis {
 
 std::optional<MetricIndex> DefaultMetric(const ProfileTree& tree) {
@@ -7,6 +9,16 @@ std::optional<MetricIndex> DefaultMetric(const ProfileTree& tree) {
   std::optional<MetricIndex> gpu = tree.FindMetric("gpu_time");
   if (gpu && tree.Total(*gpu) != 0) return gpu;
   std::optional<MetricIndex> cpu = tree.FindMetric("cpu_time");
+  // Sampled CPU time is an estimate that short ops often miss; their wall
+  // time is measured exactly.
+  const bool sampled_cpu = std::ranges::any_of(
+      tree.sources(), [](const SourceInfo& source) {
+        return source.Metadata("op_cpu_time").starts_with("sampled");
+      });
+  if (sampled_cpu) {
+    std::optional<MetricIndex> wall = tree.FindMetric("wall_time");
+    if (wall && tree.HasSamples(*wall)) return wall;
+  }
   if (cpu && tree.HasSamples(*cpu)) return cpu;
   for (MetricIndex i = 0; i < tree.metrics().size(); ++i) {
     if (tree.metrics()[i].name != "calls" && tree.HasSamples(i)) return i;

@@ -26,6 +26,8 @@ struct RunOptions {
   bool native = false;
   bool no_cpu_time = false;
   bool sampled_cpu_time = false;
+  bool exact_cpu_time = false;
+  bool no_gpu_memory = false;
   std::vector<std::string> command;
 };
 
@@ -98,10 +100,17 @@ std::vector<std::string> WrittenProfiles(const std::string& output,
   }
   if (options.no_cpu_time) {
     setenv("DEEPCONTEXT_CPU_TIME", "0", 1);
+  } else if (options.exact_cpu_time) {
+    setenv("DEEPCONTEXT_CPU_TIME", "exact", 1);
   } else if (options.sampled_cpu_time) {
     setenv("DEEPCONTEXT_CPU_TIME", "sampled", 1);
   } else {
     unsetenv("DEEPCONTEXT_CPU_TIME");
+  }
+  if (options.no_gpu_memory) {
+    setenv("DEEPCONTEXT_GPU_MEMORY", "0", 1);
+  } else {
+    unsetenv("DEEPCONTEXT_GPU_MEMORY");
   }
   std::vector<char*> argv;
   for (const std::string& arg : options.command) {
@@ -206,13 +215,22 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
                 "the ops they call");
   auto* no_cpu = run->add_flag(
       "--no-cpu-time", options->no_cpu_time,
-      "Time ops by wall time only (no per-op thread CPU time): two fewer "
-      "system calls per op");
-  run->add_flag("--sampled-cpu-time", options->sampled_cpu_time,
-                "Sample thread CPU time every millisecond and charge it to the "
-                "op running then, instead of reading it at every op (no system "
-                "call per op; CPU outside ops goes to the thread)")
-      ->excludes(no_cpu);
+      "Time ops by wall time only: no thread CPU time and no sampling "
+      "thread");
+  auto* sampled = run->add_flag(
+      "--sampled-cpu-time", options->sampled_cpu_time,
+      "The default: sample thread CPU time every millisecond and charge it "
+      "to the op running then (no system call per op; CPU outside ops goes "
+      "to the thread)");
+  run->add_flag("--exact-cpu-time", options->exact_cpu_time,
+                "Read thread CPU time at every op's entry and exit: exact for "
+                "every op, at two system calls per op")
+      ->excludes(no_cpu)
+      ->excludes(sampled);
+  sampled->excludes(no_cpu);
+  run->add_flag("--no-gpu-memory", options->no_gpu_memory,
+                "Do not hook the CUDA caching allocator (no gpu_alloc_bytes or "
+                "gpu_peak_live_bytes; saves a callback per allocation and free)");
   run->add_option("command", options->command,
                   "The program and its arguments (put them after --)")
       ->required();

@@ -44,9 +44,16 @@ std::map<std::pair<ContextId, std::string>, Accumulator> Collect(
   return out;
 }
 
+TEST(OpMetrics, SamplesCpuTimeByDefault) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  EXPECT_EQ(metrics.cpu_time_mode(), OpMetrics::CpuTimeMode::kSampled);
+}
+
 TEST(OpMetrics, RecordsExclusiveTimeAndCalls) {
   MetricStore store;
   OpMetrics metrics(store);
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kExact);
   Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);
   Spin(2000000);
   Send(metrics, 2, DLMONITOR_PHASE_ENTER, 11);
@@ -68,6 +75,7 @@ TEST(OpMetrics, RecordsExclusiveTimeAndCalls) {
 TEST(OpMetrics, ExitContextWinsAndWrappersAreNotCalls) {
   MetricStore store;
   OpMetrics metrics(store);
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kExact);
   // A wrapper entered without context learns it at exit.
   Send(metrics, 1, DLMONITOR_PHASE_ENTER, 0, DLMONITOR_OP_BACKWARD_WRAPPER);
   Send(metrics, 1, DLMONITOR_PHASE_EXIT, 20, DLMONITOR_OP_BACKWARD_WRAPPER);

@@ -19,8 +19,10 @@ using testing::ProfileBuilder;
 // A one-node profile with the given metrics; each gets value 1 unless it is
 // listed in zero.
 ProfileTree TreeWith(const std::vector<std::string>& metrics,
-                     const std::vector<std::string>& zero = {}) {
+                     const std::vector<std::string>& zero = {},
+                     const std::string& op_cpu_time = "") {
   ProfileBuilder b;
+  if (!op_cpu_time.empty()) b.Meta("op_cpu_time", op_cpu_time);
   format::NodeId op = b.Add(0, FrameKind::kOperator, "op");
   for (const std::string& name : metrics) {
     bool is_zero = std::find(zero.begin(), zero.end(), name) != zero.end();
@@ -59,6 +61,18 @@ TEST(MetricSelectionTest, SkipsACpuTimeWithoutSamples) {
   EXPECT_EQ(DefaultName(TreeWith({"calls", "cpu_time", "wall_time"},
                                  {"cpu_time", "wall_time"})),
             "cpu_time");
+}
+
+TEST(MetricSelectionTest, PrefersExactWallTimeOverSampledCpuTime) {
+  const std::vector<std::string> metrics = {"calls", "cpu_time", "wall_time"};
+  EXPECT_EQ(DefaultName(TreeWith(metrics, {}, "sampled every 1000 us")),
+            "wall_time");
+  EXPECT_EQ(DefaultName(TreeWith(metrics, {}, "on")), "cpu_time");
+  EXPECT_EQ(DefaultName(TreeWith(metrics, {"wall_time"}, "sampled every 1000 us")),
+            "cpu_time");
+  EXPECT_EQ(DefaultName(TreeWith({"calls", "cpu_time", "gpu_time", "wall_time"}, {},
+                                 "sampled every 1000 us")),
+            "gpu_time");
 }
 
 TEST(MetricSelectionTest, ResolveByNameAndErrors) {
