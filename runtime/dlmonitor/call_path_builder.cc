@@ -108,6 +108,18 @@ struct StringHash {
 
 }  // namespace
 
+// An op name seen before at the same address: its id without hashing the
+// text. `text` is the interned copy the name is checked against, so a
+// transient name (a user scope's f-string) whose memory is reused for
+// another name is never mistaken for it.
+struct OpNameCacheEntry {
+  const char* pointer = nullptr;
+  const char* text = nullptr;
+  size_t length = 0;
+  StringId id = 0;
+};
+constexpr size_t kOpNameCacheSize = 256;  // direct-mapped by address
+
 struct ThreadState {
   uint64_t generation = 0;
   ContextId root = kNoContext;
@@ -116,6 +128,7 @@ struct ThreadState {
   ContextId last_remembered_anchor = kNoContext;
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>>
       op_names;
+  OpNameCacheEntry op_name_cache[kOpNameCacheSize];
 
   // The previous Python capture and what it resolved to, position by
   // position; ctx[i] == kNoContext means "not looked up yet".
@@ -372,13 +385,26 @@ ContextId CallPathBuilder::NativeChild(ContextId parent, uintptr_t pc) {
 }
 
 StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
-  std::string_view view(name == nullptr ? "" : name);
-  auto it = state.op_names.find(view);
-  if (it != state.op_names.end()) return it->second;
-  const StringId id = strings_.Intern(view);
-  // User-scope names can be unbounded (f-strings with step numbers): stop
-  // caching rather than growing forever; the global table still dedupes.
-  if (state.op_names.size() < 65536) state.op_names.emplace(view, id);
+  if (name == nullptr) name = "";
+  // Framework op names are mostly static strings: their address finds them.
+  OpNameCacheEntry& cached =
+      state.op_name_cache[(reinterpret_cast<uintptr_t>(name) >> 3) %
+                          kOpNameCacheSize];
+  if (cached.pointer == name &&
+      std::strncmp(name, cached.text, cached.length + 1) == 0) {
+    return cached.id;
+  }
+  const std::string_view view(name);
+  StringId id = 0;
+  if (auto it = state.op_names.find(view); it != state.op_names.end()) {
+    id = it->second;
+  } else {
+    id = strings_.Intern(view);
+    // User-scope names can be unbounded (f-strings with step numbers): stop
+    // caching rather than growing forever; the global table still dedupes.
+    if (state.op_names.size() < 65536) state.op_names.emplace(view, id);
+  }
+  cached = OpNameCacheEntry{name, strings_.Get(id), view.size(), id};
   return id;
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <string>
 #include <thread>
 #include <vector>
@@ -189,6 +191,30 @@ TEST_F(CallPathBuilderTest, SequenceNumberBelongsToTheLatestOpThatReportedIt) {
   auto fn = Op("ConvolutionBackward0", DLMONITOR_OP_BACKWARD_FUNCTION, 8, 1, 1);
   EXPECT_EQ(Path(builder_.OnOpEnter(fn)),
             "thread/line_b/[backward]/ConvolutionBackward0");
+}
+
+TEST_F(CallPathBuilderTest, ANameRewrittenAtTheSameAddressIsReadAgain) {
+  // A user scope's name can live in a buffer that is reused for another
+  // name (a formatted string): the op name cache must not go by address.
+  char name[32] = "scope step 1";
+  auto first = Op(name, DLMONITOR_OP_OPERATOR);
+  const ContextId step1 = builder_.OnOpEnter(first);
+  builder_.OnOpExit(first);
+  std::snprintf(name, sizeof(name), "scope step 10");
+  auto second = Op(name, DLMONITOR_OP_OPERATOR);
+  const ContextId step10 = builder_.OnOpEnter(second);
+  builder_.OnOpExit(second);
+  std::snprintf(name, sizeof(name), "scope");
+  auto third = Op(name, DLMONITOR_OP_OPERATOR);
+  const ContextId shorter = builder_.OnOpEnter(third);
+  builder_.OnOpExit(third);
+  EXPECT_EQ(Path(step1), "thread/scope step 1");
+  EXPECT_EQ(Path(step10), "thread/scope step 10");
+  EXPECT_EQ(Path(shorter), "thread/scope");
+  // The same text at another address is the same op.
+  const std::string copy = "scope step 10";
+  auto again = Op(copy.c_str(), DLMONITOR_OP_OPERATOR);
+  EXPECT_EQ(builder_.OnOpEnter(again), step10);
 }
 
 TEST_F(CallPathBuilderTest, UnmatchedExitIsIgnored) {
