@@ -16,7 +16,7 @@
 
 namespace deepcontext::cupti {
 
-class GpuBackendState;  // gpu_backend.cc
+class GpuBackendState;  // gpu_backend_state.h
 
 class GpuBackend {
  public:

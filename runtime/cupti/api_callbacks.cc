@@ -1,0 +1,146 @@
+// The driver API and resource callbacks of the GPU backend. They run on
+// application threads, inside the CUDA call: launches are mapped to the
+// calling context here, graph nodes to the context that created them.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <string_view>
+
+#include "deepcontext/dlmonitor.h"
+#include "runtime/cupti/gpu_backend_state.h"
+
+namespace deepcontext::cupti {
+namespace {
+
+// API name for graph nodes created outside any traced call.
+constexpr std::string_view kGraphNodeApi = "<graph node>";
+
+// The traced driver call running on this thread, between its entry and
+// exit callbacks (driver calls do not nest).
+struct ApiCall {
+  const char* name = nullptr;
+  uint64_t correlation_id = 0;
+  ContextId context = 0;
+  // A graph node was created inside the call: the call was captured into
+  // a graph and will produce no records of its own.
+  bool created_graph_node = false;
+};
+thread_local ApiCall t_call;
+
+uint64_t ThreadId() {
+  thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
+  return id;
+}
+
+}  // namespace
+
+void GpuBackendState::OnCallback(CUpti_CallbackDomain domain,
+                                 CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    OnDriverApi(cbid, *static_cast<const CUpti_CallbackData*>(data));
+  } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    OnResource(cbid, *static_cast<const CUpti_ResourceData*>(data));
+  }
+}
+
+void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
+                                  const CUpti_CallbackData& data) {
+  if (cbid >= api_classes_.size()) return;
+  const DriverApiClass api = api_classes_[cbid];
+  if (api == DriverApiClass::kOther) return;
+  if (api == DriverApiClass::kGraphExecEdit) {
+    if (data.callbackSite == CUPTI_API_ENTER) {
+      graphs_.OnNodeSetEnabled(cbid, data.functionParams);
+    }
+    return;
+  }
+  const char* name = data.functionName != nullptr ? data.functionName
+                                                  : api_names_[cbid];
+  if (name == nullptr) name = "<driver API>";
+
+  dlmonitor_gpu_api_data_t payload{};
+  payload.struct_size = sizeof(payload);
+  payload.name = name;
+  payload.correlation_id = data.correlationId;
+  dlmonitor_event_t event{};
+  event.struct_size = sizeof(event);
+  event.domain = DLMONITOR_DOMAIN_GPU_API;
+  event.gpu_api = &payload;
+
+  if (data.callbackSite == CUPTI_API_ENTER) {
+    event.phase = DLMONITOR_PHASE_ENTER;
+    // DLMonitor fills event.context when a tool listens to GPU API events;
+    // otherwise the context is looked up here.
+    dlmonitor_event_emit(&event);
+    ContextId context = event.context;
+    if (context == 0 && dlmonitor_context_current(&context) != DLMONITOR_OK) {
+      context = 0;
+    }
+    t_call = ApiCall{name, data.correlationId, context, false};
+    if (!ProducesRecords(api)) return;
+    LaunchRecord launch;
+    launch.correlation_id = data.correlationId;
+    launch.context = context;
+    launch.api_name = name;
+    launch.thread = ThreadId();
+    launch.expected_records =
+        api == DriverApiClass::kGraphLaunch
+            ? graphs_.LaunchRecords(cbid, data.functionParams)
+            : ExpectedRecords(api,
+                              api_names_[cbid] != nullptr ? api_names_[cbid] : name,
+                              Traced());
+    launch.record_at_return = api == DriverApiClass::kSync;
+    attribution_.OnLaunch(launch);
+    return;
+  }
+  // API exit.
+  if (ProducesRecords(api)) {
+    const bool captured = t_call.created_graph_node &&
+                          t_call.correlation_id == data.correlationId &&
+                          api != DriverApiClass::kGraphLaunch;
+    // A failed call enqueued nothing; a failed synchronization may still
+    // have waited and been recorded.
+    const auto* result = static_cast<const CUresult*>(data.functionReturnValue);
+    const bool failed = api != DriverApiClass::kSync && result != nullptr &&
+                        *result != CUDA_SUCCESS;
+    if (captured || failed) attribution_.ForgetLaunch(data.correlationId);
+  }
+  t_call = ApiCall{};
+  event.phase = DLMONITOR_PHASE_EXIT;
+  dlmonitor_event_emit(&event);
+}
+
+void GpuBackendState::OnResource(CUpti_CallbackId cbid,
+                                 const CUpti_ResourceData& data) {
+  if (graphs_.OnResource(cbid, data.resourceDescriptor, Traced())) return;
+  if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
+      cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    return;
+  }
+  const auto* graph = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
+  if (graph == nullptr || graph->node == nullptr) return;
+  uint64_t node_id = 0;
+  if (f_.get_graph_node_id(graph->node, &node_id) != CUPTI_SUCCESS) return;
+
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    uint64_t original_id = 0;
+    if (graph->originalNode != nullptr &&
+        f_.get_graph_node_id(graph->originalNode, &original_id) == CUPTI_SUCCESS) {
+      attribution_.OnGraphNodeCloned(node_id, original_id);
+    }
+    return;
+  }
+  // Inside a traced call (a launch captured from a stream, or cuGraphAdd*)
+  // the call's context was taken at its entry.
+  ContextId context = t_call.context;
+  std::string_view api = kGraphNodeApi;
+  if (t_call.name != nullptr) {
+    api = t_call.name;
+    t_call.created_graph_node = true;
+  } else if (dlmonitor_context_current(&context) != DLMONITOR_OK) {
+    context = 0;
+  }
+  attribution_.OnGraphNodeCreated(node_id, context, api);
+}
+
+}  // namespace deepcontext::cupti

@@ -1,0 +1,337 @@
+#include "runtime/cupti/gpu_backend_state.h"
+
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iterator>
+#include <thread>
+
+#include "deepcontext/dlmonitor.h"
+#include "runtime/cupti/activity_buffer_pool.h"
+#include "runtime/cupti/gpu_metadata.h"
+
+namespace deepcontext::cupti {
+namespace {
+
+constexpr char kSubscriberName[] = "DeepContext";
+constexpr char kAnotherClient[] =
+    "another CUPTI client (torch.profiler, Nsight Systems, ...) is active: "
+    "no GPU activity recorded";
+
+struct ActivityKindName {
+  CUpti_ActivityKind kind;
+  const char* name;
+  bool TracedActivity::*traced;
+};
+constexpr ActivityKindName kActivityKinds[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", &TracedActivity::kernels},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "copies", &TracedActivity::copies},
+    {CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies", &TracedActivity::peer_copies},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memsets", &TracedActivity::memsets},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations",
+     &TracedActivity::syncs},
+};
+
+int64_t RealtimeNs() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+}
+
+// Activity buffers outlive every backend: CUPTI may hand one back late.
+ActivityBufferPool& BufferPool() {
+  static auto* pool = new ActivityBufferPool();
+  return *pool;
+}
+
+// CUPTI's activity callbacks carry no user data, so the running backend is
+// found here. Processing a buffer holds the mutex; Stop() clears the
+// pointer under it, so no buffer is processed by a backend being destroyed.
+std::mutex& ActiveMutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+GpuBackendState* g_active = nullptr;  // guarded by ActiveMutex()
+
+void CUPTIAPI CuptiCallback(void* userdata, CUpti_CallbackDomain domain,
+                              CUpti_CallbackId cbid, const void* data);
+void CUPTIAPI RequestBuffer(uint8_t** buffer, size_t* size,
+                                size_t* max_records);
+void CUPTIAPI CompleteBuffer(CUcontext context, uint32_t stream_id,
+                                uint8_t* buffer, size_t size, size_t valid_size);
+
+}  // namespace
+
+TracedActivity TracedFromBits(unsigned bits) {
+  TracedActivity traced;
+  for (size_t i = 0; i < std::size(kActivityKinds); ++i) {
+    traced.*kActivityKinds[i].traced = (bits >> i & 1u) != 0;
+  }
+  return traced;
+}
+
+namespace {
+
+void CUPTIAPI CuptiCallback(void* userdata, CUpti_CallbackDomain domain,
+                              CUpti_CallbackId cbid, const void* data) {
+  auto* state = static_cast<GpuBackendState*>(userdata);
+  if (state == nullptr || data == nullptr) return;
+  state->in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  if (!state->stopping_.load(std::memory_order_acquire)) {
+    try {
+      state->OnCallback(domain, cbid, data);
+    } catch (...) {
+      // Out of memory inside a CUDA call: lose this launch, not the program.
+    }
+  }
+  state->in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void CUPTIAPI RequestBuffer(uint8_t** buffer, size_t* size,
+                                size_t* max_records) {
+  // A null buffer makes CUPTI drop records (counted as dropped) rather
+  // than fail.
+  *buffer = BufferPool().Acquire();
+  *size = *buffer != nullptr ? BufferPool().buffer_size() : 0;
+  *max_records = 0;  // fill the buffer
+}
+
+void CUPTIAPI CompleteBuffer(CUcontext context, uint32_t stream_id,
+                                uint8_t* buffer, size_t /*size*/,
+                                size_t valid_size) {
+  {
+    std::lock_guard<std::mutex> guard(ActiveMutex());
+    if (g_active != nullptr) {
+      g_active->OnBufferCompleted(context, stream_id, buffer, valid_size);
+    }
+  }
+  BufferPool().Release(buffer);
+}
+
+}  // namespace
+
+std::string GpuBackendState::Start() {
+  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  if (dlmonitor_init() != DLMONITOR_OK) return "DLMonitor failed to initialize";
+  dlmonitor_initialized_ = true;
+
+  api_classes_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, DriverApiClass::kOther);
+  api_names_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, nullptr);
+  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (f_.get_callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) ==
+            CUPTI_SUCCESS &&
+        name != nullptr) {
+      api_classes_[cbid] = ClassifyDriverApi(name);
+      api_names_[cbid] = name;
+    }
+  }
+
+  {
+    std::lock_guard<std::mutex> active(ActiveMutex());
+    if (g_active != nullptr) {
+      return "a GPU backend is already running in this process";
+    }
+  }
+
+  char old_subscriber[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {0};
+  CUptiResult result;
+  if (f_.subscribe_v2 != nullptr) {
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = kSubscriberName;
+    params.oldSubscriberName = old_subscriber;
+    params.oldSubscriberSize = sizeof(old_subscriber) - 1;
+    result = f_.subscribe_v2(&subscriber_, &CuptiCallback, this, &params);
+  } else {
+    result = f_.subscribe(&subscriber_, &CuptiCallback, this);
+  }
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    std::string message = kAnotherClient;
+    if (old_subscriber[0] != '\0') {
+      message += std::string(" (CUPTI names it \"") + old_subscriber + "\")";
+    }
+    return message;
+  }
+  if (result != CUPTI_SUCCESS) {
+    return "no GPU activity recorded: cuptiSubscribe failed: " +
+           library_.ResultString(result);
+  }
+  subscribed_ = true;
+
+  {
+    std::lock_guard<std::mutex> active(ActiveMutex());
+    g_active = this;
+  }
+  registered_ = true;
+  result = f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer);
+  if (result != CUPTI_SUCCESS) {
+    return "no GPU activity recorded: cuptiActivityRegisterCallbacks "
+           "failed: " + library_.ResultString(result);
+  }
+
+  size_t traced = 0;
+  bool launches = false;
+  for (uint32_t cbid = 1; cbid < api_classes_.size(); ++cbid) {
+    if (api_classes_[cbid] == DriverApiClass::kOther) continue;
+    if (f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid) ==
+        CUPTI_SUCCESS) {
+      ++traced;
+      launches = launches || api_classes_[cbid] == DriverApiClass::kKernelLaunch;
+    }
+  }
+  if (!launches) {
+    return "no GPU activity recorded: CUPTI refused the kernel launch "
+           "callbacks";
+  }
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
+                                CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED}) {
+    result = f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+    if (result != CUPTI_SUCCESS) {
+      warnings_ += "graph node callbacks unavailable (" +
+                   library_.ResultString(result) +
+                   "): CUDA graph kernels go to the graph launch; ";
+      break;
+    }
+  }
+  // Without these, graph launches keep an unknown record count: they are
+  // still attributed, only held until a flush.
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
+                                CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) {
+    f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  }
+
+  std::string kinds;
+  unsigned traced_kinds = 0;
+  for (size_t i = 0; i < std::size(kActivityKinds); ++i) {
+    const ActivityKindName& kind = kActivityKinds[i];
+    result = f_.activity_enable(kind.kind);
+    if (result == CUPTI_SUCCESS) {
+      traced_kinds |= 1u << i;
+      enabled_kinds_.push_back(kind.kind);
+      kinds += kinds.empty() ? kind.name : std::string(", ") + kind.name;
+    } else if (kind.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      std::string message =
+          "no GPU activity recorded: CUPTI cannot trace kernels: " +
+          library_.ResultString(result);
+      // Another tool's activity settings (e.g. serialized kernel tracing)
+      // exclude ours.
+      if (result == CUPTI_ERROR_NOT_COMPATIBLE) {
+        message += " (another CUPTI client may be active)";
+      }
+      return message;
+    } else {
+      warnings_ += std::string(kind.name) + " not traced (" +
+                   library_.ResultString(result) + "); ";
+    }
+  }
+  traced_kinds_.store(traced_kinds, std::memory_order_release);
+
+  description_ = "CUPTI " + std::to_string(library_.runtime_version()) + " (" +
+                 library_.path() + "): tracing " + kinds + "; " +
+                 std::to_string(traced) + " driver functions traced";
+  if (!warnings_.empty()) {
+    warnings_.resize(warnings_.size() - 2);  // the last "; "
+    description_ += "; " + warnings_;
+  }
+  return "";
+}
+
+void GpuBackendState::Stop() {
+  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  if (stopped_) return;
+  stopping_.store(true, std::memory_order_release);
+  if (subscribed_) {
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
+  }
+  for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
+  enabled_kinds_.clear();
+  if (registered_) {
+    // The last records; processed on this thread by OnBufferCompleted.
+    f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    std::lock_guard<std::mutex> active(ActiveMutex());
+    if (g_active == this) g_active = nullptr;
+    registered_ = false;
+  }
+  if (subscribed_) {
+    f_.unsubscribe(subscriber_);
+    subscribed_ = false;
+  }
+  // A callback that started before the unsubscription may still run on
+  // another thread; it only touches this object, so wait for it (briefly:
+  // callbacks take microseconds).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (in_flight_.load(std::memory_order_acquire) != 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  attribution_.Flush();
+  if (dlmonitor_initialized_) {
+    dlmonitor_finalize();
+    dlmonitor_initialized_ = false;
+  }
+  stopped_ = true;
+}
+
+void GpuBackendState::Flush() {
+  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  // The completion callback runs on this thread during the flush and takes
+  // ActiveMutex, which is therefore not held here.
+  if (registered_ && !stopped_) {
+    attribution_.BeginFlush();
+    f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
+  attribution_.Flush();
+  // Once, when records are first found missing; the profile says it too.
+  const uint64_t missing = attribution_.Stats().launches_without_records;
+  if (missing > 0 && !warned_missing_records_) {
+    warned_missing_records_ = true;
+    std::fprintf(stderr, "deepcontext: warning: %s\n",
+                 MissingRecordsWarning(missing).c_str());
+  }
+}
+
+void GpuBackendState::OnBufferCompleted(CUcontext context, uint32_t stream_id,
+                                        uint8_t* buffer, size_t valid_size) {
+  processor_.ProcessBuffer(buffer, valid_size, &NextCuptiRecord,
+                           const_cast<CuptiFunctions*>(&f_));
+  size_t dropped = 0;
+  if (f_.activity_get_num_dropped_records(context, stream_id, &dropped) ==
+      CUPTI_SUCCESS) {
+    dropped_records_.fetch_add(dropped, std::memory_order_relaxed);
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
+    const {
+  GpuMetadataInput input;
+  input.cupti_version = library_.runtime_version();
+  input.cupti_library = library_.path();
+  input.driver_version = driver_->DriverVersion();
+  // Devices that ran kernels are known already; the others are asked for
+  // when the program has initialized the driver.
+  input.devices = processor_.Devices();
+  const int count = driver_->DeviceCount();
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    const auto device = static_cast<uint32_t>(ordinal);
+    DeviceAttributes attributes;
+    if (input.devices.count(device) == 0 &&
+        driver_->QueryDevice(device, &attributes)) {
+      input.devices.emplace(device, DeviceInfoFromAttributes(attributes));
+    }
+  }
+  input.activity = attribution_.Devices();
+  input.stats = attribution_.Stats();
+  input.counters = processor_.Counters();
+  input.dropped_records = dropped_records_.load(std::memory_order_relaxed);
+  uint64_t gpu_now = 0;
+  if (f_.get_timestamp(&gpu_now) == CUPTI_SUCCESS) {
+    input.clock_offset_ns = static_cast<int64_t>(gpu_now) - RealtimeNs();
+  }
+  input.warnings = warnings_;
+  return GpuMetadata(input);
+}
+
+}  // namespace deepcontext::cupti

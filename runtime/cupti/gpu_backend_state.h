@@ -1,0 +1,108 @@
+// The GPU backend's state while it runs: the CUPTI subscription, the
+// attribution of activity records, and the callbacks CUPTI calls. Private
+// to runtime/cupti: gpu_backend_state.cc starts, flushes and stops it;
+// api_callbacks.cc handles the driver API and resource callbacks on
+// application threads.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/cupti/activity_processor.h"
+#include "runtime/cupti/cuda_driver.h"
+#include "runtime/cupti/cupti_functions.h"
+#include "runtime/cupti/cupti_loader.h"
+#include "runtime/cupti/driver_api.h"
+#include "runtime/cupti/gpu_attribution.h"
+#include "runtime/cupti/graph_launch_tracker.h"
+#include "runtime/cupti/metric_store_sink.h"
+#include "runtime/profiler/metric_store.h"
+
+namespace deepcontext::cupti {
+
+// The activity kinds whose bits are set in `bits` (bit i: the i-th kind
+// Start() enables, see gpu_backend_state.cc).
+TracedActivity TracedFromBits(unsigned bits);
+
+// Everything the running backend owns. Its callbacks run on application
+// threads (API and resource callbacks) and on CUPTI's thread (completed
+// buffers).
+class GpuBackendState {
+ public:
+  GpuBackendState(profiler::MetricStore& store, const CuptiLibrary& library,
+                  std::unique_ptr<CudaDriver> driver)
+      : library_(library),
+        f_(*library.functions()),
+        driver_(std::move(driver)),
+        sink_(store),
+        attribution_(sink_),
+        processor_(attribution_, [this](uint32_t device, DeviceInfo* info) {
+          DeviceAttributes attributes;
+          if (!driver_->QueryDevice(device, &attributes)) return false;
+          *info = DeviceInfoFromAttributes(attributes);
+          return true;
+        }),
+        graphs_(*driver_) {}
+
+  GpuBackendState(const GpuBackendState&) = delete;
+  GpuBackendState& operator=(const GpuBackendState&) = delete;
+  ~GpuBackendState() { Stop(); }
+
+  // "" when tracing, otherwise why not; Stop() cleans up either way.
+  std::string Start();
+  void Stop();
+  void Flush();
+  std::vector<std::pair<std::string, std::string>> Metadata() const;
+  // What Start() enabled, for the status line.
+  const std::string& description() const { return description_; }
+
+  // CUPTI entry points (see the functions in the anonymous namespace).
+  void OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                  const void* data);
+  void OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                         size_t valid_size);
+
+  // Callbacks currently running; Stop() waits for them to finish.
+  std::atomic<int> in_flight_{0};
+  std::atomic<bool> stopping_{false};
+
+ private:
+  void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
+  void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
+  TracedActivity Traced() const {
+    return TracedFromBits(traced_kinds_.load(std::memory_order_acquire));
+  }
+
+  const CuptiLibrary& library_;
+  const CuptiFunctions& f_;
+  const std::unique_ptr<CudaDriver> driver_;
+  MetricStoreSink sink_;
+  GpuAttribution attribution_;
+  ActivityProcessor processor_;
+  GraphLaunchTracker graphs_;
+
+  // Indexed by driver callback id; written by Start() before subscribing.
+  std::vector<DriverApiClass> api_classes_;
+  std::vector<const char*> api_names_;
+
+  std::mutex lifecycle_mutex_;  // serializes Start, Flush and Stop
+  bool dlmonitor_initialized_ = false;
+  bool subscribed_ = false;
+  bool registered_ = false;  // activity callbacks point at this backend
+  bool stopped_ = false;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::vector<CUpti_ActivityKind> enabled_kinds_;
+  std::string description_;
+  std::string warnings_;
+  bool warned_missing_records_ = false;
+  std::atomic<uint64_t> dropped_records_{0};
+  // Bit i: kActivityKinds[i] is enabled. All until Start() knows, so that
+  // launches during Start() expect records as before.
+  std::atomic<unsigned> traced_kinds_{~0u};
+};
+
+}  // namespace deepcontext::cupti
