@@ -54,6 +54,7 @@ asan: deps
 	ctest --test-dir $(BUILD)-asan --output-on-failure -E "^(integration|python_frames|native_splice)"
 
 bench: deps build
+	$(BUILD)/bin/event_cost
 	$(PYTHON) bench/cpu_overhead.py --build $(BUILD)
 
 bench-gpu: deps build

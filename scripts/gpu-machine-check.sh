@@ -5,7 +5,8 @@
 # then the project is built and every test plus the benchmarks run with
 # the machine's own Python and torch. Logs go to $OUT (or ./gpu-check-out).
 # CPU_BENCH=0 skips the CPU benchmark; GPU_BENCH=resnet50,gpt2,mlp runs the
-# GPU benchmark for those models; TESTS=0 only builds (for benchmark runs).
+# GPU benchmark for those models (with GPU_BENCH_ARGS passed on); TESTS=0
+# only builds (for benchmark runs).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$OUT"
@@ -42,7 +43,11 @@ if [ "${CPU_BENCH:-1}" = 1 ]; then
   "$PYTHON" bench/cpu_overhead.py --build "$BUILD" --python "$PYTHON" 2>&1 | tee "$OUT/bench.txt"
 fi
 if [ -n "${GPU_BENCH:-}" ]; then
+  "$BUILD/bin/event_cost" 2>&1 | tee "$OUT/event_cost.txt"
   [ -x "$BUILD/bin/gpu_launch_cost" ] && "$BUILD/bin/gpu_launch_cost" 2>&1 | tee "$OUT/launch_cost.txt"
+  # GPU_BENCH_ARGS: e.g. "--timing-only" or "--breakdown" (one call has ten
+  # minutes: three models with every row take longer).
+  # shellcheck disable=SC2086
   "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models "$GPU_BENCH" \
-      --repeats "${GPU_BENCH_REPEATS:-3}" 2>&1 | tee "$OUT/gpu_bench.txt"
+      --repeats "${GPU_BENCH_REPEATS:-3}" ${GPU_BENCH_ARGS:-} 2>&1 | tee "$OUT/gpu_bench.txt"
 fi
