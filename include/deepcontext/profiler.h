@@ -51,8 +51,8 @@ DEEPCONTEXT_API int deepcontext_reset(void);
    system call per op; statistical; CPU outside ops goes to the thread's
    node); 1 exact, read at each op's entry and exit (two clock system calls
    per op, the largest per-op cost of the profiler); 0 off, ops keep calls
-   and wall time. The profile's "op_cpu_time" metadata names the mode. Applies to ops
-   entered afterwards. */
+   and wall time. The profile's "op_cpu_time" metadata names the mode.
+   Applies to ops entered afterwards. */
 DEEPCONTEXT_API int deepcontext_set_op_cpu_time(int mode);
 
 /* One line on GPU collection in the current (or last) session: what is

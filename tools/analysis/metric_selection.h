@@ -12,10 +12,10 @@ namespace deepcontext::analysis {
 // Returns the metric to show when the user names none: "gpu_time" when it
 // has a nonzero total (GPU work is what deep-learning users usually chase),
 // else "wall_time" with samples when op CPU time was sampled (metadata
-// op_cpu_time "sampled ..."), else "cpu_time" when it has samples, else the first metric with samples
-// that is not "calls" (a call count says little about cost), else the same
-// choices without requiring samples. Returns
-// nullopt only when the tree has no metrics at all.
+// op_cpu_time "sampled ..."), else "cpu_time" when it has samples, else
+// the first metric with samples that is not "calls" (a call count says
+// little about cost), else the same choices without requiring samples.
+// Returns nullopt only when the tree has no metrics at all.
 std::optional<MetricIndex> DefaultMetric(const ProfileTree& tree);
 
 // The outcome of looking up a metric by name.
