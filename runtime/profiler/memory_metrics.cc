@@ -1,6 +1,13 @@
 #include "runtime/profiler/memory_metrics.h"
 
+#include <mutex>  // std::lock_guard
+
 namespace deepcontext::profiler {
+namespace {
+
+constexpr size_t kMaxSpareNodes = 4096;
+
+}  // namespace
 
 MemoryMetrics::MemoryMetrics(MetricStore& store) : store_(store) {}
 
@@ -38,16 +45,15 @@ void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
   }
   state.live -= allocation.bytes;
   ++state.frees;
+  // An emptied entry stays: the context allocates again soon (a temporary
+  // per op), and the map is bounded by the contexts that ever allocated.
   auto it = state.live_by_context.find(allocation.context);
-  if (it != state.live_by_context.end()) {
-    it->second -= allocation.bytes;
-    if (it->second <= 0) state.live_by_context.erase(it);
-  }
+  if (it != state.live_by_context.end()) it->second -= allocation.bytes;
 }
 
 void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
                            ContextId context) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::lock_guard<SpinLock> guard(lock_);
   DeviceState& state = devices_[device];
   const AllocationKey key{device, address};
   if (bytes < 0) {
@@ -57,15 +63,23 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
       return;
     }
     Free(state, it->second);
-    allocations_.erase(it);
+    auto node = allocations_.extract(it);
+    if (spare_nodes_.size() < kMaxSpareNodes) spare_nodes_.push_back(std::move(node));
     return;
   }
   const KindMetrics& ids = MetricsFor(device);
-  auto [it, inserted] = allocations_.try_emplace(key, Allocation{context, bytes});
-  if (!inserted) {
+  if (auto it = allocations_.find(key); it != allocations_.end()) {
     // The free of the previous block here was never reported.
     Free(state, it->second);
     it->second = Allocation{context, bytes};
+  } else if (spare_nodes_.empty()) {
+    allocations_.emplace(key, Allocation{context, bytes});
+  } else {
+    auto node = std::move(spare_nodes_.back());
+    spare_nodes_.pop_back();
+    node.key() = key;
+    node.mapped() = Allocation{context, bytes};
+    allocations_.insert(std::move(node));
   }
   ++state.allocations;
   state.live += bytes;
@@ -78,7 +92,7 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
 }
 
 void MemoryMetrics::Publish() {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::lock_guard<SpinLock> guard(lock_);
   for (const auto& [context, metric] : published_) store_.Remove(context, metric);
   published_.clear();
   for (const auto& [device, state] : devices_) {
@@ -94,7 +108,7 @@ void MemoryMetrics::Publish() {
 
 std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
     const {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::lock_guard<SpinLock> guard(lock_);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [device, state] : devices_) {
     const std::string prefix =
@@ -112,7 +126,7 @@ std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
 }
 
 void MemoryMetrics::ResetPeaks() {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::lock_guard<SpinLock> guard(lock_);
   published_.clear();  // the store was cleared with it
   unmatched_frees_ = 0;
   for (auto& [device, state] : devices_) {
@@ -125,8 +139,9 @@ void MemoryMetrics::ResetPeaks() {
 }
 
 void MemoryMetrics::Clear() {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::lock_guard<SpinLock> guard(lock_);
   allocations_.clear();
+  spare_nodes_.clear();
   devices_.clear();
   published_.clear();
   unmatched_frees_ = 0;

@@ -15,13 +15,13 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/spin_lock.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::profiler {
@@ -31,7 +31,7 @@ class MemoryMetrics {
   explicit MemoryMetrics(MetricStore& store);
 
   // The DLMonitor callback; user_data is the MemoryMetrics. Runs inside the
-  // framework's allocator (its lock held): takes only this object's mutex.
+  // framework's allocator (its lock held): takes only this object's lock.
   static void OnEvent(const dlmonitor_event_t* event, void* user_data);
 
   // One allocation (bytes > 0, attributed to context) or free (bytes < 0;
@@ -90,9 +90,16 @@ class MemoryMetrics {
   void Free(DeviceState& state, const Allocation& allocation);
 
   MetricStore& store_;
-  mutable std::mutex mutex_;  // guards everything below
-  std::unordered_map<AllocationKey, Allocation, AllocationKeyHash>
-      allocations_;
+  // Guards everything below. Held for a few hash probes per event; a
+  // futex-based mutex costs more than that work.
+  mutable SpinLock lock_;
+  using AllocationMap =
+      std::unordered_map<AllocationKey, Allocation, AllocationKeyHash>;
+  AllocationMap allocations_;
+  // Nodes of freed allocations, reused by the next ones: a framework frees
+  // and allocates blocks all the time, and the allocator calls us with its
+  // lock held.
+  std::vector<AllocationMap::node_type> spare_nodes_;
   std::map<int32_t, DeviceState> devices_;
   std::map<bool, KindMetrics> metrics_;  // keyed by "is host"
   // (context, metric) pairs holding a published peak value.

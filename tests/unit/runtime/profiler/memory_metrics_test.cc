@@ -93,6 +93,31 @@ TEST(MemoryMetrics, DevicesPeakIndependentlyAndHostIsSeparate) {
   EXPECT_EQ(MetadataValue(memory, "host_memory_peak_bytes"), "64");
 }
 
+TEST(MemoryMetrics, BlocksFreedAndAllocatedAgainKeepTheirOwnContexts) {
+  // Freed blocks' bookkeeping is reused for later blocks: nothing of the
+  // old block may leak into the new one.
+  MetricStore store;
+  MemoryMetrics memory(store);
+  for (int round = 0; round < 3; ++round) {
+    for (uint64_t i = 0; i < 8; ++i) memory.Record(0, 0x1000 * (i + 1), 10, 5);
+    for (uint64_t i = 0; i < 8; ++i) memory.Record(0, 0x1000 * (i + 1), -10, 0);
+  }
+  // Context 6 takes new addresses (reusing the freed nodes), 7 an old one.
+  memory.Record(0, 0x90000, 1000, 6);
+  memory.Record(0, 0x1000, 2000, 7);
+  memory.Publish();
+  auto values = Snapshot(store);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][6].sum, 1000);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][7].sum, 2000);
+  EXPECT_EQ(values["gpu_peak_live_bytes"].count(5), 0u);  // all freed
+  memory.Record(0, 0x90000, -1000, 0);
+  memory.Record(0, 0x1000, -2000, 0);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "0");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_peak_bytes"), "3000");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_frees"), "26");
+  EXPECT_EQ(MetadataValue(memory, "memory_frees_before_start"), "");
+}
+
 TEST(MemoryMetrics, FreesOfUnknownBlocksAreCountedNotSubtracted) {
   MetricStore store;
   MemoryMetrics memory(store);
