@@ -9,6 +9,11 @@ profile size for N vs 10N steps; and per-op kernel time and kernel counts of
 the top-20 ops compared with torch.profiler's own numbers for the same steps.
 
     python3 bench/gpu_overhead.py --build build [--models resnet50,gpt2,mlp]
+
+--in-process ROUNDS instead alternates plain steps and deepcontext.profile()
+regions in one process per model (gpu_models.py --ab-rounds): no process
+start-up or machine drift between the two, so the ratio is steadier on a
+shared machine; it prints the plain steps before the first region too.
 """
 
 import argparse
@@ -35,6 +40,27 @@ def step_ms(output):
         if token.startswith("step_ms="):
             return float(token.split("=", 1)[1])
     raise RuntimeError("no step time in %r" % output)
+
+
+def in_process(args):
+    """--in-process: per model, one process alternating plain steps and
+    deepcontext.profile() regions (see gpu_models.py --ab-rounds)."""
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(args.build, "python")))
+    print("| model | cpu_time | plain, before any region (ms) | plain (ms) "
+          "| deepcontext.profile() (ms) | ratio |")
+    print("|---|---|---|---|---|---|")
+    for model in args.models.split(","):
+        for cpu_time in args.cpu_time.split(","):
+            output = run([args.python, WORKLOAD, "--model", model, "--steps", str(args.steps),
+                          "--ab-rounds", str(args.in_process), "--cpu-time", cpu_time,
+                          "--device", args.device], env=env)
+            values = dict(token.split("=", 1) for token in output.split() if "=" in token)
+            if "ab_profiled_ms" not in values:
+                raise RuntimeError("no alternating timings in %r" % output)
+            first, plain, profiled = (float(values[key]) for key in (
+                "ab_first_plain_ms", "ab_plain_ms", "ab_profiled_ms"))
+            print("| %s | %s | %.2f | %.2f | %.2f | %.3fx |" % (
+                model, cpu_time, first, plain, profiled, profiled / plain))
 
 
 def per_op_from_profile(cli, path):
@@ -84,7 +110,17 @@ def main():
                              "with CPU or CUDA activities only, to split the overhead")
     parser.add_argument("--timing-only", action="store_true",
                         help="skip the profile-size and accuracy parts")
+    parser.add_argument("--in-process", type=int, metavar="ROUNDS", default=0,
+                        help="instead: alternate plain steps and deepcontext.profile() "
+                             "regions ROUNDS times in one process per model")
+    parser.add_argument("--cpu-time", default="sampled",
+                        help="with --in-process: the regions' cpu_time modes, "
+                             "comma-separated (sampled, exact, off)")
+    parser.add_argument("--device", default="cuda",
+                        help="with --in-process: cpu tries the script without a GPU")
     args = parser.parse_args()
+    if args.in_process > 0:
+        return in_process(args)
     cli = os.path.join(args.build, "bin", "deepcontext")
     work = tempfile.mkdtemp(prefix="dc-gpu-bench-")
     for model in args.models.split(","):

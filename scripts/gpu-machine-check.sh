@@ -45,8 +45,8 @@ fi
 if [ -n "${GPU_BENCH:-}" ]; then
   "$BUILD/bin/event_cost" 2>&1 | tee "$OUT/event_cost.txt"
   [ -x "$BUILD/bin/gpu_launch_cost" ] && "$BUILD/bin/gpu_launch_cost" 2>&1 | tee "$OUT/launch_cost.txt"
-  # GPU_BENCH_ARGS: e.g. "--timing-only" or "--breakdown" (one call has ten
-  # minutes: three models with every row take longer).
+  # GPU_BENCH_ARGS: e.g. "--timing-only", "--breakdown" or "--in-process 10"
+  # (one call has ten minutes: three models with every row take longer).
   # shellcheck disable=SC2086
   "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models "$GPU_BENCH" \
       --repeats "${GPU_BENCH_REPEATS:-3}" ${GPU_BENCH_ARGS:-} 2>&1 | tee "$OUT/gpu_bench.txt"

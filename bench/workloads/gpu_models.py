@@ -1,12 +1,20 @@
 """GPU training steps of three models, for overhead and accuracy checks.
 
     python3 gpu_models.py --model resnet50|gpt2|mlp [--steps N] [--torch-profiler OUT.json]
+    python3 gpu_models.py --model mlp --ab-rounds 10 [--steps N]
 
 Prints `model=M steps=N step_ms=T` (T = median step time after warm-up,
 synchronized). With --torch-profiler, runs under torch.profiler
 (with_stack=True) and writes per-op self device time and kernel counts
 (from torch's own events) to OUT.json; --deepcontext-region profiles the
 same timed steps with deepcontext.profile() for comparison.
+
+--ab-rounds R alternates, in this one process, N steps without a profiler
+and N steps inside deepcontext.profile(), R times, and prints the median
+step of each (`ab_plain_ms`, `ab_profiled_ms`) and of the plain steps before
+the first region (`ab_first_plain_ms`: if later plain steps are slower, the
+profiler left a cost behind). Process start-up and machine drift then stay
+out of the ratio.
 """
 
 import argparse
@@ -65,6 +73,28 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
     optimizer.step()
 
 
+def alternate(args, timed_steps):
+    """--ab-rounds: plain steps and deepcontext.profile() regions in turn."""
+    import os
+    import tempfile
+    import deepcontext
+    scratch = tempfile.mkdtemp(prefix="dc-ab-")
+    path = os.path.join(scratch, "region.dctx")
+    first_plain = timed_steps(args.steps)
+    # The first region builds or loads the adapter and starts CUPTI: not timed.
+    with deepcontext.profile(path, cpu_time=args.cpu_time):
+        timed_steps(args.warmup)
+    plain, profiled = [], []
+    for _ in range(args.ab_rounds):
+        plain += timed_steps(args.steps)
+        with deepcontext.profile(path, cpu_time=args.cpu_time):
+            profiled += timed_steps(args.steps)
+    ms = lambda times: 1000 * statistics.median(times)
+    print("model=%s steps=%d rounds=%d ab_first_plain_ms=%.3f ab_plain_ms=%.3f "
+          "ab_profiled_ms=%.3f" % (args.model, args.steps, args.ab_rounds,
+                                   ms(first_plain), ms(plain), ms(profiled)))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", choices=sorted(MODELS), required=True)
@@ -75,18 +105,37 @@ def main():
                         help="activities torch.profiler records (cpu, cuda or both)")
     parser.add_argument("--deepcontext-region", metavar="OUT_DCTX",
                         help="profile only the timed steps with deepcontext.profile()")
+    parser.add_argument("--ab-rounds", type=int, default=0,
+                        help="alternate plain steps and deepcontext.profile() regions")
+    parser.add_argument("--cpu-time", default="sampled",
+                        help="cpu_time of the --ab-rounds regions: sampled, exact or off")
+    parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     args = parser.parse_args()
     torch.manual_seed(0)
     build, batch = MODELS[args.model]
     model, data, target, loss_fn = build(batch)
-    device = torch.device("cuda")
+    device = torch.device(args.device)
     model, data, target = model.to(device), data.to(device), target.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     is_gpt2 = args.model == "gpt2"
 
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+    def timed_steps(count):
+        times = []
+        for _ in range(count):
+            start = time.perf_counter()
+            train_step(model, optimizer, data, target, loss_fn, is_gpt2)
+            sync()
+            times.append(time.perf_counter() - start)
+        return times
+
     for _ in range(args.warmup):
         train_step(model, optimizer, data, target, loss_fn, is_gpt2)
-    torch.cuda.synchronize()
+    sync()
+
+    if args.ab_rounds > 0:
+        return alternate(args, timed_steps)
 
     profiler = None
     if args.torch_profiler:
@@ -99,12 +148,7 @@ def main():
         import deepcontext
         profiler = deepcontext.profile(args.deepcontext_region)
         profiler.__enter__()
-    times = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        train_step(model, optimizer, data, target, loss_fn, is_gpt2)
-        torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
+    times = timed_steps(args.steps)
     if args.deepcontext_region:
         profiler.__exit__(None, None, None)
     elif profiler is not None:
