@@ -48,13 +48,15 @@ TEST(CpuSampler, ChargesEachTicksCpuToTheCurrentOp) {
   Spin(40000000);
   const int64_t used = ThreadCpuNs() - begin;
   sampler.Stop();
+  // Stop's own CPU is charged too (the last sample comes at its end).
+  const int64_t used_with_stop = ThreadCpuNs() - begin;
   EXPECT_FALSE(sampler.running());
   auto by_context = CpuByContext(store);
-  // Every nanosecond the thread used is charged somewhere (the last sample
-  // comes at Stop); the split is statistical, so only roughly checked.
+  // Every nanosecond the thread used is charged somewhere; the split is
+  // statistical, so only roughly checked.
   const double total = by_context[5] + by_context[10] + by_context[11];
   EXPECT_GE(total, used);
-  EXPECT_LE(total, used + 5000000);
+  EXPECT_LE(total, used_with_stop + 1000000);
   EXPECT_GT(by_context[10], 40000000);
   EXPECT_GT(by_context[11], 40000000);
   EXPECT_GT(by_context[5], 15000000);  // outside ops: the thread's node
@@ -87,10 +89,15 @@ TEST(CpuSampler, NothingIsChargedBeforeStart) {
   auto thread = sampler.RegisterCurrentThread(5);
   thread->current.store(10);
   Spin(10000000);  // not running: Start() restarts every thread's count
+  // Only the CPU this thread uses from Start() to Stop() may be charged.
+  // That is not zero (and under an emulator, which translates code on
+  // first use, it can be several milliseconds), so it is measured.
+  const int64_t before = ThreadCpuNs();
   sampler.Start(1000000);
   sampler.Stop();
+  const int64_t used = ThreadCpuNs() - before;
   auto by_context = CpuByContext(store);
-  EXPECT_LT(by_context[10] + by_context[5], 5000000);
+  EXPECT_LE(by_context[10] + by_context[5], used + 1000000);
   sampler.Stop();  // stopping twice is harmless
 }
 
