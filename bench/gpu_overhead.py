@@ -46,21 +46,24 @@ def in_process(args):
     """--in-process: per model, one process alternating plain steps and
     deepcontext.profile() regions (see gpu_models.py --ab-rounds)."""
     env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(args.build, "python")))
-    print("| model | cpu_time | plain, before any region (ms) | plain (ms) "
-          "| deepcontext.profile() (ms) | ratio |")
-    print("|---|---|---|---|---|---|")
+    variants = args.variants.split(",")
+    print("| model | plain, before any region (ms) | plain (ms) | %s |" % " | ".join(
+        "region %s (ms, ratio)" % name for name in variants))
+    print("|---|---|---|%s" % ("---|" * len(variants)))
     for model in args.models.split(","):
-        for cpu_time in args.cpu_time.split(","):
-            output = run([args.python, WORKLOAD, "--model", model, "--steps", str(args.steps),
-                          "--ab-rounds", str(args.in_process), "--cpu-time", cpu_time,
-                          "--device", args.device], env=env)
-            values = dict(token.split("=", 1) for token in output.split() if "=" in token)
-            if "ab_profiled_ms" not in values:
-                raise RuntimeError("no alternating timings in %r" % output)
-            first, plain, profiled = (float(values[key]) for key in (
-                "ab_first_plain_ms", "ab_plain_ms", "ab_profiled_ms"))
-            print("| %s | %s | %.2f | %.2f | %.2f | %.3fx |" % (
-                model, cpu_time, first, plain, profiled, profiled / plain))
+        output = run([args.python, WORKLOAD, "--model", model, "--steps", str(args.steps),
+                      "--ab-rounds", str(args.in_process), "--ab-variants", args.variants,
+                      "--device", args.device], env=env)
+        values = dict(token.split("=", 1) for token in output.split() if "=" in token)
+        if "ab_plain_ms" not in values:
+            raise RuntimeError("no alternating timings in %r" % output)
+        plain = float(values["ab_plain_ms"])
+        cells = []
+        for name in variants:
+            ms = float(values["ab_%s_ms" % name])
+            cells.append("%.2f (%.3fx)" % (ms, ms / plain))
+        print("| %s | %.2f | %.2f | %s |" % (model, float(values["ab_first_plain_ms"]),
+                                            plain, " | ".join(cells)))
 
 
 def per_op_from_profile(cli, path):
@@ -113,9 +116,9 @@ def main():
     parser.add_argument("--in-process", type=int, metavar="ROUNDS", default=0,
                         help="instead: alternate plain steps and deepcontext.profile() "
                              "regions ROUNDS times in one process per model")
-    parser.add_argument("--cpu-time", default="sampled",
-                        help="with --in-process: the regions' cpu_time modes, "
-                             "comma-separated (sampled, exact, off)")
+    parser.add_argument("--variants", default="sampled,off,gpu-off",
+                        help="with --in-process: the regions of each round, comma-separated: "
+                             "sampled, exact, off (cpu_time) and gpu-off (no CUPTI)")
     parser.add_argument("--device", default="cuda",
                         help="with --in-process: cpu tries the script without a GPU")
     args = parser.parse_args()

@@ -10,11 +10,12 @@ synchronized). With --torch-profiler, runs under torch.profiler
 same timed steps with deepcontext.profile() for comparison.
 
 --ab-rounds R alternates, in this one process, N steps without a profiler
-and N steps inside deepcontext.profile(), R times, and prints the median
-step of each (`ab_plain_ms`, `ab_profiled_ms`) and of the plain steps before
-the first region (`ab_first_plain_ms`: if later plain steps are slower, the
-profiler left a cost behind). Process start-up and machine drift then stay
-out of the ratio.
+and N steps inside deepcontext.profile() per --ab-variants entry, R times,
+and prints the median step of each (`ab_plain_ms`, `ab_<variant>_ms`) and of
+the plain steps before the first region (`ab_first_plain_ms`: if later plain
+steps are slower, the profiler left a cost behind). Process start-up and
+machine drift then stay out of the ratios. Variants: sampled, exact, off
+(the region's cpu_time) and gpu-off (sampled, DEEPCONTEXT_GPU=0: no CUPTI).
 """
 
 import argparse
@@ -73,26 +74,49 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
     optimizer.step()
 
 
+# --ab-variants: (cpu_time, GPU tracing on).
+AB_VARIANTS = {"sampled": ("sampled", True), "exact": ("exact", True),
+               "off": ("off", True), "gpu-off": ("sampled", False)}
+
+
 def alternate(args, timed_steps):
     """--ab-rounds: plain steps and deepcontext.profile() regions in turn."""
+    import contextlib
     import os
     import tempfile
     import deepcontext
-    scratch = tempfile.mkdtemp(prefix="dc-ab-")
-    path = os.path.join(scratch, "region.dctx")
+    variants = args.ab_variants.split(",")
+    unknown = [name for name in variants if name not in AB_VARIANTS]
+    if unknown:
+        raise SystemExit("unknown --ab-variants %s (known: %s)"
+                         % (",".join(unknown), ",".join(AB_VARIANTS)))
+    path = os.path.join(tempfile.mkdtemp(prefix="dc-ab-"), "region.dctx")
+
+    @contextlib.contextmanager
+    def region(name):
+        cpu_time, gpu = AB_VARIANTS[name]
+        # Read when a region starts (runtime/profiler/gpu_source.cc).
+        if gpu:
+            os.environ.pop("DEEPCONTEXT_GPU", None)
+        else:
+            os.environ["DEEPCONTEXT_GPU"] = "0"
+        with deepcontext.profile(path, cpu_time=cpu_time):
+            yield
+
     first_plain = timed_steps(args.steps)
     # The first region builds or loads the adapter and starts CUPTI: not timed.
-    with deepcontext.profile(path, cpu_time=args.cpu_time):
+    with region(variants[0]):
         timed_steps(args.warmup)
-    plain, profiled = [], []
+    plain, profiled = [], {name: [] for name in variants}
     for _ in range(args.ab_rounds):
         plain += timed_steps(args.steps)
-        with deepcontext.profile(path, cpu_time=args.cpu_time):
-            profiled += timed_steps(args.steps)
+        for name in variants:
+            with region(name):
+                profiled[name] += timed_steps(args.steps)
     ms = lambda times: 1000 * statistics.median(times)
-    print("model=%s steps=%d rounds=%d ab_first_plain_ms=%.3f ab_plain_ms=%.3f "
-          "ab_profiled_ms=%.3f" % (args.model, args.steps, args.ab_rounds,
-                                   ms(first_plain), ms(plain), ms(profiled)))
+    print("model=%s steps=%d rounds=%d ab_first_plain_ms=%.3f ab_plain_ms=%.3f %s" % (
+        args.model, args.steps, args.ab_rounds, ms(first_plain), ms(plain),
+        " ".join("ab_%s_ms=%.3f" % (name, ms(times)) for name, times in profiled.items())))
 
 
 def main():
@@ -107,8 +131,8 @@ def main():
                         help="profile only the timed steps with deepcontext.profile()")
     parser.add_argument("--ab-rounds", type=int, default=0,
                         help="alternate plain steps and deepcontext.profile() regions")
-    parser.add_argument("--cpu-time", default="sampled",
-                        help="cpu_time of the --ab-rounds regions: sampled, exact or off")
+    parser.add_argument("--ab-variants", default="sampled",
+                        help="regions of each --ab-rounds round: sampled, exact, off, gpu-off")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     args = parser.parse_args()
     torch.manual_seed(0)
