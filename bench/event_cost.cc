@@ -2,8 +2,10 @@
 // what one framework op (entry + exit) costs in each CPU-time mode, and
 // what the allocator events a framework reports inside an op add.
 //
-//     build/bin/event_cost [ops per round (200000)] [rounds (7)]
+//     build/bin/event_cost [ops per round (200000)] [rounds (7)] [only]
 //
+// `only` keeps the configurations whose name contains it (and "no
+// profiler"), e.g. to profile one of them with perf.
 // Each op is reported through the public DLMonitor ABI as an adapter does
 // (tests/unit/runtime/emit_op.h). The configurations run interleaved in
 // rounds, and the median nanoseconds per op are printed:
@@ -68,16 +70,22 @@ int main(int argc, char** argv) {
   const int ops = argc > 1 ? std::atoi(argv[1]) : 200000;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 7;
   if (ops <= 0 || rounds <= 0) {
-    std::fprintf(stderr, "usage: %s [ops per round > 0] [rounds > 0]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [ops per round > 0] [rounds > 0] [only]\n", argv[0]);
     return 2;
   }
-  const std::vector<Config> configs = {
-      {"no profiler", -1, false},
-      {"ops, sampled CPU time (default)", 2, false},
-      {"ops, exact CPU time", 1, false},
-      {"ops, no CPU time", 0, false},
-      {"ops + 1 alloc + 1 free each (default mode)", 2, true},
-  };
+  const std::string only = argc > 3 ? argv[3] : "";
+  std::vector<Config> configs;
+  for (const Config& config : {
+           Config{"no profiler", -1, false},
+           Config{"ops, sampled CPU time (default)", 2, false},
+           Config{"ops, exact CPU time", 1, false},
+           Config{"ops, no CPU time", 0, false},
+           Config{"ops + 1 alloc + 1 free each (default mode)", 2, true},
+       }) {
+    if (config.cpu_time_mode < 0 || std::string(config.name).find(only) != std::string::npos) {
+      configs.push_back(config);
+    }
+  }
   std::vector<std::vector<double>> samples(configs.size());
   for (const Config& config : configs) NsPerOp(config, ops / 10);  // warm up
   for (int round = 0; round < rounds; ++round) {
