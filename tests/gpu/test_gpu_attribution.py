@@ -11,7 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # reading profiles, source markers).
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from conftest import PYTHON, cli, load_profile, package_env, run_profiled  # noqa: E402
+from conftest import PYTHON, cli, load_profile, run_profiled, run_with_package  # noqa: E402
 from markers import marker_line  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_ops.py")
@@ -164,8 +164,7 @@ def test_region_started_after_cuda_init_tracks_memory(tmp_path):
             "with deepcontext.profile(sys.argv[1], cpu_time=False):\n"
             "    block = torch.empty(8 << 20, dtype=torch.uint8, device='cuda')  # REGION_ALLOC\n"
             "    torch.cuda.synchronize()\n")
-    result = subprocess.run([PYTHON, "-c", code, str(out)], env=package_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, timeout=600)
+    result = run_with_package([PYTHON, "-c", code, out], timeout=600)
     assert result.returncode == 0, result.stderr.decode()[-3000:]
     tree = load_profile(out)
     assert tree.metadata["gpu_memory"].startswith("tracked"), tree.metadata["gpu_memory"]

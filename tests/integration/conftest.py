@@ -40,6 +40,12 @@ def package_env():
     return env
 
 
+def run_with_package(args, *, timeout=300):
+    """Runs `args` in package_env() (no `deepcontext run`); returns CompletedProcess."""
+    return subprocess.run([str(a) for a in args], env=package_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=timeout)
+
+
 def run_plain(args, *, input=None, timeout=300):
     return subprocess.run(list(args), input=input, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=timeout)

@@ -1,19 +1,20 @@
 """The benchmark workloads run (on the CPU here; bench/ runs them on GPUs)."""
 
 import os
-import subprocess
 
-from conftest import PYTHON, package_env
+from conftest import PYTHON, run_with_package
 
-BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                        "workloads", "gpu_models.py")
+
+
+def run_mlp_on_cpu(*options):
+    return run_with_package([PYTHON, WORKLOAD, "--model", "mlp", "--device", "cpu",
+                             "--warmup", "1"] + list(options))
 
 
 def test_gpu_workload_alternates_plain_steps_and_profiled_regions():
-    result = subprocess.run(
-        [PYTHON, os.path.join(BENCH, "workloads", "gpu_models.py"), "--model", "mlp",
-         "--device", "cpu", "--ab-rounds", "2", "--steps", "3", "--warmup", "1",
-         "--ab-variants", "sampled,gpu-off"],
-        env=package_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    result = run_mlp_on_cpu("--ab-rounds", "2", "--steps", "3", "--ab-variants", "sampled,gpu-off")
     assert result.returncode == 0, result.stderr.decode()
     values = dict(token.split("=", 1) for token in result.stdout.decode().split())
     assert values["rounds"] == "2"
@@ -22,10 +23,6 @@ def test_gpu_workload_alternates_plain_steps_and_profiled_regions():
 
 
 def test_gpu_workload_refuses_an_unknown_variant():
-    result = subprocess.run(
-        [PYTHON, os.path.join(BENCH, "workloads", "gpu_models.py"), "--model", "mlp",
-         "--device", "cpu", "--ab-rounds", "1", "--steps", "1", "--warmup", "1",
-         "--ab-variants", "sampled,fast"],
-        env=package_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "1", "--ab-variants", "sampled,fast")
     assert result.returncode != 0
     assert b"unknown --ab-variants fast" in result.stderr, result.stderr

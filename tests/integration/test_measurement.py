@@ -1,11 +1,10 @@
 """What the profile measures matches what the program measures itself."""
 
 import os
-import subprocess
 
 import pytest
 
-from conftest import PYTHON, cli, load_profile, package_env, program, run_profiled
+from conftest import PYTHON, cli, load_profile, program, run_profiled, run_with_package
 from markers import marker_line
 
 
@@ -81,8 +80,7 @@ def test_profile_region_without_cpu_time(tmp_path):
             "    torch.mm(x, x)\n"
             "with deepcontext.profile(sys.argv[1] + '.3', cpu_time='exact'):\n"
             "    torch.mm(x, x)\n")
-    result = subprocess.run([PYTHON, "-c", code, str(out)], env=package_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    result = run_with_package([PYTHON, "-c", code, out])
     assert result.returncode == 0, result.stderr.decode()
     first, second, third = (load_profile(str(out) + suffix) for suffix in ("", ".2", ".3"))
     assert first.metadata["op_cpu_time"] == "off"
@@ -118,8 +116,7 @@ def test_profile_region_cpu_time_modes(tmp_path):
             "with deepcontext.profile(sys.argv[1], cpu_time='sampled'):\n"
             "    for _ in range(200):\n"
             "        torch.mm(x, x)\n")
-    result = subprocess.run([PYTHON, "-c", code, str(out)], env=package_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    result = run_with_package([PYTHON, "-c", code, out])
     assert result.returncode == 0, result.stderr.decode()
     assert b"refused: cpu_time must be 'sampled', 'exact' (or True) or 'off'" in result.stdout
     assert not os.path.exists(str(out) + ".bad")

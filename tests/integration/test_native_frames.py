@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PYTHON, load_profile, package_env, run_profiled
+from conftest import BUILD, PYTHON, load_profile, run_profiled, run_with_package
 from markers import marker_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -126,7 +126,6 @@ def test_without_native_there_are_no_native_frames(tmp_path, extension):
 
 def test_profile_api_native(tmp_path, extension):
     out = tmp_path / "api.dctx"
-    result = subprocess.run([PYTHON, PROGRAM, extension, str(out)], env=package_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    result = run_with_package([PYTHON, PROGRAM, extension, out])
     assert result.returncode == 0, result.stderr.decode()
     _check_native_path(load_profile(out), extension)

@@ -2,14 +2,13 @@
 
 import subprocess
 
-from conftest import CLI, PYTHON, load_profile, package_env, program
+from conftest import CLI, PYTHON, load_profile, program, run_with_package
 from markers import marker_line
 
 
 def test_profile_context_manager(tmp_path):
     out = tmp_path / "region.dctx"
-    result = subprocess.run([PYTHON, program("region_api.py"), str(out)], env=package_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    result = run_with_package([PYTHON, program("region_api.py"), out])
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout == b"region done\n"
     tree = load_profile(out)
@@ -23,13 +22,10 @@ def test_profile_context_manager(tmp_path):
 
 def test_python_dash_m_deepcontext_is_the_cli(tmp_path):
     out = tmp_path / "m.dctx"
-    result = subprocess.run(
-        [PYTHON, "-m", "deepcontext", "run", "-o", str(out), "--", PYTHON,
-         program("fails.py"), "ok"], env=package_env(), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, timeout=300)
+    result = run_with_package([PYTHON, "-m", "deepcontext", "run", "-o", out, "--", PYTHON,
+                               program("fails.py"), "ok"])
     assert result.returncode == 0, result.stderr.decode()
-    report = subprocess.run([PYTHON, "-m", "deepcontext", "report", str(out)], env=package_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    report = run_with_package([PYTHON, "-m", "deepcontext", "report", out], timeout=60)
     direct = subprocess.run([CLI, "report", str(out)], stdout=subprocess.PIPE, timeout=60)
     assert report.returncode == 0
     assert b"aten::mm" in report.stdout
