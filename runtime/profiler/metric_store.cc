@@ -18,40 +18,25 @@ std::vector<MetricInfo> MetricStore::Metrics() const {
   return metrics_;
 }
 
+Accumulator& MetricStore::Slot::Of(MetricId metric) {
+  for (auto& [id, accumulator] : values) {
+    if (id == metric) return accumulator;
+  }
+  return values.emplace_back(metric, Accumulator{}).second;
+}
+
 void MetricStore::Add(ContextId context, MetricId metric, double value) {
   Slot* slot = slots_.Ensure(context);
   if (slot == nullptr) return;
   std::lock_guard<SpinLock> guard(slot->lock);
-  for (auto& [id, accumulator] : slot->values) {
-    if (id == metric) {
-      accumulator.Add(value);
-      return;
-    }
-  }
-  slot->values.emplace_back(metric, Accumulator{});
-  slot->values.back().second.Add(value);
+  slot->Of(metric).Add(value);
 }
 
-void MetricStore::Add(
-    ContextId context,
-    std::initializer_list<std::pair<MetricId, double>> samples) {
+void MetricStore::Add(ContextId context, std::span<const Sample> samples) {
   Slot* slot = slots_.Ensure(context);
   if (slot == nullptr) return;
   std::lock_guard<SpinLock> guard(slot->lock);
-  for (const auto& [metric, value] : samples) {
-    bool found = false;
-    for (auto& [id, accumulator] : slot->values) {
-      if (id == metric) {
-        accumulator.Add(value);
-        found = true;
-        break;
-      }
-    }
-    if (!found) {
-      slot->values.emplace_back(metric, Accumulator{});
-      slot->values.back().second.Add(value);
-    }
-  }
+  for (const auto& [metric, value] : samples) slot->Of(metric).Add(value);
 }
 
 void MetricStore::Set(ContextId context, MetricId metric, double value) {
@@ -60,13 +45,7 @@ void MetricStore::Set(ContextId context, MetricId metric, double value) {
   Accumulator single;
   single.Add(value);
   std::lock_guard<SpinLock> guard(slot->lock);
-  for (auto& [id, accumulator] : slot->values) {
-    if (id == metric) {
-      accumulator = single;
-      return;
-    }
-  }
-  slot->values.emplace_back(metric, single);
+  slot->Of(metric) = single;
 }
 
 void MetricStore::Remove(ContextId context, MetricId metric) {

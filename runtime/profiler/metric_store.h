@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,8 +52,11 @@ class MetricStore {
   void Add(ContextId context, MetricId metric, double value);
   // Adds one sample to each metric under a single lock (an op's exit
   // records several at once).
-  void Add(ContextId context,
-           std::initializer_list<std::pair<MetricId, double>> samples);
+  using Sample = std::pair<MetricId, double>;
+  void Add(ContextId context, std::span<const Sample> samples);
+  void Add(ContextId context, std::initializer_list<Sample> samples) {
+    Add(context, std::span<const Sample>(samples.begin(), samples.size()));
+  }
 
   // Replaces the samples of (context, metric) by the single value: for
   // gauges computed from a whole run (live bytes at the peak), which are
@@ -90,6 +94,9 @@ class MetricStore {
   struct Slot {
     SpinLock lock;  // guards values
     std::vector<std::pair<MetricId, Accumulator>> values;
+
+    // The accumulator of `metric`, appended empty on first use. [lock held]
+    Accumulator& Of(MetricId metric);
   };
   static constexpr ContextId kChunkMask = (ContextId{1} << 12) - 1;
 

@@ -163,18 +163,14 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   if (event.context != 0) {
     // An engine wrapper is charged to its [backward] phase node; counting
     // it as a call there would read as a call of the phase.
-    const double cpu = static_cast<double>(cpu_self > 0 ? cpu_self : 0);
-    const double wall = static_cast<double>(wall_self > 0 ? wall_self : 0);
-    const bool call = event.op->kind != DLMONITOR_OP_BACKWARD_WRAPPER;
-    if (call && with_cpu) {
-      store_.Add(event.context, {{calls_, 1}, {cpu_time_, cpu}, {wall_time_, wall}});
-    } else if (call) {
-      store_.Add(event.context, {{calls_, 1}, {wall_time_, wall}});
-    } else if (with_cpu) {
-      store_.Add(event.context, {{cpu_time_, cpu}, {wall_time_, wall}});
-    } else {
-      store_.Add(event.context, wall_time_, wall);
+    MetricStore::Sample samples[3];
+    size_t count = 0;
+    if (event.op->kind != DLMONITOR_OP_BACKWARD_WRAPPER) samples[count++] = {calls_, 1};
+    if (with_cpu) {
+      samples[count++] = {cpu_time_, static_cast<double>(cpu_self > 0 ? cpu_self : 0)};
     }
+    samples[count++] = {wall_time_, static_cast<double>(wall_self > 0 ? wall_self : 0)};
+    store_.Add(event.context, std::span<const MetricStore::Sample>(samples, count));
   }
   if (!stack.ops.empty()) {
     stack.ops.back().child_cpu += cpu_total;
