@@ -95,11 +95,10 @@ def main():
         _runtime.start()
         if os.environ.get("DEEPCONTEXT_NATIVE") == "1":
             _set_native(True)  # deepcontext run --native
+        # deepcontext run --no-cpu-time, --exact-cpu-time, --sampled-cpu-time
         cpu_time = os.environ.get("DEEPCONTEXT_CPU_TIME")
-        if cpu_time == "0":
-            _runtime.set_op_cpu_time("off")  # deepcontext run --no-cpu-time
-        elif cpu_time in ("exact", "sampled"):
-            _runtime.set_op_cpu_time(cpu_time)  # --exact-cpu-time, --sampled-cpu-time
+        if cpu_time in ("off", "exact", "sampled"):
+            _runtime.set_op_cpu_time(cpu_time)
         _record_metadata()
     except Exception as error:
         _warn("profiling disabled: %s" % error)

@@ -99,7 +99,7 @@ std::vector<std::string> WrittenProfiles(const std::string& output,
     unsetenv("DEEPCONTEXT_NATIVE");
   }
   if (options.no_cpu_time) {
-    setenv("DEEPCONTEXT_CPU_TIME", "0", 1);
+    setenv("DEEPCONTEXT_CPU_TIME", "off", 1);
   } else if (options.exact_cpu_time) {
     setenv("DEEPCONTEXT_CPU_TIME", "exact", 1);
   } else if (options.sampled_cpu_time) {
