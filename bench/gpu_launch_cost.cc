@@ -13,6 +13,14 @@
 //   activity     CONCURRENT_KERNEL activity records, no callbacks
 //   both         callbacks + activity, what DeepContext asks CUPTI for
 //   deepcontext  the DeepContext runtime (deepcontext_start) doing its work
+//   after unsubscribe only
+//                no tracing, right after callbacks + activity were turned
+//                off and unsubscribed without detaching CUPTI
+//                (cuptiFinalize): the cost a stopped profiler leaves behind
+//                unless it detaches, as DeepContext does when it stops
+// Every other configuration detaches CUPTI when it ends, so "none" is the
+// cost of a launch after profiling; the launches timed before any CUPTI use
+// are printed too, for comparison.
 #include <cupti.h>
 #include <dlfcn.h>
 
@@ -88,8 +96,8 @@ void CUPTIAPI CompleteBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t,
 class CuptiSetup {
  public:
   CuptiSetup(const deepcontext::cupti::CuptiFunctions& f, bool callbacks,
-             bool activity)
-      : f_(f), activity_(activity) {
+             bool activity, bool detach = true)
+      : f_(f), activity_(activity), detach_(detach) {
     if (callbacks) {
       ok_ = f_.subscribe(&subscriber_, &EmptyCallback, nullptr) == CUPTI_SUCCESS;
       for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -111,12 +119,14 @@ class CuptiSetup {
       f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
     if (subscriber_ != nullptr) f_.unsubscribe(subscriber_);
+    if (detach_) f_.finalize();
   }
   bool ok() const { return ok_; }
 
  private:
   const deepcontext::cupti::CuptiFunctions& f_;
   bool activity_;
+  bool detach_;
   bool ok_ = true;
   CUpti_SubscriberHandle subscriber_ = nullptr;
 };
@@ -192,9 +202,22 @@ int main(int argc, char** argv) {
          deepcontext_stop();
          return us;
        }},
+      {"after unsubscribe only",
+       [&]() {
+         bool ok = false;
+         {
+           CuptiSetup setup(f, true, true, /*detach=*/false);
+           ok = setup.ok() && time_launches() > 0;
+         }
+         const double us = ok ? time_launches() : -1.0;
+         f.finalize();
+         return us;
+       }},
   };
 
   time_launches();  // warm-up: JIT, first-launch costs
+  std::vector<double> before_cupti;
+  for (int round = 0; round < rounds; ++round) before_cupti.push_back(time_launches());
   std::map<std::string, std::vector<double>> results;
   for (int round = 0; round < rounds; ++round) {
     for (const auto& [name, run] : configs) {
@@ -216,6 +239,8 @@ int main(int argc, char** argv) {
     const double median = Median(results[name]);
     std::printf("| %s | %.2f | %+.2f |\n", name.c_str(), median, median - none);
   }
+  const double first = Median(before_cupti);
+  std::printf("| none, before any CUPTI use | %.2f | %+.2f |\n", first, first - none);
   std::printf("deepcontext: %s\n", deepcontext_gpu_status());
   return 0;
 }

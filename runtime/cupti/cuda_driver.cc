@@ -15,6 +15,8 @@ using GetAttributeFn = CUresult (*)(int*, CUdevice_attribute, CUdevice);
 using GetNameFn = CUresult (*)(char*, int, CUdevice);
 using GetCountFn = CUresult (*)(int*);
 using DriverVersionFn = CUresult (*)(int*);
+using CtxGetCurrentFn = CUresult (*)(CUcontext*);
+using CtxSynchronizeFn = CUresult (*)();
 
 template <typename Fn>
 Fn As(void* symbol) {
@@ -78,6 +80,8 @@ std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
   driver->graph_get_nodes_ = dlsym(handle, "cuGraphGetNodes");
   driver->graph_node_get_type_ = dlsym(handle, "cuGraphNodeGetType");
   driver->graph_child_graph_ = dlsym(handle, "cuGraphChildGraphNodeGetGraph");
+  driver->ctx_get_current_ = dlsym(handle, "cuCtxGetCurrent");
+  driver->ctx_synchronize_ = dlsym(handle, "cuCtxSynchronize");
   if (driver->get_ == nullptr || driver->get_attribute_ == nullptr ||
       driver->get_name_ == nullptr || driver->get_count_ == nullptr ||
       driver->driver_version_ == nullptr) {
@@ -140,6 +144,16 @@ uint32_t CudaDriver::GraphRecords(void* graph,
   functions.child_graph_node_get_graph =
       As<decltype(functions.child_graph_node_get_graph)>(graph_child_graph_);
   return CountGraphRecords(functions, static_cast<CUgraph>(graph), traced);
+}
+
+bool CudaDriver::SynchronizeCurrentContext() const {
+  if (ctx_get_current_ == nullptr || ctx_synchronize_ == nullptr) return false;
+  CUcontext context = nullptr;
+  if (As<CtxGetCurrentFn>(ctx_get_current_)(&context) != CUDA_SUCCESS ||
+      context == nullptr) {
+    return false;
+  }
+  return As<CtxSynchronizeFn>(ctx_synchronize_)() == CUDA_SUCCESS;
 }
 
 int CudaDriver::DeviceCount() const {

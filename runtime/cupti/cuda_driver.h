@@ -64,6 +64,11 @@ class CudaDriver {
   // the graph queries. See CountGraphRecords(). [the thread that owns the
   // graph, e.g. inside the GRAPHEXEC_CREATED callback]
   uint32_t GraphRecords(void* graph, const TracedActivity& traced) const;
+  // Waits for the work of the context current on the calling thread, if
+  // there is one (cuCtxSynchronize). False when none is current, the driver
+  // lacks the calls, or the wait fails. [any thread; the calls it makes are
+  // traced like the program's when CUPTI callbacks are on]
+  bool SynchronizeCurrentContext() const;
 
  private:
   CudaDriver() = default;
@@ -78,6 +83,9 @@ class CudaDriver {
   void* graph_get_nodes_ = nullptr;
   void* graph_node_get_type_ = nullptr;
   void* graph_child_graph_ = nullptr;
+  // Optional too: SynchronizeCurrentContext() returns false without them.
+  void* ctx_get_current_ = nullptr;
+  void* ctx_synchronize_ = nullptr;
 };
 
 }  // namespace deepcontext::cupti

@@ -33,7 +33,9 @@ class GpuBackend {
 
   GpuBackend(const GpuBackend&) = delete;
   GpuBackend& operator=(const GpuBackend&) = delete;
-  // Stops if still running.
+  // Stops if still running, then detaches CUPTI from the process unless
+  // another client uses it (runtime/cupti/cupti_detach.h), so launches
+  // after profiling cost what they did before it.
   ~GpuBackend();
 
   // Forces CUPTI to hand over every record, including those of work still
@@ -53,8 +55,10 @@ class GpuBackend {
   // CLOCK_REALTIME. [any thread]
   std::vector<std::pair<std::string, std::string>> Metadata() const;
 
-  // Disables the activity kinds and callbacks, flushes, unsubscribes and
-  // releases DLMonitor. Idempotent.
+  // Disables the callbacks and activity kinds, waits for the GPU work of
+  // the calling thread's current context (so the records of kernels still
+  // running are complete), flushes, unsubscribes and releases DLMonitor.
+  // Metadata() still answers afterwards. Idempotent.
   void Stop();
 
  private:

@@ -3,12 +3,14 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <iterator>
 #include <thread>
 
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cupti/activity_buffer_pool.h"
+#include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/gpu_metadata.h"
 
 namespace deepcontext::cupti {
@@ -159,6 +161,7 @@ std::string GpuBackendState::Start() {
            library_.ResultString(result);
   }
   subscribed_ = true;
+  held_subscription_ = true;
 
   {
     std::lock_guard<std::mutex> active(ActiveMutex());
@@ -247,7 +250,12 @@ void GpuBackendState::Stop() {
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
   }
   for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
+  const bool was_tracing = !enabled_kinds_.empty();
   enabled_kinds_.clear();
+  // Kernels still running write their records when they end; waiting for
+  // them completes those records and lets CUPTI be detached below without
+  // work in flight. Callbacks are off, so this call is not traced.
+  if (was_tracing) driver_->SynchronizeCurrentContext();
   if (registered_) {
     // The last records; processed on this thread by OnBufferCompleted.
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -268,6 +276,9 @@ void GpuBackendState::Stop() {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   attribution_.Flush();
+  WarnIfRecordsMissing();
+  detach_ = was_tracing && f_.finalize != nullptr &&
+            DetachRefusal(DetachState()).empty();
   if (dlmonitor_initialized_) {
     dlmonitor_finalize();
     dlmonitor_initialized_ = false;
@@ -284,6 +295,16 @@ void GpuBackendState::Flush() {
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   }
   attribution_.Flush();
+  WarnIfRecordsMissing();
+}
+
+void GpuBackendState::Detach() {
+  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  if (detach_) f_.finalize();
+  detach_ = false;
+}
+
+void GpuBackendState::WarnIfRecordsMissing() {
   // Once, when records are first found missing; the profile says it too.
   const uint64_t missing = attribution_.Stats().launches_without_records;
   if (missing > 0 && !warned_missing_records_) {
@@ -331,7 +352,19 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
     input.clock_offset_ns = static_cast<int64_t>(gpu_now) - RealtimeNs();
   }
   input.warnings = warnings_;
-  return GpuMetadata(input);
+  auto metadata = GpuMetadata(input);
+  metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
+  return metadata;
+}
+
+DetachInput GpuBackendState::DetachState() const {
+  DetachInput input;
+  input.cupti_api_version = library_.runtime_version();
+  input.setting = std::getenv("DEEPCONTEXT_CUPTI_DETACH");
+  input.subscribed = held_subscription_;
+  input.launches_without_records =
+      attribution_.Stats().launches_without_records;
+  return input;
 }
 
 }  // namespace deepcontext::cupti

@@ -14,6 +14,7 @@
 
 #include "runtime/cupti/activity_processor.h"
 #include "runtime/cupti/cuda_driver.h"
+#include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/driver_api.h"
@@ -50,11 +51,20 @@ class GpuBackendState {
 
   GpuBackendState(const GpuBackendState&) = delete;
   GpuBackendState& operator=(const GpuBackendState&) = delete;
-  ~GpuBackendState() { Stop(); }
+  ~GpuBackendState() {
+    Stop();
+    Detach();
+  }
 
   // "" when tracing, otherwise why not; Stop() cleans up either way.
   std::string Start();
+  // Ends tracing: waits for the current context's GPU work, hands every
+  // record to the store. Metadata() still works afterwards.
   void Stop();
+  // After Stop(): detaches CUPTI from the process if DetachRefusal allows
+  // (cupti_detach.h). No CUPTI call may follow, since any would attach it
+  // again.
+  void Detach();
   void Flush();
   std::vector<std::pair<std::string, std::string>> Metadata() const;
   // What Start() enabled, for the status line.
@@ -73,6 +83,9 @@ class GpuBackendState {
  private:
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
+  // What decides whether Stop() detaches CUPTI (see cupti_detach.h).
+  DetachInput DetachState() const;
+  void WarnIfRecordsMissing();
   TracedActivity Traced() const {
     return TracedFromBits(traced_kinds_.load(std::memory_order_acquire));
   }
@@ -92,6 +105,7 @@ class GpuBackendState {
   std::mutex lifecycle_mutex_;  // serializes Start, Flush and Stop
   bool dlmonitor_initialized_ = false;
   bool subscribed_ = false;
+  bool held_subscription_ = false;  // subscribed_ as it was before Stop()
   bool registered_ = false;  // activity callbacks point at this backend
   bool stopped_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
@@ -99,6 +113,7 @@ class GpuBackendState {
   std::string description_;
   std::string warnings_;
   bool warned_missing_records_ = false;
+  bool detach_ = false;  // decided by Stop(), done by Detach()
   std::atomic<uint64_t> dropped_records_{0};
   // Bit i: kActivityKinds[i] is enabled. All until Start() knows, so that
   // launches during Start() expect records as before.

@@ -16,6 +16,7 @@ class CuptiSource : public GpuSource {
   explicit CuptiSource(std::unique_ptr<cupti::GpuBackend> backend)
       : backend_(std::move(backend)) {}
   void Flush() override { backend_->Flush(); }
+  void Stop() override { backend_->Stop(); }
   std::vector<std::pair<std::string, std::string>> Metadata() const override {
     return backend_->Metadata();
   }

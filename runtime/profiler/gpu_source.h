@@ -17,6 +17,11 @@ class GpuSource {
   virtual ~GpuSource() = default;
   // Hands every finished GPU record to the store. [any thread]
   virtual void Flush() = 0;
+  // Ends tracing once the GPU work in flight has finished, and hands every
+  // record to the store; Metadata() still answers afterwards. Destroying
+  // the source then releases the tracing library (see
+  // runtime/cupti/cupti_detach.h).
+  virtual void Stop() = 0;
   virtual std::vector<std::pair<std::string, std::string>> Metadata() const = 0;
 };
 

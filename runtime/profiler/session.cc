@@ -95,7 +95,7 @@ std::string Session::Stop() {
   std::lock_guard<std::mutex> guard(mutex_);
   if (!active_) return "no profiling session is active";
   if (gpu_ != nullptr) {
-    gpu_->Flush();
+    gpu_->Stop();
     gpu_metadata_ = gpu_->Metadata();
     gpu_.reset();
   }

@@ -172,3 +172,34 @@ def test_region_started_after_cuda_init_tracks_memory(tmp_path):
     allocated = sum(n.excl("gpu_alloc_bytes") for n in tree.nodes if "gpu_alloc_bytes" in n.exclusive)
     assert allocated == 8 << 20
     assert int(tree.metadata["gpu0_memory_peak_bytes"]) == 8 << 20
+
+
+def test_regions_detach_cupti_and_attach_again(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_regions.py")
+    first, second = tmp_path / "first.dctx", tmp_path / "second.dctx"
+    result = run_with_package([PYTHON, program, first, second], timeout=600)
+    assert result.returncode == 0, result.stderr.decode()[-3000:]
+    assert b"regions done" in result.stdout
+
+    def kernels_at(tree, marker):
+        line = marker_line(program, marker)
+        return sum(k.exclusive["gpu_time"]["count"] for k in _kernels(tree)
+                   if any(a.kind == "python" and a.file.endswith("gpu_regions.py")
+                          and a.line == line for a in k.ancestors()))
+
+    for path in (first, second):
+        tree = load_profile(path)
+        assert tree.metadata["gpu_cupti_detach"].startswith("at stop (cuptiFinalize)"), \
+            tree.metadata["gpu_cupti_detach"]
+        assert int(tree.metadata.get("gpu_launches_without_records", "0")) == 0, tree.metadata
+        assert int(tree.metadata.get("gpu_unattributed_records", "0")) == 0, tree.metadata
+    tree = load_profile(first)
+    assert kernels_at(tree, "FIRST_LINE") == 5
+    assert kernels_at(tree, "CAPTURE_LINE") >= 1
+    # Still running when the region ended: waited for, so all are there.
+    assert kernels_at(tree, "TAIL_LINE") == 20
+    tree = load_profile(second)
+    assert kernels_at(tree, "SECOND_LINE") == 5
+    # The graph was captured while the first region traced; in the second
+    # its replays go to the replaying line.
+    assert kernels_at(tree, "REPLAY_LINE") >= 3, [repr(k) for k in _kernels(tree)]

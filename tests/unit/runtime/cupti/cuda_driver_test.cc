@@ -1,5 +1,7 @@
 #include "runtime/cupti/cuda_driver.h"
 
+#include <cuda.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -111,6 +113,36 @@ TEST_F(CudaDriverTest, QueriesDevicesThroughTheDriver) {
   const DeviceInfo info = DeviceInfoFromAttributes(attributes);
   EXPECT_TRUE(info.Valid());
   EXPECT_EQ(info.shared_per_block_optin, 227 * 1024);
+}
+
+// Stopping the backend waits for the program's GPU work through this, so
+// that CUPTI can be detached safely; with no context current on the
+// thread there is nothing to wait for and no call is made.
+TEST_F(CudaDriverTest, SynchronizesOnlyAContextThatIsCurrent) {
+  setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
+  std::string error;
+  const auto driver = CudaDriver::Load(&error);
+  ASSERT_NE(driver, nullptr) << error;
+  void* fake = dlopen(DEEPCONTEXT_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(fake, nullptr);
+  const auto set_current = reinterpret_cast<void (*)(CUcontext)>(
+      dlsym(fake, "fake_cuda_set_current_context"));
+  const auto synchronized =
+      reinterpret_cast<int (*)()>(dlsym(fake, "fake_cuda_synchronize_count"));
+  ASSERT_NE(set_current, nullptr);
+  ASSERT_NE(synchronized, nullptr);
+
+  set_current(nullptr);
+  const int before = synchronized();
+  EXPECT_FALSE(driver->SynchronizeCurrentContext());
+  EXPECT_EQ(synchronized(), before);
+
+  CUctx_st* context = reinterpret_cast<CUctx_st*>(0x1000);
+  set_current(context);
+  EXPECT_TRUE(driver->SynchronizeCurrentContext());
+  EXPECT_EQ(synchronized(), before + 1);
+  set_current(nullptr);
+  dlclose(fake);
 }
 
 }  // namespace

@@ -1,13 +1,41 @@
 // A stand-in for libcuda.so.1 with the device queries CudaDriver uses,
-// describing two H200s, and the graph queries over the graphs of
-// fake_cuda_graph.h, so the driver path can be tested without a GPU.
+// describing two H200s, the graph queries over the graphs of
+// fake_cuda_graph.h, and a current context the test sets (through
+// fake_cuda_set_current_context) whose synchronizations it counts
+// (fake_cuda_synchronize_count), so the driver path can be tested without
+// a GPU.
 #include <cuda.h>
 
 #include <cstring>
 
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
 
+namespace {
+CUcontext g_current_context = nullptr;
+int g_synchronize_count = 0;
+}  // namespace
+
 extern "C" {
+
+__attribute__((visibility("default"))) void fake_cuda_set_current_context(
+    CUcontext context) {
+  g_current_context = context;
+}
+
+__attribute__((visibility("default"))) int fake_cuda_synchronize_count() {
+  return g_synchronize_count;
+}
+
+__attribute__((visibility("default"))) CUresult cuCtxGetCurrent(CUcontext* context) {
+  *context = g_current_context;
+  return CUDA_SUCCESS;
+}
+
+__attribute__((visibility("default"))) CUresult cuCtxSynchronize() {
+  if (g_current_context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  ++g_synchronize_count;
+  return CUDA_SUCCESS;
+}
 
 __attribute__((visibility("default"))) CUresult cuDriverGetVersion(int* version) {
   *version = 13000;
