@@ -12,7 +12,18 @@
 //   callbacks    a subscriber with an empty callback on the launch functions
 //   activity     CONCURRENT_KERNEL activity records, no callbacks
 //   both         callbacks + activity, what DeepContext asks CUPTI for
+//   deepcontext's setup
+//                CUPTI configured as DeepContext configures it (every
+//                activity kind, callbacks on the launch, copy, memset,
+//                synchronization and graph functions, resource callbacks),
+//                with an empty callback: the rest of "deepcontext" is its
+//                own callback work
 //   deepcontext  the DeepContext runtime (deepcontext_start) doing its work
+//   both, activity paused
+//                callbacks + activity set up, then kernel activity disabled
+//                while the launches are timed (and enabled again after):
+//                what launches cost between traced windows; the time of
+//                one disable + enable is printed below the table
 //   after unsubscribe only
 //                no tracing, right after callbacks + activity were turned
 //                off and unsubscribed without detaching CUPTI
@@ -92,12 +103,54 @@ void CUPTIAPI CompleteBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t,
   std::free(buffer);
 }
 
+// The activity kinds and driver functions the runtime traces (see
+// runtime/cupti/gpu_backend_state.cc and driver_api.cc).
+constexpr CUpti_ActivityKind kDeepContextKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+
+bool TracedByDeepContext(const std::string& name) {
+  for (const char* prefix : {"cuGraphLaunch", "cuGraphAdd", "cuGraphNodeSetEnabled",
+                             "cuLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize",
+                             "cuStreamSynchronize", "cuEventSynchronize",
+                             "cuStreamWaitEvent"}) {
+    if (name.rfind(prefix, 0) == 0) return name.rfind("cuLaunchHostFunc", 0) != 0;
+  }
+  return false;
+}
+
 // CUPTI set up as one configuration asks, and torn down again.
 class CuptiSetup {
  public:
   CuptiSetup(const deepcontext::cupti::CuptiFunctions& f, bool callbacks,
-             bool activity, bool detach = true)
-      : f_(f), activity_(activity), detach_(detach) {
+             bool activity, bool detach = true, bool as_deepcontext = false)
+      : f_(f), detach_(detach) {
+    if (as_deepcontext) {
+      ok_ = f_.subscribe(&subscriber_, &EmptyCallback, nullptr) == CUPTI_SUCCESS;
+      for (CUpti_CallbackId cbid = 1; ok_ && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+        const char* name = nullptr;
+        if (f_.get_callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
+            name != nullptr && TracedByDeepContext(name)) {
+          f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+        }
+      }
+      for (CUpti_CallbackId cbid :
+           {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
+            CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
+            CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) {
+        f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+      }
+      ok_ = ok_ && f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer) ==
+                       CUPTI_SUCCESS;
+      for (CUpti_ActivityKind kind : kDeepContextKinds) {
+        ok_ = ok_ && f_.activity_enable(kind) == CUPTI_SUCCESS;
+      }
+      kinds_ = std::vector<CUpti_ActivityKind>(std::begin(kDeepContextKinds),
+                                               std::end(kDeepContextKinds));
+      return;
+    }
+    if (activity) kinds_ = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
     if (callbacks) {
       ok_ = f_.subscribe(&subscriber_, &EmptyCallback, nullptr) == CUPTI_SUCCESS;
       for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
@@ -114,10 +167,8 @@ class CuptiSetup {
     }
   }
   ~CuptiSetup() {
-    if (activity_) {
-      f_.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-      f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    }
+    for (CUpti_ActivityKind kind : kinds_) f_.activity_disable(kind);
+    if (!kinds_.empty()) f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     if (subscriber_ != nullptr) f_.unsubscribe(subscriber_);
     if (detach_) f_.finalize();
   }
@@ -125,8 +176,8 @@ class CuptiSetup {
 
  private:
   const deepcontext::cupti::CuptiFunctions& f_;
-  bool activity_;
   bool detach_;
+  std::vector<CUpti_ActivityKind> kinds_;
   bool ok_ = true;
   CUpti_SubscriberHandle subscriber_ = nullptr;
 };
@@ -184,6 +235,7 @@ int main(int argc, char** argv) {
         std::chrono::steady_clock::now() - start;
     return elapsed.count() / launches;
   };
+  std::vector<double> toggle_us;  // one kernel-activity disable + enable
   auto with_cupti = [&](bool callbacks, bool activity) {
     return [&, callbacks, activity]() {
       CuptiSetup setup(f, callbacks, activity);
@@ -195,11 +247,35 @@ int main(int argc, char** argv) {
       {"callbacks", with_cupti(true, false)},
       {"activity", with_cupti(false, true)},
       {"both", with_cupti(true, true)},
+      {"deepcontext's setup",
+       [&]() {
+         CuptiSetup setup(f, true, true, /*detach=*/true, /*as_deepcontext=*/true);
+         return setup.ok() ? time_launches() : -1.0;
+       }},
       {"deepcontext",
        [&]() {
          if (deepcontext_start() != 0) return -1.0;
          const double us = time_launches();
          deepcontext_stop();
+         return us;
+       }},
+      {"both, activity paused",
+       [&]() {
+         CuptiSetup setup(f, true, true);
+         if (!setup.ok() || time_launches() < 0) return -1.0;
+         const auto paused = std::chrono::steady_clock::now();
+         if (f.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+           return -1.0;
+         }
+         const auto disabled = std::chrono::steady_clock::now();
+         const double us = time_launches();
+         const auto resumed = std::chrono::steady_clock::now();
+         if (f.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+           return -1.0;
+         }
+         const std::chrono::duration<double, std::micro> toggle =
+             (disabled - paused) + (std::chrono::steady_clock::now() - resumed);
+         toggle_us.push_back(toggle.count());
          return us;
        }},
       {"after unsubscribe only",
@@ -241,6 +317,10 @@ int main(int argc, char** argv) {
   }
   const double first = Median(before_cupti);
   std::printf("| none, before any CUPTI use | %.2f | %+.2f |\n", first, first - none);
+  if (!toggle_us.empty()) {
+    std::printf("kernel activity disable + enable: %.1f us (median of %zu)\n",
+                Median(toggle_us), toggle_us.size());
+  }
   std::printf("deepcontext: %s\n", deepcontext_gpu_status());
   return 0;
 }

@@ -194,12 +194,14 @@ def test_regions_detach_cupti_and_attach_again(tmp_path):
         assert int(tree.metadata.get("gpu_launches_without_records", "0")) == 0, tree.metadata
         assert int(tree.metadata.get("gpu_unattributed_records", "0")) == 0, tree.metadata
     tree = load_profile(first)
-    assert kernels_at(tree, "FIRST_LINE") == 5
+    # A product may take more than one kernel; every product takes as many.
+    per_product = kernels_at(tree, "FIRST_LINE") / 5
+    assert per_product >= 1 and per_product == int(per_product), per_product
     assert kernels_at(tree, "CAPTURE_LINE") >= 1
     # Still running when the region ended: waited for, so all are there.
-    assert kernels_at(tree, "TAIL_LINE") == 20
+    assert kernels_at(tree, "TAIL_LINE") == 20 * per_product
     tree = load_profile(second)
-    assert kernels_at(tree, "SECOND_LINE") == 5
+    assert kernels_at(tree, "SECOND_LINE") == 5 * per_product
     # The graph was captured while the first region traced; in the second
     # its replays go to the replaying line.
     assert kernels_at(tree, "REPLAY_LINE") >= 3, [repr(k) for k in _kernels(tree)]
