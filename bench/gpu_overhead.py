@@ -118,7 +118,8 @@ def main():
                              "regions ROUNDS times in one process per model")
     parser.add_argument("--variants", default="sampled,off,gpu-off",
                         help="with --in-process: the regions of each round, comma-separated: "
-                             "sampled, exact, off (cpu_time) and gpu-off (no CUPTI)")
+                             "sampled, exact, off (cpu_time), gpu-off (no CUPTI) and "
+                             "sampled-10ms (CPU sampled every 10 ms)")
     parser.add_argument("--device", default="cuda",
                         help="with --in-process: cpu tries the script without a GPU")
     args = parser.parse_args()

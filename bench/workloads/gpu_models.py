@@ -15,7 +15,8 @@ and prints the median step of each (`ab_plain_ms`, `ab_<variant>_ms`) and of
 the plain steps before the first region (`ab_first_plain_ms`: if later plain
 steps are slower, the profiler left a cost behind). Process start-up and
 machine drift then stay out of the ratios. Variants: sampled, exact, off
-(the region's cpu_time) and gpu-off (sampled, DEEPCONTEXT_GPU=0: no CUPTI).
+(the region's cpu_time), gpu-off (sampled, DEEPCONTEXT_GPU=0: no CUPTI) and
+sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000).
 """
 
 import argparse
@@ -74,9 +75,11 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
     optimizer.step()
 
 
-# --ab-variants: (cpu_time, GPU tracing on).
-AB_VARIANTS = {"sampled": ("sampled", True), "exact": ("exact", True),
-               "off": ("off", True), "gpu-off": ("sampled", False)}
+# --ab-variants: (cpu_time, GPU tracing on, CPU sampling interval in us or
+# None for the default).
+AB_VARIANTS = {"sampled": ("sampled", True, None), "exact": ("exact", True, None),
+               "off": ("off", True, None), "gpu-off": ("sampled", False, None),
+               "sampled-10ms": ("sampled", True, 10000)}
 
 
 def alternate(args, timed_steps):
@@ -94,12 +97,17 @@ def alternate(args, timed_steps):
 
     @contextlib.contextmanager
     def region(name):
-        cpu_time, gpu = AB_VARIANTS[name]
-        # Read when a region starts (runtime/profiler/gpu_source.cc).
+        cpu_time, gpu, sample_us = AB_VARIANTS[name]
+        # Read when a region starts (runtime/profiler/gpu_source.cc) and
+        # when its sampling thread starts (runtime/profiler/op_metrics.cc).
         if gpu:
             os.environ.pop("DEEPCONTEXT_GPU", None)
         else:
             os.environ["DEEPCONTEXT_GPU"] = "0"
+        if sample_us is None:
+            os.environ.pop("DEEPCONTEXT_CPU_SAMPLE_US", None)
+        else:
+            os.environ["DEEPCONTEXT_CPU_SAMPLE_US"] = str(sample_us)
         with deepcontext.profile(path, cpu_time=cpu_time):
             yield
 
@@ -132,7 +140,8 @@ def main():
     parser.add_argument("--ab-rounds", type=int, default=0,
                         help="alternate plain steps and deepcontext.profile() regions")
     parser.add_argument("--ab-variants", default="sampled",
-                        help="regions of each --ab-rounds round: sampled, exact, off, gpu-off")
+                        help="regions of each --ab-rounds round: sampled, exact, off, gpu-off, "
+                             "sampled-10ms")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     args = parser.parse_args()
     torch.manual_seed(0)

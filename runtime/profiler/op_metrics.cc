@@ -1,5 +1,9 @@
 #include "runtime/profiler/op_metrics.h"
 
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "runtime/common/thread_instance.h"
@@ -19,6 +23,30 @@ constexpr int64_t kNoCpuTime = -1;
 // Sampled mode: often enough for per-op detail within a second of CPU, rare
 // enough that the sampling thread's cost stays negligible.
 constexpr int64_t kSamplingIntervalNs = 1000000;
+
+// $DEEPCONTEXT_CPU_SAMPLE_US (10 us .. 1 s) overrides the interval: longer
+// intervals wake the sampling thread less often, shorter ones see shorter
+// ops. Read when the sampling thread starts; a bad value is reported once
+// and the default kept.
+int64_t SamplingIntervalNs() {
+  const char* text = std::getenv("DEEPCONTEXT_CPU_SAMPLE_US");
+  if (text == nullptr || text[0] == '\0') return kSamplingIntervalNs;
+  char* end = nullptr;
+  errno = 0;
+  const long long us = std::strtoll(text, &end, 10);
+  if (errno == 0 && end != text && *end == '\0' && us >= 10 && us <= 1000000) {
+    return static_cast<int64_t>(us) * 1000;
+  }
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true)) {
+    std::fprintf(stderr,
+                 "deepcontext: warning: DEEPCONTEXT_CPU_SAMPLE_US=%s is not a "
+                 "whole number of microseconds from 10 to 1000000; sampling "
+                 "every %lld us\n",
+                 text, static_cast<long long>(kSamplingIntervalNs / 1000));
+  }
+  return kSamplingIntervalNs;
+}
 
 struct OpenOp {
   uint64_t op_id;
@@ -120,7 +148,7 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   open.context = event.context;
   stack.ops.push_back(open);
   if (mode == CpuTimeMode::kSampled) {
-    if (!sampler_.running()) sampler_.Start(kSamplingIntervalNs);
+    if (!sampler_.running()) sampler_.Start(SamplingIntervalNs());
     if (stack.sampled == nullptr && event.context != 0) {
       stack.sampled = sampler_.RegisterCurrentThread(ThreadNodeOf(event.context));
       if (stack.sampled != nullptr) stack.sampler = &sampler_;
