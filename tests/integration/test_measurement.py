@@ -104,6 +104,36 @@ def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path, options):
     assert thread and any("cpu_time" in n.exclusive for n in thread)
 
 
+def test_sampling_interval_comes_from_the_environment(tmp_path):
+    _, tree, measured, ops = _profile_cpu_accounting_with_env(
+        tmp_path, {"DEEPCONTEXT_CPU_SAMPLE_US": "5000"})
+    assert sum(n.calls() for n in ops) == 80
+    assert tree.metadata["op_cpu_time"] == "sampled every 5000 us"
+    profiled = sum(n.incl("cpu_time") for n in ops)
+    assert abs(profiled - measured) <= 0.25 * measured, (profiled, measured)
+
+
+@pytest.mark.parametrize("value", ["abc", "5", "2000000", "10ms"])
+def test_bad_sampling_interval_is_reported_and_the_default_kept(tmp_path, value):
+    result, tree = _profile_cpu_accounting_with_env(
+        tmp_path, {"DEEPCONTEXT_CPU_SAMPLE_US": value})[0:2]
+    assert ("DEEPCONTEXT_CPU_SAMPLE_US=%s is not a whole number of microseconds" % value).encode() \
+        in result.stderr, result.stderr.decode()
+    assert tree.metadata["op_cpu_time"] == "sampled every 1000 us"
+
+
+def _profile_cpu_accounting_with_env(tmp_path, env):
+    """Like _profile_cpu_accounting, with `env` added; returns (the run's
+    CompletedProcess, tree, measured ns, ops)."""
+    out = tmp_path / "cpu.dctx"
+    measured_file = tmp_path / "measured"
+    result = run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
+                          env=env, check=0)
+    tree = load_profile(out)
+    ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
+    return result, tree, int(measured_file.read_text()), ops
+
+
 def test_profile_region_cpu_time_modes(tmp_path):
     out = tmp_path / "sampled.dctx"
     code = ("import sys, torch, deepcontext\n"
