@@ -55,6 +55,7 @@ asan: deps
 
 bench: deps build
 	$(BUILD)/bin/event_cost
+	if [ -x $(BUILD)/bin/attribution_cost ]; then $(BUILD)/bin/attribution_cost; fi
 	$(PYTHON) bench/cpu_overhead.py --build $(BUILD)
 
 bench-gpu: deps build

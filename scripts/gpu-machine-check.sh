@@ -44,6 +44,7 @@ if [ "${CPU_BENCH:-1}" = 1 ]; then
 fi
 if [ -n "${GPU_BENCH:-}" ]; then
   "$BUILD/bin/event_cost" 2>&1 | tee "$OUT/event_cost.txt"
+  "$BUILD/bin/attribution_cost" 2>&1 | tee "$OUT/attribution_cost.txt"
   [ -x "$BUILD/bin/gpu_launch_cost" ] && "$BUILD/bin/gpu_launch_cost" 2>&1 | tee "$OUT/launch_cost.txt"
   # GPU_BENCH_ARGS: e.g. "--timing-only", "--breakdown" or "--in-process 10"
   # (one call has ten minutes: three models with every row take longer).

@@ -18,7 +18,7 @@ bool CorrelationTable::AddLaunch(const LaunchRecord& launch, uint32_t epoch) {
   Shard& shard = ShardOf(launch.correlation_id);
   bool ready = false;
   {
-    std::lock_guard<std::mutex> guard(shard.mutex);
+    std::lock_guard<SpinLock> guard(shard.mutex);
     Entry& entry = shard.entries[launch.correlation_id];
     entry.launch.context = launch.context;
     entry.launch.thread = launch.thread;
@@ -54,9 +54,8 @@ void CorrelationTable::EvictOldest(Shard& shard) {
   evicted_.fetch_add(evict, std::memory_order_relaxed);
 }
 
-void CorrelationTable::CountRecord(
-    Shard& shard, std::unordered_map<uint64_t, Entry>::iterator it,
-    uint32_t records) {
+void CorrelationTable::CountRecord(Shard& shard, EntryMap::iterator it,
+                                   uint32_t records) {
   Entry& entry = it->second;
   entry.seen += records;
   if (entry.launch.expected_records != 0 &&
@@ -67,7 +66,7 @@ void CorrelationTable::CountRecord(
 
 void CorrelationTable::Forget(uint64_t correlation_id) {
   Shard& shard = ShardOf(correlation_id);
-  std::lock_guard<std::mutex> guard(shard.mutex);
+  std::lock_guard<SpinLock> guard(shard.mutex);
   auto it = shard.entries.find(correlation_id);
   if (it != shard.entries.end() && it->second.launched &&
       it->second.parked.empty()) {
@@ -77,7 +76,7 @@ void CorrelationTable::Forget(uint64_t correlation_id) {
 
 bool CorrelationTable::Claim(uint64_t correlation_id, LaunchInfo* info) {
   Shard& shard = ShardOf(correlation_id);
-  std::lock_guard<std::mutex> guard(shard.mutex);
+  std::lock_guard<SpinLock> guard(shard.mutex);
   auto it = shard.entries.find(correlation_id);
   if (it == shard.entries.end() || !it->second.launched) return false;
   *info = it->second.launch;
@@ -89,7 +88,7 @@ CorrelationTable::ParkResult CorrelationTable::Park(uint64_t correlation_id,
                                                     PendingRecord&& record,
                                                     LaunchInfo* info) {
   Shard& shard = ShardOf(correlation_id);
-  std::lock_guard<std::mutex> guard(shard.mutex);
+  std::lock_guard<SpinLock> guard(shard.mutex);
   auto it = shard.entries.find(correlation_id);
   if (it != shard.entries.end() && it->second.launched) {
     *info = it->second.launch;
@@ -120,7 +119,7 @@ void CorrelationTable::TakeReady(
     LaunchInfo info;
     std::vector<PendingRecord> records;
     {
-      std::lock_guard<std::mutex> guard(shard.mutex);
+      std::lock_guard<SpinLock> guard(shard.mutex);
       auto it = shard.entries.find(id);
       if (it == shard.entries.end() || !it->second.launched) continue;
       info = it->second.launch;
@@ -141,7 +140,7 @@ void CorrelationTable::Flush(
     std::vector<std::pair<LaunchInfo, std::vector<PendingRecord>>> launched;
     std::vector<std::vector<PendingRecord>> orphans;
     {
-      std::lock_guard<std::mutex> guard(shard.mutex);
+      std::lock_guard<SpinLock> guard(shard.mutex);
       for (auto it = shard.entries.begin(); it != shard.entries.end();) {
         Entry& entry = it->second;
         if (!entry.parked.empty()) {
@@ -168,7 +167,7 @@ uint64_t CorrelationTable::CountUnanswered(uint32_t before_epoch,
                                            uint64_t newest_record) {
   uint64_t count = 0;
   for (Shard& shard : shards_) {
-    std::lock_guard<std::mutex> guard(shard.mutex);
+    std::lock_guard<SpinLock> guard(shard.mutex);
     for (auto& [id, entry] : shard.entries) {
       if (entry.launched && !entry.counted_unanswered &&
           !entry.record_at_return && entry.launch.expected_records > 0 &&
@@ -185,7 +184,7 @@ uint64_t CorrelationTable::CountUnanswered(uint32_t before_epoch,
 size_t CorrelationTable::size() const {
   size_t total = 0;
   for (const Shard& shard : shards_) {
-    std::lock_guard<std::mutex> guard(shard.mutex);
+    std::lock_guard<SpinLock> guard(shard.mutex);
     total += shard.entries.size();
   }
   return total;

@@ -10,12 +10,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory_resource>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
 
+#include "runtime/common/spin_lock.h"
 #include "runtime/cupti/gpu_records.h"
 
 namespace deepcontext::cupti {
@@ -107,18 +109,23 @@ class CorrelationTable {
     uint32_t epoch = 0;
     std::vector<PendingRecord> parked;
   };
+  using EntryMap = std::pmr::unordered_map<uint64_t, Entry>;
+  // Launching threads insert and the processing thread erases, both for a
+  // few tens of nanoseconds: a spin lock, since a futex wake-up would cost
+  // more than the work, and a pool per shard, since entries allocated by
+  // one thread and freed by another contend on the allocator's arena lock
+  // (bench/attribution_cost.cc).
   struct alignas(64) Shard {
-    mutable std::mutex mutex;  // guards entries
-    std::unordered_map<uint64_t, Entry> entries;
+    mutable SpinLock mutex;  // guards pool and entries
+    std::pmr::unsynchronized_pool_resource pool;
+    EntryMap entries{&pool};
   };
 
   Shard& ShardOf(uint64_t correlation_id) {
     return shards_[correlation_id % kShards];
   }
   // Counts one record against a launched entry; erases it when done.
-  void CountRecord(Shard& shard,
-                   std::unordered_map<uint64_t, Entry>::iterator it,
-                   uint32_t records);
+  void CountRecord(Shard& shard, EntryMap::iterator it, uint32_t records);
   void EvictOldest(Shard& shard);
 
   const size_t max_per_shard_;
