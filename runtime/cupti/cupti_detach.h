@@ -2,9 +2,9 @@
 // it stops. Unsubscribing alone leaves CUPTI in the driver's launch path:
 // every later kernel launch keeps paying for tracing that has ended, so a
 // program that profiles a few steps and trains on would run slower for the
-// rest of its life (bench/gpu_launch_cost shows it: the "none" row before
-// any CUPTI use against the rows after). Detaching is safe from CUDA 12.6
-// on; before, re-attaching after a detach could crash with CUDA graphs.
+// rest of its life (bench/gpu_launch_cost: its "after unsubscribe only" row
+// against "none"). Detaching is safe from CUDA 12.6 on; before, attaching
+// again after a detach could crash with CUDA graphs.
 #pragma once
 
 #include <cstdint>
