@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -66,11 +67,18 @@ void CUPTIAPI CompleteBuffer(CUcontext context, uint32_t stream_id,
 }  // namespace
 
 TracedActivity TracedFromBits(unsigned bits) {
-  TracedActivity traced;
-  for (size_t i = 0; i < std::size(kActivityKinds); ++i) {
-    traced.*kActivityKinds[i].traced = (bits >> i & 1u) != 0;
-  }
-  return traced;
+  // Every launch asks: one table lookup instead of a loop per call.
+  constexpr size_t kCombinations = size_t{1} << std::size(kActivityKinds);
+  static const std::array<TracedActivity, kCombinations> table = [] {
+    std::array<TracedActivity, kCombinations> out{};
+    for (size_t combination = 0; combination < kCombinations; ++combination) {
+      for (size_t i = 0; i < std::size(kActivityKinds); ++i) {
+        out[combination].*kActivityKinds[i].traced = (combination >> i & 1u) != 0;
+      }
+    }
+    return out;
+  }();
+  return table[bits & (kCombinations - 1)];
 }
 
 namespace {
