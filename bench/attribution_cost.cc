@@ -9,7 +9,9 @@
 // An 8 MiB buffer holds about 38800 kernel records (216 bytes each with
 // CUDA 13.0), so that many launches wait in the table before their records
 // come; smaller buffers come back sooner. Prints the median nanoseconds per
-// launch and per record for several batch sizes.
+// launch and per record for several batch sizes, and for two threads
+// launching at once. On a machine with fewer than four cores the
+// two-thread row shares cores and says little.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -38,20 +40,34 @@ struct Result {
   double ns_per_record = 0;
 };
 
-// One round: the main thread launches; a worker credits each batch of
+// One round: `threads` launching threads take correlation ids in turn (as
+// the driver hands them out when several threads launch at once: thread t
+// gets ids first_id + t, + t + threads, ...); a worker credits each batch of
 // `batch` records once all its launches were made.
 Result Round(GpuAttribution& attribution, uint64_t first_id, int launches, int batch,
-             dlmonitor_context_t context) {
-  std::atomic<int64_t> launched{0};
-  std::atomic<bool> done{false};
+             int threads, dlmonitor_context_t context) {
+  std::vector<std::atomic<int64_t>> progress(static_cast<size_t>(threads));
+  for (auto& value : progress) value.store(0);
+  const int64_t per_thread = launches / threads;
+  const int64_t total = per_thread * threads;
   double record_ns = 0;
+  // Launches made so far with no gap: every thread made its first n.
+  auto contiguous = [&] {
+    int64_t least = per_thread;
+    for (auto& value : progress) least = std::min(least, value.load(std::memory_order_acquire));
+    int64_t made = least * threads;
+    for (int t = 0; t < threads && least < per_thread; ++t) {
+      if (progress[static_cast<size_t>(t)].load(std::memory_order_acquire) > least) ++made;
+      else break;
+    }
+    return made;
+  };
   std::thread worker([&] {
     int64_t credited = 0;
-    const auto start = std::chrono::steady_clock::now();
     std::chrono::duration<double, std::nano> busy{0};
-    while (credited < launches) {
-      const int64_t ready = launched.load(std::memory_order_acquire);
-      if (ready - credited < batch && ready < launches) {
+    while (credited < total) {
+      const int64_t ready = contiguous();
+      if (ready - credited < batch && ready < total) {
         __builtin_ia32_pause();  // spin: a system call here would be timed too
         continue;
       }
@@ -71,28 +87,33 @@ Result Round(GpuAttribution& attribution, uint64_t first_id, int launches, int b
       busy += std::chrono::steady_clock::now() - begin;
       credited = end;
     }
-    (void)start;
-    record_ns = busy.count() / launches;
-    done.store(true, std::memory_order_release);
+    record_ns = busy.count() / static_cast<double>(total);
   });
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < launches; ++i) {
-    LaunchRecord launch;
-    launch.correlation_id = first_id + static_cast<uint64_t>(i);
-    launch.context = context;
-    launch.api_name = "cuLaunchKernel";
-    launch.thread = 1;
-    attribution.OnLaunch(launch);
-    // Published now and then, as a completed buffer would: a store per
-    // launch to a line the worker polls would be timed too.
-    if ((i + 1) % 256 == 0 || i + 1 == launches) {
-      launched.store(i + 1, std::memory_order_release);
+  auto launch = [&](int t) {
+    for (int64_t k = 0; k < per_thread; ++k) {
+      LaunchRecord record;
+      record.correlation_id = first_id + static_cast<uint64_t>(k * threads + t);
+      record.context = context;
+      record.api_name = "cuLaunchKernel";
+      record.thread = static_cast<uint64_t>(t) + 1;
+      attribution.OnLaunch(record);
+      // Published now and then, as a completed buffer would: a store per
+      // launch to a line the worker polls would be timed too.
+      if ((k + 1) % 256 == 0 || k + 1 == per_thread) {
+        progress[static_cast<size_t>(t)].store(k + 1, std::memory_order_release);
+      }
     }
-  }
+  };
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> launchers;
+  for (int t = 1; t < threads; ++t) launchers.emplace_back(launch, t);
+  launch(0);
+  for (auto& thread : launchers) thread.join();
   const std::chrono::duration<double, std::nano> elapsed =
       std::chrono::steady_clock::now() - start;
   worker.join();
-  return Result{elapsed.count() / launches, record_ns};
+  // Per launch of one thread: the threads launch side by side.
+  return Result{elapsed.count() / static_cast<double>(per_thread), record_ns};
 }
 
 double Median(std::vector<double> values) {
@@ -115,23 +136,28 @@ int main(int argc, char** argv) {
   deepcontext::profiler::MetricStore store;
   MetricStoreSink sink(store);
   GpuAttribution attribution(sink);
-  const int batches[] = {512, 4096, 38800};
-  std::vector<std::vector<double>> launch_ns(std::size(batches));
-  std::vector<std::vector<double>> record_ns(std::size(batches));
+  struct Config {
+    int batch;
+    int threads;
+  };
+  const Config configs[] = {{512, 1}, {4096, 1}, {38800, 1}, {4096, 2}};
+  std::vector<std::vector<double>> launch_ns(std::size(configs));
+  std::vector<std::vector<double>> record_ns(std::size(configs));
   uint64_t next_id = 1;
   for (int round = 0; round < rounds; ++round) {
-    for (size_t b = 0; b < std::size(batches); ++b) {
-      const Result result = Round(attribution, next_id, launches, batches[b], context);
+    for (size_t c = 0; c < std::size(configs); ++c) {
+      const Result result = Round(attribution, next_id, launches, configs[c].batch,
+                                  configs[c].threads, context);
       next_id += static_cast<uint64_t>(launches);
-      launch_ns[b].push_back(result.ns_per_launch);
-      record_ns[b].push_back(result.ns_per_record);
+      launch_ns[c].push_back(result.ns_per_launch);
+      record_ns[c].push_back(result.ns_per_record);
     }
   }
-  std::printf("| records per batch | ns per launch (launching thread) | ns per record "
-              "(processing thread) |\n|---|---|---|\n");
-  for (size_t b = 0; b < std::size(batches); ++b) {
-    std::printf("| %d | %.1f | %.1f |\n", batches[b], Median(launch_ns[b]),
-                Median(record_ns[b]));
+  std::printf("| records per batch | launching threads | ns per launch (each launching "
+              "thread) | ns per record (processing thread) |\n|---|---|---|---|\n");
+  for (size_t c = 0; c < std::size(configs); ++c) {
+    std::printf("| %d | %d | %.1f | %.1f |\n", configs[c].batch, configs[c].threads,
+                Median(launch_ns[c]), Median(record_ns[c]));
   }
   dlmonitor_finalize();
   return 0;
