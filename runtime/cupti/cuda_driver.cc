@@ -17,6 +17,11 @@ using GetCountFn = CUresult (*)(int*);
 using DriverVersionFn = CUresult (*)(int*);
 using CtxGetCurrentFn = CUresult (*)(CUcontext*);
 using CtxSynchronizeFn = CUresult (*)();
+using PrimaryCtxGetStateFn = CUresult (*)(CUdevice, unsigned*, int*);
+using PrimaryCtxRetainFn = CUresult (*)(CUcontext*, CUdevice);
+using PrimaryCtxReleaseFn = CUresult (*)(CUdevice);
+using CtxPushCurrentFn = CUresult (*)(CUcontext);
+using CtxPopCurrentFn = CUresult (*)(CUcontext*);
 
 template <typename Fn>
 Fn As(void* symbol) {
@@ -82,6 +87,13 @@ std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
   driver->graph_child_graph_ = dlsym(handle, "cuGraphChildGraphNodeGetGraph");
   driver->ctx_get_current_ = dlsym(handle, "cuCtxGetCurrent");
   driver->ctx_synchronize_ = dlsym(handle, "cuCtxSynchronize");
+  // The names cuda.h maps these calls to (the unversioned ones keep an
+  // older ABI).
+  driver->primary_ctx_get_state_ = dlsym(handle, "cuDevicePrimaryCtxGetState");
+  driver->primary_ctx_retain_ = dlsym(handle, "cuDevicePrimaryCtxRetain");
+  driver->primary_ctx_release_ = dlsym(handle, "cuDevicePrimaryCtxRelease_v2");
+  driver->ctx_push_current_ = dlsym(handle, "cuCtxPushCurrent_v2");
+  driver->ctx_pop_current_ = dlsym(handle, "cuCtxPopCurrent_v2");
   if (driver->get_ == nullptr || driver->get_attribute_ == nullptr ||
       driver->get_name_ == nullptr || driver->get_count_ == nullptr ||
       driver->driver_version_ == nullptr) {
@@ -146,14 +158,50 @@ uint32_t CudaDriver::GraphRecords(void* graph,
   return CountGraphRecords(functions, static_cast<CUgraph>(graph), traced);
 }
 
-bool CudaDriver::SynchronizeCurrentContext() const {
-  if (ctx_get_current_ == nullptr || ctx_synchronize_ == nullptr) return false;
-  CUcontext context = nullptr;
-  if (As<CtxGetCurrentFn>(ctx_get_current_)(&context) != CUDA_SUCCESS ||
-      context == nullptr) {
+bool CudaDriver::SynchronizeAllContexts() const {
+  if (ctx_get_current_ == nullptr || ctx_synchronize_ == nullptr ||
+      primary_ctx_get_state_ == nullptr || primary_ctx_retain_ == nullptr ||
+      primary_ctx_release_ == nullptr || ctx_push_current_ == nullptr ||
+      ctx_pop_current_ == nullptr) {
     return false;
   }
-  return As<CtxSynchronizeFn>(ctx_synchronize_)() == CUDA_SUCCESS;
+  bool all = true;
+  CUcontext current = nullptr;
+  if (As<CtxGetCurrentFn>(ctx_get_current_)(&current) == CUDA_SUCCESS &&
+      current != nullptr) {
+    all = As<CtxSynchronizeFn>(ctx_synchronize_)() == CUDA_SUCCESS;
+  }
+  const int count = DeviceCount();  // -1: the driver was never initialized
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    CUdevice device = 0;
+    unsigned flags = 0;
+    int active = 0;
+    if (As<GetFn>(get_)(&device, ordinal) != CUDA_SUCCESS ||
+        As<PrimaryCtxGetStateFn>(primary_ctx_get_state_)(device, &flags,
+                                                          &active) !=
+            CUDA_SUCCESS) {
+      all = false;
+      continue;
+    }
+    if (active == 0) continue;
+    CUcontext context = nullptr;
+    if (As<PrimaryCtxRetainFn>(primary_ctx_retain_)(&context, device) !=
+        CUDA_SUCCESS) {
+      all = false;
+      continue;
+    }
+    if (context != current) {
+      if (As<CtxPushCurrentFn>(ctx_push_current_)(context) == CUDA_SUCCESS) {
+        all = As<CtxSynchronizeFn>(ctx_synchronize_)() == CUDA_SUCCESS && all;
+        CUcontext popped = nullptr;
+        As<CtxPopCurrentFn>(ctx_pop_current_)(&popped);
+      } else {
+        all = false;
+      }
+    }
+    As<PrimaryCtxReleaseFn>(primary_ctx_release_)(device);
+  }
+  return all;
 }
 
 int CudaDriver::DeviceCount() const {

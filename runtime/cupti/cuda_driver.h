@@ -64,11 +64,14 @@ class CudaDriver {
   // the graph queries. See CountGraphRecords(). [the thread that owns the
   // graph, e.g. inside the GRAPHEXEC_CREATED callback]
   uint32_t GraphRecords(void* graph, const TracedActivity& traced) const;
-  // Waits for the work of the context current on the calling thread, if
-  // there is one (cuCtxSynchronize). False when none is current, the driver
-  // lacks the calls, or the wait fails. [any thread; the calls it makes are
-  // traced like the program's when CUPTI callbacks are on]
-  bool SynchronizeCurrentContext() const;
+  // Waits for the context current on the calling thread and for the primary
+  // context of every device where it is active (pushed and popped again, so
+  // the thread's current context is unchanged). True when every wait
+  // succeeded or there was nothing to wait for (no device initialized);
+  // false when a wait failed or the driver lacks the calls. [any thread;
+  // the calls it makes are traced like the program's when CUPTI callbacks
+  // are on]
+  bool SynchronizeAllContexts() const;
 
  private:
   CudaDriver() = default;
@@ -83,9 +86,14 @@ class CudaDriver {
   void* graph_get_nodes_ = nullptr;
   void* graph_node_get_type_ = nullptr;
   void* graph_child_graph_ = nullptr;
-  // Optional too: SynchronizeCurrentContext() returns false without them.
+  // Optional too: SynchronizeAllContexts() returns false without them.
   void* ctx_get_current_ = nullptr;
   void* ctx_synchronize_ = nullptr;
+  void* primary_ctx_get_state_ = nullptr;
+  void* primary_ctx_retain_ = nullptr;
+  void* primary_ctx_release_ = nullptr;
+  void* ctx_push_current_ = nullptr;
+  void* ctx_pop_current_ = nullptr;
 };
 
 }  // namespace deepcontext::cupti

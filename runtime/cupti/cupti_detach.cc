@@ -14,6 +14,9 @@ std::string DetachRefusal(const DetachInput& input) {
   if (input.launches_without_records > 0) {
     return "another CUPTI client took the activity records";
   }
+  if (!input.gpu_idle) {
+    return "the GPU work could not be waited for when profiling stopped";
+  }
   // Versions from CUDA 13 on (major * 10000 + ...) are all newer.
   if (CuptiApiMajor(input.cupti_api_version) < 13 &&
       input.cupti_api_version < kFirstSafeDetachVersion) {

@@ -25,6 +25,10 @@ struct DetachInput {
   // Launches whose records never came: another client took the activity
   // buffers, and detaching would end its tracing too.
   uint64_t launches_without_records = 0;
+  // Stopping waited for the work of every device (or is still to come):
+  // detaching with kernels in flight could leave them writing their
+  // timestamps into memory CUPTI has freed.
+  bool gpu_idle = true;
 };
 
 // "" when CUPTI should be detached at stop, otherwise why not.

@@ -56,8 +56,9 @@ class GpuBackend {
   std::vector<std::pair<std::string, std::string>> Metadata() const;
 
   // Disables the callbacks and activity kinds, waits for the GPU work of
-  // the calling thread's current context (so the records of kernels still
-  // running are complete), flushes, unsubscribes and releases DLMonitor.
+  // the calling thread's current context and of every device's active
+  // primary context (so the records of kernels still running are
+  // complete), flushes, unsubscribes and releases DLMonitor.
   // Metadata() still answers afterwards. Idempotent.
   void Stop();
 

@@ -261,9 +261,10 @@ void GpuBackendState::Stop() {
   const bool was_tracing = !enabled_kinds_.empty();
   enabled_kinds_.clear();
   // Kernels still running write their records when they end; waiting for
-  // them completes those records and lets CUPTI be detached below without
-  // work in flight. Callbacks are off, so this call is not traced.
-  if (was_tracing) driver_->SynchronizeCurrentContext();
+  // them completes those records and lets CUPTI be detached (Detach())
+  // without work in flight. Callbacks are off, so these calls are not
+  // traced.
+  const bool waited = was_tracing && driver_->SynchronizeAllContexts();
   if (registered_) {
     // The last records; processed on this thread by OnBufferCompleted.
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -285,6 +286,7 @@ void GpuBackendState::Stop() {
   }
   attribution_.Flush();
   WarnIfRecordsMissing();
+  gpu_idle_at_stop_ = waited ? 1 : 0;
   detach_ = was_tracing && f_.finalize != nullptr &&
             DetachRefusal(DetachState()).empty();
   if (dlmonitor_initialized_) {
@@ -372,6 +374,7 @@ DetachInput GpuBackendState::DetachState() const {
   input.subscribed = held_subscription_;
   input.launches_without_records =
       attribution_.Stats().launches_without_records;
+  input.gpu_idle = gpu_idle_at_stop_ != 0;
   return input;
 }
 

@@ -58,8 +58,8 @@ class GpuBackendState {
 
   // "" when tracing, otherwise why not; Stop() cleans up either way.
   std::string Start();
-  // Ends tracing: waits for the current context's GPU work, hands every
-  // record to the store. Metadata() still works afterwards.
+  // Ends tracing: waits for every device's GPU work, hands every record to
+  // the store. Metadata() still works afterwards.
   void Stop();
   // After Stop(): detaches CUPTI from the process if DetachRefusal allows
   // (cupti_detach.h). No CUPTI call may follow, since any would attach it
@@ -114,6 +114,8 @@ class GpuBackendState {
   std::string warnings_;
   bool warned_missing_records_ = false;
   bool detach_ = false;  // decided by Stop(), done by Detach()
+  // Whether Stop() could wait for every device's work; -1 before Stop().
+  int gpu_idle_at_stop_ = -1;
   std::atomic<uint64_t> dropped_records_{0};
   // Bit i: kActivityKinds[i] is enabled. All until Start() knows, so that
   // launches during Start() expect records as before.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <memory>
 #include <string>
 
 namespace deepcontext::cupti {
@@ -116,33 +117,90 @@ TEST_F(CudaDriverTest, QueriesDevicesThroughTheDriver) {
 }
 
 // Stopping the backend waits for the program's GPU work through this, so
-// that CUPTI can be detached safely; with no context current on the
-// thread there is nothing to wait for and no call is made.
-TEST_F(CudaDriverTest, SynchronizesOnlyAContextThatIsCurrent) {
-  setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
-  std::string error;
-  const auto driver = CudaDriver::Load(&error);
-  ASSERT_NE(driver, nullptr) << error;
-  void* fake = dlopen(DEEPCONTEXT_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(fake, nullptr);
-  const auto set_current = reinterpret_cast<void (*)(CUcontext)>(
-      dlsym(fake, "fake_cuda_set_current_context"));
-  const auto synchronized =
-      reinterpret_cast<int (*)()>(dlsym(fake, "fake_cuda_synchronize_count"));
-  ASSERT_NE(set_current, nullptr);
-  ASSERT_NE(synchronized, nullptr);
+// that CUPTI can be detached with no kernel in flight: the thread's current
+// context and every active primary context, each once, leaving the thread's
+// current context as it was.
+class SynchronizeAllContextsTest : public CudaDriverTest {
+ protected:
+  void SetUp() override {
+    setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
+    std::string error;
+    driver_ = CudaDriver::Load(&error);
+    ASSERT_NE(driver_, nullptr) << error;
+    fake_ = dlopen(DEEPCONTEXT_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(fake_, nullptr);
+    set_current_ = Get<void (*)(CUcontext)>("fake_cuda_set_current_context");
+    primary_ = Get<CUcontext (*)(int)>("fake_cuda_primary_context");
+    set_active_ = Get<void (*)(int, int)>("fake_cuda_set_primary_active");
+    fail_ = Get<void (*)(int)>("fake_cuda_fail_synchronize");
+    synchronized_ = Get<int (*)(CUcontext)>("fake_cuda_synchronize_count");
+    retained_ = Get<int (*)(int)>("fake_cuda_primary_retained");
+  }
+  void TearDown() override {
+    set_current_(nullptr);
+    set_active_(0, 0);
+    set_active_(1, 0);
+    fail_(0);
+    dlclose(fake_);
+    CudaDriverTest::TearDown();
+  }
+  template <typename Fn>
+  Fn Get(const char* name) {
+    auto* symbol = dlsym(fake_, name);
+    EXPECT_NE(symbol, nullptr) << name;
+    return reinterpret_cast<Fn>(symbol);
+  }
+  CUcontext Current() {
+    CUcontext context = nullptr;
+    auto get = Get<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
+    get(&context);
+    return context;
+  }
 
-  set_current(nullptr);
-  const int before = synchronized();
-  EXPECT_FALSE(driver->SynchronizeCurrentContext());
-  EXPECT_EQ(synchronized(), before);
+  std::unique_ptr<CudaDriver> driver_;
+  void* fake_ = nullptr;
+  void (*set_current_)(CUcontext) = nullptr;
+  CUcontext (*primary_)(int) = nullptr;
+  void (*set_active_)(int, int) = nullptr;
+  void (*fail_)(int) = nullptr;
+  int (*synchronized_)(CUcontext) = nullptr;
+  int (*retained_)(int) = nullptr;
+};
 
-  CUctx_st* context = reinterpret_cast<CUctx_st*>(0x1000);
-  set_current(context);
-  EXPECT_TRUE(driver->SynchronizeCurrentContext());
-  EXPECT_EQ(synchronized(), before + 1);
-  set_current(nullptr);
-  dlclose(fake);
+TEST_F(SynchronizeAllContextsTest, NothingToWaitForIsSuccess) {
+  EXPECT_TRUE(driver_->SynchronizeAllContexts());
+}
+
+TEST_F(SynchronizeAllContextsTest, WaitsForEveryActiveDeviceOnce) {
+  set_active_(0, 1);
+  set_active_(1, 1);
+  set_current_(primary_(0));  // the program's thread, as torch leaves it
+  const int before0 = synchronized_(primary_(0));
+  const int before1 = synchronized_(primary_(1));
+  EXPECT_TRUE(driver_->SynchronizeAllContexts());
+  EXPECT_EQ(synchronized_(primary_(0)), before0 + 1);
+  EXPECT_EQ(synchronized_(primary_(1)), before1 + 1);
+  EXPECT_EQ(Current(), primary_(0));
+  EXPECT_EQ(retained_(0), 0);
+  EXPECT_EQ(retained_(1), 0);
+}
+
+TEST_F(SynchronizeAllContextsTest, InactiveDevicesAreLeftAlone) {
+  set_active_(1, 1);  // device 0 never used
+  const int before0 = synchronized_(primary_(0));
+  const int before1 = synchronized_(primary_(1));
+  EXPECT_TRUE(driver_->SynchronizeAllContexts());
+  EXPECT_EQ(synchronized_(primary_(0)), before0);
+  EXPECT_EQ(synchronized_(primary_(1)), before1 + 1);
+  EXPECT_EQ(Current(), nullptr);
+}
+
+TEST_F(SynchronizeAllContextsTest, AFailedWaitIsReported) {
+  set_active_(0, 1);
+  fail_(1);
+  EXPECT_FALSE(driver_->SynchronizeAllContexts());
+  EXPECT_EQ(Current(), nullptr);
+  EXPECT_EQ(retained_(0), 0);
 }
 
 }  // namespace

@@ -35,6 +35,15 @@ TEST(CuptiDetachTest, TheSettingKeepsCuptiAttached) {
   EXPECT_EQ(DetachRefusal(input), "");
 }
 
+// Kernels still in flight would write their timestamps into memory that
+// detaching frees.
+TEST(CuptiDetachTest, GpuWorkNotWaitedForKeepsCuptiAttached) {
+  DetachInput input = Held(130001);
+  input.gpu_idle = false;
+  EXPECT_EQ(DetachRefusal(input),
+            "the GPU work could not be waited for when profiling stopped");
+}
+
 // Detaching would end another tool's tracing along with ours.
 TEST(CuptiDetachTest, AnotherClientKeepsCuptiAttached) {
   DetachInput input = Held(130001);

@@ -1,39 +1,105 @@
 // A stand-in for libcuda.so.1 with the device queries CudaDriver uses,
 // describing two H200s, the graph queries over the graphs of
 // fake_cuda_graph.h, and a current context the test sets (through
-// fake_cuda_set_current_context) whose synchronizations it counts
-// (fake_cuda_synchronize_count), so the driver path can be tested without
-// a GPU.
+// fake_cuda_set_current_context) and primary contexts it turns active,
+// whose synchronizations it counts (fake_cuda_synchronize_count), so the
+// driver path can be tested without a GPU.
 #include <cuda.h>
 
 #include <cstring>
+#include <map>
+#include <vector>
 
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
 
 namespace {
-CUcontext g_current_context = nullptr;
-int g_synchronize_count = 0;
+constexpr int kDevices = 2;
+// The contexts current on the calling thread, innermost last.
+thread_local std::vector<CUcontext> t_context_stack;
+CUctx_st* g_primary[kDevices] = {reinterpret_cast<CUctx_st*>(0x1000),
+                                  reinterpret_cast<CUctx_st*>(0x2000)};
+bool g_primary_active[kDevices] = {false, false};
+int g_primary_retained[kDevices] = {0, 0};
+std::map<CUcontext, int> g_synchronized;
+bool g_fail_synchronize = false;
 }  // namespace
 
 extern "C" {
 
+// Test controls: the calling thread's current context (nullptr: none),
+// whether a device's primary context is active, whether synchronizing
+// fails; and what happened.
 __attribute__((visibility("default"))) void fake_cuda_set_current_context(
     CUcontext context) {
-  g_current_context = context;
+  t_context_stack.clear();
+  if (context != nullptr) t_context_stack.push_back(context);
 }
 
-__attribute__((visibility("default"))) int fake_cuda_synchronize_count() {
-  return g_synchronize_count;
+__attribute__((visibility("default"))) CUcontext fake_cuda_primary_context(int device) {
+  return g_primary[device];
+}
+
+__attribute__((visibility("default"))) void fake_cuda_set_primary_active(int device,
+                                                                          int active) {
+  g_primary_active[device] = active != 0;
+}
+
+__attribute__((visibility("default"))) void fake_cuda_fail_synchronize(int fail) {
+  g_fail_synchronize = fail != 0;
+}
+
+__attribute__((visibility("default"))) int fake_cuda_synchronize_count(CUcontext context) {
+  return g_synchronized[context];
+}
+
+__attribute__((visibility("default"))) int fake_cuda_primary_retained(int device) {
+  return g_primary_retained[device];
 }
 
 __attribute__((visibility("default"))) CUresult cuCtxGetCurrent(CUcontext* context) {
-  *context = g_current_context;
+  *context = t_context_stack.empty() ? nullptr : t_context_stack.back();
   return CUDA_SUCCESS;
 }
 
 __attribute__((visibility("default"))) CUresult cuCtxSynchronize() {
-  if (g_current_context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-  ++g_synchronize_count;
+  if (t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (g_fail_synchronize) return CUDA_ERROR_LAUNCH_FAILED;
+  ++g_synchronized[t_context_stack.back()];
+  return CUDA_SUCCESS;
+}
+
+__attribute__((visibility("default"))) CUresult cuCtxPushCurrent_v2(CUcontext context) {
+  t_context_stack.push_back(context);
+  return CUDA_SUCCESS;
+}
+
+__attribute__((visibility("default"))) CUresult cuCtxPopCurrent_v2(CUcontext* context) {
+  if (t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (context != nullptr) *context = t_context_stack.back();
+  t_context_stack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+__attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxGetState(
+    CUdevice device, unsigned* flags, int* active) {
+  if (device < 0 || device >= kDevices) return CUDA_ERROR_INVALID_DEVICE;
+  *flags = 0;
+  *active = g_primary_active[device] ? 1 : 0;
+  return CUDA_SUCCESS;
+}
+
+__attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRetain(
+    CUcontext* context, CUdevice device) {
+  if (device < 0 || device >= kDevices) return CUDA_ERROR_INVALID_DEVICE;
+  ++g_primary_retained[device];
+  *context = g_primary[device];
+  return CUDA_SUCCESS;
+}
+
+__attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRelease_v2(
+    CUdevice device) {
+  if (device < 0 || device >= kDevices) return CUDA_ERROR_INVALID_DEVICE;
+  --g_primary_retained[device];
   return CUDA_SUCCESS;
 }
 
