@@ -47,6 +47,7 @@
 #include "deepcontext/profiler.h"
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
+#include "runtime/cupti/driver_api.h"
 
 namespace {
 
@@ -103,21 +104,16 @@ void CUPTIAPI CompleteBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t,
   std::free(buffer);
 }
 
-// The activity kinds and driver functions the runtime traces (see
-// runtime/cupti/gpu_backend_state.cc and driver_api.cc).
+// The activity kinds the runtime enables (runtime/cupti/gpu_backend_state.cc).
 constexpr CUpti_ActivityKind kDeepContextKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
 
-bool TracedByDeepContext(const std::string& name) {
-  for (const char* prefix : {"cuGraphLaunch", "cuGraphAdd", "cuGraphNodeSetEnabled",
-                             "cuLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize",
-                             "cuStreamSynchronize", "cuEventSynchronize",
-                             "cuStreamWaitEvent"}) {
-    if (name.rfind(prefix, 0) == 0) return name.rfind("cuLaunchHostFunc", 0) != 0;
-  }
-  return false;
+// The driver functions the runtime traces, by the runtime's own rule.
+bool TracedByDeepContext(const char* name) {
+  return deepcontext::cupti::ClassifyDriverApi(name) !=
+         deepcontext::cupti::DriverApiClass::kOther;
 }
 
 // CUPTI set up as one configuration asks, and torn down again.
