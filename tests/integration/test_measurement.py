@@ -8,22 +8,23 @@ from conftest import PYTHON, cli, load_profile, program, run_profiled, run_with_
 from markers import marker_line
 
 
-def _profile_cpu_accounting(tmp_path, options=()):
-    """Runs cpu_accounting.py under the profiler: (profile path, tree, the
-    program's own measurement of its ops' CPU time in ns, the mm and tanh
-    op nodes)."""
+def _profile_cpu_accounting(tmp_path, options=(), env=None):
+    """Runs cpu_accounting.py under the profiler, with `env` added to the
+    environment: (profile path, tree, the program's own measurement of its
+    ops' CPU time in ns, the mm and tanh op nodes, the run's
+    CompletedProcess)."""
     out = tmp_path / "cpu.dctx"
     measured_file = tmp_path / "measured"
-    run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
-                 options=options, check=0)
+    result = run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
+                          options=options, env=env, check=0)
     tree = load_profile(out)
     ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
     assert sum(n.calls() for n in ops) == 80
-    return out, tree, int(measured_file.read_text()), ops
+    return out, tree, int(measured_file.read_text()), ops, result
 
 
 def test_exact_op_cpu_time_matches_programs_own_measurement(tmp_path):
-    _, tree, measured, ops = _profile_cpu_accounting(tmp_path, ["--exact-cpu-time"])
+    _, tree, measured, ops, _ = _profile_cpu_accounting(tmp_path, ["--exact-cpu-time"])
     assert tree.metadata["op_cpu_time"] == "on"
     profiled = sum(n.incl("cpu_time") for n in ops)
     assert abs(profiled - measured) <= 0.10 * measured, (profiled, measured)
@@ -61,7 +62,7 @@ def test_gpu_status_is_recorded(tmp_path):
 
 
 def test_no_cpu_time_keeps_calls_and_wall_time(tmp_path):
-    out, tree, measured, ops = _profile_cpu_accounting(tmp_path, ["--no-cpu-time"])
+    out, tree, measured, ops, _ = _profile_cpu_accounting(tmp_path, ["--no-cpu-time"])
     assert tree.metadata["op_cpu_time"] == "off"
     assert all("cpu_time" not in n.exclusive for n in tree.nodes)
     # Wall time still covers the ops' own measurement (they never block).
@@ -94,7 +95,7 @@ def test_profile_region_without_cpu_time(tmp_path):
 
 @pytest.mark.parametrize("options", [[], ["--sampled-cpu-time"]], ids=["default", "flag"])
 def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path, options):
-    _, tree, measured, ops = _profile_cpu_accounting(tmp_path, options)
+    _, tree, measured, ops, _ = _profile_cpu_accounting(tmp_path, options)
     assert tree.metadata["op_cpu_time"] == "sampled every 1000 us"
     # Statistical: each millisecond goes to the op running at its tick.
     profiled = sum(n.incl("cpu_time") for n in ops)
@@ -105,9 +106,8 @@ def test_sampled_cpu_time_matches_programs_own_measurement(tmp_path, options):
 
 
 def test_sampling_interval_comes_from_the_environment(tmp_path):
-    _, tree, measured, ops = _profile_cpu_accounting_with_env(
-        tmp_path, {"DEEPCONTEXT_CPU_SAMPLE_US": "5000"})
-    assert sum(n.calls() for n in ops) == 80
+    _, tree, measured, ops, _ = _profile_cpu_accounting(
+        tmp_path, env={"DEEPCONTEXT_CPU_SAMPLE_US": "5000"})
     assert tree.metadata["op_cpu_time"] == "sampled every 5000 us"
     profiled = sum(n.incl("cpu_time") for n in ops)
     assert abs(profiled - measured) <= 0.25 * measured, (profiled, measured)
@@ -115,23 +115,11 @@ def test_sampling_interval_comes_from_the_environment(tmp_path):
 
 @pytest.mark.parametrize("value", ["abc", "5", "2000000", "10ms"])
 def test_bad_sampling_interval_is_reported_and_the_default_kept(tmp_path, value):
-    result, tree = _profile_cpu_accounting_with_env(
-        tmp_path, {"DEEPCONTEXT_CPU_SAMPLE_US": value})[0:2]
+    _, tree, _, _, result = _profile_cpu_accounting(
+        tmp_path, env={"DEEPCONTEXT_CPU_SAMPLE_US": value})
     assert ("DEEPCONTEXT_CPU_SAMPLE_US=%s is not a whole number of microseconds" % value).encode() \
         in result.stderr, result.stderr.decode()
     assert tree.metadata["op_cpu_time"] == "sampled every 1000 us"
-
-
-def _profile_cpu_accounting_with_env(tmp_path, env):
-    """Like _profile_cpu_accounting, with `env` added; returns (the run's
-    CompletedProcess, tree, measured ns, ops)."""
-    out = tmp_path / "cpu.dctx"
-    measured_file = tmp_path / "measured"
-    result = run_profiled([PYTHON, program("cpu_accounting.py"), str(measured_file)], out,
-                          env=env, check=0)
-    tree = load_profile(out)
-    ops = [n for n in tree.find(kind="operator") if n.name in ("aten::mm", "aten::tanh")]
-    return result, tree, int(measured_file.read_text()), ops
 
 
 def test_profile_region_cpu_time_modes(tmp_path):
