@@ -20,12 +20,15 @@
 #include <thread>
 #include <vector>
 
+#include "bench/median.h"
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cupti/gpu_attribution.h"
 #include "runtime/cupti/metric_store_sink.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace {
+
+using deepcontext::bench::Median;
 
 using deepcontext::cupti::GpuAttribution;
 using deepcontext::cupti::KernelRecord;
@@ -114,11 +117,6 @@ Result Round(GpuAttribution& attribution, uint64_t first_id, int launches, int b
   worker.join();
   // Per launch of one thread: the threads launch side by side.
   return Result{elapsed.count() / static_cast<double>(per_thread), record_ns};
-}
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 }  // namespace

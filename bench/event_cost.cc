@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.h"
 #include "deepcontext/profiler.h"
 #include "tests/unit/runtime/emit_op.h"
 
@@ -97,8 +98,7 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|\n");
   double base = 0;
   for (size_t i = 0; i < configs.size(); ++i) {
-    std::sort(samples[i].begin(), samples[i].end());
-    const double median = samples[i][samples[i].size() / 2];
+    const double median = deepcontext::bench::Median(samples[i]);
     if (i == 0) base = median;
     std::printf("| %s | %.1f | %+.1f |\n", configs[i].name, median, median - base);
   }

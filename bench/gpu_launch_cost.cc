@@ -44,12 +44,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.h"
 #include "deepcontext/profiler.h"
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/driver_api.h"
 
 namespace {
+
+using deepcontext::bench::Median;
 
 constexpr char kEmptyKernelPtx[] =
     ".version 7.0\n.target sm_50\n.address_size 64\n"
@@ -177,11 +180,6 @@ class CuptiSetup {
   bool ok_ = true;
   CUpti_SubscriberHandle subscriber_ = nullptr;
 };
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 }  // namespace
 
