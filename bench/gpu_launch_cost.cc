@@ -31,7 +31,9 @@
 //                unless it detaches, as DeepContext does when it stops
 // Every other configuration detaches CUPTI when it ends, so "none" is the
 // cost of a launch after profiling; the launches timed before any CUPTI use
-// are printed too, for comparison.
+// are printed too, for comparison. After each round's launches the same
+// number of calls to cuCtxGetDevice, which nobody traces, are timed: what
+// CUPTI adds to the cheap driver calls frameworks make around every launch.
 #include <cupti.h>
 #include <dlfcn.h>
 
@@ -67,6 +69,7 @@ struct Driver {
   decltype(&cuModuleGetFunction) module_get_function;
   decltype(&cuLaunchKernel) launch_kernel;
   decltype(&cuCtxSynchronize) ctx_synchronize;
+  decltype(&cuCtxGetDevice) ctx_get_device;
 };
 
 bool LoadDriver(Driver* driver) {
@@ -86,10 +89,12 @@ bool LoadDriver(Driver* driver) {
   driver->launch_kernel = reinterpret_cast<decltype(&cuLaunchKernel)>(get("cuLaunchKernel"));
   driver->ctx_synchronize =
       reinterpret_cast<decltype(&cuCtxSynchronize)>(get("cuCtxSynchronize"));
+  driver->ctx_get_device =
+      reinterpret_cast<decltype(&cuCtxGetDevice)>(get("cuCtxGetDevice"));
   return driver->init && driver->device_get && driver->primary_ctx_retain &&
          driver->ctx_set_current && driver->module_load_data &&
          driver->module_get_function && driver->launch_kernel &&
-         driver->ctx_synchronize;
+         driver->ctx_synchronize && driver->ctx_get_device;
 }
 
 void CUPTIAPI EmptyCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId,
@@ -215,6 +220,20 @@ int main(int argc, char** argv) {
   }
   const auto& f = *cupti.functions();
 
+  // Frameworks call cheap driver functions that nobody traces many times
+  // per launch (the current device, stream capture state, ...): what a
+  // configuration adds to those is timed after each round's launches.
+  double untraced_us = 0;
+  auto time_untraced = [&]() {
+    CUdevice current = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i) {
+      if (cu.ctx_get_device(&current) != CUDA_SUCCESS) return -1.0;
+    }
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    return elapsed.count() / launches;
+  };
   // Microseconds per launch of one round, or a negative value on failure.
   auto time_launches = [&]() {
     const auto start = std::chrono::steady_clock::now();
@@ -227,7 +246,8 @@ int main(int argc, char** argv) {
     if (cu.ctx_synchronize() != CUDA_SUCCESS) return -1.0;
     const std::chrono::duration<double, std::micro> elapsed =
         std::chrono::steady_clock::now() - start;
-    return elapsed.count() / launches;
+    untraced_us = time_untraced();
+    return untraced_us < 0 ? -1.0 : elapsed.count() / launches;
   };
   std::vector<double> toggle_us;  // one kernel-activity disable + enable
   auto with_cupti = [&](bool callbacks, bool activity) {
@@ -289,6 +309,7 @@ int main(int argc, char** argv) {
   std::vector<double> before_cupti;
   for (int round = 0; round < rounds; ++round) before_cupti.push_back(time_launches());
   std::map<std::string, std::vector<double>> results;
+  std::map<std::string, std::vector<double>> untraced;  // of each round's last timing
   for (int round = 0; round < rounds; ++round) {
     for (const auto& [name, run] : configs) {
       const double us = run();
@@ -299,18 +320,23 @@ int main(int argc, char** argv) {
         return 1;
       }
       results[name].push_back(us);
+      untraced[name].push_back(untraced_us);
     }
   }
   const double none = Median(results["none"]);
-  std::printf("| configuration | us per launch (median of %d x %d) | added |\n",
+  const double none_untraced = Median(untraced["none"]);
+  std::printf("| configuration | us per launch (median of %d x %d) | added "
+              "| us per untraced call (cuCtxGetDevice) | added |\n",
               rounds, launches);
-  std::printf("|---|---|---|\n");
+  std::printf("|---|---|---|---|---|\n");
   for (const auto& [name, run] : configs) {
     const double median = Median(results[name]);
-    std::printf("| %s | %.2f | %+.2f |\n", name.c_str(), median, median - none);
+    const double call = Median(untraced[name]);
+    std::printf("| %s | %.2f | %+.2f | %.3f | %+.3f |\n", name.c_str(), median,
+                median - none, call, call - none_untraced);
   }
   const double first = Median(before_cupti);
-  std::printf("| none, before any CUPTI use | %.2f | %+.2f |\n", first, first - none);
+  std::printf("| none, before any CUPTI use | %.2f | %+.2f | | |\n", first, first - none);
   if (!toggle_us.empty()) {
     std::printf("kernel activity disable + enable: %.1f us (median of %zu)\n",
                 Median(toggle_us), toggle_us.size());

@@ -11,6 +11,7 @@
 
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cupti/activity_buffer_pool.h"
+#include "runtime/cupti/buffer_worker.h"
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/gpu_metadata.h"
 
@@ -56,6 +57,28 @@ std::mutex& ActiveMutex() {
   return *mutex;
 }
 GpuBackendState* g_active = nullptr;  // guarded by ActiveMutex()
+
+// Gives a completed buffer to the running backend, if any, and takes it
+// back into the pool.
+void HandleCompleted(const CompletedBuffer& buffer) {
+  {
+    std::lock_guard<std::mutex> guard(ActiveMutex());
+    if (g_active != nullptr) {
+      g_active->OnBufferCompleted(static_cast<CUcontext>(buffer.context),
+                                  buffer.stream_id, buffer.data,
+                                  buffer.valid_size);
+    }
+  }
+  BufferPool().Release(buffer.data);
+}
+
+// Completed buffers are processed here, off the application threads that
+// CUPTI hands them back on (see buffer_worker.h). Like the pool, it outlives
+// every backend.
+BufferWorker& Worker() {
+  static auto* worker = new BufferWorker(&HandleCompleted);
+  return *worker;
+}
 
 void CUPTIAPI CuptiCallback(void* userdata, CUpti_CallbackDomain domain,
                               CUpti_CallbackId cbid, const void* data);
@@ -110,13 +133,12 @@ void CUPTIAPI RequestBuffer(uint8_t** buffer, size_t* size,
 void CUPTIAPI CompleteBuffer(CUcontext context, uint32_t stream_id,
                                 uint8_t* buffer, size_t /*size*/,
                                 size_t valid_size) {
-  {
-    std::lock_guard<std::mutex> guard(ActiveMutex());
-    if (g_active != nullptr) {
-      g_active->OnBufferCompleted(context, stream_id, buffer, valid_size);
-    }
-  }
-  BufferPool().Release(buffer);
+  CompletedBuffer completed;
+  completed.context = context;
+  completed.stream_id = stream_id;
+  completed.data = buffer;
+  completed.valid_size = valid_size;
+  if (!Worker().Submit(completed)) HandleCompleted(completed);
 }
 
 }  // namespace
@@ -266,8 +288,9 @@ void GpuBackendState::Stop() {
   // traced.
   const bool waited = was_tracing && driver_->SynchronizeAllContexts();
   if (registered_) {
-    // The last records; processed on this thread by OnBufferCompleted.
+    // The last records, processed by the worker before the backend lets go.
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    Worker().Drain();
     std::lock_guard<std::mutex> active(ActiveMutex());
     if (g_active == this) g_active = nullptr;
     registered_ = false;
@@ -298,11 +321,12 @@ void GpuBackendState::Stop() {
 
 void GpuBackendState::Flush() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  // The completion callback runs on this thread during the flush and takes
-  // ActiveMutex, which is therefore not held here.
+  // The worker processing the flushed buffers takes ActiveMutex, which is
+  // therefore not held here.
   if (registered_ && !stopped_) {
     attribution_.BeginFlush();
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    Worker().Drain();
   }
   attribution_.Flush();
   WarnIfRecordsMissing();

@@ -1,0 +1,94 @@
+#include "runtime/cupti/buffer_worker.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace deepcontext::cupti {
+
+BufferWorker::BufferWorker(std::function<void(const CompletedBuffer&)> handle)
+    : handle_(std::move(handle)) {}
+
+BufferWorker::~BufferWorker() {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    stop_ = true;
+  }
+  work_.notify_all();
+  // A thread inherited through fork() does not exist in this process.
+  if (thread_.joinable()) {
+    if (owner_ == getpid()) {
+      thread_.join();
+    } else {
+      thread_.detach();
+    }
+  }
+}
+
+bool BufferWorker::Submit(const CompletedBuffer& buffer) noexcept {
+  try {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (stop_) return false;
+    const pid_t self = getpid();
+    if (owner_ == 0) {
+      // The program's signals (Ctrl-C, SIGTERM, ...) must never be
+      // delivered to this thread: it starts with all of them blocked.
+      sigset_t all;
+      sigset_t previous;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &previous);
+      try {
+        thread_ = std::thread(&BufferWorker::Run, this);
+      } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        return false;
+      }
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      owner_ = self;
+    } else if (owner_ != self) {
+      return false;
+    }
+    queue_.push_back(buffer);
+    ++submitted_;
+  } catch (...) {
+    return false;
+  }
+  work_.notify_one();
+  return true;
+}
+
+void BufferWorker::Drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (owner_ != getpid()) return;  // nothing was queued in this process
+  const uint64_t target = submitted_;
+  done_.wait(lock, [&] { return handled_ >= target; });
+}
+
+uint64_t BufferWorker::handled() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return handled_;
+}
+
+void BufferWorker::Run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything handled
+    const CompletedBuffer buffer = queue_.front();
+    queue_.pop_front();
+    lock.unlock();
+    try {
+      handle_(buffer);
+    } catch (...) {
+      // Out of memory while attributing: lose this buffer's records, keep
+      // the thread.
+    }
+    lock.lock();
+    ++handled_;
+    done_.notify_all();
+  }
+}
+
+}  // namespace deepcontext::cupti
