@@ -112,11 +112,15 @@ void CUPTIAPI CompleteBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t,
   std::free(buffer);
 }
 
-// The activity kinds the runtime enables (runtime/cupti/gpu_backend_state.cc).
+// The activity kinds the runtime enables (runtime/cupti/gpu_backend_state.cc;
+// not SYNCHRONIZATION, see the row "both + synchronization records").
 constexpr CUpti_ActivityKind kDeepContextKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
+    CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+
+// Callbacks on the launch functions and/or kernel activity records.
+struct Pieces;
+Pieces LaunchPieces(bool callbacks, bool activity);
 
 // The driver functions the runtime traces, by the runtime's own rule.
 bool TracedByDeepContext(const char* name) {
@@ -124,50 +128,72 @@ bool TracedByDeepContext(const char* name) {
          deepcontext::cupti::DriverApiClass::kOther;
 }
 
+// What one configuration asks CUPTI for.
+struct Pieces {
+  bool launch_callbacks = false;  // on cuLaunchKernel(_ptsz) only
+  bool traced_callbacks = false;  // on every function the runtime traces
+  bool resource_callbacks = false;  // the runtime's graph callbacks
+  std::vector<CUpti_ActivityKind> kinds;
+};
+
+Pieces LaunchPieces(bool callbacks, bool activity) {
+  Pieces pieces;
+  pieces.launch_callbacks = callbacks;
+  if (activity) pieces.kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+  return pieces;
+}
+
+Pieces DeepContextPieces() {
+  Pieces pieces;
+  pieces.traced_callbacks = true;
+  pieces.resource_callbacks = true;
+  pieces.kinds.assign(std::begin(kDeepContextKinds), std::end(kDeepContextKinds));
+  return pieces;
+}
+
 // CUPTI set up as one configuration asks, and torn down again.
 class CuptiSetup {
  public:
   CuptiSetup(const deepcontext::cupti::CuptiFunctions& f, bool callbacks,
-             bool activity, bool detach = true, bool as_deepcontext = false)
-      : f_(f), detach_(detach) {
-    if (as_deepcontext) {
+             bool activity, bool detach = true)
+      : CuptiSetup(f, LaunchPieces(callbacks, activity), detach) {}
+  CuptiSetup(const deepcontext::cupti::CuptiFunctions& f, const Pieces& pieces,
+             bool detach = true)
+      : f_(f), detach_(detach), kinds_(pieces.kinds) {
+    const bool subscribe = pieces.launch_callbacks || pieces.traced_callbacks ||
+                           pieces.resource_callbacks;
+    if (subscribe) {
       ok_ = f_.subscribe(&subscriber_, &EmptyCallback, nullptr) == CUPTI_SUCCESS;
-      for (CUpti_CallbackId cbid = 1; ok_ && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
-        const char* name = nullptr;
-        if (f_.get_callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
-            name != nullptr && TracedByDeepContext(name)) {
-          f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-        }
-      }
-      for (CUpti_CallbackId cbid :
-           {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
-            CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
-            CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) {
-        f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
-      }
-      ok_ = ok_ && f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer) ==
-                       CUPTI_SUCCESS;
-      for (CUpti_ActivityKind kind : kDeepContextKinds) {
-        ok_ = ok_ && f_.activity_enable(kind) == CUPTI_SUCCESS;
-      }
-      kinds_ = std::vector<CUpti_ActivityKind>(std::begin(kDeepContextKinds),
-                                               std::end(kDeepContextKinds));
-      return;
     }
-    if (activity) kinds_ = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
-    if (callbacks) {
-      ok_ = f_.subscribe(&subscriber_, &EmptyCallback, nullptr) == CUPTI_SUCCESS;
+    if (pieces.launch_callbacks) {
       for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
                                     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz}) {
         ok_ = ok_ && f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
                                         cbid) == CUPTI_SUCCESS;
       }
     }
-    if (activity) {
+    for (CUpti_CallbackId cbid = 1;
+         pieces.traced_callbacks && ok_ && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+      const char* name = nullptr;
+      if (f_.get_callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
+          name != nullptr && TracedByDeepContext(name)) {
+        f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+      }
+    }
+    if (pieces.resource_callbacks && ok_) {
+      for (CUpti_CallbackId cbid :
+           {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
+            CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
+            CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) {
+        f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+      }
+    }
+    if (!kinds_.empty()) {
       ok_ = ok_ && f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer) ==
                        CUPTI_SUCCESS;
-      ok_ = ok_ && f_.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ==
-                       CUPTI_SUCCESS;
+      for (CUpti_ActivityKind kind : kinds_) {
+        ok_ = ok_ && f_.activity_enable(kind) == CUPTI_SUCCESS;
+      }
     }
   }
   ~CuptiSetup() {
@@ -256,6 +282,12 @@ int main(int argc, char** argv) {
       return setup.ok() ? time_launches() : -1.0;
     };
   };
+  auto with_pieces = [&](Pieces pieces) {
+    return [&, pieces]() {
+      CuptiSetup setup(f, pieces);
+      return setup.ok() ? time_launches() : -1.0;
+    };
+  };
   const std::vector<std::pair<std::string, std::function<double()>>> configs = {
       {"none", time_launches},
       {"callbacks", with_cupti(true, false)},
@@ -263,9 +295,36 @@ int main(int argc, char** argv) {
       {"both", with_cupti(true, true)},
       {"deepcontext's setup",
        [&]() {
-         CuptiSetup setup(f, true, true, /*detach=*/true, /*as_deepcontext=*/true);
+         CuptiSetup setup(f, DeepContextPieces());
          return setup.ok() ? time_launches() : -1.0;
        }},
+      // Which piece of that setup slows the untraced calls down.
+      {"both + the traced functions' callbacks",
+       with_pieces([] {
+         Pieces pieces = LaunchPieces(true, true);
+         pieces.traced_callbacks = true;
+         return pieces;
+       }())},
+      {"both + resource callbacks",
+       with_pieces([] {
+         Pieces pieces = LaunchPieces(true, true);
+         pieces.resource_callbacks = true;
+         return pieces;
+       }())},
+      {"both + copy and memset records",
+       with_pieces([] {
+         Pieces pieces = LaunchPieces(true, true);
+         pieces.kinds.insert(pieces.kinds.end(),
+                             {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+                              CUPTI_ACTIVITY_KIND_MEMSET});
+         return pieces;
+       }())},
+      {"both + synchronization records",
+       with_pieces([] {
+         Pieces pieces = LaunchPieces(true, true);
+         pieces.kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+         return pieces;
+       }())},
       {"deepcontext",
        [&]() {
          if (deepcontext_start() != 0) return -1.0;

@@ -2,6 +2,7 @@
 // application threads, inside the CUDA call: launches are mapped to the
 // calling context here, graph nodes to the context that created them.
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <string_view>
@@ -24,8 +25,15 @@ struct ApiCall {
   // A graph node was created inside the call: the call was captured into
   // a graph and will produce no records of its own.
   bool created_graph_node = false;
+  uint64_t sync_start_ns = 0;  // a synchronization's entry time
 };
 thread_local ApiCall t_call;
+
+uint64_t MonotonicNs() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
+}
 
 uint64_t ThreadId() {
   thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
@@ -91,6 +99,7 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
                               Traced());
     launch.record_at_return = api == DriverApiClass::kSync;
     attribution_.OnLaunch(launch);
+    if (api == DriverApiClass::kSync) t_call.sync_start_ns = MonotonicNs();
     return;
   }
   // API exit.
@@ -104,6 +113,16 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     const bool failed = api != DriverApiClass::kSync && result != nullptr &&
                         *result != CUDA_SUCCESS;
     if (captured || failed) attribution_.ForgetLaunch(data.correlationId);
+    // The wait is the time spent in the call; its record is made here.
+    if (api == DriverApiClass::kSync && !captured &&
+        t_call.correlation_id == data.correlationId && t_call.sync_start_ns != 0) {
+      SyncRecord sync;
+      sync.correlation_id = data.correlationId;
+      sync.start_ns = t_call.sync_start_ns;
+      sync.end_ns = MonotonicNs();
+      sync.kind = SyncKindOfApi(api_names_[cbid] != nullptr ? api_names_[cbid] : name);
+      attribution_.OnSync(sync);
+    }
   }
   t_call = ApiCall{};
   event.phase = DLMONITOR_PHASE_EXIT;

@@ -21,6 +21,17 @@ DriverApiClass ClassifyDriverApi(std::string_view name) {
   return DriverApiClass::kOther;
 }
 
+SyncKind SyncKindOfApi(std::string_view name) {
+  auto starts = [name](std::string_view prefix) {
+    return name.substr(0, prefix.size()) == prefix;
+  };
+  if (starts("cuCtxSynchronize")) return SyncKind::kContext;
+  if (starts("cuStreamSynchronize")) return SyncKind::kStream;
+  if (starts("cuEventSynchronize")) return SyncKind::kEvent;
+  if (starts("cuStreamWaitEvent")) return SyncKind::kStreamWaitEvent;
+  return SyncKind::kUnknown;
+}
+
 uint32_t ExpectedRecords(DriverApiClass api, std::string_view name,
                          const TracedActivity& traced) {
   switch (api) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/cupti/gpu_records.h"
+
 namespace deepcontext::cupti {
 
 enum class DriverApiClass : uint8_t {
@@ -25,6 +27,9 @@ enum class DriverApiClass : uint8_t {
 };
 
 DriverApiClass ClassifyDriverApi(std::string_view name);
+
+// What a synchronization function (DriverApiClass::kSync) waits for.
+SyncKind SyncKindOfApi(std::string_view name);
 
 // True for the classes whose calls produce activity records and are
 // therefore reported to attribution as launches.

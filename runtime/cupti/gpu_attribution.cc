@@ -125,7 +125,12 @@ template <typename Record>
 void GpuAttribution::Handle(const Record& record, uint64_t graph_node_id) {
   ProcessLateLocked();
   ++stats_.records;
-  newest_record_ = std::max(newest_record_, record.correlation_id);
+  // Synchronization records are made by the driver callbacks when the call
+  // returns, not delivered by CUPTI, so they say nothing about whether
+  // CUPTI's records still arrive (CountUnanswered).
+  if constexpr (!std::is_same_v<Record, SyncRecord>) {
+    newest_record_ = std::max(newest_record_, record.correlation_id);
+  }
   LaunchInfo launch;
   if (graph_node_id != 0) {
     GraphNode node;

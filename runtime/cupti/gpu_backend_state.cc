@@ -33,9 +33,13 @@ constexpr ActivityKindName kActivityKinds[] = {
     {CUPTI_ACTIVITY_KIND_MEMCPY, "copies", &TracedActivity::copies},
     {CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies", &TracedActivity::peer_copies},
     {CUPTI_ACTIVITY_KIND_MEMSET, "memsets", &TracedActivity::memsets},
-    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations",
-     &TracedActivity::syncs},
 };
+// Synchronizations are not taken from CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+// enabling it makes CUPTI wrap every driver call, traced or not, which
+// multiplies the cost of the cheap calls frameworks make around each
+// launch (cuCtxGetDevice: 0.011 -> 0.100 us on the H200,
+// bench/gpu_launch_cost.cc). The driver callbacks time them instead
+// (api_callbacks.cc), so TracedActivity::syncs stays set.
 
 int64_t RealtimeNs() {
   timespec now{};
@@ -262,7 +266,8 @@ std::string GpuBackendState::Start() {
   traced_kinds_.store(traced_kinds, std::memory_order_release);
 
   description_ = "CUPTI " + std::to_string(library_.runtime_version()) + " (" +
-                 library_.path() + "): tracing " + kinds + "; " +
+                 library_.path() + "): tracing " + kinds +
+                 ", synchronizations; " +
                  std::to_string(traced) + " driver functions traced";
   if (!warnings_.empty()) {
     warnings_.resize(warnings_.size() - 2);  // the last "; "

@@ -36,6 +36,21 @@ TEST(DriverApiTest, ClassifiesByNameIncludingVariants) {
   EXPECT_EQ(ClassifyDriverApi(""), DriverApiClass::kOther);
 }
 
+TEST(DriverApiTest, SynchronizationsAreNamedByWhatTheyWaitFor) {
+  EXPECT_EQ(SyncKindOfApi("cuCtxSynchronize"), SyncKind::kContext);
+  EXPECT_EQ(SyncKindOfApi("cuCtxSynchronize_v2"), SyncKind::kContext);
+  EXPECT_EQ(SyncKindOfApi("cuStreamSynchronize_ptsz"), SyncKind::kStream);
+  EXPECT_EQ(SyncKindOfApi("cuEventSynchronize"), SyncKind::kEvent);
+  EXPECT_EQ(SyncKindOfApi("cuStreamWaitEvent_ptsz"), SyncKind::kStreamWaitEvent);
+  EXPECT_EQ(SyncKindOfApi("cuLaunchKernel"), SyncKind::kUnknown);
+  // Every function classified as a synchronization has a kind.
+  for (const char* name : {"cuCtxSynchronize", "cuStreamSynchronize",
+                           "cuEventSynchronize", "cuStreamWaitEvent"}) {
+    EXPECT_EQ(ClassifyDriverApi(name), DriverApiClass::kSync) << name;
+    EXPECT_NE(SyncKindOfApi(name), SyncKind::kUnknown) << name;
+  }
+}
+
 TEST(DriverApiTest, ExpectedRecordsAreUnknownForMultiRecordCalls) {
   EXPECT_EQ(ExpectedRecords(DriverApiClass::kKernelLaunch, "cuLaunchKernel"), 1u);
   EXPECT_EQ(ExpectedRecords(DriverApiClass::kKernelLaunch,

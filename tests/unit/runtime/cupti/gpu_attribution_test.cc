@@ -385,6 +385,30 @@ TEST_F(GpuAttributionTest, LaunchesWhoseRecordsStoppedAreCountedAtFlush) {
   EXPECT_EQ(sink_.Count(10, {"cuLaunchKernel", "k"}, GpuMetric::kGpuTime), 3u);
 }
 
+// Synchronization records are made by the driver callbacks when the call
+// returns: one that follows launches whose records went elsewhere must not
+// make those launches look answered.
+TEST_F(GpuAttributionTest, ASynchronizationDoesNotHideLaunchesWithoutRecords) {
+  GpuAttribution attribution(sink_);
+  attribution.OnLaunch(Launch(1, 10));
+  attribution.OnKernel(Kernel(1, "k", 0, 5));
+  attribution.OnLaunch(Launch(2, 10));  // its record goes to another client
+  attribution.OnLaunch(Launch(3, 10));  // so does this one
+  LaunchRecord sync_call = Launch(4, 10, "cuCtxSynchronize");
+  sync_call.record_at_return = true;
+  attribution.OnLaunch(sync_call);
+  SyncRecord sync;
+  sync.correlation_id = 4;
+  sync.kind = SyncKind::kContext;
+  sync.start_ns = 100;
+  sync.end_ns = 900;
+  attribution.OnSync(sync);
+  attribution.BeginFlush();
+  attribution.Flush();
+  EXPECT_EQ(attribution.Stats().launches_without_records, 2u);
+  EXPECT_EQ(sink_.Sum(10, {"cuCtxSynchronize", "sync: context"}, GpuMetric::kSyncTime), 800);
+}
+
 // Records arrive (forced flushes hand over those of unfinished work too),
 // some launches are still in flight at a flush, some never produce a
 // record: nothing is counted.
