@@ -18,6 +18,8 @@
 //                synchronization and graph functions, resource callbacks),
 //                with an empty callback: the rest of "deepcontext" is its
 //                own callback work
+//   both + ...   callbacks + kernel activity plus one more piece of that
+//                setup, to find the piece that slows the untraced calls
 //   deepcontext  the DeepContext runtime (deepcontext_start) doing its work
 //   both, activity paused
 //                callbacks + activity set up, then kernel activity disabled
