@@ -40,11 +40,16 @@ dlmonitor_op_kind_t KindOf(const at::RecordFunction& fn) {
       return DLMONITOR_OP_BACKWARD_FUNCTION;
     case at::RecordScope::USER_SCOPE:
       return DLMONITOR_OP_USER_SCOPE;
-    default:
-      return std::strncmp(fn.name(), kEngineWrapperPrefix,
-                          sizeof(kEngineWrapperPrefix) - 1) == 0
+    default: {
+      // Asked at every op's entry and exit: almost every name ("aten::...")
+      // differs at its second character, so look there before comparing.
+      const char* name = fn.name();
+      return name != nullptr && name[0] == 'a' && name[1] == 'u' &&
+                     std::strncmp(name, kEngineWrapperPrefix,
+                                  sizeof(kEngineWrapperPrefix) - 1) == 0
                  ? DLMONITOR_OP_BACKWARD_WRAPPER
                  : DLMONITOR_OP_OPERATOR;
+    }
   }
 }
 
