@@ -12,27 +12,29 @@ BufferWorker::BufferWorker(std::function<void(const CompletedBuffer&)> handle)
     : handle_(std::move(handle)) {}
 
 BufferWorker::~BufferWorker() {
+  const pid_t owner = owner_.load(std::memory_order_acquire);
+  if (owner != 0 && owner != getpid()) {
+    // A forked child: the thread (and maybe the mutex's holder) stayed in
+    // the parent.
+    if (thread_.joinable()) thread_.detach();
+    return;
+  }
   {
     std::lock_guard<std::mutex> guard(mutex_);
     stop_ = true;
   }
   work_.notify_all();
-  // A thread inherited through fork() does not exist in this process.
-  if (thread_.joinable()) {
-    if (owner_ == getpid()) {
-      thread_.join();
-    } else {
-      thread_.detach();
-    }
-  }
+  if (thread_.joinable()) thread_.join();
 }
 
 bool BufferWorker::Submit(const CompletedBuffer& buffer) noexcept {
+  const pid_t self = getpid();
+  const pid_t owner = owner_.load(std::memory_order_acquire);
+  if (owner != 0 && owner != self) return false;  // a forked child
   try {
     std::lock_guard<std::mutex> guard(mutex_);
     if (stop_) return false;
-    const pid_t self = getpid();
-    if (owner_ == 0) {
+    if (owner_.load(std::memory_order_relaxed) == 0) {
       // The program's signals (Ctrl-C, SIGTERM, ...) must never be
       // delivered to this thread: it starts with all of them blocked.
       sigset_t all;
@@ -46,9 +48,7 @@ bool BufferWorker::Submit(const CompletedBuffer& buffer) noexcept {
         return false;
       }
       pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-      owner_ = self;
-    } else if (owner_ != self) {
-      return false;
+      owner_.store(self, std::memory_order_release);
     }
     queue_.push_back(buffer);
     ++submitted_;
@@ -60,8 +60,9 @@ bool BufferWorker::Submit(const CompletedBuffer& buffer) noexcept {
 }
 
 void BufferWorker::Drain() {
+  // Nothing was queued in this process (or this is a forked child).
+  if (owner_.load(std::memory_order_acquire) != getpid()) return;
   std::unique_lock<std::mutex> lock(mutex_);
-  if (owner_ != getpid()) return;  // nothing was queued in this process
   const uint64_t target = submitted_;
   done_.wait(lock, [&] { return handled_ >= target; });
 }

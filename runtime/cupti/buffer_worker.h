@@ -7,6 +7,7 @@
 // callback only queues the buffer. No vendor headers.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <condition_variable>
@@ -61,7 +62,10 @@ class BufferWorker {
   uint64_t submitted_ = 0;
   uint64_t handled_ = 0;
   bool stop_ = false;
-  pid_t owner_ = 0;  // the process the thread runs in; 0 before it starts
+  // The process the thread runs in; 0 before it starts. Read without the
+  // mutex so that a forked child, whose copy of the mutex may be held by a
+  // thread it does not have, never takes it.
+  std::atomic<pid_t> owner_{0};
   std::thread thread_;
 };
 
