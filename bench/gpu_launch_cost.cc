@@ -13,8 +13,8 @@
 //   activity     CONCURRENT_KERNEL activity records, no callbacks
 //   both         callbacks + activity, what DeepContext asks CUPTI for
 //   deepcontext's setup
-//                CUPTI configured as DeepContext configures it (every
-//                activity kind, callbacks on the launch, copy, memset,
+//                CUPTI configured as DeepContext configures it (its
+//                activity kinds, callbacks on the launch, copy, memset,
 //                synchronization and graph functions, resource callbacks),
 //                with an empty callback: the rest of "deepcontext" is its
 //                own callback work
