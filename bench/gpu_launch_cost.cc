@@ -120,10 +120,6 @@ constexpr CUpti_ActivityKind kDeepContextKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
 
-// Callbacks on the launch functions and/or kernel activity records.
-struct Pieces;
-Pieces LaunchPieces(bool callbacks, bool activity);
-
 // The driver functions the runtime traces, by the runtime's own rule.
 bool TracedByDeepContext(const char* name) {
   return deepcontext::cupti::ClassifyDriverApi(name) !=
@@ -138,6 +134,7 @@ struct Pieces {
   std::vector<CUpti_ActivityKind> kinds;
 };
 
+// Callbacks on the launch functions and/or kernel activity records.
 Pieces LaunchPieces(bool callbacks, bool activity) {
   Pieces pieces;
   pieces.launch_callbacks = callbacks;

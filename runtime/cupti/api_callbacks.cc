@@ -2,12 +2,12 @@
 // application threads, inside the CUDA call: launches are mapped to the
 // calling context here, graph nodes to the context that created them.
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <string_view>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/cpu/clocks.h"
 #include "runtime/cupti/gpu_backend_state.h"
 
 namespace deepcontext::cupti {
@@ -28,12 +28,6 @@ struct ApiCall {
   uint64_t sync_start_ns = 0;  // a synchronization's entry time
 };
 thread_local ApiCall t_call;
-
-uint64_t MonotonicNs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return uint64_t(now.tv_sec) * 1000000000u + uint64_t(now.tv_nsec);
-}
 
 uint64_t ThreadId() {
   thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
@@ -99,7 +93,9 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
                               Traced());
     launch.record_at_return = api == DriverApiClass::kSync;
     attribution_.OnLaunch(launch);
-    if (api == DriverApiClass::kSync) t_call.sync_start_ns = MonotonicNs();
+    if (api == DriverApiClass::kSync) {
+      t_call.sync_start_ns = static_cast<uint64_t>(cpu::MonotonicNs());
+    }
     return;
   }
   // API exit.
@@ -119,7 +115,7 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
       SyncRecord sync;
       sync.correlation_id = data.correlationId;
       sync.start_ns = t_call.sync_start_ns;
-      sync.end_ns = MonotonicNs();
+      sync.end_ns = static_cast<uint64_t>(cpu::MonotonicNs());
       sync.kind = SyncKindOfApi(api_names_[cbid] != nullptr ? api_names_[cbid] : name);
       attribution_.OnSync(sync);
     }

@@ -3,32 +3,23 @@
 namespace deepcontext::cupti {
 
 DriverApiClass ClassifyDriverApi(std::string_view name) {
-  auto starts = [name](std::string_view prefix) {
-    return name.substr(0, prefix.size()) == prefix;
-  };
-  if (starts("cuGraphLaunch")) return DriverApiClass::kGraphLaunch;
-  if (starts("cuGraphAdd")) return DriverApiClass::kGraphBuild;
-  if (starts("cuGraphNodeSetEnabled")) return DriverApiClass::kGraphExecEdit;
+  if (name.starts_with("cuGraphLaunch")) return DriverApiClass::kGraphLaunch;
+  if (name.starts_with("cuGraphAdd")) return DriverApiClass::kGraphBuild;
+  if (name.starts_with("cuGraphNodeSetEnabled")) return DriverApiClass::kGraphExecEdit;
   // Host functions run on the CPU and produce no GPU activity record.
-  if (starts("cuLaunchHostFunc")) return DriverApiClass::kOther;
-  if (starts("cuLaunch")) return DriverApiClass::kKernelLaunch;
-  if (starts("cuMemcpy")) return DriverApiClass::kCopy;
-  if (starts("cuMemset")) return DriverApiClass::kMemset;
-  if (starts("cuCtxSynchronize") || starts("cuStreamSynchronize") ||
-      starts("cuEventSynchronize") || starts("cuStreamWaitEvent")) {
-    return DriverApiClass::kSync;
-  }
+  if (name.starts_with("cuLaunchHostFunc")) return DriverApiClass::kOther;
+  if (name.starts_with("cuLaunch")) return DriverApiClass::kKernelLaunch;
+  if (name.starts_with("cuMemcpy")) return DriverApiClass::kCopy;
+  if (name.starts_with("cuMemset")) return DriverApiClass::kMemset;
+  if (SyncKindOfApi(name) != SyncKind::kUnknown) return DriverApiClass::kSync;
   return DriverApiClass::kOther;
 }
 
 SyncKind SyncKindOfApi(std::string_view name) {
-  auto starts = [name](std::string_view prefix) {
-    return name.substr(0, prefix.size()) == prefix;
-  };
-  if (starts("cuCtxSynchronize")) return SyncKind::kContext;
-  if (starts("cuStreamSynchronize")) return SyncKind::kStream;
-  if (starts("cuEventSynchronize")) return SyncKind::kEvent;
-  if (starts("cuStreamWaitEvent")) return SyncKind::kStreamWaitEvent;
+  if (name.starts_with("cuCtxSynchronize")) return SyncKind::kContext;
+  if (name.starts_with("cuStreamSynchronize")) return SyncKind::kStream;
+  if (name.starts_with("cuEventSynchronize")) return SyncKind::kEvent;
+  if (name.starts_with("cuStreamWaitEvent")) return SyncKind::kStreamWaitEvent;
   return SyncKind::kUnknown;
 }
 

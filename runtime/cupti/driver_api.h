@@ -28,7 +28,8 @@ enum class DriverApiClass : uint8_t {
 
 DriverApiClass ClassifyDriverApi(std::string_view name);
 
-// What a synchronization function (DriverApiClass::kSync) waits for.
+// What a synchronization function (DriverApiClass::kSync) waits for;
+// kUnknown for every other function.
 SyncKind SyncKindOfApi(std::string_view name);
 
 // True for the classes whose calls produce activity records and are

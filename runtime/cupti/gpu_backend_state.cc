@@ -1,7 +1,5 @@
 #include "runtime/cupti/gpu_backend_state.h"
 
-#include <time.h>
-
 #include <array>
 #include <chrono>
 #include <cstdlib>
@@ -10,6 +8,7 @@
 #include <thread>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/cpu/clocks.h"
 #include "runtime/cupti/activity_buffer_pool.h"
 #include "runtime/cupti/buffer_worker.h"
 #include "runtime/cupti/cupti_detach.h"
@@ -40,12 +39,6 @@ constexpr ActivityKindName kActivityKinds[] = {
 // launch (cuCtxGetDevice: 0.011 -> 0.100 us on the H200,
 // bench/gpu_launch_cost.cc). The driver callbacks time them instead
 // (api_callbacks.cc), so TracedActivity::syncs stays set.
-
-int64_t RealtimeNs() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
-}
 
 // Activity buffers outlive every backend: CUPTI may hand one back late.
 ActivityBufferPool& BufferPool() {
@@ -388,7 +381,7 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   input.dropped_records = dropped_records_.load(std::memory_order_relaxed);
   uint64_t gpu_now = 0;
   if (f_.get_timestamp(&gpu_now) == CUPTI_SUCCESS) {
-    input.clock_offset_ns = static_cast<int64_t>(gpu_now) - RealtimeNs();
+    input.clock_offset_ns = static_cast<int64_t>(gpu_now) - cpu::RealtimeNs();
   }
   input.warnings = warnings_;
   auto metadata = GpuMetadata(input);

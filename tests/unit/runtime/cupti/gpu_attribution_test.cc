@@ -59,6 +59,15 @@ MemcpyRecord Copy(uint64_t correlation, CopyKind kind, MemoryKind src,
   return copy;
 }
 
+SyncRecord Sync(uint64_t correlation, SyncKind kind, uint64_t start, uint64_t end) {
+  SyncRecord sync;
+  sync.correlation_id = correlation;
+  sync.kind = kind;
+  sync.start_ns = start;
+  sync.end_ns = end;
+  return sync;
+}
+
 class GpuAttributionTest : public ::testing::Test {
  protected:
   FakeContextSink sink_;
@@ -274,17 +283,8 @@ TEST_F(GpuAttributionTest, SynchronizationTimeGoesUnderItsApi) {
   GpuAttribution attribution(sink_);
   attribution.OnLaunch(Launch(50, 60, "cuStreamSynchronize"));
   attribution.OnLaunch(Launch(51, 60, "cuCtxSynchronize"));
-  SyncRecord stream;
-  stream.correlation_id = 50;
-  stream.kind = SyncKind::kStream;
-  stream.start_ns = 1000;
-  stream.end_ns = 5000;
-  attribution.OnSync(stream);
-  SyncRecord context = stream;
-  context.correlation_id = 51;
-  context.kind = SyncKind::kContext;
-  context.end_ns = 1500;
-  attribution.OnSync(context);
+  attribution.OnSync(Sync(50, SyncKind::kStream, 1000, 5000));
+  attribution.OnSync(Sync(51, SyncKind::kContext, 1000, 1500));
 
   const ContextId node = sink_.Find(60, {"cuStreamSynchronize", "sync: stream"});
   ASSERT_NE(node, 0u);
@@ -397,12 +397,7 @@ TEST_F(GpuAttributionTest, ASynchronizationDoesNotHideLaunchesWithoutRecords) {
   LaunchRecord sync_call = Launch(4, 10, "cuCtxSynchronize");
   sync_call.record_at_return = true;
   attribution.OnLaunch(sync_call);
-  SyncRecord sync;
-  sync.correlation_id = 4;
-  sync.kind = SyncKind::kContext;
-  sync.start_ns = 100;
-  sync.end_ns = 900;
-  attribution.OnSync(sync);
+  attribution.OnSync(Sync(4, SyncKind::kContext, 100, 900));
   attribution.BeginFlush();
   attribution.Flush();
   EXPECT_EQ(attribution.Stats().launches_without_records, 2u);
