@@ -119,7 +119,8 @@ def main():
     parser.add_argument("--variants", default="sampled,off,gpu-off",
                         help="with --in-process: the regions of each round, comma-separated: "
                              "sampled, exact, off (cpu_time), gpu-off (no CUPTI) and "
-                             "sampled-10ms (CPU sampled every 10 ms)")
+                             "sampled-10ms (CPU sampled every 10 ms) and floor (a RecordFunction "
+                             "callback that does nothing: torch's own cost of observing ops)")
     parser.add_argument("--device", default="cuda",
                         help="with --in-process: cpu tries the script without a GPU")
     args = parser.parse_args()

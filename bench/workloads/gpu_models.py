@@ -15,8 +15,10 @@ and prints the median step of each (`ab_plain_ms`, `ab_<variant>_ms`) and of
 the plain steps before the first region (`ab_first_plain_ms`: if later plain
 steps are slower, the profiler left a cost behind). Process start-up and
 machine drift then stay out of the ratios. Variants: sampled, exact, off
-(the region's cpu_time), gpu-off (sampled, DEEPCONTEXT_GPU=0: no CUPTI) and
-sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000).
+(the region's cpu_time), gpu-off (sampled, DEEPCONTEXT_GPU=0: no CUPTI),
+sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000) and floor (no deepcontext: a
+RecordFunction callback that does nothing, what torch itself spends on
+observing each op; see record_function_floor.py).
 """
 
 import argparse
@@ -76,9 +78,10 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
 
 
 # --ab-variants: (cpu_time, GPU tracing on, CPU sampling interval in us or
-# None for the default).
-AB_VARIANTS = {"sampled": ("sampled", True, None), "exact": ("exact", True, None),
-               "off": ("off", True, None), "gpu-off": ("sampled", False, None),
+# None for the default); "floor" is not a deepcontext region.
+AB_VARIANTS = {"floor": None, "sampled": ("sampled", True, None),
+               "exact": ("exact", True, None), "off": ("off", True, None),
+               "gpu-off": ("sampled", False, None),
                "sampled-10ms": ("sampled", True, 10000)}
 
 
@@ -94,9 +97,17 @@ def alternate(args, timed_steps):
         raise SystemExit("unknown --ab-variants %s (known: %s)"
                          % (",".join(unknown), ",".join(AB_VARIANTS)))
     path = os.path.join(tempfile.mkdtemp(prefix="dc-ab-"), "region.dctx")
+    floor = None
+    if "floor" in variants:
+        from record_function_floor import RecordFunctionFloor
+        floor = RecordFunctionFloor(torch)
 
     @contextlib.contextmanager
     def region(name):
+        if name == "floor":
+            with floor.enabled():
+                yield
+            return
         cpu_time, gpu, sample_us = AB_VARIANTS[name]
         # Read when a region starts (runtime/profiler/gpu_source.cc) and
         # when its sampling thread starts (runtime/profiler/op_metrics.cc).
@@ -112,9 +123,10 @@ def alternate(args, timed_steps):
             yield
 
     first_plain = timed_steps(args.steps)
-    # The first region builds or loads the adapter and starts CUPTI: not timed.
-    with region(variants[0]):
-        timed_steps(args.warmup)
+    # The first regions build or load the adapter and start CUPTI: not timed.
+    for name in variants:
+        with region(name):
+            timed_steps(args.warmup)
     plain, profiled = [], {name: [] for name in variants}
     for _ in range(args.ab_rounds):
         plain += timed_steps(args.steps)
@@ -141,7 +153,7 @@ def main():
                         help="alternate plain steps and deepcontext.profile() regions")
     parser.add_argument("--ab-variants", default="sampled",
                         help="regions of each --ab-rounds round: sampled, exact, off, gpu-off, "
-                             "sampled-10ms")
+                             "sampled-10ms, floor")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -200,8 +212,15 @@ def main():
             entry["kernels"] += len(kernels)
         with open(args.torch_profiler, "w") as f:
             json.dump({"per_op": per_op, "steps": args.steps}, f)
-    print("model=%s steps=%d step_ms=%.3f" % (args.model, args.steps,
-                                               1000 * statistics.median(times)))
+    # The spread shows steps that a median hides (buffer flushes, warm-up).
+    ordered = sorted(times)
+    print("model=%s steps=%d step_ms=%.3f step_p10_ms=%.3f step_p90_ms=%.3f" % (
+        args.model, args.steps, 1000 * statistics.median(times),
+        1000 * ordered[len(ordered) // 10], 1000 * ordered[(9 * len(ordered)) // 10]))
+    if args.steps >= 200:  # how the step time settles over a long run
+        print("median_ms_per_100_steps=" + ",".join(
+            "%.2f" % (1000 * statistics.median(times[i:i + 100]))
+            for i in range(0, len(times) - 99, 100)))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,12 @@ def _has_cuda():
     return probe.returncode == 0
 
 
+def _device_count():
+    probe = subprocess.run([PYTHON, "-c", "import torch; print(torch.cuda.device_count())"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return int(probe.stdout or 0) if probe.returncode == 0 else 0
+
+
 pytestmark = pytest.mark.skipif(not _has_cuda(), reason="no CUDA device")
 
 
@@ -205,3 +211,31 @@ def test_regions_detach_cupti_and_attach_again(tmp_path):
     # The graph was captured while the first region traced; in the second
     # its replays go to the replaying line.
     assert kernels_at(tree, "REPLAY_LINE") >= 3, [repr(k) for k in _kernels(tree)]
+
+
+@pytest.mark.skipif(_device_count() < 2, reason="needs two CUDA devices")
+def test_two_devices_are_attributed_and_flushed_at_exit(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_two_devices.py")
+    out = tmp_path / "two.dctx"
+    result = run_profiled([PYTHON, program], out, check=0)
+    assert b"two devices done" in result.stdout
+    products = int(result.stdout.decode().split("products=")[1].split()[0])
+    tree = load_profile(out)
+    assert tree.metadata["gpu"].startswith("2x "), tree.metadata["gpu"]
+    for device in (0, 1):
+        assert int(tree.metadata["gpu%d_kernels" % device]) > 0, tree.metadata
+        assert int(tree.metadata["gpu%d_busy_ns" % device]) > 0, tree.metadata
+    assert int(tree.metadata.get("gpu_launches_without_records", "0")) == 0, tree.metadata
+    assert int(tree.metadata.get("gpu_unattributed_records", "0")) == 0, tree.metadata
+
+    def kernels_at(marker):
+        line = marker_line(program, marker)
+        return sum(k.exclusive["gpu_time"]["count"] for k in _kernels(tree)
+                   if any(a.kind == "python" and a.file.endswith("gpu_two_devices.py")
+                          and a.line == line for a in k.ancestors()))
+
+    # Each product is one or more kernels, every one of them recorded; the
+    # second device's were still running when the program ended.
+    for marker in ("DEVICE0_LINE", "DEVICE1_LINE"):
+        kernels = kernels_at(marker)
+        assert kernels >= products and kernels % products == 0, (marker, kernels, tree.metadata)

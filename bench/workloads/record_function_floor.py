@@ -1,0 +1,40 @@
+"""The floor of any RecordFunction-based profiler: a callback that does nothing.
+
+    floor = RecordFunctionFloor(torch)   # builds record_function_floor.cc once
+    with floor.enabled():
+        ...                              # every op is observed, nothing is done
+
+Built with the compiler command of deepcontext's own PyTorch adapter, so it
+sees the same torch headers and ABI; cached in a temporary folder per call.
+"""
+
+import contextlib
+import ctypes
+import os
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class RecordFunctionFloor:
+    def __init__(self, torch):
+        from deepcontext import _torch_adapter
+        libraries = [_torch_adapter._mapped_library("libtorch_cpu.so"),
+                     _torch_adapter._mapped_library("libc10.so")]
+        if not all(libraries):
+            raise RuntimeError("libtorch_cpu.so / libc10.so are not loaded")
+        output = os.path.join(tempfile.mkdtemp(prefix="dc-floor-"), "floor.so")
+        _torch_adapter._build(torch, os.path.join(HERE, "record_function_floor.cc"), output,
+                              _torch_adapter._include_dirs(torch), libraries)
+        self._library = ctypes.CDLL(output, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        self._library.floor_enable.argtypes = [ctypes.c_int]
+        if self._library.floor_install() != 0:
+            raise RuntimeError("torch refused the floor callback")
+
+    @contextlib.contextmanager
+    def enabled(self):
+        self._library.floor_enable(1)
+        try:
+            yield
+        finally:
+            self._library.floor_enable(0)
