@@ -138,6 +138,8 @@ struct ThreadState {
   python::RawFrame raw[CallPathBuilder::kMaxPythonDepth];
   ResolvedPythonFrame resolved[CallPathBuilder::kMaxPythonDepth];
   ContextId ctx[CallPathBuilder::kMaxPythonDepth];
+  // Call sites this thread resolved last (see PythonFrameCache).
+  PythonFrameCache::ThreadCache frame_cache;
 
   // Native call-path cache (see NativeContext).
   std::unordered_map<NativePathKey, std::vector<NativePathVariant>,
@@ -226,7 +228,7 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   }
   for (int i = same; i < count; ++i) {
     state.raw[i] = frames[i];
-    state.resolved[i] = python_.Lookup(frames[i]);
+    state.resolved[i] = python_.Lookup(frames[i], state.frame_cache);
     state.ctx[i] = kNoContext;
   }
   state.cached_base = base;
@@ -288,7 +290,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   ResolvedPythonFrame resolved[kMaxPythonDepth];
   bool entry[kMaxPythonDepth];
   for (int i = 0; i < count; ++i) {
-    resolved[i] = python_.Lookup(frames[i]);
+    resolved[i] = python_.Lookup(frames[i], state.frame_cache);
     entry[i] = frames[i].entry;
   }
   int kept = count;

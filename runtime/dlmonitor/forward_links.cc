@@ -2,39 +2,50 @@
 
 namespace deepcontext::dlmonitor {
 
+ForwardLinks::ForwardLinks() = default;
+ForwardLinks::~ForwardLinks() = default;
+
 void ForwardLinks::Remember(uint64_t thread_id, int64_t sequence_number,
                             ContextId anchor) {
   if (sequence_number < 0 || anchor == kNoContext) return;
+  std::call_once(allocate_once_, [this] {
+    storage_ = std::make_unique<Set[]>(kSets);
+    sets_.store(storage_.get(), std::memory_order_release);
+  });
   const uint64_t key = Key(thread_id, sequence_number);
-  Shard& shard = ShardFor(key);
-  std::lock_guard<std::mutex> guard(shard.mutex);
-  auto [it, inserted] = shard.anchors.emplace(key, anchor);
-  if (!inserted) {
-    it->second = anchor;
-    return;
+  Set& set = SetFor(thread_id, sequence_number);
+  std::lock_guard<SpinLock> guard(set.lock);
+  for (Entry& entry : set.ways) {
+    if (entry.anchor != kNoContext && entry.key == key) {
+      entry.anchor = anchor;
+      return;
+    }
   }
-  shard.order.push_back(key);
-  if (shard.order.size() > kMaxPerShard) {
-    shard.anchors.erase(shard.order.front());
-    shard.order.pop_front();
-  }
+  set.ways[set.next] = Entry{key, anchor};
+  set.next = static_cast<uint8_t>((set.next + 1) % kWays);
 }
 
 ContextId ForwardLinks::Find(uint64_t thread_id,
                              int64_t sequence_number) const {
-  if (sequence_number < 0) return kNoContext;
+  if (sequence_number < 0 || sets_.load(std::memory_order_acquire) == nullptr) {
+    return kNoContext;
+  }
   const uint64_t key = Key(thread_id, sequence_number);
-  Shard& shard = ShardFor(key);
-  std::lock_guard<std::mutex> guard(shard.mutex);
-  auto it = shard.anchors.find(key);
-  return it == shard.anchors.end() ? kNoContext : it->second;
+  Set& set = SetFor(thread_id, sequence_number);
+  std::lock_guard<SpinLock> guard(set.lock);
+  for (const Entry& entry : set.ways) {
+    if (entry.anchor != kNoContext && entry.key == key) return entry.anchor;
+  }
+  return kNoContext;
 }
 
 void ForwardLinks::Clear() {
-  for (Shard& shard : shards_) {
-    std::lock_guard<std::mutex> guard(shard.mutex);
-    shard.anchors.clear();
-    shard.order.clear();
+  Set* sets = sets_.load(std::memory_order_acquire);
+  if (sets == nullptr) return;
+  for (size_t i = 0; i < kSets; ++i) {
+    std::lock_guard<SpinLock> guard(sets[i].lock);
+    for (Entry& entry : sets[i].ways) entry = Entry{};
+    sets[i].next = 0;
   }
 }
 

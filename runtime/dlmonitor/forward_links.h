@@ -7,24 +7,35 @@
 // backward time (forward_thread_id, sequence_number). Value: the context the
 // forward op hung from (its Python line or user scope).
 //
-// Sequence numbers grow without bound in long training runs, so entries are
-// evicted oldest-first once a shard holds kMaxPerShard of them: a backward
-// pass runs shortly after its forward pass, never a million ops later.
+// Every forward op that records autograd history remembers its number, so
+// this sits on the per-op path: a fixed table, allocated at the first
+// Remember, with no allocation or futex per op. The number picks the set
+// (numbers are dense per thread, so a thread's consecutive ops use
+// consecutive sets; the thread id shifts where each thread starts, so
+// threads at the same numbers, like DataParallel replicas, do not pile into
+// the same sets); a set keeps the kWays links it received last. A thread
+// alone keeps its links for kSets * kWays of its ops, T threads about a
+// T-th of that each: a backward pass runs shortly after its forward pass,
+// never that many ops later.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <mutex>
-#include <unordered_map>
 
+#include "runtime/common/spin_lock.h"
 #include "runtime/dlmonitor/context_tree.h"
 
 namespace deepcontext::dlmonitor {
 
 class ForwardLinks {
  public:
-  static constexpr size_t kShards = 16;
-  static constexpr size_t kMaxPerShard = 1 << 15;
+  static constexpr size_t kSets = size_t{1} << 16;
+  static constexpr size_t kWays = 3;
+
+  ForwardLinks();
+  ~ForwardLinks();
 
   // Records the anchor for (thread_id, sequence_number), replacing an older
   // one. The framework reports the *next* sequence number to every op that
@@ -41,18 +52,33 @@ class ForwardLinks {
   void Clear();
 
  private:
-  struct Shard {
-    mutable std::mutex mutex;
-    std::unordered_map<uint64_t, ContextId> anchors;
-    std::deque<uint64_t> order;  // insertion order for eviction
+  struct Entry {
+    uint64_t key = 0;
+    ContextId anchor = kNoContext;  // kNoContext: the way is free
   };
+  // One cache line: a lock and kWays entries, replaced oldest first.
+  struct alignas(64) Set {
+    SpinLock lock;
+    uint8_t next = 0;  // the way the next new link replaces
+    Entry ways[kWays];
+  };
+  static constexpr uint64_t kSequenceBits = 48;
   static uint64_t Key(uint64_t thread_id, int64_t sequence_number) {
-    return (thread_id << 48) ^ static_cast<uint64_t>(sequence_number);
+    return (thread_id << kSequenceBits) ^ static_cast<uint64_t>(sequence_number);
   }
-  Shard& ShardFor(uint64_t key) const {
-    return shards_[(key ^ (key >> 17)) % kShards];
+  Set& SetFor(uint64_t thread_id, int64_t sequence_number) const {
+    // Golden-ratio steps spread the starts of any number of threads evenly.
+    constexpr uint64_t kStride = (kSets * 618034 / 1000000) | 1;
+    const uint64_t start = thread_id * kStride;
+    return sets_.load(std::memory_order_acquire)
+        [(static_cast<uint64_t>(sequence_number) + start) % kSets];
   }
-  mutable Shard shards_[kShards];
+
+  // Allocated at the first Remember: processes without autograd ops never
+  // pay for the table.
+  std::once_flag allocate_once_;
+  std::unique_ptr<Set[]> storage_;
+  std::atomic<Set*> sets_{nullptr};
 };
 
 }  // namespace deepcontext::dlmonitor

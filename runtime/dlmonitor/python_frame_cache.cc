@@ -18,6 +18,14 @@ ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame) {
   return resolved;
 }
 
+ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame,
+                                             ThreadCache& local) {
+  if (const ResolvedPythonFrame* cached = local.Find(frame)) return *cached;
+  const ResolvedPythonFrame resolved = Lookup(frame);
+  local.Put(frame, resolved);
+  return resolved;
+}
+
 ResolvedPythonFrame PythonFrameCache::Resolve(const python::RawFrame& frame) {
   ResolvedPythonFrame out;
   out.key.kind = DLMONITOR_FRAME_PYTHON;

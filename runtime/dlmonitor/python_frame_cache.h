@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/common/direct_mapped_cache.h"
 #include "runtime/dlmonitor/context_tree.h"
 #include "runtime/dlmonitor/string_table.h"
 #include "runtime/python/python_frames.h"
@@ -28,17 +29,6 @@ struct ResolvedPythonFrame {
 };
 
 class PythonFrameCache {
- public:
-  explicit PythonFrameCache(StringTable& strings) : strings_(strings) {}
-
-  // [any thread; frame must be live on the calling thread]
-  ResolvedPythonFrame Lookup(const python::RawFrame& frame);
-
-  // Frames whose file contains `substring` become hidden at path leaves.
-  // Applies to call sites resolved after the call. [any thread]
-  void HideLeafFiles(const std::string& substring);
-
- private:
   struct RawFrameHash {
     size_t operator()(const python::RawFrame& f) const {
       uint64_t h = reinterpret_cast<uintptr_t>(f.code) * 0x9E3779B97F4A7C15ULL;
@@ -47,6 +37,26 @@ class PythonFrameCache {
       return static_cast<size_t>(h);
     }
   };
+
+ public:
+  // A thread's own copy of the call sites it saw last: the line of the
+  // frame that calls an op changes from op to op, so nearly every op looks
+  // one frame up, and the shared shards' mutex would be taken each time.
+  using ThreadCache =
+      DirectMappedCache<python::RawFrame, ResolvedPythonFrame, RawFrameHash, 512>;
+
+  explicit PythonFrameCache(StringTable& strings) : strings_(strings) {}
+
+  // [any thread; frame must be live on the calling thread]
+  ResolvedPythonFrame Lookup(const python::RawFrame& frame);
+  // The same, through the calling thread's cache. [the cache's thread]
+  ResolvedPythonFrame Lookup(const python::RawFrame& frame, ThreadCache& local);
+
+  // Frames whose file contains `substring` become hidden at path leaves.
+  // Applies to call sites resolved after the call. [any thread]
+  void HideLeafFiles(const std::string& substring);
+
+ private:
   static constexpr size_t kShards = 16;
   struct Shard {
     std::mutex mutex;

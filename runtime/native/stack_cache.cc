@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/common/thread_instance.h"
 #include "runtime/native/native_stack.h"
 
 namespace deepcontext::native {
@@ -26,11 +27,15 @@ struct ThreadCache {
   } slots[kThreadCacheSlots];
 };
 
-ThreadCache& LocalCache(uint64_t serial) {
-  static thread_local ThreadCache cache;
-  if (cache.serial != serial) {
-    cache = ThreadCache{};
-    cache.serial = serial;
+// The calling thread's cache for the table with `serial`; nullptr while the
+// thread exits. On the heap, which keeps the runtime's thread-locals small
+// enough for the dynamic loader to place them in static TLS (see
+// -mtls-dialect in CMakeLists.txt).
+ThreadCache* LocalCache(uint64_t serial) {
+  ThreadCache* cache = ThreadInstance<ThreadCache>();
+  if (cache != nullptr && cache->serial != serial) {
+    *cache = ThreadCache{};
+    cache->serial = serial;
   }
   return cache;
 }
@@ -63,20 +68,21 @@ StackId StackTable::Intern(const uintptr_t* pcs, int count) {
     return kNoStack;
   }
   const uint64_t hash = Hash(pcs, count);
-  ThreadCache& cache = LocalCache(serial_);
-  ThreadCache::Slot& slot = cache.slots[hash % kThreadCacheSlots];
-  if (slot.id != kNoStack && slot.hash == hash) {
-    const Entry* entry = entries_.At(slot.id - 1);
-    if (entry != nullptr && Matches(*entry, hash, pcs, count)) return slot.id;
+  ThreadCache* cache = LocalCache(serial_);
+  ThreadCache::Slot* slot =
+      cache != nullptr ? &cache->slots[hash % kThreadCacheSlots] : nullptr;
+  if (slot != nullptr && slot->id != kNoStack && slot->hash == hash) {
+    const Entry* entry = entries_.At(slot->id - 1);
+    if (entry != nullptr && Matches(*entry, hash, pcs, count)) return slot->id;
   }
   StackId id;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     id = InternLocked(hash, pcs, count);
   }
-  if (id != kNoStack) {
-    slot.hash = hash;
-    slot.id = id;
+  if (id != kNoStack && slot != nullptr) {
+    slot->hash = hash;
+    slot->id = id;
   }
   return id;
 }
