@@ -166,7 +166,7 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
   if (!gpu_status_.empty()) add("gpu", gpu_status_);
   for (const auto& [key, value] :
        gpu_ != nullptr ? gpu_->Metadata() : gpu_metadata_) {
-    if (key != "gpu") add(key, value);
+    add(key, value);
   }
   for (const auto& [key, value] : memory_metrics_.Metadata()) add(key, value);
   // Values set by the host (python_version, torch_version, ...) override

@@ -221,7 +221,7 @@ def test_two_devices_are_attributed_and_flushed_at_exit(tmp_path):
     assert b"two devices done" in result.stdout
     products = int(result.stdout.decode().split("products=")[1].split()[0])
     tree = load_profile(out)
-    assert tree.metadata["gpu"].startswith("2x "), tree.metadata["gpu"]
+    assert tree.metadata["gpu_devices"].startswith("2x "), tree.metadata
     for device in (0, 1):
         assert int(tree.metadata["gpu%d_kernels" % device]) > 0, tree.metadata
         assert int(tree.metadata["gpu%d_busy_ns" % device]) > 0, tree.metadata

@@ -105,6 +105,7 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
            Line("Duration:", DurationText(source)) +
            Line("Versions:", VersionsText(source)) +
            Line("GPU:", source.Metadata("gpu")) +
+           Line("Devices:", source.Metadata("gpu_devices")) +
            Line("Warning:", source.Metadata("gpu_warning")) +
            Line("Memory:", MemoryText(source));
   }
@@ -133,6 +134,7 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
   if (!sources.empty()) {
     out += Line("Versions:", VersionsText(sources[0]));
     out += Line("GPU:", sources[0].Metadata("gpu"));
+    out += Line("Devices:", sources[0].Metadata("gpu_devices"));
   }
   return out;
 }

@@ -52,7 +52,7 @@ TEST(GpuMetadataTest, DescribesDevicesActivityAndCounters) {
   EXPECT_EQ(m.at("cupti_version"), "130001");
   EXPECT_EQ(m.at("cupti_library"), "/usr/local/cuda/lib/libcupti.so.13");
   EXPECT_EQ(m.at("cuda_driver_version"), "13.0");
-  EXPECT_EQ(m.at("gpu"), "2x NVIDIA H200, NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(m.at("gpu_devices"), "2x NVIDIA H200, NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(m.at("gpu0_name"), "NVIDIA H200");
   EXPECT_EQ(m.at("gpu2_compute_capability"), "8.0");
   EXPECT_EQ(m.at("gpu2_sm_count"), "108");
@@ -98,7 +98,7 @@ TEST(GpuMetadataTest, OptionalKeysAppearOnlyWhenKnown) {
   EXPECT_EQ(m.at("cuda_driver_version"), "12.4");
   EXPECT_EQ(m.at("gpu_lost_records"), "3");
   EXPECT_EQ(m.at("gpu_backend_warnings"), in.warnings);
-  EXPECT_EQ(m.count("gpu"), 0u);
+  EXPECT_EQ(m.count("gpu_devices"), 0u);
   EXPECT_EQ(m.count("gpu_clock_offset_ns"), 0u);
   EXPECT_EQ(AsMap(GpuMetadata(GpuMetadataInput{})).count("cuda_driver_version"), 0u);
 }

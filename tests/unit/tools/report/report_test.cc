@@ -119,6 +119,18 @@ TEST(ReportHeaderTest, GpuStatusIsShownWhenRecorded) {
             "GPU:       no GPU activity recorded (CUPTI not found)");
 }
 
+TEST(ReportHeaderTest, TheDevicesSeenAreNamed) {
+  format::Profile profile = MakeTrainingProfile();
+  EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
+                     "Devices:"),
+            "");
+  profile.metadata.emplace_back("gpu", "CUPTI 130001: tracing kernels");
+  profile.metadata.emplace_back("gpu_devices", "2x NVIDIA H200");
+  EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
+                     "Devices:"),
+            "Devices:   2x NVIDIA H200");
+}
+
 TEST_F(ReportTest, TopDownRowsCarryValuesGuidesAndLocations) {
   std::vector<std::string> table = Section(Render(), "Top-down view");
   ASSERT_GE(table.size(), 14u);  // header + 13 nodes
