@@ -1,7 +1,8 @@
 """Overhead of `deepcontext run` on a CPU training loop with many small ops.
 
-Runs the workload plainly, under the profiler (sampled CPU time, the
-default), under the profiler with --native (native frames), with
+Runs the workload plainly, under a RecordFunction callback that does nothing
+(the floor of any profiler built on PyTorch's op callbacks), under the
+profiler (sampled CPU time, the default), under the profiler with --native (native frames), with
 --no-cpu-time (wall time only) and with --exact-cpu-time, interleaved,
 several times
 in one invocation, and prints a Markdown table: loop time (median), overhead
@@ -31,8 +32,9 @@ def loop_seconds(output):
     raise RuntimeError("workload printed no timing: %r" % output)
 
 
-def run(command):
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+def run(command, env=None):
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            check=False)
     if result.returncode != 0:
         raise RuntimeError("%s failed:\n%s" % (command, result.stderr.decode()))
     return result.stdout.decode()
@@ -55,10 +57,12 @@ def main():
     profile = os.path.join(workdir, "bench.dctx")
     base = [args.python, WORKLOAD, "--iters", str(args.iters)]
 
-    plain, profiled, native, no_cpu, exact = [], [], [], [], []
+    plain, floor, profiled, native, no_cpu, exact = [], [], [], [], [], []
+    floor_env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(args.build, "python")))
     run([cli, "run", "-q", "-o", profile, "--"] + base[:2] + ["--iters", "2"])  # warm caches
     for _ in range(args.repeats):
         plain.append(loop_seconds(run(base)))
+        floor.append(loop_seconds(run(base + ["--record-function-floor"], env=floor_env)))
         profiled.append(loop_seconds(run([cli, "run", "-q", "-o", profile, "--"] + base)))
         native.append(loop_seconds(run([cli, "run", "-q", "--native", "-o",
                                         profile + ".native", "--"] + base)))
@@ -70,7 +74,7 @@ def main():
     ops_per_iteration = calls / (args.iters + 1)  # +1 warm-up step
     t_plain, t_prof = statistics.median(plain), statistics.median(profiled)
     t_native, t_no_cpu = statistics.median(native), statistics.median(no_cpu)
-    t_exact = statistics.median(exact)
+    t_exact, t_floor = statistics.median(exact), statistics.median(floor)
 
     sizes = {}
     for iters in (args.iters // 10, args.iters):
@@ -79,7 +83,7 @@ def main():
         sizes[iters] = os.path.getsize(path)
 
     ops = ops_per_iteration * args.iters
-    columns = [("deepcontext run", t_prof), ("deepcontext run --native", t_native),
+    columns = [("floor (no-op op callback)", t_floor), ("deepcontext run", t_prof), ("deepcontext run --native", t_native),
                ("deepcontext run --no-cpu-time", t_no_cpu),
                ("deepcontext run --exact-cpu-time", t_exact)]
     print("| measure | without profiler | %s |" % " | ".join(name for name, _ in columns))

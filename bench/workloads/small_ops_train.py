@@ -2,6 +2,9 @@
 
 Prints one line: `iterations=N loop_seconds=S` where S times the loop only
 (not start-up), so overhead ratios compare like with like.
+--record-function-floor runs it under a RecordFunction callback that does
+nothing (record_function_floor.py; needs the deepcontext package on
+PYTHONPATH to build it): what PyTorch itself spends on observing each op.
 """
 
 import argparse
@@ -16,7 +19,11 @@ def main():
     parser.add_argument("--iters", type=int, default=200)
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--width", type=int, default=32)
+    parser.add_argument("--record-function-floor", action="store_true")
     args = parser.parse_args()
+    if args.record_function_floor:
+        from record_function_floor import RecordFunctionFloor
+        RecordFunctionFloor(torch).enable()
     torch.manual_seed(0)
     torch.set_num_threads(1)
     layers = []
