@@ -50,9 +50,9 @@ class GpuBackend {
 
   // Profile metadata: CUPTI and driver versions, the GPUs seen
   // ("gpu_devices" and per device "gpu<N>_*": name, compute capability, SMs,
-  // busy time, first and last kernel timestamps), record counters (dropped by CUPTI,
-  // unattributed, late, via graph nodes) and the GPU clock's offset from
-  // CLOCK_REALTIME. [any thread]
+  // busy time, first and last kernel timestamps), record counters (dropped
+  // by CUPTI, unattributed, late, via graph nodes) and the GPU clock's
+  // offset from CLOCK_REALTIME. [any thread]
   std::vector<std::pair<std::string, std::string>> Metadata() const;
 
   // Disables the callbacks and activity kinds, waits for the GPU work of
