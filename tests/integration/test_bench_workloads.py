@@ -26,3 +26,25 @@ def test_gpu_workload_refuses_an_unknown_variant():
     result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "1", "--ab-variants", "sampled,fast")
     assert result.returncode != 0
     assert b"unknown --ab-variants fast" in result.stderr, result.stderr
+
+
+def test_gpu_workload_measures_the_record_function_floor():
+    # "floor" is a no-op RecordFunction callback, built like the adapter.
+    result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "2", "--ab-variants", "floor,off")
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    assert float(values["ab_floor_ms"]) > 0 and float(values["ab_off_ms"]) > 0, values
+
+
+def test_gpu_workload_prints_the_step_spread():
+    result = run_mlp_on_cpu("--steps", "10")
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    assert float(values["step_p10_ms"]) <= float(values["step_ms"]) <= float(values["step_p90_ms"])
+
+
+def test_small_ops_workload_runs_under_the_floor():
+    small_ops = os.path.join(os.path.dirname(WORKLOAD), "small_ops_train.py")
+    result = run_with_package([PYTHON, small_ops, "--iters", "2", "--record-function-floor"])
+    assert result.returncode == 0, result.stderr.decode()
+    assert b"loop_seconds=" in result.stdout
