@@ -144,16 +144,29 @@ def adapter_path(torch, cuda=None):
         include_dirs.append(cuda_include)
         defines.append("DEEPCONTEXT_TORCH_CUDA=1")
     header = os.path.join(_paths.share(), "include", "deepcontext", "dlmonitor.h")
+    return cached_build(torch, source, "torch-adapter", include_dirs, libraries, defines,
+                        inputs=(header,),
+                        announce="deepcontext: building the PyTorch adapter for torch %s "
+                                 "(once per torch installation)...\n" % torch.__version__)
+
+
+def cached_build(torch, source, folder, include_dirs, libraries, defines=(), inputs=(),
+                 announce=None):
+    """Path of `source` compiled against this torch into the cache's `folder`,
+    building it first if needed. The cache key covers the torch version and
+    ABI, `source` and the other `inputs` files, the libraries, the defines and
+    $CXX; concurrent processes serialize on a lock. `announce` is written to
+    stderr before a build."""
     digest = hashlib.sha256()
-    for path in (source, header):
+    for path in (source,) + tuple(inputs):
         with open(path, "rb") as f:
             digest.update(f.read())
-    digest.update(repr((libraries, defines)).encode())
+    digest.update(repr((list(libraries), list(defines))).encode())
     digest.update(os.environ.get("CXX", "g++").encode())
     key = "torch-%s-abi%d-%s" % (torch.__version__.replace("+", "_"),
                                  int(torch._C._GLIBCXX_USE_CXX11_ABI),
                                  digest.hexdigest()[:16])
-    directory = os.path.join(_cache_root(), "torch-adapter")
+    directory = os.path.join(_cache_root(), folder)
     output = os.path.join(directory, key + ".so")
     if os.path.isfile(output):
         return output
@@ -162,9 +175,9 @@ def adapter_path(torch, cuda=None):
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.isfile(output):
             return output
-        sys.stderr.write("deepcontext: building the PyTorch adapter for torch %s "
-                         "(once per torch installation)...\n" % torch.__version__)
-        sys.stderr.flush()
+        if announce:
+            sys.stderr.write(announce)
+            sys.stderr.flush()
         fd, temporary = tempfile.mkstemp(suffix=".so", dir=directory)
         os.close(fd)
         try:
