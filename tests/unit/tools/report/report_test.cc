@@ -87,48 +87,43 @@ TEST_F(ReportTest, HeaderDescribesTheRun) {
             "Metric:    cpu_time (thread CPU time), total 100 ms");
 }
 
+// The first line of the profile's report that contains `label`, or "".
+std::string HeaderLine(const format::Profile& profile, const std::string& label) {
+  return LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})), label);
+}
+
 TEST(ReportHeaderTest, DeviceMemoryPeaksAndGpuWarnings) {
   format::Profile profile = MakeTrainingProfile();
-  auto header = [&profile] {
-    return Lines(RenderReport(ProfileTree::FromProfile(profile), {}));
-  };
   profile.metadata.emplace_back("gpu_memory", "not tracked: torch 1.13 has no CUDA");
-  EXPECT_EQ(LineWith(header(), "Memory:"), "");  // no GPU work: nothing to say
+  EXPECT_EQ(HeaderLine(profile, "Memory:"), "");  // no GPU work: nothing to say
   profile.metadata.emplace_back("gpu", "CUPTI 130001: tracing kernels");
-  EXPECT_EQ(LineWith(header(), "Memory:"),
+  EXPECT_EQ(HeaderLine(profile, "Memory:"),
             "Memory:    not tracked: torch 1.13 has no CUDA");
   profile.metadata.emplace_back("gpu0_memory_peak_bytes", "20971520");
   profile.metadata.emplace_back("gpu1_memory_peak_bytes", "1024");
-  EXPECT_EQ(LineWith(header(), "Memory:"),
+  EXPECT_EQ(HeaderLine(profile, "Memory:"),
             "Memory:    peak 20.0 MiB on GPU 0, 1.00 KiB on GPU 1 "
             "(--metric gpu_peak_live_bytes shows who held it)");
-  EXPECT_EQ(LineWith(header(), "Warning:"), "");
+  EXPECT_EQ(HeaderLine(profile, "Warning:"), "");
   profile.metadata.emplace_back("gpu_warning", "3 GPU launches got no activity records");
-  EXPECT_EQ(LineWith(header(), "Warning:"),
+  EXPECT_EQ(HeaderLine(profile, "Warning:"),
             "Warning:   3 GPU launches got no activity records");
 }
 
 TEST(ReportHeaderTest, GpuStatusIsShownWhenRecorded) {
   format::Profile profile = MakeTrainingProfile();
-  EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
-                     "GPU:"),
-            "");
+  EXPECT_EQ(HeaderLine(profile, "GPU:"), "");
   profile.metadata.emplace_back("gpu", "no GPU activity recorded (CUPTI not found)");
-  EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
-                     "GPU:"),
+  EXPECT_EQ(HeaderLine(profile, "GPU:"),
             "GPU:       no GPU activity recorded (CUPTI not found)");
 }
 
 TEST(ReportHeaderTest, TheDevicesSeenAreNamed) {
   format::Profile profile = MakeTrainingProfile();
-  EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
-                     "Devices:"),
-            "");
+  EXPECT_EQ(HeaderLine(profile, "Devices:"), "");
   profile.metadata.emplace_back("gpu", "CUPTI 130001: tracing kernels");
   profile.metadata.emplace_back("gpu_devices", "2x NVIDIA H200");
-  EXPECT_EQ(LineWith(Lines(RenderReport(ProfileTree::FromProfile(profile), {})),
-                     "Devices:"),
-            "Devices:   2x NVIDIA H200");
+  EXPECT_EQ(HeaderLine(profile, "Devices:"), "Devices:   2x NVIDIA H200");
 }
 
 TEST_F(ReportTest, TopDownRowsCarryValuesGuidesAndLocations) {
