@@ -13,6 +13,7 @@
 #define DEEPCONTEXT_PROFILER_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(DLMONITOR_BUILDING_LIBRARY)
 #define DEEPCONTEXT_API __attribute__((visibility("default")))
@@ -54,6 +55,21 @@ DEEPCONTEXT_API int deepcontext_reset(void);
    and wall time. The profile's "op_cpu_time" metadata names the mode.
    Applies to ops entered afterwards. */
 DEEPCONTEXT_API int deepcontext_set_op_cpu_time(int mode);
+
+/* Traces in windows instead of the whole run: windows of `window_us`
+   microseconds (1 ms to 60 s) at random times, covering `fraction` (0.001
+   to 1) of the run. Between windows ops and GPU work are not intercepted,
+   so their per-event costs are paid in windows only; the profile covers the
+   windows, and its "trace_windows" and "traced_ns" metadata say how much of
+   the run that was. 1 (the default) traces everything. Set it before
+   deepcontext_start(); it applies to the sessions started afterwards. */
+DEEPCONTEXT_API int deepcontext_set_trace_windows(double fraction,
+                                                  int64_t window_us);
+
+/* The function that pauses (0) and resumes (1) a framework adapter's op
+   interception between trace windows; NULL for none. */
+typedef int (*deepcontext_op_switch_fn)(int on);
+DEEPCONTEXT_API int deepcontext_set_op_switch(deepcontext_op_switch_fn op_switch);
 
 /* One line on GPU collection in the current (or last) session: what is
    traced, or "no GPU activity recorded: <reason>". Valid until the next

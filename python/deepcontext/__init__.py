@@ -21,7 +21,8 @@ __version__ = "0.1.0"
 
 
 @contextlib.contextmanager
-def profile(path="deepcontext.dctx", native=False, cpu_time="sampled"):
+def profile(path="deepcontext.dctx", native=False, cpu_time="sampled",
+            trace_fraction=1.0, trace_window_ms=50):
     """Profiles the enclosed block and writes the profile to `path`.
 
     By default (`cpu_time="sampled"`) a sampling thread charges each
@@ -37,6 +38,12 @@ def profile(path="deepcontext.dctx", native=False, cpu_time="sampled"):
     `deepcontext run --native`; the profile's "dlmonitor" metadata then
     names the unwinder.
 
+    With `trace_fraction` below 1, ops and GPU work are traced in windows of
+    `trace_window_ms` milliseconds at random times that cover that fraction
+    of the block, like `deepcontext run --trace-fraction`: between windows
+    they cost what they cost without a profiler, and the profile describes
+    the windows (its "trace_windows" metadata says how much they covered).
+
     The profile is written when the block ends, also when it raises. Inside a
     program already run by `deepcontext run`, the block's samples are part of
     that program's profile and `path` receives a copy covering the program so
@@ -49,7 +56,11 @@ def profile(path="deepcontext.dctx", native=False, cpu_time="sampled"):
     if native:
         _set_native(True)
     if not nested:
-        _runtime.start()
+        _runtime.set_trace_windows(trace_fraction, trace_window_ms)
+        try:
+            _runtime.start()
+        finally:
+            _runtime.set_trace_windows(1.0)
         try:
             _runtime.set_op_cpu_time(cpu_time)
         except ValueError:

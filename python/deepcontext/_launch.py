@@ -90,8 +90,23 @@ def _record_metadata():
             _runtime.set_metadata(key.lower(), os.environ[key])
 
 
+def _set_trace_windows_from_environment():
+    """deepcontext run --trace-fraction F --trace-window-ms W. A bad value is
+    reported and the whole run traced."""
+    fraction = os.environ.get("DEEPCONTEXT_TRACE_FRACTION")
+    if not fraction:
+        return
+    window = os.environ.get("DEEPCONTEXT_TRACE_WINDOW_MS") or _runtime.DEFAULT_TRACE_WINDOW_MS
+    try:
+        _runtime.set_trace_windows(fraction, window)
+    except ValueError as error:
+        _warn("tracing the whole run: DEEPCONTEXT_TRACE_FRACTION=%s, "
+              "DEEPCONTEXT_TRACE_WINDOW_MS=%s: %s" % (fraction, window, error))
+
+
 def main():
     try:
+        _set_trace_windows_from_environment()
         _runtime.start()
         if os.environ.get("DEEPCONTEXT_NATIVE") == "1":
             _set_native(True)  # deepcontext run --native

@@ -30,6 +30,10 @@ def library():
             getattr(lib, name).argtypes = []
         lib.deepcontext_set_op_cpu_time.restype = ctypes.c_int
         lib.deepcontext_set_op_cpu_time.argtypes = [ctypes.c_int]
+        lib.deepcontext_set_trace_windows.restype = ctypes.c_int
+        lib.deepcontext_set_trace_windows.argtypes = [ctypes.c_double, ctypes.c_int64]
+        lib.deepcontext_set_op_switch.restype = ctypes.c_int
+        lib.deepcontext_set_op_switch.argtypes = [ctypes.c_void_p]
         lib.deepcontext_write.restype = ctypes.c_int
         lib.deepcontext_write.argtypes = [ctypes.c_char_p]
         lib.deepcontext_set_metadata.restype = ctypes.c_int
@@ -64,6 +68,12 @@ def is_active():
     return bool(library().deepcontext_is_active())
 
 
+def set_op_switch(address):
+    """Registers the adapter function that pauses and resumes op interception
+    between trace windows (an address; None for none)."""
+    _check(library().deepcontext_set_op_switch(address))
+
+
 def reset():
     _check(library().deepcontext_reset())
 
@@ -78,7 +88,22 @@ def set_metadata(key, value):
 
 
 DEFAULT_CPU_TIME = "sampled"
+DEFAULT_TRACE_WINDOW_MS = 50
 _CPU_TIME_MODES = {"sampled": 2, "exact": 1, True: 1, "off": 0, False: 0}
+
+
+def set_trace_windows(fraction, window_ms=DEFAULT_TRACE_WINDOW_MS):
+    """Traces the next sessions in windows of `window_ms` covering `fraction`
+    of the run (1: everything). Raises ValueError for values out of range."""
+    try:
+        fraction = float(fraction)
+        window_us = int(round(float(window_ms) * 1000))
+    except (TypeError, ValueError):
+        raise ValueError("trace fraction and window must be numbers (got %r, %r)"
+                         % (fraction, window_ms)) from None
+    lib = library()
+    if lib.deepcontext_set_trace_windows(fraction, window_us) != 0:
+        raise ValueError(lib.deepcontext_last_error().decode("utf-8", "replace"))
 
 
 def set_op_cpu_time(mode):

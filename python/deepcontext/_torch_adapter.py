@@ -202,6 +202,8 @@ def install(torch):
                                                   ctypes.c_size_t]
     adapter.deepcontext_torch_enable.restype = ctypes.c_int
     adapter.deepcontext_torch_enable.argtypes = [ctypes.c_int]
+    adapter.deepcontext_torch_window.restype = ctypes.c_int
+    adapter.deepcontext_torch_window.argtypes = [ctypes.c_int]
     adapter.deepcontext_torch_track_cuda_memory.restype = ctypes.c_int
     adapter.deepcontext_torch_track_cuda_memory.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
     error = ctypes.create_string_buffer(1024)
@@ -214,6 +216,8 @@ def install(torch):
     _runtime.set_metadata("torch_version", torch.__version__)
     _runtime.set_metadata("torch_cxx11_abi", int(torch._C._GLIBCXX_USE_CXX11_ABI))
     _ADAPTER = adapter
+    _runtime.set_op_switch(ctypes.cast(adapter.deepcontext_torch_window,
+                                       ctypes.c_void_p).value)
     _track_cuda_memory(torch, adapter, cuda[2])
     return adapter
 

@@ -164,6 +164,10 @@ void GpuAttribution::Handle(const Record& record, uint64_t graph_node_id) {
       Credit(Target{launch.context, launch.api_name()}, record);
       return;
     case CorrelationTable::ParkResult::kFull:
+      if (windowed_.load(std::memory_order_relaxed)) {
+        ++stats_.outside_windows;
+        return;
+      }
       ++stats_.unattributed;
       Credit(Target{}, record);
       return;
@@ -175,10 +179,14 @@ void GpuAttribution::CreditPending(const LaunchInfo* launch,
                                    bool late) {
   Target target;
   if (launch != nullptr) target = Target{launch->context, launch->api_name()};
+  const bool windowed = windowed_.load(std::memory_order_relaxed);
   for (const PendingRecord& pending : records) {
     if (launch != nullptr) {
       ++stats_.attributed;
       if (late) ++stats_.late;
+    } else if (windowed) {
+      ++stats_.outside_windows;
+      continue;
     } else {
       ++stats_.unattributed;
     }

@@ -49,6 +49,9 @@ struct AttributionStats {
   uint64_t late = 0;               // of those, arrived before their launch
   uint64_t via_graph_node = 0;     // of those, credited to a graph node's context
   uint64_t unattributed = 0;       // credited to "<unattributed>"
+  // Records without a launch while tracing in windows: work launched while
+  // tracing was switched; left out of the profile.
+  uint64_t outside_windows = 0;
   uint64_t parked = 0;             // currently waiting for a launch
   uint64_t evicted_launches = 0;   // launches dropped by the table bound
   uint64_t tracked = 0;            // correlation ids currently remembered
@@ -121,6 +124,14 @@ class GpuAttribution {
   // by the backend. Without BeginFlush() nothing is counted.
   void Flush();
 
+  // Tracing is switched on and off (trace windows): a record whose launch
+  // never arrives belongs to work launched while tracing was being switched,
+  // not to a launch path the backend misses, so it is counted in
+  // outside_windows and credited nowhere. [any thread]
+  void SetWindowed(bool windowed) {
+    windowed_.store(windowed, std::memory_order_relaxed);
+  }
+
   AttributionStats Stats() const;
   // One entry per device that ran kernels, ordered by device.
   std::vector<DeviceActivity> Devices() const;
@@ -168,6 +179,7 @@ class GpuAttribution {
   const AttributionOptions options_;
   CorrelationTable table_;
   std::atomic<uint64_t> launches_{0};
+  std::atomic<bool> windowed_{false};
   // Incremented by BeginFlush(); launches carry the value at their entry.
   std::atomic<uint32_t> epoch_{0};
 

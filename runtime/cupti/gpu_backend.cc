@@ -48,6 +48,13 @@ void GpuBackend::Flush() {
   }
 }
 
+void GpuBackend::SetTracing(bool on) {
+  try {
+    state_->SetTracing(on);
+  } catch (...) {
+  }
+}
+
 std::vector<std::pair<std::string, std::string>> GpuBackend::Metadata() const {
   try {
     return state_->Metadata();

@@ -48,6 +48,13 @@ class GpuBackend {
   // call (CUPTI callback). [any thread]
   void Flush();
 
+  // Pauses (false) or resumes (true) tracing, for trace windows: between
+  // windows no launch is intercepted and no activity recorded, so launches
+  // cost what they cost without a profiler. Records of the work launched
+  // while the switch happens are left out (metadata
+  // gpu_records_outside_windows). [any thread, not inside a CUDA call]
+  void SetTracing(bool on);
+
   // Profile metadata: CUPTI and driver versions, the GPUs seen
   // ("gpu_devices" and per device "gpu<N>_*": name, compute capability, SMs,
   // busy time, first and last kernel timestamps), record counters (dropped

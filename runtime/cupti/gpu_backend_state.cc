@@ -207,6 +207,7 @@ std::string GpuBackendState::Start() {
     if (api_classes_[cbid] == DriverApiClass::kOther) continue;
     if (f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid) ==
         CUPTI_SUCCESS) {
+      traced_callbacks_.push_back(cbid);
       ++traced;
       launches = launches || api_classes_[cbid] == DriverApiClass::kKernelLaunch;
     }
@@ -315,6 +316,28 @@ void GpuBackendState::Stop() {
     dlmonitor_initialized_ = false;
   }
   stopped_ = true;
+}
+
+void GpuBackendState::SetTracing(bool on) {
+  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  if (stopped_ || !subscribed_ || on == tracing_) return;
+  // Records of work launched between the two steps have no launch; the
+  // attribution leaves them out instead of calling them unattributed.
+  attribution_.SetWindowed(true);
+  if (on) {
+    // Activity before callbacks: every launch seen by a callback then has
+    // its records.
+    for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_enable(kind);
+    for (CUpti_CallbackId cbid : traced_callbacks_) {
+      f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
+  } else {
+    // Callbacks first, for the same reason. Records of work already
+    // launched still arrive after the kinds are disabled.
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
+    for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
+  }
+  tracing_ = on;
 }
 
 void GpuBackendState::Flush() {

@@ -66,6 +66,9 @@ class GpuBackendState {
   // again.
   void Detach();
   void Flush();
+  // Pauses (false) or resumes (true) tracing between trace windows: the
+  // driver callbacks and activity kinds Start() enabled go off and on.
+  void SetTracing(bool on);
   std::vector<std::pair<std::string, std::string>> Metadata() const;
   // What Start() enabled, for the status line.
   const std::string& description() const { return description_; }
@@ -110,6 +113,8 @@ class GpuBackendState {
   bool stopped_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::vector<CUpti_ActivityKind> enabled_kinds_;
+  std::vector<CUpti_CallbackId> traced_callbacks_;  // driver API
+  bool tracing_ = true;  // false between trace windows
   std::string description_;
   std::string warnings_;
   bool warned_missing_records_ = false;

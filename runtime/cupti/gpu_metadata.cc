@@ -49,6 +49,9 @@ std::vector<std::pair<std::string, std::string>> GpuMetadata(
   add("gpu_launches", std::to_string(in.stats.launches));
   add("gpu_records", std::to_string(in.counters.records));
   add("gpu_unattributed_records", std::to_string(in.stats.unattributed));
+  if (in.stats.outside_windows > 0) {
+    add("gpu_records_outside_windows", std::to_string(in.stats.outside_windows));
+  }
   add("gpu_late_records", std::to_string(in.stats.late));
   add("gpu_graph_node_records", std::to_string(in.stats.via_graph_node));
   add("gpu_evicted_launches", std::to_string(in.stats.evicted_launches));

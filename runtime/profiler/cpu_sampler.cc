@@ -153,7 +153,7 @@ void CpuSampler::SampleLocked(Thread& thread) {
   if (!ok) return;
   const int64_t used = now - thread.last_cpu;
   thread.last_cpu = now;
-  if (used <= 0) return;
+  if (used <= 0 || paused_.load(std::memory_order_relaxed)) return;
   ContextId context = thread.current.load(std::memory_order_relaxed);
   if (context == 0) context = thread.outside_ops;
   if (context != 0) store_.Add(context, cpu_time_, static_cast<double>(used));

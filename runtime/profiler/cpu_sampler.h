@@ -40,6 +40,11 @@ class CpuSampler {
   void Stop();
   bool running() const { return running_.load(std::memory_order_acquire); }
   int64_t interval_ns() const { return interval_ns_; }
+  // While paused (between trace windows) the CPU threads use is read but
+  // charged to nothing. [any thread]
+  void SetPaused(bool paused) {
+    paused_.store(paused, std::memory_order_relaxed);
+  }
 
   // Registers the calling thread; CPU it used before this call is not
   // counted. `outside_ops` receives CPU time while no op is current.
@@ -68,6 +73,7 @@ class CpuSampler {
   std::mutex mutex_;  // guards threads_, Thread::last_cpu/gone, stop_
   std::vector<std::shared_ptr<Thread>> threads_;
   std::atomic<bool> running_{false};
+  std::atomic<bool> paused_{false};
   bool stop_ = false;
   pthread_t sampler_{};
   int64_t interval_ns_ = 1000000;

@@ -17,6 +17,7 @@ class CuptiSource : public GpuSource {
       : backend_(std::move(backend)) {}
   void Flush() override { backend_->Flush(); }
   void Stop() override { backend_->Stop(); }
+  void SetTracing(bool on) override { backend_->SetTracing(on); }
   std::vector<std::pair<std::string, std::string>> Metadata() const override {
     return backend_->Metadata();
   }

@@ -22,6 +22,9 @@ class GpuSource {
   // the source then releases the tracing library (see
   // runtime/cupti/cupti_detach.h).
   virtual void Stop() = 0;
+  // Pauses (false) or resumes (true) collection between trace windows.
+  // [any thread]
+  virtual void SetTracing(bool on) = 0;
   virtual std::vector<std::pair<std::string, std::string>> Metadata() const = 0;
 };
 

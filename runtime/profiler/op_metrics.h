@@ -39,6 +39,9 @@ class OpMetrics {
   // Samples every thread now (before a profile is written).
   void SampleNow() { sampler_.SampleAll(); }
   int64_t sampling_interval_ns() const { return sampler_.interval_ns(); }
+  // Between trace windows: sampled CPU time is not charged (ops are not
+  // delivered then either). [any thread]
+  void SetPaused(bool paused) { sampler_.SetPaused(paused); }
 
  private:
   void Enter(const dlmonitor_event_t& event);

@@ -1,6 +1,7 @@
 // The C API of include/deepcontext/profiler.h.
 #include "deepcontext/profiler.h"
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/profiler/session.h"
@@ -63,6 +64,23 @@ int deepcontext_set_op_cpu_time(int mode) {
         static_cast<deepcontext::profiler::OpMetrics::CpuTimeMode>(mode));
     return std::string();
   });
+}
+
+int deepcontext_set_trace_windows(double fraction, int64_t window_us) {
+  deepcontext::profiler::TraceWindowOptions options;
+  options.fraction = fraction;
+  // Saturates instead of overflowing; the range check then rejects it.
+  options.window_ns = window_us > INT64_MAX / 1000 || window_us < INT64_MIN / 1000
+                          ? INT64_MAX
+                          : window_us * 1000;
+  return Guarded([&options] {
+    return Session::Instance().SetTraceWindows(options);
+  });
+}
+
+int deepcontext_set_op_switch(deepcontext_op_switch_fn op_switch) {
+  Session::Instance().SetOpSwitch(op_switch);
+  return Result("");
 }
 
 int deepcontext_reset(void) {

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -58,6 +59,8 @@ void Session::AfterForkInChild() {
         "no GPU activity recorded: GPU profiling is off in forked children";
     session.gpu_metadata_.clear();
   }
+  // The child traces everything: its window thread does not exist.
+  session.windows_.ResetAfterFork();
   session.store_.Clear(dlmonitor_context_count() + 1);
   session.op_metrics_.ResetAfterFork();
   session.memory_metrics_.Clear();
@@ -88,12 +91,49 @@ std::string Session::Start() {
   active_ = true;
   start_realtime_ns_ = cpu::RealtimeNs();
   start_monotonic_ns_ = cpu::MonotonicNs();
+  windows_ran_ = false;
+  if (trace_options_.fraction < 1.0) {
+    const uint64_t seed = static_cast<uint64_t>(start_monotonic_ns_) ^
+                          (static_cast<uint64_t>(getpid()) << 32);
+    const std::string error = windows_.Start(
+        trace_options_, [this](bool on) { SetTracing(on); }, seed);
+    if (!error.empty()) {
+      // Tracing stays on for the whole run; the profile says so.
+      SetMetadataLocked("trace_windows", "off: " + error);
+    } else {
+      windows_ran_ = true;
+    }
+  }
   return "";
+}
+
+std::string Session::SetTraceWindows(const TraceWindowOptions& options) {
+  if (std::string error = CheckTraceWindowOptions(options); !error.empty()) {
+    return error;
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (active_) return "trace windows cannot change while a session is active";
+  trace_options_ = options;
+  return "";
+}
+
+void Session::SetTracing(bool on) {
+  // Resuming: GPU first, so that the first ops' launches are traced;
+  // pausing: ops first, the mirror image.
+  if (on && gpu_ != nullptr) gpu_->SetTracing(true);
+  tracing_.store(on, std::memory_order_release);
+  op_metrics_.SetPaused(!on);
+  if (auto* op_switch = op_switch_.load(std::memory_order_acquire)) {
+    op_switch(on ? 1 : 0);
+  }
+  if (!on && gpu_ != nullptr) gpu_->SetTracing(false);
 }
 
 std::string Session::Stop() {
   std::lock_guard<std::mutex> guard(mutex_);
   if (!active_) return "no profiling session is active";
+  // Tracing back on before the GPU backend waits for its last records.
+  windows_.Stop();
   if (gpu_ != nullptr) {
     gpu_->Stop();
     gpu_metadata_ = gpu_->Metadata();
@@ -118,12 +158,17 @@ void Session::Reset() {
   std::lock_guard<std::mutex> guard(mutex_);
   store_.Clear(dlmonitor_context_count() + 1);
   memory_metrics_.ResetPeaks();
+  windows_.ResetStats();
   start_realtime_ns_ = cpu::RealtimeNs();
   start_monotonic_ns_ = cpu::MonotonicNs();
 }
 
 void Session::SetMetadata(const std::string& key, const std::string& value) {
   std::lock_guard<std::mutex> guard(mutex_);
+  SetMetadataLocked(key, value);
+}
+
+void Session::SetMetadataLocked(const std::string& key, const std::string& value) {
   for (auto& entry : metadata_) {
     if (entry.first == key) {
       entry.second = value;
@@ -163,6 +208,7 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
               std::to_string(op_metrics_.sampling_interval_ns() / 1000) + " us");
       break;
   }
+  AddTraceWindowMetadata(out);
   if (!gpu_status_.empty()) add("gpu", gpu_status_);
   for (const auto& [key, value] :
        gpu_ != nullptr ? gpu_->Metadata() : gpu_metadata_) {
@@ -182,6 +228,30 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
     if (!replaced) add(key, value);
   }
   return out;
+}
+
+void Session::AddTraceWindowMetadata(
+    std::vector<std::pair<std::string, std::string>>& out) const {
+  if (!windows_ran_) return;
+  const TraceWindows::Stats stats = windows_.stats();
+  const double share = stats.elapsed_ns > 0
+                           ? static_cast<double>(stats.traced_ns) /
+                                 static_cast<double>(stats.elapsed_ns)
+                           : 1.0;
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "%.1f%% of the run (%g asked), %llu windows of %lld ms",
+                100.0 * share, trace_options_.fraction,
+                static_cast<unsigned long long>(stats.windows),
+                static_cast<long long>(trace_options_.window_ns / 1000000));
+  out.emplace_back("trace_windows", text);
+  std::snprintf(text, sizeof(text), "%g", trace_options_.fraction);
+  out.emplace_back("trace_fraction", text);
+  out.emplace_back("trace_window_ns", std::to_string(trace_options_.window_ns));
+  out.emplace_back("traced_ns", std::to_string(stats.traced_ns));
+  out.emplace_back("trace_window_count", std::to_string(stats.windows));
+  out.emplace_back("trace_switch_max_us",
+                   std::to_string(stats.max_switch_ns / 1000));
 }
 
 std::string Session::Write(const std::string& path) {

@@ -3,6 +3,7 @@
 // profile.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "runtime/profiler/memory_metrics.h"
 #include "runtime/profiler/metric_store.h"
 #include "runtime/profiler/op_metrics.h"
+#include "runtime/profiler/trace_windows.h"
 
 namespace deepcontext::profiler {
 
@@ -32,6 +34,18 @@ class Session {
   void SetOpCpuTime(OpMetrics::CpuTimeMode mode) {
     op_metrics_.SetCpuTimeMode(mode);
   }
+  // Trace in windows covering a fraction of the run (trace_windows.h);
+  // fraction 1 traces everything. Takes effect at the next Start().
+  std::string SetTraceWindows(const TraceWindowOptions& options);
+  // How the framework adapter's op interception is paused and resumed
+  // between windows (returns 0 on success). nullptr: ops are not paused.
+  void SetOpSwitch(int (*op_switch)(int on)) {
+    op_switch_.store(op_switch, std::memory_order_release);
+    // An adapter installed between two windows starts paused too.
+    if (op_switch != nullptr && !tracing_.load(std::memory_order_acquire)) {
+      op_switch(0);
+    }
+  }
   bool active() const;
   // What GPU collection does in this session (see deepcontext_gpu_status).
   const char* gpu_status() const { return gpu_status_.c_str(); }
@@ -40,6 +54,12 @@ class Session {
   Session();
   static void AfterForkInChild();
   std::vector<std::pair<std::string, std::string>> CollectMetadata();
+  void SetMetadataLocked(const std::string& key, const std::string& value);
+  void AddTraceWindowMetadata(
+      std::vector<std::pair<std::string, std::string>>& out) const;
+  // The switch the trace windows turn (not under mutex_: Stop() holds it
+  // while waiting for the window thread).
+  void SetTracing(bool on);
 
   mutable std::mutex mutex_;  // guards everything below but the store
   MetricStore store_;
@@ -53,6 +73,11 @@ class Session {
   std::unique_ptr<GpuSource> gpu_;
   std::string gpu_status_;
   std::vector<std::pair<std::string, std::string>> gpu_metadata_;
+  TraceWindowOptions trace_options_;
+  TraceWindows windows_;
+  bool windows_ran_ = false;  // in the last Start()
+  std::atomic<int (*)(int)> op_switch_{nullptr};
+  std::atomic<bool> tracing_{true};  // false between trace windows
   int64_t start_realtime_ns_ = 0;
   int64_t start_monotonic_ns_ = 0;
   std::vector<std::pair<std::string, std::string>> metadata_;

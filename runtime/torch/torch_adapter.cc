@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "deepcontext/dlmonitor.h"
 
@@ -117,6 +118,29 @@ void OnAllocatorTrace(
 }
 #endif
 
+// Two switches decide whether the callback runs: profiling on or off
+// (deepcontext_torch_enable) and the trace window open or closed.
+std::mutex g_switch_mutex;
+bool g_profiling = true;  // addGlobalCallback starts enabled
+bool g_window_open = true;
+bool g_callback_enabled = true;
+
+int ApplyCallbackState() {
+  const bool want = g_profiling && g_window_open;
+  if (want == g_callback_enabled) return 0;
+  try {
+    if (want) {
+      at::reenableCallback(g_handle);
+    } else {
+      at::disableCallback(g_handle);
+    }
+    g_callback_enabled = want;
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
 void SetError(char* error, size_t size, const char* text) {
   if (error != nullptr && size > 0) std::snprintf(error, size, "%s", text);
 }
@@ -187,16 +211,19 @@ __attribute__((visibility("default"))) int deepcontext_torch_enable(int on) {
 #ifdef DEEPCONTEXT_TORCH_CUDA
   g_memory_enabled.store(on != 0, std::memory_order_relaxed);
 #endif
-  try {
-    if (on) {
-      at::reenableCallback(g_handle);
-    } else {
-      at::disableCallback(g_handle);
-    }
-    return 0;
-  } catch (...) {
-    return -1;
-  }
+  std::lock_guard<std::mutex> guard(g_switch_mutex);
+  g_profiling = on != 0;
+  return ApplyCallbackState();
+}
+
+// The trace windows' switch (deepcontext_set_op_switch): ops are
+// intercepted while profiling is on AND a window is open. Memory events
+// stay on between windows, so live and peak bytes stay exact.
+__attribute__((visibility("default"))) int deepcontext_torch_window(int open) {
+  if (!g_installed) return -1;
+  std::lock_guard<std::mutex> guard(g_switch_mutex);
+  g_window_open = open != 0;
+  return ApplyCallbackState();
 }
 
 }  // extern "C"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -28,6 +29,8 @@ struct RunOptions {
   bool sampled_cpu_time = false;
   bool exact_cpu_time = false;
   bool no_gpu_memory = false;
+  double trace_fraction = 1.0;
+  double trace_window_ms = 50;
   std::vector<std::string> command;
 };
 
@@ -35,6 +38,12 @@ volatile sig_atomic_t g_child_pid = 0;
 
 void ForwardSignal(int signal_number) {
   if (g_child_pid > 0) kill(g_child_pid, signal_number);
+}
+
+std::string FormatNumber(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
 }
 
 // "python3 -m pkg" -> "pkg", "python3 train.py" -> "train", "./prog" -> "prog".
@@ -111,6 +120,15 @@ std::vector<std::string> WrittenProfiles(const std::string& output,
     setenv("DEEPCONTEXT_GPU_MEMORY", "0", 1);
   } else {
     unsetenv("DEEPCONTEXT_GPU_MEMORY");
+  }
+  if (options.trace_fraction < 1.0) {
+    setenv("DEEPCONTEXT_TRACE_FRACTION",
+           FormatNumber(options.trace_fraction).c_str(), 1);
+    setenv("DEEPCONTEXT_TRACE_WINDOW_MS",
+           FormatNumber(options.trace_window_ms).c_str(), 1);
+  } else {
+    unsetenv("DEEPCONTEXT_TRACE_FRACTION");
+    unsetenv("DEEPCONTEXT_TRACE_WINDOW_MS");
   }
   std::vector<char*> argv;
   for (const std::string& arg : options.command) {
@@ -231,6 +249,17 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
   run->add_flag("--no-gpu-memory", options->no_gpu_memory,
                 "Do not hook the CUDA caching allocator (no gpu_alloc_bytes or "
                 "gpu_peak_live_bytes; saves a callback per allocation and free)");
+  run->add_option("--trace-fraction", options->trace_fraction,
+                  "Trace ops and GPU work in windows covering this share of "
+                  "the run (0.001 to 1; default 1, everything). Between "
+                  "windows they cost what they cost without a profiler; the "
+                  "profile describes the windows")
+      ->check(CLI::Range(0.001, 1.0));
+  run->add_option("--trace-window-ms", options->trace_window_ms,
+                  "Length of one trace window with --trace-fraction, in "
+                  "milliseconds (1 to 60000; default 50). Windows start at "
+                  "random times")
+      ->check(CLI::Range(1.0, 60000.0));
   run->add_option("command", options->command,
                   "The program and its arguments (put them after --)")
       ->required();

@@ -83,6 +83,13 @@ std::string DurationText(const analysis::SourceInfo& source) {
   return duration < 0 ? "" : FormatValue(duration, "ns");
 }
 
+// Trace windows: the profile covers part of the run only.
+std::string TracedText(const analysis::SourceInfo& source) {
+  const std::string windows = source.Metadata("trace_windows");
+  if (windows.empty() || windows.rfind("off", 0) == 0) return windows;
+  return windows + "; the metrics cover these windows only";
+}
+
 }  // namespace
 
 double DurationNs(const analysis::SourceInfo& source) {
@@ -103,6 +110,7 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
            Line("Command:", source.Metadata("command_line")) +
            Line("Process:", ProcessText(source)) +
            Line("Duration:", DurationText(source)) +
+           Line("Traced:", TracedText(source)) +
            Line("Versions:", VersionsText(source)) +
            Line("GPU:", source.Metadata("gpu")) +
            Line("Devices:", source.Metadata("gpu_devices")) +
@@ -122,6 +130,9 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
     std::string details = ProcessText(source);
     if (std::string duration = DurationText(source); !duration.empty()) {
       details += (details.empty() ? "" : ", ") + duration;
+    }
+    if (std::string traced = source.Metadata("trace_windows"); !traced.empty()) {
+      details += (details.empty() ? "" : ", ") + traced;
     }
     if (!same_command && !source.Metadata("command_line").empty()) {
       details += (details.empty() ? "" : ", ") + std::string("command: ") +

@@ -1,0 +1,165 @@
+#include "runtime/profiler/trace_windows.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <new>
+
+#include "runtime/cpu/clocks.h"
+
+namespace deepcontext::profiler {
+
+std::string CheckTraceWindowOptions(const TraceWindowOptions& options) {
+  if (!(options.fraction >= kMinTraceFraction && options.fraction <= 1.0)) {
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  "the traced fraction must be between %g and 1 (got %g)",
+                  kMinTraceFraction, options.fraction);
+    return text;
+  }
+  if (options.window_ns < kMinTraceWindowNs ||
+      options.window_ns > kMaxTraceWindowNs) {
+    return "a trace window must last from " +
+           std::to_string(kMinTraceWindowNs / 1000000) + " ms to " +
+           std::to_string(kMaxTraceWindowNs / 1000000) + " ms (got " +
+           std::to_string(options.window_ns / 1000000) + " ms)";
+  }
+  return "";
+}
+
+PauseSchedule::PauseSchedule(const TraceWindowOptions& options, uint64_t seed)
+    : random_(seed),
+      mean_pause_ns_(static_cast<int64_t>(
+          static_cast<double>(options.window_ns) *
+          (1.0 / std::clamp(options.fraction, kMinTraceFraction, 1.0) - 1.0))) {}
+
+int64_t PauseSchedule::NextPauseNs() {
+  std::uniform_real_distribution<double> factor(0.5, 1.5);
+  return static_cast<int64_t>(factor(random_) *
+                              static_cast<double>(mean_pause_ns_));
+}
+
+std::string TraceWindows::Start(const TraceWindowOptions& options,
+                                 Switch set_tracing, uint64_t seed) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (running_) return "trace windows are already running";
+  options_ = options;
+  set_tracing_ = std::move(set_tracing);
+  schedule_ = std::make_unique<PauseSchedule>(options, seed);
+  stop_ = false;
+  stats_ = Stats{};
+  stats_.windows = 1;
+  open_ = true;  // tracing is on when the windows start
+  opened_at_ns_ = counted_from_ns_ = cpu::MonotonicNs();
+  stopped_at_ns_ = 0;
+  // Like the CPU sampler, this thread must never receive the program's
+  // signals.
+  sigset_t all;
+  sigset_t previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  const int error = pthread_create(&thread_, nullptr, &TraceWindows::Loop, this);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (error != 0) return "cannot start the trace-window thread";
+  running_ = true;
+  return "";
+}
+
+void* TraceWindows::Loop(void* self) {
+  auto* windows = static_cast<TraceWindows*>(self);
+  std::unique_lock<std::mutex> lock(windows->mutex_);
+  auto stopping = [windows] { return windows->stop_; };
+  for (;;) {
+    windows->wake_.wait_for(lock,
+                            std::chrono::nanoseconds(windows->options_.window_ns),
+                            stopping);
+    if (windows->stop_) return nullptr;
+    lock.unlock();
+    windows->SetTracing(false);
+    lock.lock();
+    const int64_t pause = windows->schedule_->NextPauseNs();
+    windows->wake_.wait_for(lock, std::chrono::nanoseconds(pause), stopping);
+    if (windows->stop_) return nullptr;  // Stop() turns tracing back on
+    lock.unlock();
+    windows->SetTracing(true);
+    lock.lock();
+  }
+}
+
+void TraceWindows::SetTracing(bool on) {
+  const int64_t before = cpu::MonotonicNs();
+  set_tracing_(on);
+  const int64_t after = cpu::MonotonicNs();
+  std::lock_guard<std::mutex> guard(mutex_);
+  ++stats_.switches;
+  stats_.max_switch_ns = std::max(stats_.max_switch_ns, after - before);
+  if (on) {
+    ++stats_.windows;
+    opened_at_ns_ = after;
+  } else if (open_) {
+    stats_.traced_ns += before - std::max(opened_at_ns_, counted_from_ns_);
+  }
+  open_ = on;
+}
+
+void TraceWindows::Stop() {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (!running_) return;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  pthread_join(thread_, nullptr);
+  bool was_open;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    running_ = false;
+    was_open = open_;
+    const int64_t now = cpu::MonotonicNs();
+    if (open_) stats_.traced_ns += now - std::max(opened_at_ns_, counted_from_ns_);
+    stopped_at_ns_ = now;
+    open_ = false;
+  }
+  if (!was_open) set_tracing_(true);
+}
+
+bool TraceWindows::running() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return running_;
+}
+
+TraceWindows::Stats TraceWindows::stats() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  Stats out = stats_;
+  const int64_t now = running_ ? cpu::MonotonicNs() : stopped_at_ns_;
+  if (open_) out.traced_ns += now - std::max(opened_at_ns_, counted_from_ns_);
+  out.elapsed_ns = std::max<int64_t>(0, now - counted_from_ns_);
+  return out;
+}
+
+void TraceWindows::ResetStats() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (!running_) return;
+  stats_.windows = open_ ? 1 : 0;
+  stats_.traced_ns = 0;
+  stats_.switches = 0;
+  stats_.max_switch_ns = 0;
+  counted_from_ns_ = cpu::MonotonicNs();
+}
+
+void TraceWindows::ResetAfterFork() {
+  // Only the forking thread exists in the child; the window thread may have
+  // held the mutex when the process forked.
+  new (&mutex_) std::mutex();
+  new (&wake_) std::condition_variable();
+  if (!running_) return;
+  running_ = false;
+  stop_ = false;
+  stopped_at_ns_ = cpu::MonotonicNs();
+  if (!open_) set_tracing_(true);
+  open_ = false;
+}
+
+}  // namespace deepcontext::profiler

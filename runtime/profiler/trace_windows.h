@@ -1,0 +1,104 @@
+// Windowed tracing: instead of tracing the whole run, trace in windows of a
+// fixed length, placed at random times so that together they cover a chosen
+// fraction of the run. Between windows framework ops and GPU work are not
+// intercepted at all, so the per-event costs that no profiler's own code can
+// remove (torch's RecordFunction dispatch, CUPTI's per-launch
+// instrumentation) are paid inside windows only. The profile then describes
+// the traced windows; its metadata says how much of the run they covered.
+#pragma once
+
+#include <pthread.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+
+namespace deepcontext::profiler {
+
+struct TraceWindowOptions {
+  // Share of the run to trace, in (0, 1]; 1 traces everything (no windows).
+  double fraction = 1.0;
+  int64_t window_ns = 50'000'000;
+};
+
+constexpr int64_t kDefaultTraceWindowNs = 50'000'000;
+constexpr int64_t kMinTraceWindowNs = 1'000'000;
+constexpr int64_t kMaxTraceWindowNs = 60'000'000'000;
+constexpr double kMinTraceFraction = 0.001;
+
+// "" when the options can be used, otherwise why not.
+std::string CheckTraceWindowOptions(const TraceWindowOptions& options);
+
+// The pauses between windows: uniformly random in [0.5, 1.5] times the mean
+// that makes the windows cover `fraction` of the time. A random length keeps
+// the windows from locking onto a periodic loop (a training step) and always
+// seeing the same part of it.
+class PauseSchedule {
+ public:
+  PauseSchedule(const TraceWindowOptions& options, uint64_t seed);
+  int64_t NextPauseNs();
+  int64_t mean_pause_ns() const { return mean_pause_ns_; }
+
+ private:
+  std::mt19937_64 random_;
+  int64_t mean_pause_ns_;
+};
+
+// Opens and closes the windows on a thread of its own: `set_tracing(true)`
+// when a window opens, `set_tracing(false)` when it closes. The first window
+// opens at Start(), so short runs are still seen.
+class TraceWindows {
+ public:
+  using Switch = std::function<void(bool tracing)>;
+
+  struct Stats {
+    uint64_t windows = 0;       // opened so far
+    int64_t traced_ns = 0;      // time inside windows, the open one included
+    int64_t elapsed_ns = 0;     // since Start() or ResetStats()
+    int64_t max_switch_ns = 0;  // the slowest set_tracing call
+    uint64_t switches = 0;
+  };
+
+  TraceWindows() = default;
+  TraceWindows(const TraceWindows&) = delete;
+  TraceWindows& operator=(const TraceWindows&) = delete;
+  ~TraceWindows() { Stop(); }
+
+  // Opens the first window and starts the thread (fails only if no thread
+  // can be created). `set_tracing` must not call Stop().
+  std::string Start(const TraceWindowOptions& options, Switch set_tracing,
+                    uint64_t seed);
+  // Ends the windows and leaves tracing on, as it was before Start().
+  void Stop();
+  bool running() const;
+  Stats stats() const;
+  // Counts from now (a profiled region restarted the session's clock).
+  void ResetStats();
+  // In a forked child the thread does not exist: forget it, and turn
+  // tracing back on through the switch.
+  void ResetAfterFork();
+
+ private:
+  static void* Loop(void* self);
+  void SetTracing(bool on);  // calls the switch, updates the stats
+
+  mutable std::mutex mutex_;  // guards everything below
+  std::condition_variable wake_;
+  bool running_ = false;
+  bool stop_ = false;
+  bool open_ = false;
+  pthread_t thread_{};
+  TraceWindowOptions options_;
+  Switch set_tracing_;
+  std::unique_ptr<PauseSchedule> schedule_;
+  Stats stats_;
+  int64_t opened_at_ns_ = 0;  // of the open window
+  int64_t counted_from_ns_ = 0;
+  int64_t stopped_at_ns_ = 0;  // elapsed_ns ends here once stopped
+};
+
+}  // namespace deepcontext::profiler
