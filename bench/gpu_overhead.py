@@ -47,6 +47,8 @@ def in_process(args):
     deepcontext.profile() regions (see gpu_models.py --ab-rounds)."""
     env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(args.build, "python")))
     variants = args.variants.split(",")
+    print("Each cell: median step (ratio to plain), then mean step (ratio to the plain "
+          "mean); with trace windows only the mean counts the traced steps.")
     print("| model | plain, before any region (ms) | plain (ms) | %s |" % " | ".join(
         "region %s (ms, ratio)" % name for name in variants))
     print("|---|---|---|%s" % ("---|" * len(variants)))
@@ -58,12 +60,15 @@ def in_process(args):
         if "ab_plain_ms" not in values:
             raise RuntimeError("no alternating timings in %r" % output)
         plain = float(values["ab_plain_ms"])
+        plain_mean = float(values["ab_plain_mean_ms"])
         cells = []
         for name in variants:
             ms = float(values["ab_%s_ms" % name])
-            cells.append("%.2f (%.3fx)" % (ms, ms / plain))
-        print("| %s | %.2f | %.2f | %s |" % (model, float(values["ab_first_plain_ms"]),
-                                            plain, " | ".join(cells)))
+            mean = float(values["ab_%s_mean_ms" % name])
+            cells.append("%.2f (%.3fx), mean %.2f (%.3fx)" % (ms, ms / plain, mean,
+                                                             mean / plain_mean))
+        print("| %s | %.2f | %.2f, mean %.2f | %s |" % (
+            model, float(values["ab_first_plain_ms"]), plain, plain_mean, " | ".join(cells)))
 
 
 def per_op_from_profile(cli, path):
@@ -119,7 +124,9 @@ def main():
     parser.add_argument("--variants", default="sampled,off,gpu-off",
                         help="with --in-process: the regions of each round, comma-separated: "
                              "sampled, exact, off (cpu_time), gpu-off (no CUPTI) and "
-                             "sampled-10ms (CPU sampled every 10 ms) and floor (a RecordFunction "
+                             "sampled-10ms (CPU sampled every 10 ms), windows-10, windows-25 and windows-min "
+                             "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
+                             "--steps so that a region spans many windows) and floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops)")
     parser.add_argument("--device", default="cuda",
                         help="with --in-process: cpu tries the script without a GPU")

@@ -16,7 +16,10 @@ the plain steps before the first region (`ab_first_plain_ms`: if later plain
 steps are slower, the profiler left a cost behind). Process start-up and
 machine drift then stay out of the ratios. Variants: sampled, exact, off
 (the region's cpu_time), gpu-off (sampled, DEEPCONTEXT_GPU=0: no CUPTI),
-sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000) and floor (no deepcontext: a
+sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000), windows-10 and windows-25
+(sampled, tracing in windows of --trace-window-ms covering 10 % or 25 % of
+each region: use regions several windows long), windows-min (0.1 %: the
+cost left between windows) and floor (no deepcontext: a
 RecordFunction callback that does nothing, what torch itself spends on
 observing each op; see record_function_floor.py).
 """
@@ -78,11 +81,14 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
 
 
 # --ab-variants: (cpu_time, GPU tracing on, CPU sampling interval in us or
-# None for the default); "floor" is not a deepcontext region.
-AB_VARIANTS = {"floor": None, "sampled": ("sampled", True, None),
-               "exact": ("exact", True, None), "off": ("off", True, None),
-               "gpu-off": ("sampled", False, None),
-               "sampled-10ms": ("sampled", True, 10000)}
+# None for the default, traced fraction); "floor" is not a deepcontext region.
+AB_VARIANTS = {"floor": None, "sampled": ("sampled", True, None, 1.0),
+               "exact": ("exact", True, None, 1.0), "off": ("off", True, None, 1.0),
+               "gpu-off": ("sampled", False, None, 1.0),
+               "sampled-10ms": ("sampled", True, 10000, 1.0),
+               "windows-10": ("sampled", True, None, 0.1),
+               "windows-25": ("sampled", True, None, 0.25),
+               "windows-min": ("sampled", True, None, 0.001)}
 
 
 def alternate(args, timed_steps):
@@ -108,7 +114,7 @@ def alternate(args, timed_steps):
             with floor.enabled():
                 yield
             return
-        cpu_time, gpu, sample_us = AB_VARIANTS[name]
+        cpu_time, gpu, sample_us, fraction = AB_VARIANTS[name]
         # Read when a region starts (runtime/profiler/gpu_source.cc) and
         # when its sampling thread starts (runtime/profiler/op_metrics.cc).
         if gpu:
@@ -119,7 +125,8 @@ def alternate(args, timed_steps):
             os.environ.pop("DEEPCONTEXT_CPU_SAMPLE_US", None)
         else:
             os.environ["DEEPCONTEXT_CPU_SAMPLE_US"] = str(sample_us)
-        with deepcontext.profile(path, cpu_time=cpu_time):
+        with deepcontext.profile(path, cpu_time=cpu_time, trace_fraction=fraction,
+                                 trace_window_ms=args.trace_window_ms):
             yield
 
     first_plain = timed_steps(args.steps)
@@ -134,9 +141,16 @@ def alternate(args, timed_steps):
             with region(name):
                 profiled[name] += timed_steps(args.steps)
     ms = lambda times: 1000 * statistics.median(times)
-    print("model=%s steps=%d rounds=%d ab_first_plain_ms=%.3f ab_plain_ms=%.3f %s" % (
-        args.model, args.steps, args.ab_rounds, ms(first_plain), ms(plain),
-        " ".join("ab_%s_ms=%.3f" % (name, ms(times)) for name, times in profiled.items())))
+    # Under trace windows most steps run untraced: their median hides the
+    # traced ones, the mean (total time over steps) does not.
+    mean_ms = lambda times: 1000 * statistics.fmean(times)
+    print("model=%s steps=%d rounds=%d ab_first_plain_ms=%.3f ab_plain_ms=%.3f "
+          "ab_plain_mean_ms=%.3f %s" % (
+              args.model, args.steps, args.ab_rounds, ms(first_plain), ms(plain),
+              mean_ms(plain),
+              " ".join("ab_%s_ms=%.3f ab_%s_mean_ms=%.3f" % (name, ms(times), name,
+                                                            mean_ms(times))
+                       for name, times in profiled.items())))
 
 
 def main():
@@ -153,7 +167,9 @@ def main():
                         help="alternate plain steps and deepcontext.profile() regions")
     parser.add_argument("--ab-variants", default="sampled",
                         help="regions of each --ab-rounds round: sampled, exact, off, gpu-off, "
-                             "sampled-10ms, floor")
+                             "sampled-10ms, windows-10, windows-25, windows-min, floor")
+    parser.add_argument("--trace-window-ms", type=float, default=50,
+                        help="window length of the windows-* variants")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     args = parser.parse_args()
     torch.manual_seed(0)

@@ -92,11 +92,12 @@ std::string Session::Start() {
   start_realtime_ns_ = cpu::RealtimeNs();
   start_monotonic_ns_ = cpu::MonotonicNs();
   windows_ran_ = false;
-  if (trace_options_.fraction < 1.0) {
+  windows_options_ = trace_options_;
+  if (windows_options_.fraction < 1.0) {
     const uint64_t seed = static_cast<uint64_t>(start_monotonic_ns_) ^
                           (static_cast<uint64_t>(getpid()) << 32);
     const std::string error = windows_.Start(
-        trace_options_, [this](bool on) { SetTracing(on); }, seed);
+        windows_options_, [this](bool on) { SetTracing(on); }, seed);
     if (!error.empty()) {
       // Tracing stays on for the whole run; the profile says so.
       SetMetadataLocked("trace_windows", "off: " + error);
@@ -112,8 +113,7 @@ std::string Session::SetTraceWindows(const TraceWindowOptions& options) {
     return error;
   }
   std::lock_guard<std::mutex> guard(mutex_);
-  if (active_) return "trace windows cannot change while a session is active";
-  trace_options_ = options;
+  trace_options_ = options;  // a running session keeps its windows
   return "";
 }
 
@@ -241,13 +241,13 @@ void Session::AddTraceWindowMetadata(
   char text[200];
   std::snprintf(text, sizeof(text),
                 "%.1f%% of the run (%g asked), %llu windows of %lld ms",
-                100.0 * share, trace_options_.fraction,
+                100.0 * share, windows_options_.fraction,
                 static_cast<unsigned long long>(stats.windows),
-                static_cast<long long>(trace_options_.window_ns / 1000000));
+                static_cast<long long>(windows_options_.window_ns / 1000000));
   out.emplace_back("trace_windows", text);
-  std::snprintf(text, sizeof(text), "%g", trace_options_.fraction);
+  std::snprintf(text, sizeof(text), "%g", windows_options_.fraction);
   out.emplace_back("trace_fraction", text);
-  out.emplace_back("trace_window_ns", std::to_string(trace_options_.window_ns));
+  out.emplace_back("trace_window_ns", std::to_string(windows_options_.window_ns));
   out.emplace_back("traced_ns", std::to_string(stats.traced_ns));
   out.emplace_back("trace_window_count", std::to_string(stats.windows));
   out.emplace_back("trace_switch_max_us",

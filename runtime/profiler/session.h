@@ -35,7 +35,8 @@ class Session {
     op_metrics_.SetCpuTimeMode(mode);
   }
   // Trace in windows covering a fraction of the run (trace_windows.h);
-  // fraction 1 traces everything. Takes effect at the next Start().
+  // fraction 1 traces everything. Takes effect at the next Start(); the
+  // metadata describes the windows the session started with.
   std::string SetTraceWindows(const TraceWindowOptions& options);
   // How the framework adapter's op interception is paused and resumed
   // between windows (returns 0 on success). nullptr: ops are not paused.
@@ -73,7 +74,8 @@ class Session {
   std::unique_ptr<GpuSource> gpu_;
   std::string gpu_status_;
   std::vector<std::pair<std::string, std::string>> gpu_metadata_;
-  TraceWindowOptions trace_options_;
+  TraceWindowOptions trace_options_;    // for the next Start()
+  TraceWindowOptions windows_options_;  // of the last Start()
   TraceWindows windows_;
   bool windows_ran_ = false;  // in the last Start()
   std::atomic<int (*)(int)> op_switch_{nullptr};

@@ -43,17 +43,33 @@ int64_t PauseSchedule::NextPauseNs() {
 
 std::string TraceWindows::Start(const TraceWindowOptions& options,
                                  Switch set_tracing, uint64_t seed) {
-  std::lock_guard<std::mutex> guard(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   if (running_) return "trace windows are already running";
   options_ = options;
   set_tracing_ = std::move(set_tracing);
   schedule_ = std::make_unique<PauseSchedule>(options, seed);
   stop_ = false;
   stats_ = Stats{};
-  stats_.windows = 1;
-  open_ = true;  // tracing is on when the windows start
-  opened_at_ns_ = counted_from_ns_ = cpu::MonotonicNs();
+  counted_from_ns_ = cpu::MonotonicNs();
   stopped_at_ns_ = 0;
+  // A random phase: the run starts inside a window with probability
+  // `fraction`, otherwise inside a pause, and that first stretch is cut at a
+  // random point, so a region of any length is traced `fraction` of the
+  // time on average.
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::mt19937_64 phase(seed ^ 0x9e3779b97f4a7c15ull);
+  open_ = uniform(phase) < options.fraction;
+  first_wait_ns_ = static_cast<int64_t>(
+      uniform(phase) * static_cast<double>(open_ ? options.window_ns
+                                                 : schedule_->NextPauseNs()));
+  if (open_) {
+    stats_.windows = 1;
+    opened_at_ns_ = counted_from_ns_;
+  } else {
+    lock.unlock();
+    set_tracing_(false);
+    lock.lock();
+  }
   // Like the CPU sampler, this thread must never receive the program's
   // signals.
   sigset_t all;
@@ -62,7 +78,13 @@ std::string TraceWindows::Start(const TraceWindowOptions& options,
   pthread_sigmask(SIG_SETMASK, &all, &previous);
   const int error = pthread_create(&thread_, nullptr, &TraceWindows::Loop, this);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  if (error != 0) return "cannot start the trace-window thread";
+  if (error != 0) {
+    if (!open_) {
+      lock.unlock();
+      set_tracing_(true);
+    }
+    return "cannot start the trace-window thread";
+  }
   running_ = true;
   return "";
 }
@@ -71,20 +93,16 @@ void* TraceWindows::Loop(void* self) {
   auto* windows = static_cast<TraceWindows*>(self);
   std::unique_lock<std::mutex> lock(windows->mutex_);
   auto stopping = [windows] { return windows->stop_; };
+  int64_t wait = windows->first_wait_ns_;
   for (;;) {
-    windows->wake_.wait_for(lock,
-                            std::chrono::nanoseconds(windows->options_.window_ns),
-                            stopping);
+    windows->wake_.wait_for(lock, std::chrono::nanoseconds(wait), stopping);
+    // Stopped inside a pause: Stop() turns tracing back on.
     if (windows->stop_) return nullptr;
+    const bool open = !windows->open_;
     lock.unlock();
-    windows->SetTracing(false);
+    windows->SetTracing(open);
     lock.lock();
-    const int64_t pause = windows->schedule_->NextPauseNs();
-    windows->wake_.wait_for(lock, std::chrono::nanoseconds(pause), stopping);
-    if (windows->stop_) return nullptr;  // Stop() turns tracing back on
-    lock.unlock();
-    windows->SetTracing(true);
-    lock.lock();
+    wait = open ? windows->options_.window_ns : windows->schedule_->NextPauseNs();
   }
 }
 

@@ -49,8 +49,9 @@ class PauseSchedule {
 };
 
 // Opens and closes the windows on a thread of its own: `set_tracing(true)`
-// when a window opens, `set_tracing(false)` when it closes. The first window
-// opens at Start(), so short runs are still seen.
+// when a window opens, `set_tracing(false)` when it closes. Start() picks a
+// random phase, so a run shorter than a window and its pause may be traced
+// for all, some or none of its time.
 class TraceWindows {
  public:
   using Switch = std::function<void(bool tracing)>;
@@ -68,8 +69,9 @@ class TraceWindows {
   TraceWindows& operator=(const TraceWindows&) = delete;
   ~TraceWindows() { Stop(); }
 
-  // Opens the first window and starts the thread (fails only if no thread
-  // can be created). `set_tracing` must not call Stop().
+  // Starts the thread, inside a window or inside a pause (then it calls
+  // set_tracing(false) first). Fails only if no thread can be created.
+  // `set_tracing` must not call Stop().
   std::string Start(const TraceWindowOptions& options, Switch set_tracing,
                     uint64_t seed);
   // Ends the windows and leaves tracing on, as it was before Start().
@@ -97,6 +99,7 @@ class TraceWindows {
   std::unique_ptr<PauseSchedule> schedule_;
   Stats stats_;
   int64_t opened_at_ns_ = 0;  // of the open window
+  int64_t first_wait_ns_ = 0;  // until the first switch
   int64_t counted_from_ns_ = 0;
   int64_t stopped_at_ns_ = 0;  // elapsed_ns ends here once stopped
 };

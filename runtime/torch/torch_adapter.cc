@@ -87,6 +87,7 @@ void OnEnd(const at::RecordFunction& fn, at::ObserverContext*) {
 
 #ifdef DEEPCONTEXT_TORCH_CUDA
 std::atomic<bool> g_memory_enabled{true};
+std::atomic<bool> g_allocations_traced{true};  // false between trace windows
 
 // Runs with the device's allocator lock held (and maybe the GIL): it must
 // not call back into torch or Python. FREE_REQUESTED is when the tensor
@@ -98,6 +99,10 @@ void OnAllocatorTrace(
   if (!g_memory_enabled.load(std::memory_order_relaxed)) return;
   int64_t bytes = 0;
   if (entry.action_ == Action::ALLOC) {
+    // Between trace windows allocations are not attributed (their context
+    // would cost a call-path walk each); frees still are, so that blocks
+    // allocated inside a window leave the live bytes when freed.
+    if (!g_allocations_traced.load(std::memory_order_relaxed)) return;
     bytes = static_cast<int64_t>(entry.size_);
   } else if (entry.action_ == Action::FREE_REQUESTED) {
     bytes = -static_cast<int64_t>(entry.size_);
@@ -217,10 +222,13 @@ __attribute__((visibility("default"))) int deepcontext_torch_enable(int on) {
 }
 
 // The trace windows' switch (deepcontext_set_op_switch): ops are
-// intercepted while profiling is on AND a window is open. Memory events
-// stay on between windows, so live and peak bytes stay exact.
+// intercepted while profiling is on AND a window is open; allocations are
+// reported inside windows only, frees always.
 __attribute__((visibility("default"))) int deepcontext_torch_window(int open) {
   if (!g_installed) return -1;
+#ifdef DEEPCONTEXT_TORCH_CUDA
+  g_allocations_traced.store(open != 0, std::memory_order_relaxed);
+#endif
   std::lock_guard<std::mutex> guard(g_switch_mutex);
   g_window_open = open != 0;
   return ApplyCallbackState();

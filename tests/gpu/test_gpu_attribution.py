@@ -239,3 +239,34 @@ def test_two_devices_are_attributed_and_flushed_at_exit(tmp_path):
     for marker in ("DEVICE0_LINE", "DEVICE1_LINE"):
         kernels = kernels_at(marker)
         assert kernels >= products and kernels % products == 0, (marker, kernels, tree.metadata)
+
+
+def test_trace_windows_cover_part_of_the_run_and_keep_every_kernel_attributed(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_windows.py")
+    out = tmp_path / "windows.dctx"
+    result = run_profiled([PYTHON, program], out, check=0,
+                          options=["--trace-fraction", "0.2", "--trace-window-ms", "20"])
+    assert b"windows done" in result.stdout, result.stderr.decode()
+    products = int(result.stdout.decode().split("products=")[1].split()[0])
+    tree = load_profile(out)
+    meta = tree.metadata
+    share = int(meta["traced_ns"]) / int(meta["duration_ns"])
+    assert 0.05 < share < 0.5, meta
+    assert int(meta["trace_window_count"]) >= 10, meta
+    # Work launched while tracing switches is left out, never misattributed.
+    assert int(meta.get("gpu_unattributed_records", "0")) == 0, meta
+    assert int(meta.get("gpu_launches_without_records", "0")) == 0, meta
+
+    line = marker_line(program, "PRODUCT_LINE")
+    at_line = [k for k in _kernels(tree)
+               if any(a.kind == "python" and a.file.endswith("gpu_windows.py") and a.line == line
+                      for a in k.ancestors())]
+    kernels = sum(k.exclusive["gpu_time"]["count"] for k in at_line)
+    under_mm = sum(k.exclusive["gpu_time"]["count"] for k in at_line
+                   if any(a.name == "aten::mm" for a in k.ancestors()))
+    mm_calls = sum(n.calls() for n in tree.nodes if n.name == "aten::mm")
+    assert 0.05 * products < kernels < 0.5 * products, (kernels, products, meta)
+    # Inside windows ops and kernels are traced together: a kernel without its
+    # op only at a window's edge.
+    assert under_mm >= 0.95 * kernels, (under_mm, kernels)
+    assert abs(mm_calls - kernels) <= 0.05 * kernels, (mm_calls, kernels)

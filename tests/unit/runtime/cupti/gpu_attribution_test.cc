@@ -314,6 +314,29 @@ TEST_F(GpuAttributionTest, RecordsWithoutLaunchGoToUnattributedAtFlush) {
   EXPECT_EQ(stats.tracked, 0u);
 }
 
+TEST_F(GpuAttributionTest, UnderTraceWindowsRecordsWithoutLaunchAreLeftOut) {
+  AttributionOptions options;
+  options.root_context = kRoot;
+  options.max_parked_records = 1;
+  GpuAttribution attribution(sink_, options);
+  attribution.SetWindowed(true);
+  attribution.OnLaunch(Launch(5, 10));
+  attribution.OnKernel(Kernel(5, "traced", 0, 50));
+  // Launched while tracing switched: no launch ever arrives for them. The
+  // second one overflows the parking space.
+  attribution.OnKernel(Kernel(77, "edge", 60, 70));
+  attribution.OnKernel(Kernel(78, "edge", 70, 80));
+  attribution.Flush();
+  EXPECT_EQ(sink_.Find(kRoot, {"<unattributed>"}), 0u);
+  EXPECT_EQ(sink_.Total(GpuMetric::kGpuTime).sum, 50);
+  const AttributionStats stats = attribution.Stats();
+  EXPECT_EQ(stats.outside_windows, 2u);
+  EXPECT_EQ(stats.unattributed, 0u);
+  EXPECT_EQ(stats.attributed, 1u);
+  ASSERT_EQ(attribution.Devices().size(), 1u);
+  EXPECT_EQ(attribution.Devices()[0].busy_ns, 50u);  // the edge kernels left out
+}
+
 TEST_F(GpuAttributionTest, ParkedRecordsAreBounded) {
   AttributionOptions options;
   options.max_parked_records = 2;

@@ -31,6 +31,26 @@ std::map<ContextId, double> CpuByContext(const MetricStore& store) {
   return out;
 }
 
+TEST(CpuSampler, ChargesNothingWhilePaused) {
+  MetricStore store;
+  const MetricId cpu = store.Register("cpu_time", "ns", "");
+  CpuSampler sampler(store, cpu);
+  auto thread = sampler.RegisterCurrentThread(/*outside_ops=*/5);
+  ASSERT_NE(thread, nullptr);
+  sampler.SetPaused(true);
+  Spin(3000000);
+  sampler.SampleAll();
+  EXPECT_TRUE(CpuByContext(store).empty());
+  // What was used while paused is not charged later either.
+  sampler.SetPaused(false);
+  Spin(2000000);
+  sampler.SampleAll();
+  const double charged = CpuByContext(store)[5];
+  EXPECT_GE(charged, 2000000);
+  EXPECT_LT(charged, 3000000);
+  sampler.Unregister(thread);
+}
+
 TEST(CpuSampler, ChargesEachTicksCpuToTheCurrentOp) {
   MetricStore store;
   const MetricId cpu = store.Register("cpu_time", "ns", "");

@@ -126,6 +126,16 @@ TEST(ReportHeaderTest, TheDevicesSeenAreNamed) {
   EXPECT_EQ(HeaderLine(profile, "Devices:"), "Devices:   2x NVIDIA H200");
 }
 
+TEST(ReportHeaderTest, TraceWindowsSayWhatThePartOfTheRunCovers) {
+  format::Profile profile = MakeTrainingProfile();
+  EXPECT_EQ(HeaderLine(profile, "Traced:"), "");
+  profile.metadata.emplace_back("trace_windows",
+                                "9.8% of the run (0.1 asked), 212 windows of 50 ms");
+  EXPECT_EQ(HeaderLine(profile, "Traced:"),
+            "Traced:    9.8% of the run (0.1 asked), 212 windows of 50 ms; the "
+            "metrics cover these windows only");
+}
+
 TEST_F(ReportTest, TopDownRowsCarryValuesGuidesAndLocations) {
   std::vector<std::string> table = Section(Render(), "Top-down view");
   ASSERT_GE(table.size(), 14u);  // header + 13 nodes
