@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "format/dctx_file.h"
 #include "tests/unit/runtime/emit_op.h"
@@ -78,6 +80,64 @@ TEST(Session, GpuStatusIsRecordedAndCanBeTurnedOff) {
   auto read = deepcontext::format::ReadProfileFile(path);
   ASSERT_TRUE(read.ok) << read.error;
   EXPECT_EQ(read.profile.Metadata("gpu"), status);
+  unlink(path.c_str());
+}
+
+// The op switch's calls, in order (a C function pointer cannot capture).
+std::vector<int> g_op_switch_calls;
+std::mutex g_op_switch_mutex;
+int RecordOpSwitch(int on) {
+  std::lock_guard<std::mutex> guard(g_op_switch_mutex);
+  g_op_switch_calls.push_back(on);
+  return 0;
+}
+
+TEST(Session, TraceWindowsTurnTheOpSwitchAndAreDescribed) {
+  EXPECT_EQ(deepcontext_set_trace_windows(0, 50000), -1);
+  EXPECT_NE(std::string(deepcontext_last_error()).find("between 0.001 and 1"),
+            std::string::npos);
+  EXPECT_EQ(deepcontext_set_trace_windows(0.5, 100), -1);  // 0.1 ms
+  ASSERT_EQ(deepcontext_set_trace_windows(0.5, 2000), 0) << deepcontext_last_error();
+  ASSERT_EQ(deepcontext_set_op_switch(&RecordOpSwitch), 0);
+  setenv("DEEPCONTEXT_GPU", "0", 1);
+  ASSERT_EQ(deepcontext_start(), 0) << deepcontext_last_error();
+  unsetenv("DEEPCONTEXT_GPU");
+  // Later sessions trace everything; this one keeps its windows.
+  ASSERT_EQ(deepcontext_set_trace_windows(1, 50000), 0);
+  usleep(100000);
+  const std::string path =
+      ::testing::TempDir() + "/windows_" + std::to_string(getpid()) + ".dctx";
+  ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
+  ASSERT_EQ(deepcontext_stop(), 0);
+  ASSERT_EQ(deepcontext_set_op_switch(nullptr), 0);
+  {
+    std::lock_guard<std::mutex> guard(g_op_switch_mutex);
+    ASSERT_GE(g_op_switch_calls.size(), 10u);
+    for (size_t i = 1; i < g_op_switch_calls.size(); ++i) {
+      ASSERT_NE(g_op_switch_calls[i], g_op_switch_calls[i - 1]);
+    }
+    EXPECT_EQ(g_op_switch_calls.back(), 1) << "ops are on again after the session";
+  }
+  auto read = deepcontext::format::ReadProfileFile(path);
+  ASSERT_TRUE(read.ok) << read.error;
+  const auto& profile = read.profile;
+  EXPECT_EQ(profile.Metadata("trace_fraction"), "0.5");
+  EXPECT_EQ(profile.Metadata("trace_window_ns"), "2000000");
+  EXPECT_NE(profile.Metadata("trace_windows").find("(0.5 asked), "), std::string::npos)
+      << profile.Metadata("trace_windows");
+  const double traced = std::stod(profile.Metadata("traced_ns"));
+  const double duration = std::stod(profile.Metadata("duration_ns"));
+  EXPECT_GT(traced, 0.1 * duration);
+  EXPECT_LT(traced, 0.9 * duration);
+  unlink(path.c_str());
+
+  // The next session traces everything and says nothing of windows.
+  ASSERT_EQ(deepcontext_start(), 0) << deepcontext_last_error();
+  ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
+  ASSERT_EQ(deepcontext_stop(), 0);
+  read = deepcontext::format::ReadProfileFile(path);
+  ASSERT_TRUE(read.ok) << read.error;
+  EXPECT_EQ(read.profile.Metadata("trace_windows"), "");
   unlink(path.c_str());
 }
 
