@@ -124,7 +124,8 @@ def main():
     parser.add_argument("--variants", default="sampled,off,gpu-off",
                         help="with --in-process: the regions of each round, comma-separated: "
                              "sampled, exact, off (cpu_time), gpu-off (no CUPTI) and "
-                             "sampled-10ms (CPU sampled every 10 ms), windows-10, windows-25 and windows-min "
+                             "sampled-10ms (CPU sampled every 10 ms), windows-10, windows-25, windows-min and "
+                             "windows-min-gpu-off "
                              "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
                              "--steps so that a region spans many windows) and floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops)")

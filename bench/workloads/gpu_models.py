@@ -19,7 +19,8 @@ machine drift then stay out of the ratios. Variants: sampled, exact, off
 sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000), windows-10 and windows-25
 (sampled, tracing in windows of --trace-window-ms covering 10 % or 25 % of
 each region: use regions several windows long), windows-min (0.1 %: the
-cost left between windows) and floor (no deepcontext: a
+cost left between windows), windows-min-gpu-off (the same without CUPTI)
+and floor (no deepcontext: a
 RecordFunction callback that does nothing, what torch itself spends on
 observing each op; see record_function_floor.py).
 """
@@ -88,7 +89,8 @@ AB_VARIANTS = {"floor": None, "sampled": ("sampled", True, None, 1.0),
                "sampled-10ms": ("sampled", True, 10000, 1.0),
                "windows-10": ("sampled", True, None, 0.1),
                "windows-25": ("sampled", True, None, 0.25),
-               "windows-min": ("sampled", True, None, 0.001)}
+               "windows-min": ("sampled", True, None, 0.001),
+               "windows-min-gpu-off": ("sampled", False, None, 0.001)}
 
 
 def alternate(args, timed_steps):
@@ -167,7 +169,8 @@ def main():
                         help="alternate plain steps and deepcontext.profile() regions")
     parser.add_argument("--ab-variants", default="sampled",
                         help="regions of each --ab-rounds round: sampled, exact, off, gpu-off, "
-                             "sampled-10ms, windows-10, windows-25, windows-min, floor")
+                             "sampled-10ms, windows-10, windows-25, windows-min, "
+                             "windows-min-gpu-off, floor")
     parser.add_argument("--trace-window-ms", type=float, default=50,
                         help="window length of the windows-* variants")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")

@@ -44,7 +44,21 @@ Session& Session::Instance() {
 }
 
 Session::Session() : op_metrics_(store_), memory_metrics_(store_) {
+  // Child handlers run in registration order: the switch lock is released
+  // before AfterForkInChild turns tracing back on.
+  pthread_atfork(&TraceWindows::LockSwitchesBeforeFork,
+                 &TraceWindows::UnlockSwitchesAfterFork,
+                 &TraceWindows::UnlockSwitchesAfterFork);
   pthread_atfork(nullptr, nullptr, &Session::AfterForkInChild);
+}
+
+void Session::SetOpSwitch(int (*op_switch)(int on)) {
+  // Under the windows' switch lock, so that a window opening or closing
+  // meanwhile cannot leave the adapter in the other state.
+  std::lock_guard<std::mutex> guard(TraceWindows::SwitchMutex());
+  op_switch_.store(op_switch);
+  // An adapter installed between two windows starts paused too.
+  if (op_switch != nullptr && !tracing_.load()) op_switch(0);
 }
 
 void Session::AfterForkInChild() {
@@ -61,6 +75,8 @@ void Session::AfterForkInChild() {
   }
   // The child traces everything: its window thread does not exist.
   session.windows_.ResetAfterFork();
+  session.windows_ran_ = false;
+  session.windows_error_.clear();
   session.store_.Clear(dlmonitor_context_count() + 1);
   session.op_metrics_.ResetAfterFork();
   session.memory_metrics_.Clear();
@@ -92,18 +108,16 @@ std::string Session::Start() {
   start_realtime_ns_ = cpu::RealtimeNs();
   start_monotonic_ns_ = cpu::MonotonicNs();
   windows_ran_ = false;
+  windows_error_.clear();
   windows_options_ = trace_options_;
   if (windows_options_.fraction < 1.0) {
     const uint64_t seed = static_cast<uint64_t>(start_monotonic_ns_) ^
                           (static_cast<uint64_t>(getpid()) << 32);
     const std::string error = windows_.Start(
         windows_options_, [this](bool on) { SetTracing(on); }, seed);
-    if (!error.empty()) {
-      // Tracing stays on for the whole run; the profile says so.
-      SetMetadataLocked("trace_windows", "off: " + error);
-    } else {
-      windows_ran_ = true;
-    }
+    // On an error tracing stays on for the whole run; the profile says so.
+    windows_error_ = error;
+    windows_ran_ = error.empty();
   }
   return "";
 }
@@ -121,9 +135,9 @@ void Session::SetTracing(bool on) {
   // Resuming: GPU first, so that the first ops' launches are traced;
   // pausing: ops first, the mirror image.
   if (on && gpu_ != nullptr) gpu_->SetTracing(true);
-  tracing_.store(on, std::memory_order_release);
+  tracing_.store(on);
   op_metrics_.SetPaused(!on);
-  if (auto* op_switch = op_switch_.load(std::memory_order_acquire)) {
+  if (auto* op_switch = op_switch_.load()) {
     op_switch(on ? 1 : 0);
   }
   if (!on && gpu_ != nullptr) gpu_->SetTracing(false);
@@ -165,10 +179,6 @@ void Session::Reset() {
 
 void Session::SetMetadata(const std::string& key, const std::string& value) {
   std::lock_guard<std::mutex> guard(mutex_);
-  SetMetadataLocked(key, value);
-}
-
-void Session::SetMetadataLocked(const std::string& key, const std::string& value) {
   for (auto& entry : metadata_) {
     if (entry.first == key) {
       entry.second = value;
@@ -232,6 +242,10 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
 
 void Session::AddTraceWindowMetadata(
     std::vector<std::pair<std::string, std::string>>& out) const {
+  if (!windows_error_.empty()) {
+    out.emplace_back("trace_windows", "off: " + windows_error_);
+    return;
+  }
   if (!windows_ran_) return;
   const TraceWindows::Stats stats = windows_.stats();
   const double share = stats.elapsed_ns > 0

@@ -40,13 +40,7 @@ class Session {
   std::string SetTraceWindows(const TraceWindowOptions& options);
   // How the framework adapter's op interception is paused and resumed
   // between windows (returns 0 on success). nullptr: ops are not paused.
-  void SetOpSwitch(int (*op_switch)(int on)) {
-    op_switch_.store(op_switch, std::memory_order_release);
-    // An adapter installed between two windows starts paused too.
-    if (op_switch != nullptr && !tracing_.load(std::memory_order_acquire)) {
-      op_switch(0);
-    }
-  }
+  void SetOpSwitch(int (*op_switch)(int on));
   bool active() const;
   // What GPU collection does in this session (see deepcontext_gpu_status).
   const char* gpu_status() const { return gpu_status_.c_str(); }
@@ -55,7 +49,6 @@ class Session {
   Session();
   static void AfterForkInChild();
   std::vector<std::pair<std::string, std::string>> CollectMetadata();
-  void SetMetadataLocked(const std::string& key, const std::string& value);
   void AddTraceWindowMetadata(
       std::vector<std::pair<std::string, std::string>>& out) const;
   // The switch the trace windows turn (not under mutex_: Stop() holds it
@@ -78,6 +71,7 @@ class Session {
   TraceWindowOptions windows_options_;  // of the last Start()
   TraceWindows windows_;
   bool windows_ran_ = false;  // in the last Start()
+  std::string windows_error_;  // why they could not run, if so
   std::atomic<int (*)(int)> op_switch_{nullptr};
   std::atomic<bool> tracing_{true};  // false between trace windows
   int64_t start_realtime_ns_ = 0;

@@ -29,6 +29,19 @@ std::string CheckTraceWindowOptions(const TraceWindowOptions& options) {
   return "";
 }
 
+std::mutex& TraceWindows::SwitchMutex() {
+  static auto* mutex = new std::mutex();  // never destroyed: used at exit
+  return *mutex;
+}
+
+void TraceWindows::LockSwitchesBeforeFork() { SwitchMutex().lock(); }
+void TraceWindows::UnlockSwitchesAfterFork() { SwitchMutex().unlock(); }
+
+void TraceWindows::CallSwitch(bool on) {
+  std::lock_guard<std::mutex> guard(SwitchMutex());
+  set_tracing_(on);
+}
+
 PauseSchedule::PauseSchedule(const TraceWindowOptions& options, uint64_t seed)
     : random_(seed),
       mean_pause_ns_(static_cast<int64_t>(
@@ -67,7 +80,7 @@ std::string TraceWindows::Start(const TraceWindowOptions& options,
     opened_at_ns_ = counted_from_ns_;
   } else {
     lock.unlock();
-    set_tracing_(false);
+    CallSwitch(false);
     lock.lock();
   }
   // Like the CPU sampler, this thread must never receive the program's
@@ -81,7 +94,7 @@ std::string TraceWindows::Start(const TraceWindowOptions& options,
   if (error != 0) {
     if (!open_) {
       lock.unlock();
-      set_tracing_(true);
+      CallSwitch(true);
     }
     return "cannot start the trace-window thread";
   }
@@ -108,7 +121,7 @@ void* TraceWindows::Loop(void* self) {
 
 void TraceWindows::SetTracing(bool on) {
   const int64_t before = cpu::MonotonicNs();
-  set_tracing_(on);
+  CallSwitch(on);
   const int64_t after = cpu::MonotonicNs();
   std::lock_guard<std::mutex> guard(mutex_);
   ++stats_.switches;
@@ -140,7 +153,7 @@ void TraceWindows::Stop() {
     stopped_at_ns_ = now;
     open_ = false;
   }
-  if (!was_open) set_tracing_(true);
+  if (!was_open) CallSwitch(true);
 }
 
 bool TraceWindows::running() const {
@@ -176,7 +189,7 @@ void TraceWindows::ResetAfterFork() {
   running_ = false;
   stop_ = false;
   stopped_at_ns_ = cpu::MonotonicNs();
-  if (!open_) set_tracing_(true);
+  if (!open_) CallSwitch(true);
   open_ = false;
 }
 

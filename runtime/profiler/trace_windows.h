@@ -84,9 +84,19 @@ class TraceWindows {
   // tracing back on through the switch.
   void ResetAfterFork();
 
+  // Held around every call of a switch. A fork waits for a switch in
+  // progress (LockSwitchesBeforeFork / UnlockSwitchesAfterFork are
+  // pthread_atfork handlers; register them before any child handler that
+  // switches), so a child never inherits a lock the switch held, e.g. in
+  // torch's callback registry. Whoever installs a switch takes it too.
+  static std::mutex& SwitchMutex();
+  static void LockSwitchesBeforeFork();
+  static void UnlockSwitchesAfterFork();
+
  private:
   static void* Loop(void* self);
   void SetTracing(bool on);  // calls the switch, updates the stats
+  void CallSwitch(bool on);  // the switch, under SwitchMutex()
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

@@ -36,6 +36,16 @@ def test_gpu_workload_measures_the_record_function_floor():
     assert float(values["ab_floor_ms"]) > 0 and float(values["ab_off_ms"]) > 0, values
 
 
+def test_gpu_workload_times_trace_window_regions_by_their_mean_step():
+    result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "4", "--ab-variants",
+                            "windows-25,windows-min-gpu-off", "--trace-window-ms", "2")
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    for key in ("ab_plain_mean_ms", "ab_windows-25_ms", "ab_windows-25_mean_ms",
+                "ab_windows-min-gpu-off_mean_ms"):
+        assert float(values[key]) > 0, values
+
+
 def test_gpu_workload_prints_the_step_spread():
     result = run_mlp_on_cpu("--steps", "10")
     assert result.returncode == 0, result.stderr.decode()

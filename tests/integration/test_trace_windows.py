@@ -1,7 +1,7 @@
 """Trace windows: ops are traced in windows covering a share of the run, and
 the profile says which share."""
 
-import pytest
+import os
 
 from conftest import PYTHON, cli, load_profile, program, run_profiled, run_with_package
 from markers import marker_line
@@ -75,3 +75,22 @@ def test_bad_values_are_refused_with_the_allowed_range(tmp_path):
     assert result.returncode != 0
     assert "traced fraction must be between 0.001 and 1 (got 2)" in result.stderr.decode()
 
+
+
+def test_forked_workers_trace_everything_even_when_forked_between_windows(tmp_path):
+    # 0.1 % in 1 ms windows: the parent is between windows nearly all the
+    # time, and torch's op callback is off there when the workers fork.
+    out = tmp_path / "loader.dctx"
+    loader = program("dataloader_workers.py")
+    result = run_profiled([PYTHON, loader], out, check=0,
+                          options=["--trace-fraction", "0.001", "--trace-window-ms", "1"])
+    assert b"total" in result.stdout
+    workers = sorted(p for p in os.listdir(tmp_path) if p.startswith("loader.") and p != "loader.dctx")
+    assert len(workers) == 2, os.listdir(tmp_path)
+    calls = 0
+    for name in workers:
+        tree = load_profile(tmp_path / name)
+        assert "trace_windows" not in tree.metadata, tree.metadata
+        calls += sum(n.calls() for n in tree.find(kind="operator", name="aten::mul"))
+    assert calls == 32
+    assert "trace_windows" in load_profile(out).metadata
