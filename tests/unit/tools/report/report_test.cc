@@ -373,6 +373,25 @@ TEST(ReportMultiProfileTest, ProcessesAreShownSideBySide) {
   EXPECT_EQ(table[3], "(4 nodes deeper than --depth 1 not shown)");
 }
 
+TEST(ReportMultiProfileTest, EachProcessSaysWhatItsTraceWindowsCovered) {
+  format::Profile rank0 = MakeTrainingProfile();
+  format::Profile rank1 = MakeTrainingProfile();
+  for (auto& [key, value] : rank1.metadata) {
+    if (key == "rank") value = "1";
+    if (key == "pid") value = "4243";
+  }
+  rank1.metadata.emplace_back("trace_windows",
+                              "10.2% of the run (0.1 asked), 40 windows of 50 ms");
+  ProfileTree tree =
+      ProfileTree::FromProfiles({{&rank0, "r0.dctx"}, {&rank1, "r1.dctx"}});
+  std::vector<std::string> lines = Lines(RenderReport(tree, ReportOptions{}));
+  EXPECT_EQ(LineWith(lines, "r0.dctx:"),
+            "  r0.dctx: pid 4242, host gpu01, rank 0, 2.00 s");
+  EXPECT_EQ(LineWith(lines, "r1.dctx:"),
+            "  r1.dctx: pid 4243, host gpu01, rank 1, 2.00 s, 10.2% of the run "
+            "(0.1 asked), 40 windows of 50 ms");
+}
+
 TEST(ReportDeepTreeTest, IndentationStopsGrowingOnDeepChains) {
   ProfileBuilder b;
   format::NodeId node = b.Add(0, FrameKind::kThread, "main");
