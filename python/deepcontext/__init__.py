@@ -53,14 +53,18 @@ def profile(path="deepcontext.dctx", native=False, cpu_time="sampled",
 
     path = os.fspath(path)
     nested = _runtime.is_active()
-    if native:
-        _set_native(True)
     if not nested:
+        # Checked before anything changes: a bad value leaves no state behind.
         _runtime.set_trace_windows(trace_fraction, trace_window_ms)
-        try:
+    try:
+        if native:
+            _set_native(True)
+        if not nested:
             _runtime.start()
-        finally:
-            _runtime.set_trace_windows(1.0)
+    finally:
+        if not nested:
+            _runtime.set_trace_windows(1.0)  # for the sessions after this one
+    if not nested:
         try:
             _runtime.set_op_cpu_time(cpu_time)
         except ValueError:

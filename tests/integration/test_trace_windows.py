@@ -69,11 +69,23 @@ def test_bad_values_are_refused_with_the_allowed_range(tmp_path):
                               options=[option, value])
         assert result.returncode != 0
         assert option in result.stderr.decode(), result.stderr.decode()
+    # A refused region changes nothing: the next one has neither windows nor
+    # the native frames the refused one asked for.
+    ok = tmp_path / "ok.dctx"
     result = run_with_package([PYTHON, "-c",
-                               "import deepcontext\n"
-                               "with deepcontext.profile('x.dctx', trace_fraction=2): pass"])
-    assert result.returncode != 0
-    assert "traced fraction must be between 0.001 and 1 (got 2)" in result.stderr.decode()
+                               "import sys, torch, deepcontext\n"
+                               "try:\n"
+                               "    with deepcontext.profile('x.dctx', native=True, trace_fraction=2):\n"
+                               "        pass\n"
+                               "except ValueError as error:\n"
+                               "    print(error)\n"
+                               "with deepcontext.profile(sys.argv[1]):\n"
+                               "    torch.mm(torch.randn(4, 4), torch.randn(4, 4))\n", ok])
+    assert result.returncode == 0, result.stderr.decode()
+    assert b"traced fraction must be between 0.001 and 1 (got 2)" in result.stdout
+    metadata = load_profile(ok).metadata
+    assert "trace_windows" not in metadata
+    assert "native" not in metadata["dlmonitor"], metadata["dlmonitor"]
 
 
 
