@@ -124,15 +124,18 @@ void TraceWindows::SetTracing(bool on) {
   CallSwitch(on);
   const int64_t after = cpu::MonotonicNs();
   std::lock_guard<std::mutex> guard(mutex_);
-  ++stats_.switches;
   stats_.max_switch_ns = std::max(stats_.max_switch_ns, after - before);
   if (on) {
     ++stats_.windows;
     opened_at_ns_ = after;
-  } else if (open_) {
-    stats_.traced_ns += before - std::max(opened_at_ns_, counted_from_ns_);
+  } else {
+    stats_.traced_ns += OpenWindowNs(before);
   }
   open_ = on;
+}
+
+int64_t TraceWindows::OpenWindowNs(int64_t now) const {
+  return open_ ? now - std::max(opened_at_ns_, counted_from_ns_) : 0;
 }
 
 void TraceWindows::Stop() {
@@ -149,7 +152,7 @@ void TraceWindows::Stop() {
     running_ = false;
     was_open = open_;
     const int64_t now = cpu::MonotonicNs();
-    if (open_) stats_.traced_ns += now - std::max(opened_at_ns_, counted_from_ns_);
+    stats_.traced_ns += OpenWindowNs(now);
     stopped_at_ns_ = now;
     open_ = false;
   }
@@ -165,7 +168,7 @@ TraceWindows::Stats TraceWindows::stats() const {
   std::lock_guard<std::mutex> guard(mutex_);
   Stats out = stats_;
   const int64_t now = running_ ? cpu::MonotonicNs() : stopped_at_ns_;
-  if (open_) out.traced_ns += now - std::max(opened_at_ns_, counted_from_ns_);
+  out.traced_ns += OpenWindowNs(now);
   out.elapsed_ns = std::max<int64_t>(0, now - counted_from_ns_);
   return out;
 }
@@ -175,7 +178,6 @@ void TraceWindows::ResetStats() {
   if (!running_) return;
   stats_.windows = open_ ? 1 : 0;
   stats_.traced_ns = 0;
-  stats_.switches = 0;
   stats_.max_switch_ns = 0;
   counted_from_ns_ = cpu::MonotonicNs();
 }

@@ -19,16 +19,16 @@
 
 namespace deepcontext::profiler {
 
-struct TraceWindowOptions {
-  // Share of the run to trace, in (0, 1]; 1 traces everything (no windows).
-  double fraction = 1.0;
-  int64_t window_ns = 50'000'000;
-};
-
 constexpr int64_t kDefaultTraceWindowNs = 50'000'000;
 constexpr int64_t kMinTraceWindowNs = 1'000'000;
 constexpr int64_t kMaxTraceWindowNs = 60'000'000'000;
 constexpr double kMinTraceFraction = 0.001;
+
+struct TraceWindowOptions {
+  // Share of the run to trace, in (0, 1]; 1 traces everything (no windows).
+  double fraction = 1.0;
+  int64_t window_ns = kDefaultTraceWindowNs;
+};
 
 // "" when the options can be used, otherwise why not.
 std::string CheckTraceWindowOptions(const TraceWindowOptions& options);
@@ -61,7 +61,6 @@ class TraceWindows {
     int64_t traced_ns = 0;      // time inside windows, the open one included
     int64_t elapsed_ns = 0;     // since Start() or ResetStats()
     int64_t max_switch_ns = 0;  // the slowest set_tracing call
-    uint64_t switches = 0;
   };
 
   TraceWindows() = default;
@@ -97,6 +96,9 @@ class TraceWindows {
   static void* Loop(void* self);
   void SetTracing(bool on);  // calls the switch, updates the stats
   void CallSwitch(bool on);  // the switch, under SwitchMutex()
+  // Time the open window has counted until `now` (0 if none is open);
+  // caller holds mutex_.
+  int64_t OpenWindowNs(int64_t now) const;
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;
