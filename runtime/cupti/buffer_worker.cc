@@ -1,10 +1,10 @@
 #include "runtime/cupti/buffer_worker.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <utility>
+
+#include "runtime/common/all_signals_blocked.h"
 
 namespace deepcontext::cupti {
 
@@ -35,19 +35,10 @@ bool BufferWorker::Submit(const CompletedBuffer& buffer) noexcept {
     std::lock_guard<std::mutex> guard(mutex_);
     if (stop_) return false;
     if (owner_.load(std::memory_order_relaxed) == 0) {
-      // The program's signals (Ctrl-C, SIGTERM, ...) must never be
-      // delivered to this thread: it starts with all of them blocked.
-      sigset_t all;
-      sigset_t previous;
-      sigfillset(&all);
-      pthread_sigmask(SIG_SETMASK, &all, &previous);
-      try {
+      {
+        const AllSignalsBlocked blocked;  // the worker starts without them
         thread_ = std::thread(&BufferWorker::Run, this);
-      } catch (...) {
-        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-        return false;
       }
-      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
       owner_.store(self, std::memory_order_release);
     }
     queue_.push_back(buffer);

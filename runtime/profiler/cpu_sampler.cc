@@ -1,9 +1,9 @@
 #include "runtime/profiler/cpu_sampler.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <set>
+
+#include "runtime/common/all_signals_blocked.h"
 
 namespace deepcontext::profiler {
 namespace {
@@ -76,16 +76,10 @@ void CpuSampler::Start(int64_t interval_ns) {
     const int64_t now = ClockNs(thread->clock, &ok);
     if (ok) thread->last_cpu = now;
   }
-  // The sampling thread must never be the one the program's signals
-  // (Ctrl-C, SIGTERM, ...) are delivered to: it starts with all blocked.
-  sigset_t all;
-  sigset_t previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  const AllSignalsBlocked blocked;  // the sampling thread starts without them
   if (pthread_create(&sampler_, nullptr, &CpuSampler::Loop, this) == 0) {
     running_.store(true, std::memory_order_release);
   }
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 void CpuSampler::Stop() {

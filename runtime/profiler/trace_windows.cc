@@ -1,12 +1,11 @@
 #include "runtime/profiler/trace_windows.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <new>
 
+#include "runtime/common/all_signals_blocked.h"
 #include "runtime/cpu/clocks.h"
 
 namespace deepcontext::profiler {
@@ -83,14 +82,11 @@ std::string TraceWindows::Start(const TraceWindowOptions& options,
     CallSwitch(false);
     lock.lock();
   }
-  // Like the CPU sampler, this thread must never receive the program's
-  // signals.
-  sigset_t all;
-  sigset_t previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
-  const int error = pthread_create(&thread_, nullptr, &TraceWindows::Loop, this);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  int error;
+  {
+    const AllSignalsBlocked blocked;  // the window thread starts without them
+    error = pthread_create(&thread_, nullptr, &TraceWindows::Loop, this);
+  }
   if (error != 0) {
     if (!open_) {
       lock.unlock();
