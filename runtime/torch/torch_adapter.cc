@@ -85,9 +85,16 @@ void OnEnd(const at::RecordFunction& fn, at::ObserverContext*) {
   Emit(fn, fn.handle(), DLMONITOR_PHASE_EXIT);
 }
 
+// Two switches decide what is reported: profiling on or off
+// (deepcontext_torch_enable) and the trace window open or closed
+// (deepcontext_torch_window). Written under g_switch_mutex; the allocator
+// hook reads them without it.
+std::mutex g_switch_mutex;
+std::atomic<bool> g_profiling{true};  // addGlobalCallback starts enabled
+std::atomic<bool> g_window_open{true};
+bool g_callback_enabled = true;  // guarded by g_switch_mutex
+
 #ifdef DEEPCONTEXT_TORCH_CUDA
-std::atomic<bool> g_memory_enabled{true};
-std::atomic<bool> g_allocations_traced{true};  // false between trace windows
 
 // Runs with the device's allocator lock held (and maybe the GIL): it must
 // not call back into torch or Python. FREE_REQUESTED is when the tensor
@@ -96,13 +103,13 @@ std::atomic<bool> g_allocations_traced{true};  // false between trace windows
 void OnAllocatorTrace(
     const c10::cuda::CUDACachingAllocator::TraceEntry& entry) {
   using Action = c10::cuda::CUDACachingAllocator::TraceEntry::Action;
-  if (!g_memory_enabled.load(std::memory_order_relaxed)) return;
+  if (!g_profiling.load(std::memory_order_relaxed)) return;
   int64_t bytes = 0;
   if (entry.action_ == Action::ALLOC) {
     // Between trace windows allocations are not attributed (their context
     // would cost a call-path walk each); frees still are, so that blocks
     // allocated inside a window leave the live bytes when freed.
-    if (!g_allocations_traced.load(std::memory_order_relaxed)) return;
+    if (!g_window_open.load(std::memory_order_relaxed)) return;
     bytes = static_cast<int64_t>(entry.size_);
   } else if (entry.action_ == Action::FREE_REQUESTED) {
     bytes = -static_cast<int64_t>(entry.size_);
@@ -123,15 +130,13 @@ void OnAllocatorTrace(
 }
 #endif
 
-// Two switches decide whether the callback runs: profiling on or off
-// (deepcontext_torch_enable) and the trace window open or closed.
-std::mutex g_switch_mutex;
-bool g_profiling = true;  // addGlobalCallback starts enabled
-bool g_window_open = true;
-bool g_callback_enabled = true;
-
-int ApplyCallbackState() {
-  const bool want = g_profiling && g_window_open;
+// Sets one switch; the op callback runs while both are on.
+int SetSwitch(std::atomic<bool>& which, int on) {
+  if (!g_installed) return -1;
+  std::lock_guard<std::mutex> guard(g_switch_mutex);
+  which.store(on != 0, std::memory_order_relaxed);
+  const bool want = g_profiling.load(std::memory_order_relaxed) &&
+                    g_window_open.load(std::memory_order_relaxed);
   if (want == g_callback_enabled) return 0;
   try {
     if (want) {
@@ -212,26 +217,14 @@ __attribute__((visibility("default"))) int deepcontext_torch_track_cuda_memory(
 // Pauses or resumes the callback without removing it (removal requires
 // that no op runs anywhere, which a library cannot guarantee).
 __attribute__((visibility("default"))) int deepcontext_torch_enable(int on) {
-  if (!g_installed) return -1;
-#ifdef DEEPCONTEXT_TORCH_CUDA
-  g_memory_enabled.store(on != 0, std::memory_order_relaxed);
-#endif
-  std::lock_guard<std::mutex> guard(g_switch_mutex);
-  g_profiling = on != 0;
-  return ApplyCallbackState();
+  return SetSwitch(g_profiling, on);
 }
 
 // The trace windows' switch (deepcontext_set_op_switch): ops are
 // intercepted while profiling is on AND a window is open; allocations are
 // reported inside windows only, frees always.
 __attribute__((visibility("default"))) int deepcontext_torch_window(int open) {
-  if (!g_installed) return -1;
-#ifdef DEEPCONTEXT_TORCH_CUDA
-  g_allocations_traced.store(open != 0, std::memory_order_relaxed);
-#endif
-  std::lock_guard<std::mutex> guard(g_switch_mutex);
-  g_window_open = open != 0;
-  return ApplyCallbackState();
+  return SetSwitch(g_window_open, open);
 }
 
 }  // extern "C"
