@@ -109,4 +109,14 @@ format::Profile MakeTrainingProfile(TrainingNodes* out) {
   return b.profile();
 }
 
+format::Profile MakeTrainingProfileOf(const std::string& pid,
+                                      const std::string& rank) {
+  format::Profile profile = MakeTrainingProfile();
+  for (auto& [key, value] : profile.metadata) {
+    if (key == "pid") value = pid;
+    if (key == "rank") value = rank;
+  }
+  return profile;
+}
+
 }  // namespace deepcontext::analysis::testing

@@ -66,6 +66,11 @@ struct TrainingNodes {
 // Total 100 ms. Metadata: pid 4242, host gpu01, rank 0, 2 s duration.
 format::Profile MakeTrainingProfile(TrainingNodes* nodes = nullptr);
 
+// The same profile as written by another process of the job: its "pid" and
+// "rank" metadata replaced.
+format::Profile MakeTrainingProfileOf(const std::string& pid,
+                                      const std::string& rank);
+
 // Returns the node reached from the root by following children whose
 // DisplayName matches each element of path, or nullopt.
 std::optional<NodeIndex> FindNode(const ProfileTree& tree,

@@ -20,6 +20,7 @@ using analysis::ProfileTree;
 using analysis::testing::FindNode;
 using analysis::testing::kMs;
 using analysis::testing::MakeTrainingProfile;
+using analysis::testing::MakeTrainingProfileOf;
 using analysis::testing::ProfileBuilder;
 using analysis::testing::TrainingNodes;
 using format::FrameKind;
@@ -173,11 +174,7 @@ TEST(JsonExportTest, ZeroValuesFollowTheListingRules) {
 
 TEST(JsonExportTest, SeveralProfilesAreMergedUnderProcessNodes) {
   format::Profile first = MakeTrainingProfile();
-  format::Profile second = MakeTrainingProfile();
-  for (auto& [key, value] : second.metadata) {
-    if (key == "pid") value = "4343";
-    if (key == "rank") value = "1";
-  }
+  format::Profile second = MakeTrainingProfileOf("4343", "1");
   ProfileTree tree = ProfileTree::FromProfiles(
       {ProfileInput{&first, "r0.dctx"}, ProfileInput{&second, "r1.dctx"}});
   json doc = Export(tree);

@@ -15,6 +15,7 @@ namespace {
 using analysis::ProfileTree;
 using analysis::testing::kMs;
 using analysis::testing::MakeTrainingProfile;
+using analysis::testing::MakeTrainingProfileOf;
 using analysis::testing::ProfileBuilder;
 using format::FrameKind;
 
@@ -344,11 +345,7 @@ TEST(ReportUnitsTest, BytesMetricIsFormattedInBinaryUnits) {
 
 TEST(ReportMultiProfileTest, ProcessesAreShownSideBySide) {
   format::Profile rank0 = MakeTrainingProfile();
-  format::Profile rank1 = MakeTrainingProfile();
-  for (auto& [key, value] : rank1.metadata) {
-    if (key == "rank") value = "1";
-    if (key == "pid") value = "4243";
-  }
+  format::Profile rank1 = MakeTrainingProfileOf("4243", "1");
   ProfileTree tree =
       ProfileTree::FromProfiles({{&rank0, "r0.dctx"}, {&rank1, "r1.dctx"}});
   ReportOptions options;
@@ -375,11 +372,7 @@ TEST(ReportMultiProfileTest, ProcessesAreShownSideBySide) {
 
 TEST(ReportMultiProfileTest, EachProcessSaysWhatItsTraceWindowsCovered) {
   format::Profile rank0 = MakeTrainingProfile();
-  format::Profile rank1 = MakeTrainingProfile();
-  for (auto& [key, value] : rank1.metadata) {
-    if (key == "rank") value = "1";
-    if (key == "pid") value = "4243";
-  }
+  format::Profile rank1 = MakeTrainingProfileOf("4243", "1");
   rank1.metadata.emplace_back("trace_windows",
                               "10.2% of the run (0.1 asked), 40 windows of 50 ms");
   ProfileTree tree =
