@@ -168,9 +168,7 @@ def main():
     parser.add_argument("--ab-rounds", type=int, default=0,
                         help="alternate plain steps and deepcontext.profile() regions")
     parser.add_argument("--ab-variants", default="sampled",
-                        help="regions of each --ab-rounds round: sampled, exact, off, gpu-off, "
-                             "sampled-10ms, windows-10, windows-25, windows-min, "
-                             "windows-min-gpu-off, floor")
+                        help="regions of each --ab-rounds round: " + ", ".join(AB_VARIANTS))
     parser.add_argument("--trace-window-ms", type=float, default=50,
                         help="window length of the windows-* variants")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
