@@ -75,7 +75,7 @@ void Session::AfterForkInChild() {
   }
   // The child traces everything: its window thread does not exist.
   session.windows_.ResetAfterFork();
-  session.windows_ran_ = false;
+  session.windows_options_ = TraceWindowOptions{};
   session.windows_error_.clear();
   session.store_.Clear(dlmonitor_context_count() + 1);
   session.op_metrics_.ResetAfterFork();
@@ -107,17 +107,14 @@ std::string Session::Start() {
   active_ = true;
   start_realtime_ns_ = cpu::RealtimeNs();
   start_monotonic_ns_ = cpu::MonotonicNs();
-  windows_ran_ = false;
   windows_error_.clear();
   windows_options_ = trace_options_;
   if (windows_options_.fraction < 1.0) {
     const uint64_t seed = static_cast<uint64_t>(start_monotonic_ns_) ^
                           (static_cast<uint64_t>(getpid()) << 32);
-    const std::string error = windows_.Start(
-        windows_options_, [this](bool on) { SetTracing(on); }, seed);
     // On an error tracing stays on for the whole run; the profile says so.
-    windows_error_ = error;
-    windows_ran_ = error.empty();
+    windows_error_ = windows_.Start(
+        windows_options_, [this](bool on) { SetTracing(on); }, seed);
   }
   return "";
 }
@@ -246,7 +243,7 @@ void Session::AddTraceWindowMetadata(
     out.emplace_back("trace_windows", "off: " + windows_error_);
     return;
   }
-  if (!windows_ran_) return;
+  if (windows_options_.fraction >= 1.0) return;  // no windows
   const TraceWindows::Stats stats = windows_.stats();
   const double share = stats.elapsed_ns > 0
                            ? static_cast<double>(stats.traced_ns) /

@@ -70,8 +70,7 @@ class Session {
   TraceWindowOptions trace_options_;    // for the next Start()
   TraceWindowOptions windows_options_;  // of the last Start()
   TraceWindows windows_;
-  bool windows_ran_ = false;  // in the last Start()
-  std::string windows_error_;  // why they could not run, if so
+  std::string windows_error_;  // why they could not run in the last Start()
   std::atomic<int (*)(int)> op_switch_{nullptr};
   std::atomic<bool> tracing_{true};  // false between trace windows
   int64_t start_realtime_ns_ = 0;
