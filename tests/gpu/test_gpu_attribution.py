@@ -40,13 +40,25 @@ def tree(tmp_path_factory):
     return load_profile(out)
 
 
-def _under_line(node, line):
-    return any(a.kind == "python" and a.file.endswith("gpu_ops.py") and a.line == line
+def _under_line(node, line, program=PROGRAM):
+    name = os.path.basename(program)
+    return any(a.kind == "python" and a.file.endswith(name) and a.line == line
                for a in node.ancestors())
 
 
 def _kernels(tree):
     return [n for n in tree.nodes if "gpu_time" in n.exclusive and n.kind in ("gpu_kernel", "kernel")]
+
+
+def _kernels_at(tree, program, marker):
+    """The kernel nodes under the line of `program` marked `marker`."""
+    line = marker_line(program, marker)
+    return [k for k in _kernels(tree) if _under_line(k, line, program)]
+
+
+def _launches(kernels):
+    """How many kernels ran, over kernel nodes."""
+    return sum(k.exclusive["gpu_time"]["count"] for k in kernels)
 
 
 def test_backend_started(tree):
@@ -120,9 +132,7 @@ def test_device_memory_is_charged_to_the_allocating_line(tmp_path):
     MiB = 1 << 20
 
     def under(line, metric):
-        nodes = [n for n in tree.nodes if metric in n.exclusive and any(
-            a.kind == "python" and a.file.endswith("gpu_memory.py") and a.line == line
-            for a in n.ancestors())]
+        nodes = [n for n in tree.nodes if metric in n.exclusive and _under_line(n, line, program)]
         return nodes, sum(n.excl(metric) for n in nodes)
 
     keep, keep_bytes = under(marker_line(program, "KEEP_LINE"), "gpu_alloc_bytes")
@@ -147,10 +157,7 @@ def test_a_later_cupti_client_never_leaves_silently_missing_numbers(tmp_path):
     warned = "gpu_warning" in tree.metadata
     assert warned == (b"deepcontext: warning" in result.stderr), result.stderr.decode()[-2000:]
     def kernels_at(marker):
-        line = marker_line(program, marker)
-        return sum(k.exclusive["gpu_time"]["count"] for k in _kernels(tree)
-                   if any(a.kind == "python" and a.file.endswith("gpu_takeover.py")
-                          and a.line == line for a in k.ancestors()))
+        return _launches(_kernels_at(tree, program, marker))
 
     before = kernels_at("BEFORE_LINE")
     assert before >= 10, tree.metadata
@@ -188,10 +195,7 @@ def test_regions_detach_cupti_and_attach_again(tmp_path):
     assert b"regions done" in result.stdout
 
     def kernels_at(tree, marker):
-        line = marker_line(program, marker)
-        return sum(k.exclusive["gpu_time"]["count"] for k in _kernels(tree)
-                   if any(a.kind == "python" and a.file.endswith("gpu_regions.py")
-                          and a.line == line for a in k.ancestors()))
+        return _launches(_kernels_at(tree, program, marker))
 
     for path in (first, second):
         tree = load_profile(path)
@@ -229,10 +233,7 @@ def test_two_devices_are_attributed_and_flushed_at_exit(tmp_path):
     assert int(tree.metadata.get("gpu_unattributed_records", "0")) == 0, tree.metadata
 
     def kernels_at(marker):
-        line = marker_line(program, marker)
-        return sum(k.exclusive["gpu_time"]["count"] for k in _kernels(tree)
-                   if any(a.kind == "python" and a.file.endswith("gpu_two_devices.py")
-                          and a.line == line for a in k.ancestors()))
+        return _launches(_kernels_at(tree, program, marker))
 
     # Each product is one or more kernels, every one of them recorded; the
     # second device's were still running when the program ended.
@@ -257,13 +258,9 @@ def test_trace_windows_cover_part_of_the_run_and_keep_every_kernel_attributed(tm
     assert int(meta.get("gpu_unattributed_records", "0")) == 0, meta
     assert int(meta.get("gpu_launches_without_records", "0")) == 0, meta
 
-    line = marker_line(program, "PRODUCT_LINE")
-    at_line = [k for k in _kernels(tree)
-               if any(a.kind == "python" and a.file.endswith("gpu_windows.py") and a.line == line
-                      for a in k.ancestors())]
-    kernels = sum(k.exclusive["gpu_time"]["count"] for k in at_line)
-    under_mm = sum(k.exclusive["gpu_time"]["count"] for k in at_line
-                   if any(a.name == "aten::mm" for a in k.ancestors()))
+    at_line = _kernels_at(tree, program, "PRODUCT_LINE")
+    kernels = _launches(at_line)
+    under_mm = _launches(k for k in at_line if any(a.name == "aten::mm" for a in k.ancestors()))
     mm_calls = sum(n.calls() for n in tree.nodes if n.name == "aten::mm")
     assert 0.05 * products < kernels < 0.5 * products, (kernels, products, meta)
     # Inside windows ops and kernels are traced together: a kernel without its
