@@ -35,6 +35,11 @@ DEEPCONTEXT_API int deepcontext_stop(void);
 /* 1 while a session collects, else 0. */
 DEEPCONTEXT_API int deepcontext_is_active(void);
 
+/* 1 while a session traces ops and GPU work: whenever it collects, or with
+   trace windows (deepcontext_set_trace_windows) while a window is open;
+   else 0. */
+DEEPCONTEXT_API int deepcontext_is_tracing(void);
+
 /* Writes everything collected so far to `path` (atomically: temp file +
    rename). May be called while collecting. */
 DEEPCONTEXT_API int deepcontext_write(const char* path);

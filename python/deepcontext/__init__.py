@@ -16,7 +16,7 @@ import ctypes
 import os
 import sys
 
-__all__ = ["profile", "__version__"]
+__all__ = ["profile", "is_tracing", "__version__"]
 __version__ = "0.1.0"
 
 
@@ -89,6 +89,16 @@ def profile(path="deepcontext.dctx", native=False, cpu_time="sampled",
                 _runtime.set_op_cpu_time(_runtime.DEFAULT_CPU_TIME)
             if native and not nested:
                 _set_native(False)
+
+
+def is_tracing():
+    """True while ops and GPU work are being traced: inside a profiled
+    region or a program run by `deepcontext run`, and with `trace_fraction`
+    below 1 only while a trace window is open. False when nothing is
+    profiled."""
+    from . import _runtime
+
+    return _runtime.is_tracing()
 
 
 def _set_native(on):

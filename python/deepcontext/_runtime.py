@@ -25,7 +25,7 @@ def library():
         path = _paths.runtime_library()
         lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
         for name in ("deepcontext_start", "deepcontext_stop", "deepcontext_is_active",
-                     "deepcontext_reset"):
+                     "deepcontext_is_tracing", "deepcontext_reset"):
             getattr(lib, name).restype = ctypes.c_int
             getattr(lib, name).argtypes = []
         lib.deepcontext_set_op_cpu_time.restype = ctypes.c_int
@@ -66,6 +66,10 @@ def stop():
 
 def is_active():
     return bool(library().deepcontext_is_active())
+
+
+def is_tracing():
+    return bool(library().deepcontext_is_tracing())
 
 
 def set_op_switch(address):

@@ -38,6 +38,10 @@ uint64_t ThreadId() {
 
 void GpuBackendState::OnCallback(CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void* data) {
+  if (!window_detach_.tracing()) {
+    OnCallbackWhilePaused(domain, data);
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     OnDriverApi(cbid, *static_cast<const CUpti_CallbackData*>(data));
   } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -123,6 +127,19 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
   t_call = ApiCall{};
   event.phase = DLMONITOR_PHASE_EXIT;
   dlmonitor_event_emit(&event);
+}
+
+void GpuBackendState::OnCallbackWhilePaused(CUpti_CallbackDomain domain,
+                                            const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite != CUPTI_API_EXIT) {
+    return;
+  }
+  // A call that entered while tracing ends untraced.
+  t_call = ApiCall{};
+  // NVIDIA's safe place to detach CUPTI: the exit of a CUDA call, where no
+  // other thread is inside CUPTI (window_detach.h).
+  window_detach_.OnApiExit([this] { f_.finalize(); });
 }
 
 void GpuBackendState::OnResource(CUpti_CallbackId cbid,

@@ -55,6 +55,10 @@ void GpuBackend::SetTracing(bool on) {
   }
 }
 
+void GpuBackend::SetShortestPause(int64_t pause_ns) {
+  state_->SetShortestPause(pause_ns);
+}
+
 std::vector<std::pair<std::string, std::string>> GpuBackend::Metadata() const {
   try {
     return state_->Metadata();

@@ -6,6 +6,7 @@
 // CUPTI and the driver are loaded with dlopen at Start().
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -54,6 +55,11 @@ class GpuBackend {
   // while the switch happens are left out (metadata
   // gpu_records_outside_windows). [any thread, not inside a CUDA call]
   void SetTracing(bool on);
+  // The shortest pause between trace windows, before they start. Pauses
+  // of at least kMinDetachedPauseNs (window_detach.h) detach CUPTI from the
+  // process, so that launches between windows cost nothing; the next
+  // window attaches it again (metadata gpu_window_*). [any thread]
+  void SetShortestPause(int64_t pause_ns);
 
   // Profile metadata: CUPTI and driver versions, the GPUs seen
   // ("gpu_devices" and per device "gpu<N>_*": name, compute capability, SMs,

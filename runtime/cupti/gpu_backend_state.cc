@@ -164,6 +164,27 @@ std::string GpuBackendState::Start() {
     }
   }
 
+  std::string kinds;
+  size_t traced = 0;
+  if (std::string error = Attach(&kinds, &traced); !error.empty()) return error;
+
+  description_ = "CUPTI " + std::to_string(library_.runtime_version()) + " (" +
+                 library_.path() + "): tracing " + kinds +
+                 ", synchronizations; " +
+                 std::to_string(traced) + " driver functions traced";
+  if (!warnings_.empty()) {
+    warnings_.resize(warnings_.size() - 2);  // the last "; "
+    description_ += "; " + warnings_;
+  }
+  return "";
+}
+
+std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
+  // Attaching again between trace windows finds what the first attach
+  // found; its warnings are in the description already.
+  const bool first = kinds != nullptr;
+  traced_callbacks_.clear();
+  enabled_kinds_.clear();
   char old_subscriber[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {0};
   CUptiResult result;
   if (f_.subscribe_v2 != nullptr) {
@@ -189,26 +210,24 @@ std::string GpuBackendState::Start() {
   }
   subscribed_ = true;
   held_subscription_ = true;
-
-  {
+  if (!registered_) {
     std::lock_guard<std::mutex> active(ActiveMutex());
     g_active = this;
+    registered_ = true;
   }
-  registered_ = true;
+
   result = f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer);
   if (result != CUPTI_SUCCESS) {
     return "no GPU activity recorded: cuptiActivityRegisterCallbacks "
            "failed: " + library_.ResultString(result);
   }
 
-  size_t traced = 0;
   bool launches = false;
   for (uint32_t cbid = 1; cbid < api_classes_.size(); ++cbid) {
     if (api_classes_[cbid] == DriverApiClass::kOther) continue;
     if (f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid) ==
         CUPTI_SUCCESS) {
       traced_callbacks_.push_back(cbid);
-      ++traced;
       launches = launches || api_classes_[cbid] == DriverApiClass::kKernelLaunch;
     }
   }
@@ -220,9 +239,11 @@ std::string GpuBackendState::Start() {
                                 CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED}) {
     result = f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
     if (result != CUPTI_SUCCESS) {
-      warnings_ += "graph node callbacks unavailable (" +
-                   library_.ResultString(result) +
-                   "): CUDA graph kernels go to the graph launch; ";
+      if (first) {
+        warnings_ += "graph node callbacks unavailable (" +
+                     library_.ResultString(result) +
+                     "): CUDA graph kernels go to the graph launch; ";
+      }
       break;
     }
   }
@@ -233,7 +254,6 @@ std::string GpuBackendState::Start() {
     f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
   }
 
-  std::string kinds;
   unsigned traced_kinds = 0;
   for (size_t i = 0; i < std::size(kActivityKinds); ++i) {
     const ActivityKindName& kind = kActivityKinds[i];
@@ -241,7 +261,9 @@ std::string GpuBackendState::Start() {
     if (result == CUPTI_SUCCESS) {
       traced_kinds |= 1u << i;
       enabled_kinds_.push_back(kind.kind);
-      kinds += kinds.empty() ? kind.name : std::string(", ") + kind.name;
+      if (first) {
+        *kinds += kinds->empty() ? kind.name : std::string(", ") + kind.name;
+      }
     } else if (kind.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       std::string message =
           "no GPU activity recorded: CUPTI cannot trace kernels: " +
@@ -252,27 +274,22 @@ std::string GpuBackendState::Start() {
         message += " (another CUPTI client may be active)";
       }
       return message;
-    } else {
+    } else if (first) {
       warnings_ += std::string(kind.name) + " not traced (" +
                    library_.ResultString(result) + "); ";
     }
   }
   traced_kinds_.store(traced_kinds, std::memory_order_release);
-
-  description_ = "CUPTI " + std::to_string(library_.runtime_version()) + " (" +
-                 library_.path() + "): tracing " + kinds +
-                 ", synchronizations; " +
-                 std::to_string(traced) + " driver functions traced";
-  if (!warnings_.empty()) {
-    warnings_.resize(warnings_.size() - 2);  // the last "; "
-    description_ += "; " + warnings_;
-  }
+  if (first) *traced = traced_callbacks_.size();
   return "";
 }
 
 void GpuBackendState::Stop() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
   if (stopped_) return;
+  // A detach asked for in a pause and not begun is called off; one under
+  // way is waited for, and then CUPTI must not be called again.
+  if (subscribed_) EndPause();
   stopping_.store(true, std::memory_order_release);
   if (subscribed_) {
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
@@ -288,8 +305,10 @@ void GpuBackendState::Stop() {
   const bool waited = was_tracing && driver_->SynchronizeAllContexts();
   if (registered_) {
     // The last records, processed by the worker before the backend lets go.
-    f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    Worker().Drain();
+    if (!cupti_detached_) {
+      f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      Worker().Drain();
+    }
     std::lock_guard<std::mutex> active(ActiveMutex());
     if (g_active == this) g_active = nullptr;
     registered_ = false;
@@ -308,7 +327,8 @@ void GpuBackendState::Stop() {
   }
   attribution_.Flush();
   WarnIfRecordsMissing();
-  gpu_idle_at_stop_ = waited ? 1 : 0;
+  // Detached in a pause, the GPU was waited for then.
+  gpu_idle_at_stop_ = waited || cupti_detached_ ? 1 : 0;
   detach_ = was_tracing && f_.finalize != nullptr &&
             DetachRefusal(DetachState()).empty();
   if (dlmonitor_initialized_) {
@@ -318,33 +338,17 @@ void GpuBackendState::Stop() {
   stopped_ = true;
 }
 
-void GpuBackendState::SetTracing(bool on) {
-  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  if (stopped_ || !subscribed_ || on == tracing_) return;
-  // Records of work launched between the two steps have no launch; the
-  // attribution leaves them out instead of calling them unattributed.
-  attribution_.SetWindowed(true);
-  if (on) {
-    // Activity before callbacks: every launch seen by a callback then has
-    // its records.
-    for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_enable(kind);
-    for (CUpti_CallbackId cbid : traced_callbacks_) {
-      f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-    }
-  } else {
-    // Callbacks first, for the same reason. Records of work already
-    // launched still arrive after the kinds are disabled.
-    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
-    for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
-  }
-  tracing_ = on;
-}
-
 void GpuBackendState::Flush() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  FlushRecords();
+}
+
+void GpuBackendState::FlushRecords() {
   // The worker processing the flushed buffers takes ActiveMutex, which is
-  // therefore not held here.
-  if (registered_ && !stopped_) {
+  // therefore not held here. A pause that asked for a detach handed every
+  // record over already; a CUPTI call now could race with the detach, and
+  // one after it would attach CUPTI again.
+  if (registered_ && !stopped_ && CuptiCallable()) {
     attribution_.BeginFlush();
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     Worker().Drain();
@@ -355,7 +359,7 @@ void GpuBackendState::Flush() {
 
 void GpuBackendState::Detach() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  if (detach_) f_.finalize();
+  if (detach_ && !cupti_detached_) f_.finalize();
   detach_ = false;
 }
 
@@ -382,6 +386,7 @@ void GpuBackendState::OnBufferCompleted(CUcontext context, uint32_t stream_id,
 
 std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
     const {
+  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
   GpuMetadataInput input;
   input.cupti_version = library_.runtime_version();
   input.cupti_library = library_.path();
@@ -403,12 +408,19 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   input.counters = processor_.Counters();
   input.dropped_records = dropped_records_.load(std::memory_order_relaxed);
   uint64_t gpu_now = 0;
-  if (f_.get_timestamp(&gpu_now) == CUPTI_SUCCESS) {
+  if (!CuptiCallable()) {
+    if (have_clock_offset_) input.clock_offset_ns = clock_offset_ns_;
+  } else if (f_.get_timestamp(&gpu_now) == CUPTI_SUCCESS) {
     input.clock_offset_ns = static_cast<int64_t>(gpu_now) - cpu::RealtimeNs();
   }
   input.warnings = warnings_;
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
+  if (detach_between_windows_) {
+    for (auto& entry : WindowDetachMetadata(window_detach_.stats(), window_error_)) {
+      metadata.push_back(std::move(entry));
+    }
+  }
   return metadata;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +22,7 @@
 #include "runtime/cupti/gpu_attribution.h"
 #include "runtime/cupti/graph_launch_tracker.h"
 #include "runtime/cupti/metric_store_sink.h"
+#include "runtime/cupti/window_detach.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::cupti {
@@ -67,8 +69,12 @@ class GpuBackendState {
   void Detach();
   void Flush();
   // Pauses (false) or resumes (true) tracing between trace windows: the
-  // driver callbacks and activity kinds Start() enabled go off and on.
+  // driver callbacks and activity kinds Start() enabled go off and on, and
+  // when pauses are long enough CUPTI is detached during them
+  // (window_pause.cc).
   void SetTracing(bool on);
+  // The shortest pause between trace windows; 0 for none.
+  void SetShortestPause(int64_t pause_ns);
   std::vector<std::pair<std::string, std::string>> Metadata() const;
   // What Start() enabled, for the status line.
   const std::string& description() const { return description_; }
@@ -84,6 +90,26 @@ class GpuBackendState {
   std::atomic<bool> stopping_{false};
 
  private:
+  // Subscribes and enables the callbacks and activity kinds; at Start()
+  // with `kinds` and `traced` to describe them, without when attaching
+  // again after a pause detached CUPTI. "" or why not.
+  std::string Attach(std::string* kinds, size_t* traced);
+  // Pausing: waits for the window's GPU work, hands its records over and
+  // asks the next traced call to detach CUPTI.
+  void AskToDetach();
+  // Resuming: true when CUPTI is still attached, false when a pause
+  // detached it (then subscribed_ is false and cupti_detached_ true).
+  bool EndPause();
+  void AttachAgain();
+  bool MayDetachNow() const;
+  // Whether CUPTI may be called: attached, and no detach asked or under way.
+  bool CuptiCallable() const {
+    const WindowDetach::State state = window_detach_.state();
+    return !cupti_detached_ && (state == WindowDetach::State::kAttached ||
+                                state == WindowDetach::State::kQuiet);
+  }
+  void OnCallbackWhilePaused(CUpti_CallbackDomain domain, const void* data);
+  void FlushRecords();  // caller holds lifecycle_mutex_
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
   // What decides whether Stop() detaches CUPTI (see cupti_detach.h).
@@ -105,7 +131,8 @@ class GpuBackendState {
   std::vector<DriverApiClass> api_classes_;
   std::vector<const char*> api_names_;
 
-  std::mutex lifecycle_mutex_;  // serializes Start, Flush and Stop
+  // Serializes Start, Flush, SetTracing, Stop and Metadata.
+  mutable std::mutex lifecycle_mutex_;
   bool dlmonitor_initialized_ = false;
   bool subscribed_ = false;
   bool held_subscription_ = false;  // subscribed_ as it was before Stop()
@@ -115,6 +142,15 @@ class GpuBackendState {
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   std::vector<CUpti_CallbackId> traced_callbacks_;  // driver API
   bool tracing_ = true;  // false between trace windows
+  bool detach_between_windows_ = false;
+  WindowDetach window_detach_;
+  // A pause detached CUPTI and it is not attached again: no CUPTI call.
+  bool cupti_detached_ = false;
+  std::string window_error_;  // why GPU tracing ended at a window
+  // The GPU clock's offset, taken before each detach: asking CUPTI for a
+  // timestamp while detached would attach it again.
+  int64_t clock_offset_ns_ = 0;
+  bool have_clock_offset_ = false;
   std::string description_;
   std::string warnings_;
   bool warned_missing_records_ = false;

@@ -18,6 +18,9 @@ class CuptiSource : public GpuSource {
   void Flush() override { backend_->Flush(); }
   void Stop() override { backend_->Stop(); }
   void SetTracing(bool on) override { backend_->SetTracing(on); }
+  void SetShortestPause(int64_t pause_ns) override {
+    backend_->SetShortestPause(pause_ns);
+  }
   std::vector<std::pair<std::string, std::string>> Metadata() const override {
     return backend_->Metadata();
   }

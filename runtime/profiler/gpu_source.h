@@ -3,6 +3,7 @@
 // saying why, recorded in the profile as metadata "gpu").
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -25,6 +26,10 @@ class GpuSource {
   // Pauses (false) or resumes (true) collection between trace windows.
   // [any thread]
   virtual void SetTracing(bool on) = 0;
+  // The shortest pause between the session's trace windows, before they
+  // start: long pauses let the source release the tracing library in
+  // between.
+  virtual void SetShortestPause(int64_t pause_ns) = 0;
   virtual std::vector<std::pair<std::string, std::string>> Metadata() const = 0;
 };
 

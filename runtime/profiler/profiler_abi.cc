@@ -42,6 +42,8 @@ int deepcontext_stop(void) {
 
 int deepcontext_is_active(void) { return Session::Instance().active() ? 1 : 0; }
 
+int deepcontext_is_tracing(void) { return Session::Instance().tracing() ? 1 : 0; }
+
 int deepcontext_write(const char* path) {
   if (path == nullptr || *path == '\0') return Result("no output path given");
   return Guarded([path] { return Session::Instance().Write(path); });

@@ -112,6 +112,9 @@ std::string Session::Start() {
   if (windows_options_.fraction < 1.0) {
     const uint64_t seed = static_cast<uint64_t>(start_monotonic_ns_) ^
                           (static_cast<uint64_t>(getpid()) << 32);
+    if (gpu_ != nullptr) {
+      gpu_->SetShortestPause(PauseSchedule::ShortestPauseNs(windows_options_));
+    }
     // On an error tracing stays on for the whole run; the profile says so.
     windows_error_ = windows_.Start(
         windows_options_, [this](bool on) { SetTracing(on); }, seed);
@@ -164,6 +167,8 @@ bool Session::active() const {
   std::lock_guard<std::mutex> guard(mutex_);
   return active_;
 }
+
+bool Session::tracing() const { return active() && tracing_.load(); }
 
 void Session::Reset() {
   std::lock_guard<std::mutex> guard(mutex_);

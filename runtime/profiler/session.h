@@ -42,6 +42,8 @@ class Session {
   // between windows (returns 0 on success). nullptr: ops are not paused.
   void SetOpSwitch(int (*op_switch)(int on));
   bool active() const;
+  // Active, and not between two trace windows.
+  bool tracing() const;
   // What GPU collection does in this session (see deepcontext_gpu_status).
   const char* gpu_status() const { return gpu_status_.c_str(); }
 

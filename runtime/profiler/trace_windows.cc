@@ -41,11 +41,14 @@ void TraceWindows::CallSwitch(bool on) {
   set_tracing_(on);
 }
 
+int64_t PauseSchedule::MeanPauseNs(const TraceWindowOptions& options) {
+  return static_cast<int64_t>(
+      static_cast<double>(options.window_ns) *
+      (1.0 / std::clamp(options.fraction, kMinTraceFraction, 1.0) - 1.0));
+}
+
 PauseSchedule::PauseSchedule(const TraceWindowOptions& options, uint64_t seed)
-    : random_(seed),
-      mean_pause_ns_(static_cast<int64_t>(
-          static_cast<double>(options.window_ns) *
-          (1.0 / std::clamp(options.fraction, kMinTraceFraction, 1.0) - 1.0))) {}
+    : random_(seed), mean_pause_ns_(MeanPauseNs(options)) {}
 
 int64_t PauseSchedule::NextPauseNs() {
   std::uniform_real_distribution<double> factor(0.5, 1.5);

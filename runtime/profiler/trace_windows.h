@@ -39,6 +39,12 @@ std::string CheckTraceWindowOptions(const TraceWindowOptions& options);
 // seeing the same part of it.
 class PauseSchedule {
  public:
+  // The mean pause, and the shortest a schedule can draw.
+  static int64_t MeanPauseNs(const TraceWindowOptions& options);
+  static int64_t ShortestPauseNs(const TraceWindowOptions& options) {
+    return MeanPauseNs(options) / 2;
+  }
+
   PauseSchedule(const TraceWindowOptions& options, uint64_t seed);
   int64_t NextPauseNs();
   int64_t mean_pause_ns() const { return mean_pause_ns_; }

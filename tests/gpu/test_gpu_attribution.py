@@ -267,3 +267,27 @@ def test_trace_windows_cover_part_of_the_run_and_keep_every_kernel_attributed(tm
     # op only at a window's edge.
     assert under_mm >= 0.95 * kernels, (under_mm, kernels)
     assert abs(mm_calls - kernels) <= 0.05 * kernels, (mm_calls, kernels)
+    # Long pauses detach CUPTI, and the next window attaches it again.
+    assert int(meta["gpu_window_detaches"]) >= 5, meta
+    assert "gpu_window_error" not in meta, meta
+
+
+def test_graph_captured_before_a_detach_keeps_its_capture_line(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_windows_graph.py")
+    out = tmp_path / "graph_windows.dctx"
+    result = run_profiled([PYTHON, program], out, check=0,
+                          options=["--trace-fraction", "0.2", "--trace-window-ms", "20"])
+    assert b"graph windows done" in result.stdout, result.stderr.decode()[-3000:]
+    assert b"captured_in_window=1 replayed_in_window=1" in result.stdout, result.stdout
+    tree = load_profile(out)
+    meta = tree.metadata
+    assert int(meta["gpu_window_detaches"]) >= 1, meta
+    assert int(meta.get("gpu_unattributed_records", "0")) == 0, meta
+    assert int(meta.get("gpu_launches_without_records", "0")) == 0, meta
+    # Nothing of the pause is traced (but the product the window opened on).
+    assert _launches(_kernels_at(tree, program, "PAUSE_LINE")) <= 1
+    # Each replay runs the graph's kernels (a product may take more than one
+    # kernel, the tanh one more), all under the capture line.
+    captured = _launches(_kernels_at(tree, program, "CAPTURE_LINE"))
+    assert captured >= 6 and captured % 3 == 0, (captured, [repr(k) for k in _kernels(tree)])
+    assert _launches(_kernels_at(tree, program, "REPLAY_LINE")) == 0, [repr(k) for k in _kernels(tree)]

@@ -104,7 +104,13 @@ TEST(Session, TraceWindowsTurnTheOpSwitchAndAreDescribed) {
   unsetenv("DEEPCONTEXT_GPU");
   // Later sessions trace everything; this one keeps its windows.
   ASSERT_EQ(deepcontext_set_trace_windows(1, 50000), 0);
-  usleep(100000);
+  // Tracing follows the windows: seen both on and off within 100 ms.
+  bool seen[2] = {false, false};
+  for (int i = 0; i < 1000; ++i) {
+    seen[deepcontext_is_tracing()] = true;
+    usleep(100);
+  }
+  EXPECT_TRUE(seen[0] && seen[1]);
   const std::string path =
       ::testing::TempDir() + "/windows_" + std::to_string(getpid()) + ".dctx";
   ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
@@ -131,8 +137,11 @@ TEST(Session, TraceWindowsTurnTheOpSwitchAndAreDescribed) {
   EXPECT_LT(traced, 0.9 * duration);
   unlink(path.c_str());
 
+  EXPECT_EQ(deepcontext_is_tracing(), 0) << "no session, nothing traced";
+
   // The next session traces everything and says nothing of windows.
   ASSERT_EQ(deepcontext_start(), 0) << deepcontext_last_error();
+  EXPECT_EQ(deepcontext_is_tracing(), 1);
   ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
   ASSERT_EQ(deepcontext_stop(), 0);
   read = deepcontext::format::ReadProfileFile(path);

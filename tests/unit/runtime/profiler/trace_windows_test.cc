@@ -57,11 +57,13 @@ TEST(PauseSchedule, PausesAverageWhatMakesWindowsCoverTheFraction) {
   // average, each between 15 and 45 ms.
   PauseSchedule schedule(Options(0.25, 10), /*seed=*/7);
   EXPECT_EQ(schedule.mean_pause_ns(), 30000000);
+  EXPECT_EQ(PauseSchedule::MeanPauseNs(Options(0.25, 10)), 30000000);
+  EXPECT_EQ(PauseSchedule::ShortestPauseNs(Options(0.25, 10)), 15000000);
   double sum = 0;
   constexpr int kDraws = 10000;
   for (int i = 0; i < kDraws; ++i) {
     const int64_t pause = schedule.NextPauseNs();
-    ASSERT_GE(pause, 15000000);
+    ASSERT_GE(pause, PauseSchedule::ShortestPauseNs(Options(0.25, 10)));
     ASSERT_LE(pause, 45000000);
     sum += static_cast<double>(pause);
   }

@@ -1,0 +1,135 @@
+// Pausing and resuming the GPU backend between trace windows
+// (runtime/profiler/trace_windows.h). A pause turns CUPTI's driver
+// callbacks and activity kinds off; when pauses are long enough it also
+// detaches CUPTI from the process, so that launches between windows cost
+// nothing at all (window_detach.h says why and how), and the next window
+// attaches it again.
+#include <chrono>
+#include <cstdio>
+
+#include "runtime/cpu/clocks.h"
+#include "runtime/cupti/gpu_backend_state.h"
+
+namespace deepcontext::cupti {
+namespace {
+
+// A detach under way takes an application thread's CUDA call; it is waited
+// for this long before GPU tracing is given up.
+constexpr std::chrono::seconds kDetachTimeout{10};
+
+}  // namespace
+
+void GpuBackendState::SetShortestPause(int64_t pause_ns) {
+  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  detach_between_windows_ = pause_ns >= kMinDetachedPauseNs;
+}
+
+void GpuBackendState::SetTracing(bool on) {
+  std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  if (stopped_ || on == tracing_) return;
+  if (!subscribed_ && !cupti_detached_) return;
+  // Records of work launched between the two steps have no launch; the
+  // attribution leaves them out instead of calling them unattributed.
+  attribution_.SetWindowed(true);
+  tracing_ = on;
+  if (on) {
+    if (!EndPause()) {
+      AttachAgain();
+      return;
+    }
+    // Activity before callbacks: every launch seen by a callback then has
+    // its records.
+    for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_enable(kind);
+    for (CUpti_CallbackId cbid : traced_callbacks_) {
+      f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
+    window_detach_.Attached();
+    return;
+  }
+  if (cupti_detached_) return;  // GPU tracing ended at an earlier window
+  // Callbacks first, for the same reason. Records of work already launched
+  // still arrive after the kinds are disabled.
+  f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
+  for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
+  if (MayDetachNow()) AskToDetach();
+}
+
+bool GpuBackendState::MayDetachNow() const {
+  return detach_between_windows_ && f_.finalize != nullptr &&
+         DetachRefusal(DetachState()).empty();
+}
+
+void GpuBackendState::AskToDetach() {
+  window_detach_.Quiet();
+  // The window's kernels write their records when they end, into memory
+  // a detach frees: wait for them (untraced: the callbacks are off). If
+  // that fails, CUPTI stays attached through this pause.
+  if (!driver_->SynchronizeAllContexts()) {
+    window_detach_.Attached();
+    return;
+  }
+  FlushRecords();
+  uint64_t gpu_now = 0;
+  if (f_.get_timestamp(&gpu_now) == CUPTI_SUCCESS) {
+    clock_offset_ns_ = static_cast<int64_t>(gpu_now) - cpu::RealtimeNs();
+    have_clock_offset_ = true;
+  }
+  // The callbacks come back for one purpose: the exit of the next traced
+  // call detaches CUPTI (OnCallbackWhilePaused). They trace nothing.
+  for (CUpti_CallbackId cbid : traced_callbacks_) {
+    f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  }
+  window_detach_.Ask();
+}
+
+bool GpuBackendState::EndPause() {
+  switch (window_detach_.EndPause(kDetachTimeout)) {
+    case WindowDetach::Resumed::kStillAttached:
+      return true;
+    case WindowDetach::Resumed::kDetached:
+      break;
+    case WindowDetach::Resumed::kStuck:
+      // Calling CUPTI while another thread is inside cuptiFinalize could
+      // crash the program: GPU tracing ends here.
+      window_error_ = "CUPTI took longer than " +
+                      std::to_string(kDetachTimeout.count()) +
+                      " s to detach between two windows; GPU tracing ended";
+      std::fprintf(stderr, "deepcontext: warning: %s\n", window_error_.c_str());
+      break;
+  }
+  // The subscription died with the detach.
+  cupti_detached_ = true;
+  subscribed_ = false;
+  enabled_kinds_.clear();
+  return false;
+}
+
+void GpuBackendState::AttachAgain() {
+  if (!window_error_.empty()) return;  // tracing the GPU has ended
+  const int64_t start = cpu::MonotonicNs();
+  cupti_detached_ = false;
+  const std::string error = Attach(nullptr, nullptr);
+  window_detach_.RecordAttach(cpu::MonotonicNs() - start);
+  if (error.empty()) {
+    window_detach_.Attached();
+    return;
+  }
+  // Most likely another CUPTI client (torch.profiler, Nsight Systems)
+  // subscribed during the pause: leave CUPTI to it.
+  window_error_ = "attaching CUPTI again at a trace window failed, GPU "
+                  "tracing ended: " + error;
+  std::fprintf(stderr, "deepcontext: warning: %s\n", window_error_.c_str());
+  if (subscribed_) {
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
+    for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
+    f_.unsubscribe(subscriber_);
+    subscribed_ = false;
+  }
+  enabled_kinds_.clear();
+  // CUPTI may be attached again by the failed attempt, but another client
+  // may use it now: no more calls, no detach at stop.
+  cupti_detached_ = true;
+}
+
+}  // namespace deepcontext::cupti
