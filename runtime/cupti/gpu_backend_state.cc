@@ -340,16 +340,16 @@ void GpuBackendState::Stop() {
 
 void GpuBackendState::Flush() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  FlushRecords();
+  FlushRecords(/*judge_missing=*/true);
 }
 
-void GpuBackendState::FlushRecords() {
+void GpuBackendState::FlushRecords(bool judge_missing) {
   // The worker processing the flushed buffers takes ActiveMutex, which is
   // therefore not held here. A pause that asked for a detach handed every
   // record over already; a CUPTI call now could race with the detach, and
   // one after it would attach CUPTI again.
   if (registered_ && !stopped_ && CuptiCallable()) {
-    attribution_.BeginFlush();
+    if (judge_missing) attribution_.BeginFlush();
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     Worker().Drain();
   }

@@ -109,7 +109,12 @@ class GpuBackendState {
                                 state == WindowDetach::State::kQuiet);
   }
   void OnCallbackWhilePaused(CUpti_CallbackDomain domain, const void* data);
-  void FlushRecords();  // caller holds lifecycle_mutex_
+  // Hands every record over; caller holds lifecycle_mutex_. With
+  // `judge_missing`, launches left without records are counted (see
+  // GpuAttribution::Flush); not at a window's end, where a call whose exit
+  // came after the callbacks went off (a captured or failed launch) was
+  // never told apart, and would look like records taken by another client.
+  void FlushRecords(bool judge_missing);
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
   // What decides whether Stop() detaches CUPTI (see cupti_detach.h).

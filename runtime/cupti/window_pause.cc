@@ -68,7 +68,7 @@ void GpuBackendState::AskToDetach() {
     window_detach_.Attached();
     return;
   }
-  FlushRecords();
+  FlushRecords(/*judge_missing=*/false);
   uint64_t gpu_now = 0;
   if (f_.get_timestamp(&gpu_now) == CUPTI_SUCCESS) {
     clock_offset_ns_ = static_cast<int64_t>(gpu_now) - cpu::RealtimeNs();

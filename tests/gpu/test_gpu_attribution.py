@@ -276,7 +276,7 @@ def test_graph_captured_before_a_detach_keeps_its_capture_line(tmp_path):
     program = os.path.join(HERE, "programs", "gpu_windows_graph.py")
     out = tmp_path / "graph_windows.dctx"
     result = run_profiled([PYTHON, program], out, check=0,
-                          options=["--trace-fraction", "0.2", "--trace-window-ms", "20"])
+                          options=["--trace-fraction", "0.4", "--trace-window-ms", "200"])
     assert b"graph windows done" in result.stdout, result.stderr.decode()[-3000:]
     assert b"captured_in_window=1 replayed_in_window=1" in result.stdout, result.stdout
     tree = load_profile(out)
@@ -287,7 +287,9 @@ def test_graph_captured_before_a_detach_keeps_its_capture_line(tmp_path):
     # Nothing of the pause is traced (but the product the window opened on).
     assert _launches(_kernels_at(tree, program, "PAUSE_LINE")) <= 1
     # Each replay runs the graph's kernels (a product may take more than one
-    # kernel, the tanh one more), all under the capture line.
+    # kernel, the tanh one more), all under the capture line: graph node ids
+    # outlive a detach.
     captured = _launches(_kernels_at(tree, program, "CAPTURE_LINE"))
     assert captured >= 6 and captured % 3 == 0, (captured, [repr(k) for k in _kernels(tree)])
+    assert int(meta["gpu_graph_node_records"]) == captured, meta
     assert _launches(_kernels_at(tree, program, "REPLAY_LINE")) == 0, [repr(k) for k in _kernels(tree)]

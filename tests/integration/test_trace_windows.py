@@ -88,6 +88,26 @@ def test_bad_values_are_refused_with_the_allowed_range(tmp_path):
     assert "native" not in metadata["dlmonitor"], metadata["dlmonitor"]
 
 
+def test_is_tracing_says_whether_a_window_is_open(tmp_path):
+    result = run_with_package([PYTHON, "-c",
+                               "import sys, time, deepcontext\n"
+                               "print(deepcontext.is_tracing())\n"
+                               "with deepcontext.profile(sys.argv[1], trace_fraction=0.3,\n"
+                               "                         trace_window_ms=10):\n"
+                               "    seen = set()\n"
+                               "    deadline = time.monotonic() + 1.0\n"
+                               "    while time.monotonic() < deadline:\n"
+                               "        seen.add(deepcontext.is_tracing())\n"
+                               "        time.sleep(0.0005)\n"
+                               "print(sorted(seen))\n"
+                               "with deepcontext.profile(sys.argv[2]):\n"
+                               "    print(deepcontext.is_tracing())\n"
+                               "print(deepcontext.is_tracing())\n",
+                               tmp_path / "windows.dctx", tmp_path / "whole.dctx"])
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().split("\n")[:4] == ["False", "[False, True]", "True", "False"], \
+        result.stdout
+
 
 def test_forked_workers_trace_everything_even_when_forked_between_windows(tmp_path):
     # 0.1 % in 1 ms windows: the parent is between windows nearly all the
