@@ -90,6 +90,15 @@ std::string TracedText(const analysis::SourceInfo& source) {
   return windows + "; the metrics cover these windows only";
 }
 
+// What went wrong with GPU collection: records lost to another client, or
+// GPU tracing that ended at a trace window.
+std::string GpuWarningText(const analysis::SourceInfo& source) {
+  std::string out = source.Metadata("gpu_warning");
+  const std::string window_error = source.Metadata("gpu_window_error");
+  if (!window_error.empty()) out += (out.empty() ? "" : "; ") + window_error;
+  return out;
+}
+
 }  // namespace
 
 double DurationNs(const analysis::SourceInfo& source) {
@@ -114,7 +123,7 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
            Line("Versions:", VersionsText(source)) +
            Line("GPU:", source.Metadata("gpu")) +
            Line("Devices:", source.Metadata("gpu_devices")) +
-           Line("Warning:", source.Metadata("gpu_warning")) +
+           Line("Warning:", GpuWarningText(source)) +
            Line("Memory:", MemoryText(source));
   }
 

@@ -135,6 +135,12 @@ TEST(ReportHeaderTest, TraceWindowsSayWhatThePartOfTheRunCovers) {
   EXPECT_EQ(HeaderLine(profile, "Traced:"),
             "Traced:    9.8% of the run (0.1 asked), 212 windows of 50 ms; the "
             "metrics cover these windows only");
+  // GPU tracing that ended at a window is a warning, after any other.
+  profile.metadata.emplace_back("gpu_window_error", "GPU tracing ended");
+  EXPECT_EQ(HeaderLine(profile, "Warning:"), "Warning:   GPU tracing ended");
+  profile.metadata.emplace_back("gpu_warning", "2 GPU launches got no activity records");
+  EXPECT_EQ(HeaderLine(profile, "Warning:"),
+            "Warning:   2 GPU launches got no activity records; GPU tracing ended");
 }
 
 TEST_F(ReportTest, TopDownRowsCarryValuesGuidesAndLocations) {
