@@ -293,3 +293,22 @@ def test_graph_captured_before_a_detach_keeps_its_capture_line(tmp_path):
     assert captured >= 6 and captured % 3 == 0, (captured, [repr(k) for k in _kernels(tree)])
     assert int(meta["gpu_graph_node_records"]) == captured, meta
     assert _launches(_kernels_at(tree, program, "REPLAY_LINE")) == 0, [repr(k) for k in _kernels(tree)]
+
+
+def test_a_client_that_subscribes_between_windows_keeps_cupti(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_windows_other_client.py")
+    out = tmp_path / "other_client.dctx"
+    result = run_profiled([PYTHON, program], out, check=0,
+                          options=["--trace-fraction", "0.4", "--trace-window-ms", "200"])
+    stdout = result.stdout.decode()
+    assert "other client done" in stdout, result.stderr.decode()[-3000:]
+    assert int(stdout.split("kernels_seen_by_torch_profiler=")[1].split()[0]) > 0, stdout
+    tree = load_profile(out)
+    meta = tree.metadata
+    assert "another CUPTI client" in meta["gpu_window_error"], meta
+    assert b"GPU tracing ended" in result.stderr, result.stderr.decode()[-3000:]
+    # What was traced before stays; nothing after the other client came.
+    assert _launches(_kernels_at(tree, program, "TRACED_LINE")) >= 5
+    assert _launches(_kernels_at(tree, program, "OTHER_CLIENT_LINE")) == 0
+    report = cli("report", out).stdout.decode()
+    assert "Warning:" in report and "GPU tracing ended" in report, report[:2000]
