@@ -312,3 +312,18 @@ def test_a_client_that_subscribes_between_windows_keeps_cupti(tmp_path):
     assert _launches(_kernels_at(tree, program, "OTHER_CLIENT_LINE")) == 0
     report = cli("report", out).stdout.decode()
     assert "Warning:" in report and "GPU tracing ended" in report, report[:2000]
+
+
+def test_graphs_captured_while_windows_switch_stay_valid(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_windows_captures.py")
+    out = tmp_path / "captures.dctx"
+    result = run_profiled([PYTHON, program], out, check=0,
+                          options=["--trace-fraction", "0.2", "--trace-window-ms", "20"])
+    stdout = result.stdout.decode()
+    assert "captures done" in stdout, result.stderr.decode()[-3000:]
+    captures = int(stdout.split("captures=")[1].split()[0])
+    assert captures >= 100, stdout
+    meta = load_profile(out).metadata
+    assert int(meta["trace_window_count"]) >= 10, meta
+    assert int(meta["gpu_window_detaches"]) >= 1, meta
+    assert int(meta.get("gpu_unattributed_records", "0")) == 0, meta
