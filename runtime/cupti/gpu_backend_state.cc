@@ -291,13 +291,7 @@ void GpuBackendState::Stop() {
   // way is waited for, and then CUPTI must not be called again.
   if (subscribed_) EndPause();
   stopping_.store(true, std::memory_order_release);
-  if (subscribed_) {
-    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
-    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
-  }
-  for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
-  const bool was_tracing = !enabled_kinds_.empty();
-  enabled_kinds_.clear();
+  const bool was_tracing = TurnCallbacksAndKindsOff();
   // Kernels still running write their records when they end; waiting for
   // them completes those records and lets CUPTI be detached (Detach())
   // without work in flight. Callbacks are off, so these calls are not
@@ -336,6 +330,23 @@ void GpuBackendState::Stop() {
     dlmonitor_initialized_ = false;
   }
   stopped_ = true;
+}
+
+bool GpuBackendState::TurnCallbacksAndKindsOff() {
+  if (subscribed_) {
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
+  }
+  for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
+  const bool any = !enabled_kinds_.empty();
+  enabled_kinds_.clear();
+  return any;
+}
+
+std::optional<int64_t> GpuBackendState::ReadClockOffsetNs() const {
+  uint64_t gpu_now = 0;
+  if (f_.get_timestamp(&gpu_now) != CUPTI_SUCCESS) return std::nullopt;
+  return static_cast<int64_t>(gpu_now) - cpu::RealtimeNs();
 }
 
 void GpuBackendState::Flush() {
@@ -407,12 +418,7 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   input.stats = attribution_.Stats();
   input.counters = processor_.Counters();
   input.dropped_records = dropped_records_.load(std::memory_order_relaxed);
-  uint64_t gpu_now = 0;
-  if (!CuptiCallable()) {
-    if (have_clock_offset_) input.clock_offset_ns = clock_offset_ns_;
-  } else if (f_.get_timestamp(&gpu_now) == CUPTI_SUCCESS) {
-    input.clock_offset_ns = static_cast<int64_t>(gpu_now) - cpu::RealtimeNs();
-  }
+  input.clock_offset_ns = CuptiCallable() ? ReadClockOffsetNs() : clock_offset_ns_;
   input.warnings = warnings_;
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));

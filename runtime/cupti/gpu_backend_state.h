@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,6 +116,11 @@ class GpuBackendState {
   // came after the callbacks went off (a captured or failed launch) was
   // never told apart, and would look like records taken by another client.
   void FlushRecords(bool judge_missing);
+  // Turns off the driver and resource callbacks (when subscribed) and every
+  // enabled activity kind; true when some kind was on.
+  bool TurnCallbacksAndKindsOff();
+  // CUPTI's timestamp minus CLOCK_REALTIME; only while CuptiCallable().
+  std::optional<int64_t> ReadClockOffsetNs() const;
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
   // What decides whether Stop() detaches CUPTI (see cupti_detach.h).
@@ -154,8 +160,7 @@ class GpuBackendState {
   std::string window_error_;  // why GPU tracing ended at a window
   // The GPU clock's offset, taken before each detach: asking CUPTI for a
   // timestamp while detached would attach it again.
-  int64_t clock_offset_ns_ = 0;
-  bool have_clock_offset_ = false;
+  std::optional<int64_t> clock_offset_ns_;
   std::string description_;
   std::string warnings_;
   bool warned_missing_records_ = false;

@@ -3,14 +3,10 @@
 #include <algorithm>
 #include <thread>
 
+#include "runtime/cpu/clocks.h"
+
 namespace deepcontext::cupti {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 void RaiseMax(std::atomic<int64_t>& max, int64_t value) {
   int64_t seen = max.load(std::memory_order_relaxed);
@@ -33,9 +29,9 @@ bool WindowDetach::OnApiExit(const std::function<void()>& finalize) {
                                       std::memory_order_acq_rel)) {
     return false;
   }
-  const int64_t start = NowNs();
+  const int64_t start = cpu::MonotonicNs();
   finalize();
-  const int64_t spent = NowNs() - start;
+  const int64_t spent = cpu::MonotonicNs() - start;
   detaches_.fetch_add(1, std::memory_order_relaxed);
   detach_total_ns_.fetch_add(spent, std::memory_order_relaxed);
   RaiseMax(detach_max_ns_, spent);

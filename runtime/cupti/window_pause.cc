@@ -69,11 +69,7 @@ void GpuBackendState::AskToDetach() {
     return;
   }
   FlushRecords(/*judge_missing=*/false);
-  uint64_t gpu_now = 0;
-  if (f_.get_timestamp(&gpu_now) == CUPTI_SUCCESS) {
-    clock_offset_ns_ = static_cast<int64_t>(gpu_now) - cpu::RealtimeNs();
-    have_clock_offset_ = true;
-  }
+  if (const auto offset = ReadClockOffsetNs()) clock_offset_ns_ = offset;
   // The callbacks come back for one purpose: the exit of the next traced
   // call detaches CUPTI (OnCallbackWhilePaused). They trace nothing.
   for (CUpti_CallbackId cbid : traced_callbacks_) {
@@ -119,14 +115,11 @@ void GpuBackendState::AttachAgain() {
   window_error_ = "attaching CUPTI again at a trace window failed, GPU "
                   "tracing ended: " + error;
   std::fprintf(stderr, "deepcontext: warning: %s\n", window_error_.c_str());
+  TurnCallbacksAndKindsOff();
   if (subscribed_) {
-    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
-    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
-    for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
     f_.unsubscribe(subscriber_);
     subscribed_ = false;
   }
-  enabled_kinds_.clear();
   // CUPTI may be attached again by the failed attempt, but another client
   // may use it now: no more calls, no detach at stop.
   cupti_detached_ = true;
