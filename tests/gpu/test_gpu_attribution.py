@@ -61,6 +61,26 @@ def _launches(kernels):
     return sum(k.exclusive["gpu_time"]["count"] for k in kernels)
 
 
+def _printed(result, key):
+    """The integer the program printed as `key=N`."""
+    return int(result.stdout.decode().split(key + "=")[1].split()[0])
+
+
+_WINDOWS_PROFILE = "windows.dctx"  # what _run_in_windows writes, under tmp_path
+
+
+def _run_in_windows(tmp_path, name, fraction, window_ms, done):
+    """Runs programs/`name` under trace windows and checks that it printed
+    `done`; returns the program's path, the run's result and its profile."""
+    program = os.path.join(HERE, "programs", name)
+    out = tmp_path / _WINDOWS_PROFILE
+    result = run_profiled([PYTHON, program], out, check=0,
+                          options=["--trace-fraction", str(fraction),
+                                   "--trace-window-ms", str(window_ms)])
+    assert done.encode() in result.stdout, result.stderr.decode()[-3000:]
+    return program, result, load_profile(out)
+
+
 def test_backend_started(tree):
     assert not tree.metadata["gpu"].startswith("no GPU activity recorded"), tree.metadata["gpu"]
     assert tree.metadata.get("gpu_dropped_records", "0") == "0"
@@ -223,7 +243,7 @@ def test_two_devices_are_attributed_and_flushed_at_exit(tmp_path):
     out = tmp_path / "two.dctx"
     result = run_profiled([PYTHON, program], out, check=0)
     assert b"two devices done" in result.stdout
-    products = int(result.stdout.decode().split("products=")[1].split()[0])
+    products = _printed(result, "products")
     tree = load_profile(out)
     assert tree.metadata["gpu_devices"].startswith("2x "), tree.metadata
     for device in (0, 1):
@@ -243,13 +263,8 @@ def test_two_devices_are_attributed_and_flushed_at_exit(tmp_path):
 
 
 def test_trace_windows_cover_part_of_the_run_and_keep_every_kernel_attributed(tmp_path):
-    program = os.path.join(HERE, "programs", "gpu_windows.py")
-    out = tmp_path / "windows.dctx"
-    result = run_profiled([PYTHON, program], out, check=0,
-                          options=["--trace-fraction", "0.2", "--trace-window-ms", "20"])
-    assert b"windows done" in result.stdout, result.stderr.decode()
-    products = int(result.stdout.decode().split("products=")[1].split()[0])
-    tree = load_profile(out)
+    program, result, tree = _run_in_windows(tmp_path, "gpu_windows.py", 0.2, 20, "windows done")
+    products = _printed(result, "products")
     meta = tree.metadata
     share = int(meta["traced_ns"]) / int(meta["duration_ns"])
     assert 0.05 < share < 0.5, meta
@@ -273,13 +288,9 @@ def test_trace_windows_cover_part_of_the_run_and_keep_every_kernel_attributed(tm
 
 
 def test_graph_captured_before_a_detach_keeps_its_capture_line(tmp_path):
-    program = os.path.join(HERE, "programs", "gpu_windows_graph.py")
-    out = tmp_path / "graph_windows.dctx"
-    result = run_profiled([PYTHON, program], out, check=0,
-                          options=["--trace-fraction", "0.4", "--trace-window-ms", "200"])
-    assert b"graph windows done" in result.stdout, result.stderr.decode()[-3000:]
+    program, result, tree = _run_in_windows(tmp_path, "gpu_windows_graph.py", 0.4, 200,
+                                            "graph windows done")
     assert b"captured_in_window=1 replayed_in_window=1" in result.stdout, result.stdout
-    tree = load_profile(out)
     meta = tree.metadata
     assert int(meta["gpu_window_detaches"]) >= 1, meta
     assert int(meta.get("gpu_unattributed_records", "0")) == 0, meta
@@ -296,34 +307,24 @@ def test_graph_captured_before_a_detach_keeps_its_capture_line(tmp_path):
 
 
 def test_a_client_that_subscribes_between_windows_keeps_cupti(tmp_path):
-    program = os.path.join(HERE, "programs", "gpu_windows_other_client.py")
-    out = tmp_path / "other_client.dctx"
-    result = run_profiled([PYTHON, program], out, check=0,
-                          options=["--trace-fraction", "0.4", "--trace-window-ms", "200"])
-    stdout = result.stdout.decode()
-    assert "other client done" in stdout, result.stderr.decode()[-3000:]
-    assert int(stdout.split("kernels_seen_by_torch_profiler=")[1].split()[0]) > 0, stdout
-    tree = load_profile(out)
+    program, result, tree = _run_in_windows(tmp_path, "gpu_windows_other_client.py", 0.4, 200,
+                                            "other client done")
+    assert _printed(result, "kernels_seen_by_torch_profiler") > 0, result.stdout
     meta = tree.metadata
     assert "another CUPTI client" in meta["gpu_window_error"], meta
     assert b"GPU tracing ended" in result.stderr, result.stderr.decode()[-3000:]
     # What was traced before stays; nothing after the other client came.
     assert _launches(_kernels_at(tree, program, "TRACED_LINE")) >= 5
     assert _launches(_kernels_at(tree, program, "OTHER_CLIENT_LINE")) == 0
-    report = cli("report", out).stdout.decode()
+    report = cli("report", tmp_path / _WINDOWS_PROFILE).stdout.decode()
     assert "Warning:" in report and "GPU tracing ended" in report, report[:2000]
 
 
 def test_graphs_captured_while_windows_switch_stay_valid(tmp_path):
-    program = os.path.join(HERE, "programs", "gpu_windows_captures.py")
-    out = tmp_path / "captures.dctx"
-    result = run_profiled([PYTHON, program], out, check=0,
-                          options=["--trace-fraction", "0.2", "--trace-window-ms", "20"])
-    stdout = result.stdout.decode()
-    assert "captures done" in stdout, result.stderr.decode()[-3000:]
-    captures = int(stdout.split("captures=")[1].split()[0])
-    assert captures >= 100, stdout
-    meta = load_profile(out).metadata
+    _, result, tree = _run_in_windows(tmp_path, "gpu_windows_captures.py", 0.2, 20, "captures done")
+    captures = _printed(result, "captures")
+    assert captures >= 100, result.stdout
+    meta = tree.metadata
     assert int(meta["trace_window_count"]) >= 10, meta
     assert int(meta["gpu_window_detaches"]) >= 1, meta
     assert int(meta.get("gpu_unattributed_records", "0")) == 0, meta

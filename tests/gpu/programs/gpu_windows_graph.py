@@ -8,25 +8,9 @@ import time
 
 import deepcontext
 import torch
+from trace_window_waits import wait_until, window_opens
 
 SHORTEST_PAUSE_S = 0.15
-
-
-def wait_until(tracing, busy=None, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while deepcontext.is_tracing() != tracing:
-        if time.monotonic() > deadline:
-            sys.exit("no window %s within %.0f s" % ("opened" if tracing else "closed", timeout))
-        if busy is not None:
-            busy()
-        time.sleep(0.0005)
-
-
-def window_opens():
-    """Returns as a window opens, so that the work after it has the whole
-    window."""
-    wait_until(False)
-    wait_until(True)
 
 
 def inside_one_window(work):

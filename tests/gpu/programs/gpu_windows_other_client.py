@@ -7,25 +7,13 @@ crashing or taking CUPTI back. Run with --trace-fraction 0.4
 import sys
 import time
 
-import deepcontext
 import torch
 from torch.profiler import ProfilerActivity, profile
-
-
-def wait_until(tracing, busy=None, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while deepcontext.is_tracing() != tracing:
-        if time.monotonic() > deadline:
-            sys.exit("no window %s within %.0f s" % ("opened" if tracing else "closed", timeout))
-        if busy is not None:
-            busy()
-        time.sleep(0.0005)
-
+from trace_window_waits import wait_until, window_opens
 
 a = torch.randn(64, 64, device="cuda")
 torch.cuda.synchronize()
-wait_until(False)
-wait_until(True)  # from a window's start
+window_opens()
 for _ in range(5):
     c = a @ a  # TRACED_LINE
 torch.cuda.synchronize()
