@@ -9,7 +9,7 @@ import ctypes
 import os
 import sys
 
-from . import _paths
+from . import _framework_cupti, _paths
 
 _lib = None
 
@@ -57,6 +57,7 @@ def _check(result):
 
 
 def start():
+    _framework_cupti.preload()
     _check(library().deepcontext_start())
 
 

@@ -22,7 +22,6 @@ using PrimaryCtxRetainFn = CUresult (*)(CUcontext*, CUdevice);
 using PrimaryCtxReleaseFn = CUresult (*)(CUdevice);
 using CtxPushCurrentFn = CUresult (*)(CUcontext);
 using CtxPopCurrentFn = CUresult (*)(CUcontext*);
-using ExchangeCaptureModeFn = CUresult (*)(CUstreamCaptureMode*);
 
 template <typename Fn>
 Fn As(void* symbol) {
@@ -95,7 +94,6 @@ std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
   driver->primary_ctx_release_ = dlsym(handle, "cuDevicePrimaryCtxRelease_v2");
   driver->ctx_push_current_ = dlsym(handle, "cuCtxPushCurrent_v2");
   driver->ctx_pop_current_ = dlsym(handle, "cuCtxPopCurrent_v2");
-  driver->exchange_capture_mode_ = dlsym(handle, "cuThreadExchangeStreamCaptureMode");
   if (driver->get_ == nullptr || driver->get_attribute_ == nullptr ||
       driver->get_name_ == nullptr || driver->get_count_ == nullptr ||
       driver->driver_version_ == nullptr) {
@@ -167,14 +165,6 @@ bool CudaDriver::SynchronizeAllContexts() const {
       ctx_pop_current_ == nullptr) {
     return false;
   }
-  // Another thread may be capturing a CUDA graph in the default (global)
-  // mode, which forbids a context synchronization on every other thread in
-  // global mode and can invalidate that capture; in relaxed mode this
-  // thread's waits leave it alone, as the NCCL watchdog's do in PyTorch.
-  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-  const bool relaxed =
-      exchange_capture_mode_ != nullptr &&
-      As<ExchangeCaptureModeFn>(exchange_capture_mode_)(&mode) == CUDA_SUCCESS;
   bool all = true;
   CUcontext current = nullptr;
   if (As<CtxGetCurrentFn>(ctx_get_current_)(&current) == CUDA_SUCCESS &&
@@ -211,7 +201,6 @@ bool CudaDriver::SynchronizeAllContexts() const {
     }
     As<PrimaryCtxReleaseFn>(primary_ctx_release_)(device);
   }
-  if (relaxed) As<ExchangeCaptureModeFn>(exchange_capture_mode_)(&mode);
   return all;
 }
 

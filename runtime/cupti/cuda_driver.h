@@ -68,10 +68,9 @@ class CudaDriver {
   // context of every device where it is active (pushed and popped again, so
   // the thread's current context is unchanged). True when every wait
   // succeeded or there was nothing to wait for (no device initialized);
-  // false when a wait failed or the driver lacks the calls. The waits run
-  // in relaxed stream-capture mode, so that a graph another thread is
-  // capturing stays valid. [any thread; the calls it makes are traced like
-  // the program's when CUPTI callbacks are on]
+  // false when a wait failed or the driver lacks the calls. [any thread;
+  // the calls it makes are traced like the program's when CUPTI callbacks
+  // are on]
   bool SynchronizeAllContexts() const;
 
  private:
@@ -95,7 +94,6 @@ class CudaDriver {
   void* primary_ctx_release_ = nullptr;
   void* ctx_push_current_ = nullptr;
   void* ctx_pop_current_ = nullptr;
-  void* exchange_capture_mode_ = nullptr;  // optional as well
 };
 
 }  // namespace deepcontext::cupti

@@ -95,8 +95,8 @@ class GpuBackendState {
   // with `kinds` and `traced` to describe them, without when attaching
   // again after a pause detached CUPTI. "" or why not.
   std::string Attach(std::string* kinds, size_t* traced);
-  // Pausing: waits for the window's GPU work, hands its records over and
-  // asks the next traced call to detach CUPTI.
+  // Pausing: hands the window's completed records over and asks the next
+  // traced call to detach CUPTI.
   void AskToDetach();
   // Resuming: true when CUPTI is still attached, false when a pause
   // detached it (then subscribed_ is false and cupti_detached_ true).

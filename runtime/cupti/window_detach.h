@@ -6,9 +6,11 @@
 //
 // CUPTI may only be detached (cuptiFinalize) where no other thread is inside
 // it; NVIDIA's advice, which Kineto follows, is the exit of a CUDA call's
-// callback. So the thread that pauses tracing asks, once every callback and
-// activity kind is off and every record is in, and the exit callback of the
-// next traced call, on whichever application thread makes it, detaches. The
+// callback; there CUPTI also waits for the work in flight and hands over
+// its last records. So the thread that pauses tracing asks, once every
+// callback and activity kind is off and the completed records are in, and
+// the exit callback of the next traced call, on whichever application
+// thread makes it, detaches. The
 // next window attaches CUPTI again. WindowDetach is the handshake between
 // those threads; it knows nothing of CUPTI itself.
 #pragma once

@@ -1,12 +1,14 @@
 """torch.profiler starts in a pause between two trace windows, after CUPTI
 was detached: it gets the GPU activity, and DeepContext, unable to attach
 again at the next window, ends GPU tracing with a warning instead of
-crashing or taking CUPTI back. Run with --trace-fraction 0.4
---trace-window-ms 200."""
+crashing or taking CUPTI back. Kineto tries CUPTI once per process, when the
+first torch.profiler starts, and that start took seconds on the H200: run
+with --trace-fraction 0.02 --trace-window-ms 200 (pauses of 4.9 s or more)."""
 
 import sys
 import time
 
+import deepcontext
 import torch
 from torch.profiler import ProfilerActivity, profile
 from trace_window_waits import wait_until, window_opens
@@ -19,12 +21,16 @@ for _ in range(5):
 torch.cuda.synchronize()
 wait_until(False)
 # CUDA calls early in the pause let CUPTI detach before torch.profiler
-# starts (the pause first waits for the window's work).
+# starts (the first call's exit detaches it).
 for _ in range(50):
     torch.mm(a, a)
     time.sleep(0.001)
 torch.cuda.synchronize()
+started = time.monotonic()
 with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    # Whether a window opened while Kineto took CUPTI (then it found ours).
+    print("profiler_start_ms=%d window_at_start=%d"
+          % ((time.monotonic() - started) * 1e3, deepcontext.is_tracing()))
     # The next window opens while torch.profiler holds CUPTI.
     wait_until(True, busy=lambda: torch.mm(a, a))  # OTHER_CLIENT_LINE
     torch.cuda.synchronize()

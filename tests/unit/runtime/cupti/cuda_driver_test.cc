@@ -185,24 +185,6 @@ TEST_F(SynchronizeAllContextsTest, WaitsForEveryActiveDeviceOnce) {
   EXPECT_EQ(retained_(1), 0);
 }
 
-// A graph captured on another thread in the default (global) mode would be
-// invalidated by a global-mode wait: the waits run relaxed, and the
-// thread's own mode is restored.
-TEST_F(SynchronizeAllContextsTest, WaitsInRelaxedCaptureMode) {
-  auto capture_mode = Get<int (*)()>("fake_cuda_capture_mode");
-  auto synchronize_modes = Get<int (*)(int*, int)>("fake_cuda_synchronize_modes");
-  int modes[8] = {0};
-  synchronize_modes(modes, 8);  // forget earlier tests' waits
-  set_active_(0, 1);
-  set_active_(1, 1);
-  ASSERT_EQ(capture_mode(), CU_STREAM_CAPTURE_MODE_GLOBAL);
-  EXPECT_TRUE(driver_->SynchronizeAllContexts());
-  ASSERT_EQ(synchronize_modes(modes, 8), 2);
-  EXPECT_EQ(modes[0], CU_STREAM_CAPTURE_MODE_RELAXED);
-  EXPECT_EQ(modes[1], CU_STREAM_CAPTURE_MODE_RELAXED);
-  EXPECT_EQ(capture_mode(), CU_STREAM_CAPTURE_MODE_GLOBAL);
-}
-
 TEST_F(SynchronizeAllContextsTest, InactiveDevicesAreLeftAlone) {
   set_active_(1, 1);  // device 0 never used
   const int before0 = synchronized_(primary_(0));

@@ -8,7 +8,6 @@
 
 #include <cstring>
 #include <map>
-#include <utility>
 #include <vector>
 
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
@@ -62,32 +61,8 @@ __attribute__((visibility("default"))) CUresult cuCtxGetCurrent(CUcontext* conte
   return CUDA_SUCCESS;
 }
 
-// The thread's stream-capture mode, and the mode each synchronization ran
-// in (the real driver forbids global-mode waits while another thread
-// captures a graph).
-static thread_local CUstreamCaptureMode t_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-static std::vector<CUstreamCaptureMode> g_synchronize_modes;
-
-__attribute__((visibility("default"))) CUresult cuThreadExchangeStreamCaptureMode(
-    CUstreamCaptureMode* mode) {
-  std::swap(*mode, t_capture_mode);
-  return CUDA_SUCCESS;
-}
-
-__attribute__((visibility("default"))) int fake_cuda_capture_mode() {
-  return static_cast<int>(t_capture_mode);
-}
-
-__attribute__((visibility("default"))) int fake_cuda_synchronize_modes(int* modes, int max) {
-  const int count = static_cast<int>(g_synchronize_modes.size());
-  for (int i = 0; i < count && i < max; ++i) modes[i] = static_cast<int>(g_synchronize_modes[i]);
-  g_synchronize_modes.clear();
-  return count;
-}
-
 __attribute__((visibility("default"))) CUresult cuCtxSynchronize() {
   if (t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-  g_synchronize_modes.push_back(t_capture_mode);
   if (g_fail_synchronize) return CUDA_ERROR_LAUNCH_FAILED;
   ++g_synchronized[t_context_stack.back()];
   return CUDA_SUCCESS;

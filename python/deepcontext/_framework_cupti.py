@@ -1,0 +1,51 @@
+"""Loads the CUPTI library this Python environment's frameworks use, before
+the runtime looks for one.
+
+PyTorch and JAX wheels bring their own libcupti (in the ``nvidia`` packages:
+``nvidia/cu13/lib``, ``nvidia/cuda_cupti/lib``) and load it by its full
+path when they are imported. A runtime started before that import would find
+none loaded and take the CUDA toolkit's copy: the process would then hold two
+CUPTI libraries, each believing it is the only one attached to the driver
+(torch.profiler and DeepContext could not see each other as subscribers).
+Loaded here first, the framework's own load finds the same file already
+there, and the runtime reuses it (runtime/cupti/cupti_loader.h)."""
+
+import ctypes
+import glob
+import importlib.util
+import os
+import re
+
+_VERSIONED = re.compile(r"libcupti\.so\.\d+$")
+
+
+def candidates():
+    """The environment's libcupti files, one per package folder, in a stable
+    order; [] without the ``nvidia`` packages."""
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    found = []
+    for root in spec.submodule_search_locations:
+        for folder in sorted(glob.glob(os.path.join(root, "*", "lib"))):
+            names = sorted(n for n in os.listdir(folder) if _VERSIONED.match(n))
+            if names:
+                found.append(os.path.join(folder, names[0]))
+    return found
+
+
+def preload():
+    """Loads the first of candidates() that loads, unless the user named a
+    CUPTI library (DEEPCONTEXT_CUPTI_LIBRARY); returns its path or None."""
+    if os.environ.get("DEEPCONTEXT_CUPTI_LIBRARY"):
+        return None
+    for path in candidates():
+        try:
+            ctypes.CDLL(path)
+        except OSError:
+            continue  # not loadable here: the runtime's own search decides
+        return path
+    return None
