@@ -119,6 +119,16 @@ std::unique_ptr<CuptiLibrary> CuptiLibrary::Load(const CuptiLoadOptions& options
   return library;
 }
 
+std::unique_ptr<CuptiLibrary> CuptiLibrary::FromFunctions(
+    const CuptiFunctions& functions, uint32_t version, const std::string& path) {
+  std::unique_ptr<CuptiLibrary> library(new CuptiLibrary());
+  library->header_version_ = CUPTI_API_VERSION;
+  library->runtime_version_ = version;
+  library->path_ = path;
+  library->functions_ = std::make_unique<CuptiFunctions>(functions);
+  return library;
+}
+
 bool CuptiLibrary::Resolve(void* handle, const std::string& path) {
   handle_ = handle;
   path_ = path;

@@ -33,6 +33,11 @@ class CuptiLibrary {
   static const CuptiLibrary& Get();
   // Loads with explicit options; for tests and diagnostics. Never throws.
   static std::unique_ptr<CuptiLibrary> Load(const CuptiLoadOptions& options);
+  // A library whose entry points are given, reporting `version` as its
+  // cuptiGetVersion(): lets tests drive the backend with a fake CUPTI.
+  static std::unique_ptr<CuptiLibrary> FromFunctions(const CuptiFunctions& functions,
+                                                     uint32_t version,
+                                                     const std::string& path);
 
   CuptiLibrary(const CuptiLibrary&) = delete;
   CuptiLibrary& operator=(const CuptiLibrary&) = delete;
