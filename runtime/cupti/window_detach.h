@@ -10,9 +10,9 @@
 // its last records. So the thread that pauses tracing asks, once every
 // callback and activity kind is off and the completed records are in, and
 // the exit callback of the next traced call, on whichever application
-// thread makes it, detaches. The
-// next window attaches CUPTI again. WindowDetach is the handshake between
-// those threads; it knows nothing of CUPTI itself.
+// thread makes it, detaches. The next window attaches CUPTI again.
+// WindowDetach is the handshake between those threads; it knows nothing of
+// CUPTI itself.
 #pragma once
 
 #include <atomic>

@@ -61,12 +61,12 @@ bool GpuBackendState::MayDetachNow() const {
 
 void GpuBackendState::AskToDetach() {
   window_detach_.Quiet();
-  // No wait for the window's kernels here: a context synchronization while
-  // another thread captures a CUDA graph invalidates that capture (on the
-  // H200 torch's captures failed in every run that waited, in any capture
-  // mode). cuptiFinalize at a call's exit waits for the work in flight
-  // and hands over the last buffers itself (no record was lost without
-  // the wait, and captures stayed valid).
+  // No wait for the window's kernels here: CUDA forbids a context
+  // synchronization while another thread captures a CUDA graph, in every
+  // capture mode, and the capture is lost (on the H200 torch's captures
+  // failed in each run that waited). cuptiFinalize at a call's exit waits
+  // for the work in flight and hands over the last buffers itself (no
+  // record was lost without the wait, and captures stayed valid).
   FlushRecords(/*judge_missing=*/false);
   if (const auto offset = ReadClockOffsetNs()) clock_offset_ns_ = offset;
   // The callbacks come back for one purpose: the exit of the next traced
