@@ -1,5 +1,6 @@
 #include "runtime/cupti/cupti_loader.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include "runtime/cupti/cupti_functions.h"
@@ -67,6 +68,25 @@ TEST(CuptiLoaderTest, LibraryWithoutCuptiSymbolsIsReported) {
   EXPECT_FALSE(library->available());
   EXPECT_NE(library->error().find("lacks cuptiGetVersion"), std::string::npos)
       << library->error();
+}
+
+// A framework loads its own libcupti by path (the Python launcher loads it
+// first, python/deepcontext/_framework_cupti.py): the loader takes that
+// copy, found by its SONAME, rather than a second one of its own.
+TEST(CuptiLoaderTest, ACopyAlreadyLoadedIsTheOneTaken) {
+  void* framework_copy = dlopen(DEEPCONTEXT_FAKE_LOADED_CUPTI, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(framework_copy, nullptr) << dlerror();
+  CuptiLoadOptions options;
+  options.candidates = {"/nonexistent/libcupti.so.13"};
+  const auto library = CuptiLibrary::Load(options);
+  EXPECT_FALSE(library->available());
+  // The stand-in has cuptiGetVersion only.
+  EXPECT_NE(library->error().find("lacks cuptiGetResultString"), std::string::npos)
+      << library->error();
+  EXPECT_EQ(library->path(), DEEPCONTEXT_FAKE_LOADED_CUPTI);
+
+  options.use_loaded = false;
+  EXPECT_NE(CuptiLibrary::Load(options)->error().find("libcupti not found"), std::string::npos);
 }
 
 }  // namespace
