@@ -31,7 +31,10 @@ def candidates():
     found = []
     for root in spec.submodule_search_locations:
         for folder in sorted(glob.glob(os.path.join(root, "*", "lib"))):
-            names = sorted(n for n in os.listdir(folder) if _VERSIONED.match(n))
+            try:
+                names = sorted(n for n in os.listdir(folder) if _VERSIONED.match(n))
+            except OSError:
+                continue  # unreadable: as if absent
             if names:
                 found.append(os.path.join(folder, names[0]))
     return found
