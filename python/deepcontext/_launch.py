@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 
-from . import _frameworks, _runtime, _set_native
+from . import _frameworks, _runtime, _set_native, _torch_adapter
 
 _state = {"path": None, "written_by": None}
 
@@ -48,10 +48,22 @@ def _warn(message):
 
 
 def finish():
-    """Writes this process's profile (once per process)."""
+    """Ends profiling and writes this process's profile (once per process).
+
+    Stopping first waits for the GPU work still running, so that its records
+    are in the profile, and ends the trace windows' thread before the
+    interpreter and the CUDA libraries tear down: a window that attached or
+    detached CUPTI during their teardown could crash the exit (seen on the
+    H200 as a segmentation fault after the profile was written)."""
     if _state["written_by"] == os.getpid() or _state["path"] is None:
         return
     _state["written_by"] = os.getpid()
+    try:
+        if _runtime.is_active():
+            _torch_adapter.enable(False)
+            _runtime.stop()
+    except Exception as error:
+        _warn("could not end profiling cleanly: %s" % error)
     try:
         _runtime.write(_state["path"])
     except Exception as error:

@@ -307,9 +307,10 @@ def test_graph_captured_before_a_detach_keeps_its_capture_line(tmp_path):
 
 
 def test_a_client_that_subscribes_between_windows_keeps_cupti(tmp_path):
-    program, result, tree = _run_in_windows(tmp_path, "gpu_windows_other_client.py", 0.02, 200,
+    program, result, tree = _run_in_windows(tmp_path, "gpu_windows_other_client.py", 0.01, 200,
                                             "other client done")
-    assert _printed(result, "window_at_start") == 0, result.stdout  # the pause was too short
+    # Otherwise Kineto's start outlasted the pause, and found DeepContext.
+    assert _printed(result, "window_during_start") == 0, result.stdout
     assert _printed(result, "kernels_seen_by_torch_profiler") > 0, result.stdout
     meta = tree.metadata
     assert "another CUPTI client" in meta["gpu_window_error"], meta

@@ -6,7 +6,8 @@ import signal
 import subprocess
 import time
 
-from conftest import CLI, PYTHON, PROGRAMS, cli, load_profile, program, run_plain, run_profiled
+from conftest import (CLI, PYTHON, PROGRAMS, cli, load_profile, program, run_plain, run_profiled,
+                      run_with_package)
 from markers import marker_line
 
 
@@ -149,3 +150,27 @@ def test_ctrl_c_leaves_a_valid_profile(tmp_path):
     assert process.returncode == -signal.SIGINT
     mm = load_profile(out).find(kind="operator", name="aten::mm")
     assert mm and sum(n.calls() for n in mm) >= 1
+
+
+_FINISH = """
+import os, sys
+os.environ["DEEPCONTEXT_OUTPUT"] = sys.argv[1]
+os.environ["DEEPCONTEXT_ROOT_PID"] = str(os.getpid())
+os.environ["DEEPCONTEXT_TRACE_FRACTION"] = "0.5"
+from deepcontext import _launch, _runtime
+_launch.main()
+active = _runtime.is_active()
+_launch.finish()
+print("active_before=%d active_after=%d written=%d"
+      % (active, _runtime.is_active(), os.path.exists(sys.argv[1])))
+"""
+
+
+def test_exit_ends_profiling_before_writing_the_profile(tmp_path):
+    # Nothing of the profiler (trace windows switching CUPTI, GPU tracing)
+    # may run on while the interpreter and the CUDA libraries tear down.
+    out = tmp_path / "finish.dctx"
+    result = run_with_package([PYTHON, "-c", _FINISH, out])
+    assert result.returncode == 0, result.stderr.decode()
+    assert b"active_before=1 active_after=0 written=1" in result.stdout, result.stdout
+    assert "trace_windows" in load_profile(out).metadata

@@ -19,8 +19,8 @@ def wait_until(tracing, busy=None, timeout=30.0):
         time.sleep(0.0005)
 
 
-def window_opens():
+def window_opens(timeout=30.0):
     """Returns as a window opens, so that the work after it has the whole
     window."""
-    wait_until(False)
-    wait_until(True)
+    wait_until(False, timeout=timeout)
+    wait_until(True, timeout=timeout)
