@@ -47,19 +47,22 @@ def _warn(message):
         pass
 
 
-def finish():
-    """Ends profiling and writes this process's profile (once per process).
+def finish(end_profiling=False):
+    """Writes this process's profile (once per process).
 
-    Stopping first waits for the GPU work still running, so that its records
-    are in the profile, and ends the trace windows' thread before the
-    interpreter and the CUDA libraries tear down: a window that attached or
-    detached CUPTI during their teardown could crash the exit (seen on the
-    H200 as a segmentation fault after the profile was written)."""
+    At normal exit (`end_profiling`) profiling ends first: that waits for the
+    GPU work still running, so that its records are in the profile, and ends
+    the trace windows' thread before the interpreter and the CUDA libraries
+    tear down (a window that attached or detached CUPTI during their teardown
+    could crash the exit: a segmentation fault after the profile was written,
+    seen on the H200). SIGTERM and os._exit end the process before anything
+    tears down, and there a wait for the GPU could hang on a collective that
+    a lost peer never completes: they only write."""
     if _state["written_by"] == os.getpid() or _state["path"] is None:
         return
     _state["written_by"] = os.getpid()
     try:
-        if _runtime.is_active():
+        if end_profiling and _runtime.is_active():
             _torch_adapter.enable(False)
             _runtime.stop()
     except Exception as error:
@@ -131,7 +134,7 @@ def main():
         _warn("profiling disabled: %s" % error)
         return
     _state["path"] = output_path()
-    atexit.register(finish)
+    atexit.register(finish, True)
     try:
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _on_sigterm)
