@@ -321,7 +321,7 @@ void GpuBackendState::Stop() {
   }
   attribution_.Flush();
   WarnIfRecordsMissing();
-  // Detached in a pause, the GPU was waited for then.
+  // Detached in a pause: cuptiFinalize waited for the GPU then.
   gpu_idle_at_stop_ = waited || cupti_detached_ ? 1 : 0;
   detach_ = was_tracing && f_.finalize != nullptr &&
             DetachRefusal(DetachState()).empty();

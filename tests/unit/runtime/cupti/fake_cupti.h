@@ -1,0 +1,50 @@
+// A fake CUPTI for CPU tests of the GPU backend: the entry points the
+// backend calls (CuptiFunctions, handed over with
+// CuptiLibrary::FromFunctions) over one process-wide state that tests set
+// up and inspect. Like the real one it holds one subscriber, drops the
+// subscription and everything enabled when finalized, and calls the
+// subscriber for the driver calls whose callbacks are on.
+#pragma once
+
+#include <cupti.h>
+
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "runtime/cupti/cupti_functions.h"
+
+namespace deepcontext::cupti::fake {
+
+struct FakeCuptiState {
+  std::mutex mutex;  // guards what follows
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  bool subscribed = false;
+  // Another client holds the subscription: subscribing fails.
+  bool other_client = false;
+  // What enabling CONCURRENT_KERNEL returns (another client's settings can
+  // exclude it).
+  CUptiResult kernel_kind_result = CUPTI_SUCCESS;
+  std::set<CUpti_CallbackId> driver_callbacks;
+  std::set<int> kinds;
+  int calls = 0;  // every entry point but the version and name queries
+  int subscribes = 0;
+  int unsubscribes = 0;
+  int finalizes = 0;
+  std::thread::id finalized_on;
+};
+
+// The state the entry points use; ResetFakeCupti() starts a fresh one.
+FakeCuptiState& FakeCupti();
+void ResetFakeCupti();
+CuptiFunctions FakeCuptiFunctions();
+
+int FakeCuptiCalls();
+// Whether the driver call `cbid` is traced now (subscribed, callback on).
+bool FakeCuptiTraces(CUpti_CallbackId cbid);
+// What CUPTI does at the exit of driver call `cbid` made on the calling
+// thread: calls the subscriber if that callback is on.
+void FakeCuptiCallExit(CUpti_CallbackId cbid);
+
+}  // namespace deepcontext::cupti::fake

@@ -1,0 +1,117 @@
+// Starting and stopping the GPU backend (runtime/cupti/gpu_backend_state.cc)
+// through the fake CUPTI and driver (fake_backend_test.h): what it turns on,
+// how it refuses when another client holds CUPTI, and what stopping and
+// detaching do.
+#include <cupti.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+
+#include "tests/unit/runtime/cupti/fake_backend_test.h"
+#include "tests/unit/runtime/cupti/fake_cupti.h"
+
+namespace deepcontext::cupti::fake {
+namespace {
+
+using GpuBackendStateTest = FakeBackendTest;
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(GpuBackendStateTest, StartTracesTheLaunchPathsAndEveryActivityKind) {
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  EXPECT_TRUE(FakeCupti().subscribed);
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
+    EXPECT_TRUE(FakeCupti().kinds.count(kind)) << kind;
+  }
+  EXPECT_TRUE(FakeCuptiTraces(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+  EXPECT_TRUE(FakeCuptiTraces(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
+  // Calls that launch nothing are left untraced (the fake names them
+  // "cuOtherCall").
+  EXPECT_FALSE(FakeCuptiTraces(CUPTI_DRIVER_TRACE_CBID_cuInit));
+  EXPECT_TRUE(Has(state_->description(),
+                  "tracing kernels, copies, peer copies, memsets, synchronizations; "
+                  "2 driver functions traced"))
+      << state_->description();
+}
+
+TEST_F(GpuBackendStateTest, AnotherClientHoldingCuptiIsNamedAndLeftAlone) {
+  FakeCupti().other_client = true;
+  MakeState();
+  EXPECT_TRUE(Has(state_->Start(), "another CUPTI client")) << state_->description();
+  EXPECT_TRUE(FakeCupti().kinds.empty());
+  state_->Stop();
+  state_->Detach();
+  EXPECT_EQ(FakeCupti().finalizes, 0);
+  EXPECT_TRUE(Has(Value(state_->Metadata(), "gpu_cupti_detach"), "another CUPTI client"));
+}
+
+TEST_F(GpuBackendStateTest, KernelsExcludedByAnotherClientsSettingsAreReported) {
+  FakeCupti().kernel_kind_result = CUPTI_ERROR_NOT_COMPATIBLE;
+  MakeState();
+  const std::string error = state_->Start();
+  EXPECT_TRUE(Has(error, "CUPTI cannot trace kernels")) << error;
+  EXPECT_TRUE(Has(error, "(another CUPTI client may be active)")) << error;
+}
+
+// Stopping waits for the GPU, so that the records of kernels still running
+// are complete, and lets go of CUPTI; destroying detaches it.
+TEST_F(GpuBackendStateTest, StopWaitsForTheGpuThenUnsubscribesAndDetachDetaches) {
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  const int waits = GpuWaits();
+  state_->Stop();
+  EXPECT_EQ(GpuWaits(), waits + 1);
+  EXPECT_TRUE(FakeCupti().kinds.empty());
+  EXPECT_FALSE(FakeCupti().subscribed);
+  EXPECT_EQ(FakeCupti().unsubscribes, 1);
+  EXPECT_EQ(FakeCupti().finalizes, 0);
+  state_->Detach();
+  EXPECT_EQ(FakeCupti().finalizes, 1);
+  EXPECT_TRUE(Has(Value(state_->Metadata(), "gpu_cupti_detach"), "at stop (cuptiFinalize)"));
+  state_.reset();
+  EXPECT_EQ(FakeCupti().finalizes, 1);
+}
+
+TEST_F(GpuBackendStateTest, CuptiBeforeCuda126StaysAttached) {
+  MakeState(23);
+  ASSERT_EQ(state_->Start(), "");
+  state_.reset();
+  EXPECT_EQ(FakeCupti().finalizes, 0);
+}
+
+TEST_F(GpuBackendStateTest, TheSettingKeepsCuptiAttachedAtStop) {
+  setenv("DEEPCONTEXT_CUPTI_DETACH", "0", 1);
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  state_->Stop();
+  EXPECT_TRUE(Has(Value(state_->Metadata(), "gpu_cupti_detach"), "DEEPCONTEXT_CUPTI_DETACH=0"));
+  state_.reset();
+  EXPECT_EQ(FakeCupti().finalizes, 0);
+}
+
+// Once a pause detached CUPTI, any CUPTI call would attach it again:
+// stopping then makes none, and waits for nothing.
+TEST_F(GpuBackendStateTest, StopAfterAPauseDetachedCuptiMakesNoCuptiCall) {
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  state_->SetShortestPause(100'000'000);
+  state_->SetTracing(false);
+  FakeCuptiCallExit(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+  ASSERT_EQ(FakeCupti().finalizes, 1);
+  const int calls = FakeCuptiCalls();
+  const int waits = GpuWaits();
+  state_->Stop();
+  state_->Metadata();
+  state_.reset();
+  EXPECT_EQ(FakeCuptiCalls(), calls);
+  EXPECT_EQ(GpuWaits(), waits);
+  EXPECT_EQ(FakeCupti().finalizes, 1);
+}
+
+}  // namespace
+}  // namespace deepcontext::cupti::fake
