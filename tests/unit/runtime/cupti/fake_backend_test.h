@@ -52,6 +52,20 @@ class FakeBackendTest : public ::testing::Test {
     state_ = std::make_unique<GpuBackendState>(store_, *library_, std::move(driver));
   }
 
+  // The samples of metric `name` over every context.
+  profiler::Accumulator Total(const std::string& name) const {
+    const std::vector<profiler::MetricInfo> metrics = store_.Metrics();
+    profiler::Accumulator total;
+    store_.ForEach(ContextId{1} << 24, [&](ContextId, profiler::MetricId metric,
+                                           const profiler::Accumulator& value) {
+      if (metric < metrics.size() && metrics[metric].name == name) {
+        total.count += value.count;
+        total.sum += value.sum;
+      }
+    });
+    return total;
+  }
+
   // Synchronizations of device 0's context so far.
   int GpuWaits() { return Driver<int (*)(CUcontext)>("fake_cuda_synchronize_count")(primary_); }
 

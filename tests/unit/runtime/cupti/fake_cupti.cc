@@ -1,6 +1,7 @@
 #include "tests/unit/runtime/cupti/fake_cupti.h"
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 namespace deepcontext::cupti::fake {
@@ -92,19 +93,60 @@ CUptiResult CUPTIAPI ActivityDisable(CUpti_ActivityKind kind) {
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI RegisterCallbacks(CUpti_BuffersCallbackRequestFunc,
-                                       CUpti_BuffersCallbackCompleteFunc) {
+CUptiResult CUPTIAPI RegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                       CUpti_BuffersCallbackCompleteFunc complete) {
   Count();
+  FakeCuptiState& s = FakeCupti();
+  std::lock_guard<std::mutex> guard(s.mutex);
+  s.request_buffer = request;
+  s.complete_buffer = complete;
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI FlushAll(uint32_t) {
+// Hands the records over in one buffer of the client's, as CUPTI does: the
+// client's callbacks run without the fake's lock held.
+void HandOver(bool with_running) {
+  CUpti_BuffersCallbackRequestFunc request = nullptr;
+  CUpti_BuffersCallbackCompleteFunc complete = nullptr;
+  std::vector<CUpti_ActivityKernel10> records;
+  {
+    FakeCuptiState& s = FakeCupti();
+    std::lock_guard<std::mutex> guard(s.mutex);
+    request = s.request_buffer;
+    complete = s.complete_buffer;
+    records.swap(s.finished);
+    if (with_running) {
+      records.insert(records.end(), s.running.begin(), s.running.end());
+      s.running.clear();
+    }
+  }
+  if (records.empty() || request == nullptr || complete == nullptr) return;
+  uint8_t* buffer = nullptr;
+  size_t size = 0;
+  size_t max_records = 0;
+  request(&buffer, &size, &max_records);
+  const size_t bytes = records.size() * sizeof(CUpti_ActivityKernel10);
+  if (buffer == nullptr || size < bytes) return;
+  std::memcpy(buffer, records.data(), bytes);
+  complete(nullptr, 0, buffer, size, bytes);
+}
+
+CUptiResult CUPTIAPI FlushAll(uint32_t flag) {
   Count();
+  HandOver(flag == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI GetNextRecord(uint8_t*, size_t, CUpti_Activity**) {
-  return CUPTI_ERROR_MAX_LIMIT_REACHED;
+// Every record the fake writes is a CUpti_ActivityKernel10.
+CUptiResult CUPTIAPI GetNextRecord(uint8_t* buffer, size_t valid_size, CUpti_Activity** record) {
+  uint8_t* next = *record == nullptr
+                      ? buffer
+                      : reinterpret_cast<uint8_t*>(*record) + sizeof(CUpti_ActivityKernel10);
+  if (next + sizeof(CUpti_ActivityKernel10) > buffer + valid_size) {
+    return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  }
+  *record = reinterpret_cast<CUpti_Activity*>(next);
+  return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI GetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
@@ -137,6 +179,9 @@ CUptiResult CUPTIAPI GetGraphNodeId(CUgraphNode, uint64_t* id) {
 
 CUptiResult CUPTIAPI Finalize() {
   Count();
+  // At a call's exit CUPTI waits for the work in flight and hands over its
+  // last records before it lets go.
+  HandOver(/*with_running=*/true);
   FakeCuptiState& s = FakeCupti();
   std::lock_guard<std::mutex> guard(s.mutex);
   ++s.finalizes;
@@ -205,6 +250,49 @@ void FakeCuptiCallExit(CUpti_CallbackId cbid) {
   data.callbackSite = CUPTI_API_EXIT;
   data.functionName = "cuLaunchKernel";
   callback(userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
+}
+
+void FakeCuptiLaunch(uint32_t correlation_id) {
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  {
+    FakeCuptiState& s = FakeCupti();
+    std::lock_guard<std::mutex> guard(s.mutex);
+    if (!s.subscribed || s.driver_callbacks.count(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) == 0) {
+      return;
+    }
+    callback = s.callback;
+    userdata = s.userdata;
+  }
+  CUresult result = CUDA_SUCCESS;
+  CUpti_CallbackData data{};
+  data.functionName = "cuLaunchKernel";
+  data.correlationId = correlation_id;
+  data.functionReturnValue = &result;
+  data.callbackSite = CUPTI_API_ENTER;
+  callback(userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
+  data.callbackSite = CUPTI_API_EXIT;
+  callback(userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
+}
+
+void FakeCuptiKernelRecord(uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns,
+                           bool running) {
+  CUpti_ActivityKernel10 record{};
+  record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  record.correlationId = correlation_id;
+  record.start = start_ns;
+  record.end = end_ns;
+  record.deviceId = 0;
+  record.contextId = 1;
+  record.streamId = 7;
+  record.gridX = record.gridY = record.gridZ = 1;
+  record.blockX = 128;
+  record.blockY = record.blockZ = 1;
+  record.registersPerThread = 32;
+  record.name = "fake_kernel";
+  FakeCuptiState& s = FakeCupti();
+  std::lock_guard<std::mutex> guard(s.mutex);
+  (running ? s.running : s.finished).push_back(record);
 }
 
 }  // namespace deepcontext::cupti::fake

@@ -8,9 +8,11 @@
 
 #include <cupti.h>
 
+#include <cstdint>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "runtime/cupti/cupti_functions.h"
 
@@ -28,6 +30,13 @@ struct FakeCuptiState {
   CUptiResult kernel_kind_result = CUPTI_SUCCESS;
   std::set<CUpti_CallbackId> driver_callbacks;
   std::set<int> kinds;
+  CUpti_BuffersCallbackRequestFunc request_buffer = nullptr;
+  CUpti_BuffersCallbackCompleteFunc complete_buffer = nullptr;
+  // Kernel records not handed over yet: finished ones go with the next
+  // flush; those of kernels still running only with a forced flush or the
+  // detach, where CUPTI waits for the work in flight.
+  std::vector<CUpti_ActivityKernel10> finished;
+  std::vector<CUpti_ActivityKernel10> running;
   int calls = 0;  // every entry point but the version and name queries
   int subscribes = 0;
   int unsubscribes = 0;
@@ -46,5 +55,12 @@ bool FakeCuptiTraces(CUpti_CallbackId cbid);
 // What CUPTI does at the exit of driver call `cbid` made on the calling
 // thread: calls the subscriber if that callback is on.
 void FakeCuptiCallExit(CUpti_CallbackId cbid);
+// A whole cuLaunchKernel on the calling thread (entry and exit callbacks,
+// when traced) with CUPTI's `correlation_id`.
+void FakeCuptiLaunch(uint32_t correlation_id);
+// The record of the kernel that launch ran on device 0, from `start_ns` to
+// `end_ns`; `running`: the kernel has not finished yet.
+void FakeCuptiKernelRecord(uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns,
+                           bool running = false);
 
 }  // namespace deepcontext::cupti::fake

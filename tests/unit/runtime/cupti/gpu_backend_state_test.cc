@@ -58,6 +58,28 @@ TEST_F(GpuBackendStateTest, KernelsExcludedByAnotherClientsSettingsAreReported) 
   EXPECT_TRUE(Has(error, "(another CUPTI client may be active)")) << error;
 }
 
+// The main path: a launch's callback maps its correlation id to the
+// calling context, the kernel's record brings the GPU time there.
+TEST_F(GpuBackendStateTest, ALaunchAndItsKernelRecordMeetInTheStore) {
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  FakeCuptiLaunch(42);
+  FakeCuptiKernelRecord(42, 1'000, 6'000);
+  state_->Flush();
+  EXPECT_EQ(Total("gpu_time").count, 1u);
+  EXPECT_EQ(Total("gpu_time").sum, 5'000);
+  // Still running at stop: the stop's wait and forced flush bring it in.
+  FakeCuptiLaunch(43);
+  FakeCuptiKernelRecord(43, 7'000, 9'000, /*running=*/true);
+  state_->Stop();
+  EXPECT_EQ(Total("gpu_time").count, 2u);
+  EXPECT_EQ(Total("gpu_time").sum, 7'000);
+  const auto metadata = state_->Metadata();
+  EXPECT_EQ(Value(metadata, "gpu_launches"), "2");
+  EXPECT_EQ(Value(metadata, "gpu_records"), "2");
+  EXPECT_EQ(Value(metadata, "gpu_unattributed_records"), "0");
+}
+
 // Stopping waits for the GPU, so that the records of kernels still running
 // are complete, and lets go of CUPTI; destroying detaches it.
 TEST_F(GpuBackendStateTest, StopWaitsForTheGpuThenUnsubscribesAndDetachDetaches) {

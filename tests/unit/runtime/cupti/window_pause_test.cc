@@ -70,6 +70,25 @@ TEST_F(WindowPauseTest, ALongPauseDetachesAtTheNextCallsExitWithoutWaitingForThe
   EXPECT_EQ(GpuWaits(), waits);
 }
 
+// The pause does not wait for the window's kernels: their records come
+// with the detach, and count.
+TEST_F(WindowPauseTest, RecordsOfKernelsRunningAtThePauseArriveWithTheDetach) {
+  state_->SetShortestPause(kLongPauseNs);
+  FakeCuptiLaunch(7);
+  FakeCuptiKernelRecord(7, 1'000, 4'000, /*running=*/true);
+  state_->SetTracing(false);
+  CallOnAnotherThread();
+  ASSERT_EQ(FakeCupti().finalizes, 1);
+  state_->SetTracing(true);
+  state_->Stop();
+  EXPECT_EQ(Total("gpu_time").count, 1u);
+  EXPECT_EQ(Total("gpu_time").sum, 3'000);
+  const auto metadata = state_->Metadata();
+  EXPECT_EQ(Value(metadata, "gpu_records"), "1");
+  EXPECT_EQ(Value(metadata, "gpu_unattributed_records"), "0");
+  EXPECT_EQ(Value(metadata, "gpu_launches_without_records"), "");
+}
+
 TEST_F(WindowPauseTest, APauseWithoutCallsCallsTheDetachOff) {
   state_->SetShortestPause(kLongPauseNs);
   state_->SetTracing(false);
