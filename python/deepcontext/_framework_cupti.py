@@ -17,6 +17,7 @@ import os
 import re
 
 _VERSIONED = re.compile(r"libcupti\.so\.\d+$")
+_loaded = None  # what preload() loaded: it stays loaded, nothing to redo
 
 
 def candidates():
@@ -42,13 +43,19 @@ def candidates():
 
 def preload():
     """Loads the first of candidates() that loads, unless the user named a
-    CUPTI library (DEEPCONTEXT_CUPTI_LIBRARY); returns its path or None."""
+    CUPTI library (DEEPCONTEXT_CUPTI_LIBRARY); returns its path or None.
+    Once one is loaded, later sessions (each profile() region) search no
+    more."""
+    global _loaded
     if os.environ.get("DEEPCONTEXT_CUPTI_LIBRARY"):
         return None
+    if _loaded is not None:
+        return _loaded
     for path in candidates():
         try:
             ctypes.CDLL(path)
         except OSError:
             continue  # not loadable here: the runtime's own search decides
+        _loaded = path
         return path
     return None

@@ -198,6 +198,20 @@ CUptiResult CUPTIAPI GetTimestamp(uint64_t* timestamp) {
   return CUPTI_SUCCESS;
 }
 
+// The subscriber CUPTI would call for driver call `cbid`: none unless
+// subscribed with that callback on. Read under the lock, called without it.
+struct Subscriber {
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+};
+
+Subscriber SubscriberFor(CUpti_CallbackId cbid) {
+  FakeCuptiState& s = FakeCupti();
+  std::lock_guard<std::mutex> guard(s.mutex);
+  if (!s.subscribed || s.driver_callbacks.count(cbid) == 0) return {};
+  return {s.callback, s.userdata};
+}
+
 }  // namespace
 
 FakeCuptiState& FakeCupti() { return *State(); }
@@ -230,49 +244,30 @@ int FakeCuptiCalls() {
   return FakeCupti().calls;
 }
 
-bool FakeCuptiTraces(CUpti_CallbackId cbid) {
-  FakeCuptiState& s = FakeCupti();
-  std::lock_guard<std::mutex> guard(s.mutex);
-  return s.subscribed && s.driver_callbacks.count(cbid) != 0;
-}
+bool FakeCuptiTraces(CUpti_CallbackId cbid) { return SubscriberFor(cbid).callback != nullptr; }
 
 void FakeCuptiCallExit(CUpti_CallbackId cbid) {
-  CUpti_CallbackFunc callback = nullptr;
-  void* userdata = nullptr;
-  {
-    FakeCuptiState& s = FakeCupti();
-    std::lock_guard<std::mutex> guard(s.mutex);
-    if (!s.subscribed || s.driver_callbacks.count(cbid) == 0) return;
-    callback = s.callback;
-    userdata = s.userdata;
-  }
+  const Subscriber subscriber = SubscriberFor(cbid);
+  if (subscriber.callback == nullptr) return;
   CUpti_CallbackData data{};
   data.callbackSite = CUPTI_API_EXIT;
   data.functionName = "cuLaunchKernel";
-  callback(userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
+  subscriber.callback(subscriber.userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
 }
 
 void FakeCuptiLaunch(uint32_t correlation_id) {
-  CUpti_CallbackFunc callback = nullptr;
-  void* userdata = nullptr;
-  {
-    FakeCuptiState& s = FakeCupti();
-    std::lock_guard<std::mutex> guard(s.mutex);
-    if (!s.subscribed || s.driver_callbacks.count(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) == 0) {
-      return;
-    }
-    callback = s.callback;
-    userdata = s.userdata;
-  }
+  constexpr CUpti_CallbackId kLaunch = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  const Subscriber subscriber = SubscriberFor(kLaunch);
+  if (subscriber.callback == nullptr) return;
   CUresult result = CUDA_SUCCESS;
   CUpti_CallbackData data{};
   data.functionName = "cuLaunchKernel";
   data.correlationId = correlation_id;
   data.functionReturnValue = &result;
-  data.callbackSite = CUPTI_API_ENTER;
-  callback(userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
-  data.callbackSite = CUPTI_API_EXIT;
-  callback(userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
+  for (CUpti_ApiCallbackSite site : {CUPTI_API_ENTER, CUPTI_API_EXIT}) {
+    data.callbackSite = site;
+    subscriber.callback(subscriber.userdata, CUPTI_CB_DOMAIN_DRIVER_API, kLaunch, &data);
+  }
 }
 
 void FakeCuptiKernelRecord(uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns,
