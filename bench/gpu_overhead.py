@@ -52,9 +52,11 @@ def in_process(args):
     print("| model | plain, before any region (ms) | plain (ms) | %s |" % " | ".join(
         "region %s (ms, ratio)" % name for name in variants))
     print("|---|---|---|%s" % ("---|" * len(variants)))
+    steady_rows = []
     for model in args.models.split(","):
         output = run([args.python, WORKLOAD, "--model", model, "--steps", str(args.steps),
                       "--ab-rounds", str(args.in_process), "--ab-variants", args.variants,
+                      "--ab-settle-steps", str(args.settle_steps),
                       "--device", args.device], env=env)
         values = dict(token.split("=", 1) for token in output.split() if "=" in token)
         if "ab_plain_ms" not in values:
@@ -69,6 +71,23 @@ def in_process(args):
                                                              mean / plain_mean))
         print("| %s | %.2f | %.2f, mean %.2f | %s |" % (
             model, float(values["ab_first_plain_ms"]), plain, plain_mean, " | ".join(cells)))
+        steady_rows.append((model, values))
+    # A long profile pays the steady cost per step and the start once.
+    print()
+    print("Steady state: mean step after the first %d steps of each block (ratio to the "
+          "plain steady mean); start: what those first steps took beyond steady ones, "
+          "per block (ms)." % args.settle_steps)
+    print("| model | plain steady (ms), start | %s |" % " | ".join(
+        "region %s steady (ratio), start" % name for name in variants))
+    print("|---|---|%s" % ("---|" * len(variants)))
+    for model, values in steady_rows:
+        plain_steady = float(values["ab_plain_steady_ms"])
+        print("| %s | %.2f, %+.1f | %s |" % (
+            model, plain_steady, float(values["ab_plain_start_ms"]), " | ".join(
+                "%.2f (%.3fx), %+.1f" % (float(values["ab_%s_steady_ms" % name]),
+                                         float(values["ab_%s_steady_ms" % name]) / plain_steady,
+                                         float(values["ab_%s_start_ms" % name]))
+                for name in variants)))
 
 
 def per_op_from_profile(cli, path):
@@ -129,6 +148,9 @@ def main():
                              "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
                              "--steps so that a region spans many windows) and floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops)")
+    parser.add_argument("--settle-steps", type=int, default=3,
+                        help="with --in-process: first steps of each block reported as "
+                             "its start rather than its steady state")
     parser.add_argument("--device", default="cuda",
                         help="with --in-process: cpu tries the script without a GPU")
     args = parser.parse_args()

@@ -13,7 +13,11 @@ same timed steps with deepcontext.profile() for comparison.
 and N steps inside deepcontext.profile() per --ab-variants entry, R times,
 and prints the median step of each (`ab_plain_ms`, `ab_<variant>_ms`) and of
 the plain steps before the first region (`ab_first_plain_ms`: if later plain
-steps are slower, the profiler left a cost behind). Process start-up and
+steps are slower, the profiler left a cost behind). `ab_<variant>_steady_ms`
+is the mean step after the first --ab-settle-steps of each block, and
+`ab_<variant>_start_ms` what those first steps took beyond steady ones, per
+block: starting a region (CUPTI attaching, first launches) against running
+one. Process start-up and
 machine drift then stay out of the ratios. Variants: sampled, exact, off
 (the region's cpu_time), gpu-off (sampled, DEEPCONTEXT_GPU=0: no CUPTI),
 sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000), windows-10 and windows-25
@@ -136,23 +140,39 @@ def alternate(args, timed_steps):
     for name in variants:
         with region(name):
             timed_steps(args.warmup)
+    # Each block of steps (one region, or the plain steps between regions)
+    # is kept apart: its first steps carry what starting a region costs.
     plain, profiled = [], {name: [] for name in variants}
     for _ in range(args.ab_rounds):
-        plain += timed_steps(args.steps)
+        plain.append(timed_steps(args.steps))
         for name in variants:
             with region(name):
-                profiled[name] += timed_steps(args.steps)
-    ms = lambda times: 1000 * statistics.median(times)
+                profiled[name].append(timed_steps(args.steps))
+    settle = min(args.ab_settle_steps, args.steps - 1)
+    fields = ["ab_first_plain_ms=%.3f" % (1000 * statistics.median(first_plain))]
+    for name, blocks in [("plain", plain)] + list(profiled.items()):
+        fields += ["ab_%s_%s=%.3f" % (name, key, value)
+                   for key, value in block_summary(blocks, settle).items()]
+    print("model=%s steps=%d rounds=%d %s" % (args.model, args.steps, args.ab_rounds,
+                                              " ".join(fields)))
+
+
+def block_summary(blocks, settle):
+    """Step times (s) of blocks of steps (a region each, or the plain steps
+    between regions) summed up in ms: the median and mean step; the mean
+    step after the first `settle` steps of each block (what a long profile
+    pays per step); and what those first steps took beyond that block's
+    steady steps, per block (starting a region: CUPTI attaching, first
+    launches)."""
+    every = [t for block in blocks for t in block]
+    steady = [t for block in blocks for t in block[settle:]]
+    start = [sum(block[:settle]) - settle * statistics.fmean(block[settle:])
+             for block in blocks]
     # Under trace windows most steps run untraced: their median hides the
     # traced ones, the mean (total time over steps) does not.
-    mean_ms = lambda times: 1000 * statistics.fmean(times)
-    print("model=%s steps=%d rounds=%d ab_first_plain_ms=%.3f ab_plain_ms=%.3f "
-          "ab_plain_mean_ms=%.3f %s" % (
-              args.model, args.steps, args.ab_rounds, ms(first_plain), ms(plain),
-              mean_ms(plain),
-              " ".join("ab_%s_ms=%.3f ab_%s_mean_ms=%.3f" % (name, ms(times), name,
-                                                            mean_ms(times))
-                       for name, times in profiled.items())))
+    return {"ms": 1000 * statistics.median(every), "mean_ms": 1000 * statistics.fmean(every),
+            "steady_ms": 1000 * statistics.fmean(steady),
+            "start_ms": 1000 * statistics.fmean(start)}
 
 
 def main():
@@ -169,6 +189,9 @@ def main():
                         help="alternate plain steps and deepcontext.profile() regions")
     parser.add_argument("--ab-variants", default="sampled",
                         help="regions of each --ab-rounds round: " + ", ".join(AB_VARIANTS))
+    parser.add_argument("--ab-settle-steps", type=int, default=3,
+                        help="with --ab-rounds: first steps of each block counted as its "
+                             "start, not its steady state")
     parser.add_argument("--trace-window-ms", type=float, default=50,
                         help="window length of the windows-* variants")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")

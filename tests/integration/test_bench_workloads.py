@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 from conftest import PYTHON, run_with_package
 
 WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
@@ -18,8 +20,25 @@ def test_gpu_workload_alternates_plain_steps_and_profiled_regions():
     assert result.returncode == 0, result.stderr.decode()
     values = dict(token.split("=", 1) for token in result.stdout.decode().split())
     assert values["rounds"] == "2"
-    for key in ("ab_first_plain_ms", "ab_plain_ms", "ab_sampled_ms", "ab_gpu-off_ms"):
+    for key in ("ab_first_plain_ms", "ab_plain_ms", "ab_sampled_ms", "ab_gpu-off_ms",
+                "ab_plain_steady_ms", "ab_sampled_steady_ms", "ab_gpu-off_steady_ms"):
         assert float(values[key]) > 0, values
+    for key in ("ab_plain_start_ms", "ab_sampled_start_ms"):
+        float(values[key])  # negative when the first steps were the fast ones
+
+
+def test_block_summary_splits_a_region_start_from_its_steady_steps():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_models", WORKLOAD)
+    gpu_models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_models)
+    # Two regions whose first step took 50 ms more than their 10 ms steps.
+    blocks = [[0.060, 0.010, 0.010, 0.010], [0.060, 0.010, 0.010, 0.010]]
+    summary = gpu_models.block_summary(blocks, 1)
+    assert summary["steady_ms"] == pytest.approx(10.0)
+    assert summary["start_ms"] == pytest.approx(50.0)
+    assert summary["mean_ms"] == pytest.approx(22.5)
+    assert summary["ms"] == pytest.approx(10.0)
 
 
 def test_gpu_workload_refuses_an_unknown_variant():
