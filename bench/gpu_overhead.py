@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
@@ -40,6 +41,26 @@ def step_ms(output):
         if token.startswith("step_ms="):
             return float(token.split("=", 1)[1])
     raise RuntimeError("no step time in %r" % output)
+
+
+def machine_line():
+    """The clock source and what reading the clock costs: the profiler reads
+    it at every op boundary, and a virtual machine whose kernel fell back
+    from the TSC to a paravirtual clock makes each read a system call,
+    which shows in every ratio below. Printed so that runs on different
+    machine instances can be told apart."""
+    try:
+        with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
+            source = f.read().strip()
+    except OSError:
+        source = "unknown"
+    reads = 200000
+    start = time.perf_counter_ns()
+    for _ in range(reads):
+        time.monotonic_ns()
+    per_read = (time.perf_counter_ns() - start) / reads
+    return "clock source %s; time.monotonic_ns() from Python: %.0f ns per read" % (
+        source, per_read)
 
 
 def in_process(args):
@@ -154,6 +175,7 @@ def main():
     parser.add_argument("--device", default="cuda",
                         help="with --in-process: cpu tries the script without a GPU")
     args = parser.parse_args()
+    print(machine_line())
     if args.in_process > 0:
         return in_process(args)
     cli = os.path.join(args.build, "bin", "deepcontext")
