@@ -25,6 +25,11 @@ std::string DisplayName(const Frame& frame) {
   }
   switch (frame.kind) {
     case FrameKind::kThread:
+      // The runtime names threads "main thread" and "thread <tid> (<name>)";
+      // bare names ("main", a Python thread's name) get the word once.
+      if (frame.name.starts_with("thread ") || frame.name.ends_with(" thread")) {
+        return frame.name;
+      }
       return "thread " + frame.name;
     case FrameKind::kPhase:
       // The runtime may or may not store the brackets; show them exactly once.

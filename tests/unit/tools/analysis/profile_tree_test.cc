@@ -186,6 +186,11 @@ TEST(ProfileTreeTest, ProcessLabelLeavesOutMissingParts) {
 
 TEST(FrameTest, DisplayNames) {
   EXPECT_EQ(DisplayName({FrameKind::kThread, "main", "", 0}), "thread main");
+  // Names the runtime writes already say "thread".
+  EXPECT_EQ(DisplayName({FrameKind::kThread, "main thread", "", 0}), "main thread");
+  EXPECT_EQ(DisplayName({FrameKind::kThread, "thread 1624 (python3)", "", 0}),
+            "thread 1624 (python3)");
+  EXPECT_EQ(DisplayName({FrameKind::kThread, "threadpool", "", 0}), "thread threadpool");
   EXPECT_EQ(DisplayName({FrameKind::kPhase, "forward", "", 0}), "[forward]");
   EXPECT_EQ(DisplayName({FrameKind::kPhase, "[backward]", "", 0}),
             "[backward]");
