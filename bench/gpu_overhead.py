@@ -146,6 +146,14 @@ def totals(cli, path):
     return ops, kernels
 
 
+def non_negative(text):
+    """argparse type: an integer >= 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more, not %d" % value)
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build", default="build")
@@ -169,7 +177,7 @@ def main():
                              "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
                              "--steps so that a region spans many windows) and floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops)")
-    parser.add_argument("--settle-steps", type=int, default=3,
+    parser.add_argument("--settle-steps", type=non_negative, default=3,
                         help="with --in-process: first steps of each block reported as "
                              "its start rather than its steady state")
     parser.add_argument("--device", default="cuda",

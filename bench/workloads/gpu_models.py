@@ -175,6 +175,14 @@ def block_summary(blocks, settle):
             "start_ms": 1000 * statistics.fmean(start)}
 
 
+def non_negative(text):
+    """argparse type: an integer >= 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more, not %d" % value)
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", choices=sorted(MODELS), required=True)
@@ -189,7 +197,7 @@ def main():
                         help="alternate plain steps and deepcontext.profile() regions")
     parser.add_argument("--ab-variants", default="sampled",
                         help="regions of each --ab-rounds round: " + ", ".join(AB_VARIANTS))
-    parser.add_argument("--ab-settle-steps", type=int, default=3,
+    parser.add_argument("--ab-settle-steps", type=non_negative, default=3,
                         help="with --ab-rounds: first steps of each block counted as its "
                              "start, not its steady state")
     parser.add_argument("--trace-window-ms", type=float, default=50,
