@@ -58,8 +58,9 @@ def test_every_kernel_is_attributed(tree):
 
 
 def test_kernels_of_each_jitted_call_are_under_its_line(tree):
-    # Each step runs at least one kernel of its own; XLA's compilation and
-    # autotuning at the first call run more, under the same line.
+    # Each step runs at least one kernel of its own under the line. The
+    # kernels of XLA's autotuning at the first call run on its compiler
+    # threads instead, outside any Python line.
     for marker in ("MARK_LAYER", "MARK_LOSS"):
         kernels = _kernels_under(tree, marker)
         assert _runs(kernels) >= STEPS, (marker, [(k.name, _runs([k])) for k in kernels])
