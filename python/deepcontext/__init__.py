@@ -80,8 +80,7 @@ def profile(path="deepcontext.dctx", native=False, cpu_time="sampled",
         yield
     finally:
         if not nested:
-            _torch_adapter.enable(False)
-            _runtime.stop()
+            _end_profiling()
         try:
             _runtime.write(path)
         finally:
@@ -99,6 +98,15 @@ def is_tracing():
     from . import _runtime
 
     return _runtime.is_tracing()
+
+
+def _end_profiling():
+    """Ends the session: op interception is switched off, then the runtime
+    stops (it waits for the GPU work still running)."""
+    from . import _runtime, _torch_adapter
+
+    _torch_adapter.enable(False)
+    _runtime.stop()
 
 
 def _set_native(on):

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 
-from . import _frameworks, _runtime, _set_native, _torch_adapter
+from . import _end_profiling, _frameworks, _runtime, _set_native
 
 _state = {"path": None, "written_by": None}
 
@@ -63,8 +63,7 @@ def finish(end_profiling=False):
     _state["written_by"] = os.getpid()
     try:
         if end_profiling and _runtime.is_active():
-            _torch_adapter.enable(False)
-            _runtime.stop()
+            _end_profiling()
     except Exception as error:
         _warn("could not end profiling cleanly: %s" % error)
     try:
