@@ -13,6 +13,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from conftest import PYTHON, cli, load_profile, run_profiled, run_with_package  # noqa: E402
 from markers import marker_line  # noqa: E402
+from kernel_queries import kernels as _kernels, kernels_at as _kernels_at  # noqa: E402
+from kernel_queries import launches as _launches, under_line  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_ops.py")
 
@@ -38,27 +40,6 @@ def tree(tmp_path_factory):
     result = run_profiled([PYTHON, PROGRAM], out, check=0)
     assert b"gpu ops done" in result.stdout
     return load_profile(out)
-
-
-def _under_line(node, line, program=PROGRAM):
-    name = os.path.basename(program)
-    return any(a.kind == "python" and a.file.endswith(name) and a.line == line
-               for a in node.ancestors())
-
-
-def _kernels(tree):
-    return [n for n in tree.nodes if "gpu_time" in n.exclusive and n.kind in ("gpu_kernel", "kernel")]
-
-
-def _kernels_at(tree, program, marker):
-    """The kernel nodes under the line of `program` marked `marker`."""
-    line = marker_line(program, marker)
-    return [k for k in _kernels(tree) if _under_line(k, line, program)]
-
-
-def _launches(kernels):
-    """How many kernels ran, over kernel nodes."""
-    return sum(k.exclusive["gpu_time"]["count"] for k in kernels)
 
 
 def _printed(result, key):
@@ -89,7 +70,7 @@ def test_backend_started(tree):
 
 def test_mm_kernels_under_their_line_and_op(tree):
     line = marker_line(PROGRAM, "MM_LINE")
-    under = [k for k in _kernels(tree) if _under_line(k, line)]
+    under = [k for k in _kernels(tree) if under_line(k, line, PROGRAM)]
     assert under, [repr(k) for k in _kernels(tree)]
     assert sum(k.exclusive["gpu_time"]["count"] for k in under) >= 5
     for kernel in under:
@@ -99,16 +80,18 @@ def test_mm_kernels_under_their_line_and_op(tree):
 
 
 def test_copy_memset_and_sync(tree):
-    copies = [n for n in tree.nodes if "bytes" in n.exclusive and _under_line(n, marker_line(PROGRAM, "COPY_LINE"))]
+    copy_line = marker_line(PROGRAM, "COPY_LINE")
+    copies = [n for n in tree.nodes if "bytes" in n.exclusive and under_line(n, copy_line, PROGRAM)]
     assert copies and sum(n.excl("bytes") for n in copies) == 256 * 256 * 4
     assert any("HtoD" in n.name for n in copies)
     syncs = [n for n in tree.nodes if "sync_time" in n.exclusive]
-    assert any(_under_line(n, marker_line(PROGRAM, "SYNC_LINE")) for n in syncs), [repr(n) for n in syncs]
+    sync_line = marker_line(PROGRAM, "SYNC_LINE")
+    assert any(under_line(n, sync_line, PROGRAM) for n in syncs), [repr(n) for n in syncs]
 
 
 def test_graph_replays_are_attributed_to_the_capture_line(tree):
     capture = marker_line(PROGRAM, "CAPTURE_LINE")
-    replayed = [k for k in _kernels(tree) if _under_line(k, capture)]
+    replayed = [k for k in _kernels(tree) if under_line(k, capture, PROGRAM)]
     assert replayed, [repr(k) for k in _kernels(tree)]
     assert int(tree.metadata.get("gpu_graph_node_records", "0")) > 0
 
@@ -129,7 +112,7 @@ def test_native_frames_reach_the_gpu_api(tmp_path):
     line = marker_line(PROGRAM, "MM_LINE")
     checked = 0
     for api in tree.find(kind="gpu_api"):
-        if not _under_line(api, line):
+        if not under_line(api, line, PROGRAM):
             continue
         between = []
         for node in api.ancestors():
@@ -152,7 +135,7 @@ def test_device_memory_is_charged_to_the_allocating_line(tmp_path):
     MiB = 1 << 20
 
     def under(line, metric):
-        nodes = [n for n in tree.nodes if metric in n.exclusive and _under_line(n, line, program)]
+        nodes = [n for n in tree.nodes if metric in n.exclusive and under_line(n, line, program)]
         return nodes, sum(n.excl(metric) for n in nodes)
 
     keep, keep_bytes = under(marker_line(program, "KEEP_LINE"), "gpu_alloc_bytes")

@@ -10,7 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from conftest import PYTHON, load_profile, run_profiled  # noqa: E402
-from markers import marker_line  # noqa: E402
+from kernel_queries import kernels_at, launches  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_jax.py")
 STEPS = 20
@@ -35,19 +35,6 @@ def tree(tmp_path_factory):
     return load_profile(out)
 
 
-def _kernels_under(tree, marker):
-    line = marker_line(PROGRAM, marker)
-    name = os.path.basename(PROGRAM)
-    return [n for n in tree.nodes
-            if n.kind == "gpu_kernel" and "gpu_time" in n.exclusive
-            and any(a.kind == "python" and a.file.endswith(name) and a.line == line
-                    for a in n.ancestors())]
-
-
-def _runs(kernels):
-    return sum(k.exclusive["gpu_time"]["count"] for k in kernels)
-
-
 def test_every_kernel_is_attributed(tree):
     meta = tree.metadata
     assert not meta["gpu"].startswith("no GPU activity recorded"), meta["gpu"]
@@ -62,16 +49,16 @@ def test_kernels_of_each_jitted_call_are_under_its_line(tree):
     # kernels of XLA's autotuning at the first call run on its compiler
     # threads instead, outside any Python line.
     for marker in ("MARK_LAYER", "MARK_LOSS"):
-        kernels = _kernels_under(tree, marker)
-        assert _runs(kernels) >= STEPS, (marker, [(k.name, _runs([k])) for k in kernels])
+        kernels = kernels_at(tree, PROGRAM, marker)
+        assert launches(kernels) >= STEPS, (marker, [(k.name, launches([k])) for k in kernels])
         assert sum(k.exclusive["gpu_time"]["sum"] for k in kernels) > 0
 
 
 def test_the_matmul_runs_under_both_lines(tree):
     # loss() calls layer() twice: its GEMMs are the layer's, twice per step.
     def gemm_runs(marker):
-        return _runs([k for k in _kernels_under(tree, marker)
-                      if "gemm" in k.name.lower() or "matmul" in k.name.lower()
-                      or "sm90" in k.name.lower()])
+        return launches([k for k in kernels_at(tree, PROGRAM, marker)
+                         if "gemm" in k.name.lower() or "matmul" in k.name.lower()
+                         or "sm90" in k.name.lower()])
     assert gemm_runs("MARK_LAYER") >= STEPS
     assert gemm_runs("MARK_LOSS") >= 2 * STEPS
