@@ -8,7 +8,14 @@ PACKAGES="
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pytest python3-torch python3-torchvision
+  libcpp-httplib-dev nodejs chromium
 "
+# The viewer's front end is built with npm (web/package-lock.json). A
+# Node.js from elsewhere (e.g. NodeSource) brings its own npm, which
+# Debian's npm package would conflict with.
+if ! command -v npm >/dev/null 2>&1; then
+  PACKAGES="$PACKAGES npm"
+fi
 # The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross
 # compiler, qemu-user, and the target's libraries as multiarch packages.
 CROSS_ARCH=""

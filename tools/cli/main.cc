@@ -6,6 +6,7 @@
 #include "tools/cli/export_command.h"
 #include "tools/cli/report_command.h"
 #include "tools/cli/run_command.h"
+#include "tools/cli/view_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"DeepContext: calling-context profiler for deep-learning programs"};
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   deepcontext::cli::AddRunCommand(app, action);
   deepcontext::cli::AddReportCommand(app, action);
   deepcontext::cli::AddExportCommand(app, action);
+  deepcontext::cli::AddViewCommand(app, action);
   CLI11_PARSE(app, argc, argv);
   return action();
 }

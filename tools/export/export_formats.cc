@@ -1,6 +1,9 @@
 #include "tools/export/export_formats.h"
 
+#include "tools/export/folded_export.h"
+#include "tools/export/html_export.h"
 #include "tools/export/json_export.h"
+#include "tools/export/speedscope_export.h"
 
 namespace deepcontext::exporter {
 
@@ -8,6 +11,12 @@ const std::vector<ExportFormat>& ExportFormats() {
   static const std::vector<ExportFormat> formats = {
       {"json", "the whole tree with every metric (deepcontext-json schema)",
        &RenderJson},
+      {"html", "the viewer and the profile in one file that opens offline",
+       &RenderHtml},
+      {"speedscope", "speedscope.app's format, one profile per metric",
+       &RenderSpeedscope},
+      {"folded", "folded stacks of the default metric (flamegraph.pl, inferno)",
+       &RenderFolded},
   };
   return formats;
 }

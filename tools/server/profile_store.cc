@@ -1,0 +1,105 @@
+#include "tools/server/profile_store.h"
+
+#include <chrono>
+#include <exception>
+#include <utility>
+
+#include "format/dctx_file.h"
+#include "tools/export/view_data.h"
+
+namespace deepcontext::server {
+
+namespace {
+
+std::shared_ptr<const LoadedProfile> Prepare(analysis::ProfileTree tree) {
+  auto loaded = std::make_shared<LoadedProfile>(LoadedProfile{
+      std::move(tree), "", {}});
+  loaded->view_data = exporter::RenderViewData(loaded->tree);
+  for (const analysis::Frame& frame : loaded->tree.frames()) {
+    if (!frame.file.empty()) loaded->source_files.insert(frame.file);
+  }
+  return loaded;
+}
+
+}  // namespace
+
+int HttpStatus(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kBadRequest:
+      return 400;
+    case ErrorCode::kUnreadable:
+      return 422;
+  }
+  return 500;
+}
+
+ProfileStore::ProfileStore(std::vector<std::string> files) {
+  for (const std::string& file : files) {
+    entries_.push_back(std::make_unique<Entry>());
+    entries_.back()->label = file;
+  }
+  if (files.size() > 1) {
+    entries_.push_back(std::make_unique<Entry>());
+    entries_.back()->label = "all profiles";
+  }
+  for (auto& entry : entries_) entry->result = entry->promise.get_future().share();
+  loader_ = std::thread([this, files = std::move(files)] { LoadAll(files); });
+}
+
+ProfileStore::~ProfileStore() { loader_.join(); }
+
+bool ProfileStore::Settled(size_t id) const {
+  return entries_[id]->result.wait_for(std::chrono::seconds(0)) ==
+         std::future_status::ready;
+}
+
+LoadResult ProfileStore::Get(size_t id) const {
+  return entries_[id]->result.get();
+}
+
+void ProfileStore::LoadAll(const std::vector<std::string>& files) {
+  // Profiles stay in memory until the merged tree is built from them.
+  std::vector<format::ReadResult> reads;
+  std::string first_failure;
+  for (size_t i = 0; i < files.size(); ++i) {
+    format::ReadResult read = format::ReadProfileFile(files[i]);
+    if (!read.ok) {
+      if (first_failure.empty()) first_failure = read.error;
+      entries_[i]->promise.set_value(Error{ErrorCode::kUnreadable, read.error});
+      continue;
+    }
+    try {
+      entries_[i]->promise.set_value(Prepare(
+          analysis::ProfileTree::FromProfile(read.profile, files[i])));
+    } catch (const std::exception& e) {
+      entries_[i]->promise.set_value(
+          Error{ErrorCode::kUnreadable, files[i] + ": " + e.what()});
+      if (first_failure.empty()) first_failure = files[i] + ": " + e.what();
+      continue;
+    }
+    if (files.size() > 1) reads.push_back(std::move(read));
+  }
+  if (files.size() <= 1) return;
+  Entry& merged = *entries_.back();
+  if (!first_failure.empty()) {
+    // A merge over the readable subset would misstate the job's totals.
+    merged.promise.set_value(Error{
+        ErrorCode::kUnreadable,
+        "not every profile could be read (" + first_failure + ")"});
+    return;
+  }
+  std::vector<analysis::ProfileInput> inputs;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    inputs.push_back({&reads[i].profile, files[i]});
+  }
+  try {
+    merged.promise.set_value(
+        Prepare(analysis::ProfileTree::FromProfiles(inputs)));
+  } catch (const std::exception& e) {
+    merged.promise.set_value(Error{ErrorCode::kUnreadable, e.what()});
+  }
+}
+
+}  // namespace deepcontext::server

@@ -1,0 +1,106 @@
+#include "tools/server/view_api.h"
+
+#include <charconv>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/export/app_page.h"
+#include "tools/server/access_token.h"
+#include "tools/server/source_view.h"
+
+namespace deepcontext::server {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kJsonType = "application/json; charset=utf-8";
+
+std::string DumpJson(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void SendError(httplib::Response& response, const Error& error) {
+  response.status = HttpStatus(error.code);
+  response.set_content(DumpJson({{"error", error.message}}), kJsonType);
+}
+
+// The profile named by the route's first capture, or the error to send.
+StatusOr<size_t> ProfileId(const httplib::Request& request,
+                           const ProfileStore& store) {
+  const std::string text = request.matches[1].str();
+  size_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() ||
+      id >= store.size()) {
+    return Error{ErrorCode::kNotFound, "no profile " + text};
+  }
+  return id;
+}
+
+void ServePage(const httplib::Request&, httplib::Response& response) {
+  // A fresh nonce per page: only the page's own inline code may run.
+  std::string nonce = NewAccessToken();
+  exporter::AppPageContent content;
+  content.config_json = "{\"mode\":\"server\"}";
+  content.nonce = nonce;
+  response.set_header("Content-Security-Policy",
+                      exporter::ServedPagePolicy(nonce));
+  response.set_content(exporter::RenderAppPage(content),
+                       "text/html; charset=utf-8");
+}
+
+void ServeProfiles(const ProfileStore& store, httplib::Response& response) {
+  Json profiles = Json::array();
+  for (size_t id = 0; id < store.size(); ++id) {
+    Json entry = {{"id", id}, {"label", store.Label(id)}};
+    if (!store.Settled(id)) {
+      entry["state"] = "loading";
+    } else if (LoadResult result = store.Get(id); result.ok()) {
+      entry["state"] = "ready";
+    } else {
+      entry["state"] = "error";
+      entry["error"] = result.error().message;
+    }
+    profiles.push_back(std::move(entry));
+  }
+  response.set_content(DumpJson({{"profiles", profiles}}), kJsonType);
+}
+
+}  // namespace
+
+void RegisterViewApi(httplib::Server& server, const ProfileStore& store) {
+  server.Get("/", ServePage);
+  server.Get("/api/profiles",
+             [&store](const httplib::Request&, httplib::Response& response) {
+               ServeProfiles(store, response);
+             });
+  server.Get(R"(/api/profiles/([0-9]+)/tree)",
+             [&store](const httplib::Request& request,
+                      httplib::Response& response) {
+               StatusOr<size_t> id = ProfileId(request, store);
+               if (!id.ok()) return SendError(response, id.error());
+               LoadResult loaded = store.Get(id.value());
+               if (!loaded.ok()) return SendError(response, loaded.error());
+               response.set_content(loaded.value()->view_data, kJsonType);
+             });
+  server.Get(R"(/api/profiles/([0-9]+)/source)",
+             [&store](const httplib::Request& request,
+                      httplib::Response& response) {
+               StatusOr<size_t> id = ProfileId(request, store);
+               if (!id.ok()) return SendError(response, id.error());
+               if (!request.has_param("file")) {
+                 return SendError(response, {ErrorCode::kBadRequest,
+                                             "the file parameter is missing"});
+               }
+               LoadResult loaded = store.Get(id.value());
+               if (!loaded.ok()) return SendError(response, loaded.error());
+               StatusOr<std::string> source = RenderSourceView(
+                   *loaded.value(), request.get_param_value("file"));
+               if (!source.ok()) return SendError(response, source.error());
+               response.set_content(source.value(), kJsonType);
+             });
+}
+
+}  // namespace deepcontext::server

@@ -1,0 +1,309 @@
+// The application: a toolbar (profile, metric, view, search), the current
+// view, the details panel and the source view, with the state in the URL
+// hash so a link reopens the same view.
+import { ApiError, type DataSource, type ProfileEntry } from './data';
+import { renderDetails } from './details';
+import { FlameGraph } from './flame';
+import { el } from './format';
+import { ProfileModel } from './model';
+import { SourcePanel } from './source_panel';
+import { TreeTable } from './tree_table';
+import { BottomUpModel, DiffModel, flameTree, flatModel, hotPath, topDownModel } from './views';
+
+export const VIEWS = ['flame', 'top-down', 'bottom-up', 'flat', 'diff'] as const;
+export type ViewName = (typeof VIEWS)[number];
+
+interface State {
+  profile: number;
+  compare: number;
+  metric: string;
+  view: ViewName;
+  search: string;
+}
+
+function readHash(): Partial<State> {
+  const params = new URLSearchParams(window.location.hash.slice(1));
+  const state: Partial<State> = {};
+  if (params.has('profile')) state.profile = Number(params.get('profile'));
+  if (params.has('compare')) state.compare = Number(params.get('compare'));
+  if (params.has('metric')) state.metric = params.get('metric')!;
+  const view = params.get('view');
+  if (view && (VIEWS as readonly string[]).includes(view)) state.view = view as ViewName;
+  if (params.has('search')) state.search = params.get('search')!;
+  return state;
+}
+
+export class App {
+  private profiles: ProfileEntry[] = [];
+  private readonly models = new Map<number, Promise<ProfileModel>>();
+  private model: ProfileModel | null = null;
+  private state: State = { profile: 0, compare: -1, metric: '', view: 'flame', search: '' };
+  private selected = -1;
+  private bottomUp: BottomUpModel | null = null;
+  private flatNodeOf: (frame: number) => number = () => -1;
+
+  private readonly profileSelect = el('select', 'profile-select');
+  private readonly compareSelect = el('select', 'compare-select');
+  private readonly metricSelect = el('select', 'metric-select');
+  private readonly searchInput = el('input', 'search');
+  private readonly tabs = el('div', 'tabs');
+  private readonly main = el('div', 'main');
+  private readonly viewArea = el('div', 'view-area');
+  private readonly details = el('div', 'details');
+  private readonly status = el('div', 'status');
+  readonly flame = new FlameGraph();
+  readonly table = new TreeTable('table');
+  private readonly source = new SourcePanel();
+
+  constructor(private readonly data: DataSource, root: HTMLElement) {
+    const toolbar = el('div', 'toolbar');
+    toolbar.append(el('span', 'brand', 'DeepContext'));
+    const label = (text: string, control: HTMLElement) => {
+      const wrapper = el('label', 'control');
+      wrapper.append(el('span', '', text), control);
+      return wrapper;
+    };
+    this.searchInput.type = 'search';
+    this.searchInput.placeholder = 'Search frames';
+    toolbar.append(label('Profile', this.profileSelect), label('Metric', this.metricSelect),
+      this.tabs, label('Compare with', this.compareSelect), this.searchInput);
+    for (const view of VIEWS) {
+      const tab = el('button', 'tab', view);
+      tab.dataset.view = view;
+      tab.addEventListener('click', () => this.update({ view }));
+      this.tabs.append(tab);
+    }
+    this.main.append(this.viewArea, this.details);
+    root.append(toolbar, this.status, this.main, this.source.element);
+
+    this.profileSelect.addEventListener('change', () => this.update({ profile: Number(this.profileSelect.value) }));
+    this.compareSelect.addEventListener('change', () => this.update({ compare: Number(this.compareSelect.value) }));
+    this.metricSelect.addEventListener('change', () => this.update({ metric: this.metricSelect.value }));
+    this.searchInput.addEventListener('input', () => this.update({ search: this.searchInput.value }, false));
+    this.flame.onSelect = (node) => this.select(node);
+    this.table.onSelect = (row) => this.select(this.nodeOfRow(row));
+    window.addEventListener('keydown', (e) => {
+      if ((e.ctrlKey || e.metaKey) && e.key === 'f') {
+        e.preventDefault();
+        this.searchInput.focus();
+      } else if (e.key === 'Escape' && this.state.view === 'flame') {
+        this.flame.zoomTo(0);
+      }
+    });
+  }
+
+  async start(): Promise<void> {
+    try {
+      this.profiles = await this.data.profiles();
+    } catch (e) {
+      this.showError(`Cannot list profiles: ${(e as Error).message}`);
+      return;
+    }
+    for (const profile of this.profiles) {
+      const option = el('option', '', profile.label);
+      option.value = String(profile.id);
+      this.profileSelect.append(option);
+      const compare = el('option', '', profile.label);
+      compare.value = String(profile.id);
+      this.compareSelect.append(compare);
+    }
+    const none = el('option', '', '(none)');
+    none.value = '-1';
+    this.compareSelect.prepend(none);
+    const fromHash = readHash();
+    if (this.profiles.length > 1 && fromHash.compare === undefined && fromHash.profile === undefined) {
+      fromHash.compare = 1;
+    }
+    await this.update(fromHash);
+    window.addEventListener('hashchange', () => this.update(readHash(), false));
+  }
+
+  private loadModel(id: number): Promise<ProfileModel> {
+    let model = this.models.get(id);
+    if (!model) {
+      model = this.data.tree(id).then((data) => new ProfileModel(data));
+      this.models.set(id, model);
+      model.catch(() => this.models.delete(id));  // a later visit retries
+    }
+    return model;
+  }
+
+  private showError(message: string): void {
+    this.status.textContent = message;
+    this.status.className = 'status error';
+  }
+
+  private writeHash(): void {
+    const params = new URLSearchParams();
+    params.set('view', this.state.view);
+    params.set('profile', String(this.state.profile));
+    if (this.state.compare >= 0) params.set('compare', String(this.state.compare));
+    if (this.state.metric) params.set('metric', this.state.metric);
+    if (this.state.search) params.set('search', this.state.search);
+    const hash = `#${params.toString()}`;
+    if (window.location.hash !== hash) history.replaceState(null, '', hash);
+  }
+
+  async update(change: Partial<State>, rebuild = true): Promise<void> {
+    const profileChanged = change.profile !== undefined && change.profile !== this.state.profile;
+    this.state = { ...this.state, ...change };
+    if (profileChanged || !this.model) {
+      this.status.textContent = 'Loading profile…';
+      this.status.className = 'status';
+      try {
+        this.model = await this.loadModel(this.state.profile);
+      } catch (e) {
+        this.model = null;
+        this.viewArea.replaceChildren();
+        this.details.replaceChildren();
+        const message = e instanceof ApiError ? e.message : String(e);
+        this.showError(`Cannot open ${this.profiles[this.state.profile]?.label ?? 'profile'}: ${message}`);
+        this.profileSelect.value = String(this.state.profile);
+        return;
+      }
+      this.selected = -1;
+      this.status.textContent = '';
+      this.renderMetricOptions();
+    }
+    const model = this.model!;
+    if (model.metricIndex(this.state.metric) < 0) {
+      const fallback = model.defaultMetric >= 0 ? model.metrics[model.defaultMetric].name : '';
+      this.state.metric = fallback;
+    }
+    this.profileSelect.value = String(this.state.profile);
+    this.compareSelect.value = String(this.state.compare);
+    this.metricSelect.value = this.state.metric;
+    this.searchInput.value = this.state.search;
+    for (const tab of Array.from(this.tabs.children) as HTMLElement[]) {
+      tab.classList.toggle('active', tab.dataset.view === this.state.view);
+    }
+    this.writeHash();
+    this.flame.setSearch(this.state.search);
+    if (rebuild) await this.renderView();
+    document.body.dataset.ready = 'true';
+  }
+
+  private renderMetricOptions(): void {
+    this.metricSelect.replaceChildren();
+    for (const metric of this.model!.metrics) {
+      const option = el('option', '', metric.name);
+      option.value = metric.name;
+      option.title = metric.description;
+      this.metricSelect.append(option);
+    }
+  }
+
+  private get metric(): number { return this.model!.metricIndex(this.state.metric); }
+
+  private async renderView(): Promise<void> {
+    const model = this.model!;
+    this.bottomUp = null;
+    if (this.metric < 0) {
+      this.viewArea.replaceChildren(el('p', 'hint', 'This profile has no metrics.'));
+      return;
+    }
+    switch (this.state.view) {
+      case 'flame':
+        this.viewArea.replaceChildren(this.flame.element);
+        this.flame.setTree(flameTree(model, this.metric));
+        break;
+      case 'top-down':
+        this.viewArea.replaceChildren(this.table.element);
+        this.table.setModel(topDownModel(model, this.metric));
+        break;
+      case 'bottom-up':
+        this.bottomUp = new BottomUpModel(model, this.metric);
+        this.viewArea.replaceChildren(this.table.element);
+        this.table.setModel(this.bottomUp);
+        break;
+      case 'flat': {
+        const flat = flatModel(model, this.metric);
+        this.flatNodeOf = flat.nodeOf;
+        this.viewArea.replaceChildren(this.table.element);
+        this.table.setModel(flat.table);
+        break;
+      }
+      case 'diff':
+        await this.renderDiff();
+        break;
+    }
+    this.table.element.dataset.view = this.state.view;
+    this.renderDetails();
+  }
+
+  private async renderDiff(): Promise<void> {
+    const compare = this.state.compare;
+    if (compare < 0 || compare === this.state.profile) {
+      this.viewArea.replaceChildren(el('p', 'hint', 'Choose a second profile under "Compare with" to see what changed from this profile to that one.'));
+      return;
+    }
+    let after: ProfileModel;
+    try {
+      after = await this.loadModel(compare);
+    } catch (e) {
+      this.viewArea.replaceChildren(el('p', 'error', `Cannot open ${this.profiles[compare]?.label}: ${(e as Error).message}`));
+      return;
+    }
+    const diff = new DiffModel(this.model!, after, this.state.metric);
+    const wrapper = el('div', 'diff');
+    const summary = el('div', 'diff-summary');
+    const missing = after.metricIndex(this.state.metric) < 0 ? ` (the second profile has no ${this.state.metric})` : '';
+    summary.textContent = `Before: ${this.profiles[this.state.profile].label}  →  after: ${this.profiles[compare].label}${missing}. Red grew, blue shrank.`;
+    const flame = new FlameGraph();
+    flame.element.classList.add('diff-flame');
+    const table = new TreeTable('diff');
+    wrapper.append(summary, flame.element, table.element);
+    this.viewArea.replaceChildren(wrapper);
+    flame.setTree(diff.flame());
+    flame.setSearch(this.state.search);
+    table.setModel(diff.table(), 2);
+    (window as unknown as { __dcDiff: unknown }).__dcDiff = { flame, table, diff };
+  }
+
+  private nodeOfRow(row: number): number {
+    if (this.state.view === 'bottom-up' && this.bottomUp) return this.bottomUp.nodeOf(row);
+    if (this.state.view === 'flat') return this.flatNodeOf(row);
+    return row;
+  }
+
+  private select(node: number): void {
+    this.selected = node;
+    this.flame.selected = node;
+    this.renderDetails();
+  }
+
+  private renderDetails(): void {
+    if (!this.model) return;
+    renderDetails(this.details, this.model, this.selected, {
+      showSource: (node) => void this.showSource(node),
+      hotPath: (node) => this.expandHotPath(node),
+      focus: (node) => {
+        void this.update({ view: 'flame' }).then(() => this.flame.zoomTo(node));
+      },
+    });
+  }
+
+  expandHotPath(node: number): void {
+    const path = hotPath(this.model!, this.metric, node);
+    const target = path[path.length - 1];
+    if (this.state.view !== 'top-down') {
+      void this.update({ view: 'top-down' }).then(() => this.table.reveal(path.slice(1)));
+    } else {
+      this.table.reveal(path.slice(1));
+    }
+    this.select(target);
+  }
+
+  async showSource(node: number): Promise<void> {
+    const model = this.model!;
+    const file = model.file(node);
+    this.source.showLoading(file);
+    try {
+      const doc = await this.data.source(this.state.profile, file);
+      const unit = model.metrics[this.metric]?.unit || '';
+      this.source.show(doc, this.state.metric, unit, model.line(node));
+    } catch (e) {
+      this.source.showError(file, (e as Error).message);
+    }
+  }
+}

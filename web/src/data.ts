@@ -1,0 +1,127 @@
+// Where profiles come from: the `deepcontext view` server's JSON API, or the
+// data embedded in an exported HTML file. Both hand out the same documents
+// (tools/export/view_data.h), so the rest of the app never knows which.
+
+export interface ProfileEntry {
+  id: number;
+  label: string;
+  state: 'loading' | 'ready' | 'error';
+  error?: string;
+}
+
+export interface MetricInfo {
+  name: string;
+  unit: string;
+  description: string;
+}
+
+// The columnar document of tools/export/view_data.h.
+export interface ViewData {
+  format: string;
+  version: number;
+  sources: { path: string; metadata: Record<string, string> }[];
+  metrics: MetricInfo[];
+  defaultMetric: number;
+  kinds: string[];
+  strings: string[];
+  frames: { kind: number[]; name: number[]; file: number[]; line: number[] };
+  nodes: { parent: number[]; frame: number[] };
+  values: { node: number[]; sum: number[]; count: number[]; min: number[]; max: number[] }[];
+}
+
+export interface SourceLine {
+  line: number;
+  exclusive: Record<string, number>;
+  inclusive: Record<string, number>;
+}
+
+export interface SourceDocument {
+  file: string;
+  text: string | null;
+  error?: string;
+  lines: SourceLine[];
+}
+
+export interface DataSource {
+  // True when source files can be asked for (only the server has them).
+  readonly servesSources: boolean;
+  profiles(): Promise<ProfileEntry[]>;
+  tree(id: number): Promise<ViewData>;
+  source(id: number, file: string): Promise<SourceDocument>;
+}
+
+export class ApiError extends Error {}
+
+// Talks to the server; the token travels in a header, never in a URL that
+// could end up in a log or a Referer.
+class ServerSource implements DataSource {
+  readonly servesSources = true;
+  constructor(private readonly token: string) {}
+
+  private async get<T>(path: string): Promise<T> {
+    const response = await fetch(path, { headers: { 'X-DeepContext-Token': this.token } });
+    const body = await response.json().catch(() => null);
+    if (!response.ok) {
+      const message = body && typeof body.error === 'string' ? body.error : response.statusText;
+      throw new ApiError(message);
+    }
+    return body as T;
+  }
+
+  async profiles(): Promise<ProfileEntry[]> {
+    return (await this.get<{ profiles: ProfileEntry[] }>('/api/profiles')).profiles;
+  }
+
+  tree(id: number): Promise<ViewData> {
+    return this.get<ViewData>(`/api/profiles/${id}/tree`);
+  }
+
+  source(id: number, file: string): Promise<SourceDocument> {
+    return this.get<SourceDocument>(
+      `/api/profiles/${id}/source?file=${encodeURIComponent(file)}`);
+  }
+}
+
+interface EmbeddedProfile extends ProfileEntry {
+  data: ViewData;
+}
+
+// Reads the JSON the export put into the page.
+class EmbeddedSource implements DataSource {
+  readonly servesSources = false;
+  constructor(private readonly entries: EmbeddedProfile[]) {}
+
+  async profiles(): Promise<ProfileEntry[]> {
+    return this.entries.map(({ id, label, state }) => ({ id, label, state }));
+  }
+
+  async tree(id: number): Promise<ViewData> {
+    const entry = this.entries.find((e) => e.id === id);
+    if (!entry) throw new ApiError(`no profile ${id}`);
+    return entry.data;
+  }
+
+  async source(_id: number, file: string): Promise<SourceDocument> {
+    return {
+      file,
+      text: null,
+      error: 'source files are not included in exported HTML; open the profile with `deepcontext view` to see them',
+      lines: [],
+    };
+  }
+}
+
+function readJsonElement(id: string): unknown {
+  const element = document.getElementById(id);
+  return element ? JSON.parse(element.textContent || 'null') : null;
+}
+
+export function openDataSource(): DataSource {
+  const config = readJsonElement('dc-config') as { mode?: string } | null;
+  if (config && config.mode === 'embedded') {
+    const data = readJsonElement('dc-data') as { profiles: EmbeddedProfile[] };
+    return new EmbeddedSource(data.profiles);
+  }
+  const token = new URLSearchParams(window.location.search).get('token') || '';
+  return new ServerSource(token);
+}

@@ -1,0 +1,148 @@
+// One profile as typed arrays: a million nodes cost a few arrays, not a
+// million objects. Parents precede children (the C++ tree guarantees it),
+// so subtree sums are one backward pass and no traversal recurses.
+import type { MetricInfo, ViewData } from './data';
+
+export const enum Kind {
+  Root = 0, Thread = 1, Python = 2, Operator = 3, Phase = 4, Scope = 5,
+  Native = 6, GpuApi = 7, GpuKernel = 8, GpuMemcpy = 9, GpuMemset = 10,
+  GpuSync = 11, Process = 12,
+}
+
+export interface SampleStats {
+  sum: number;
+  count: number;
+  min: number;
+  max: number;
+}
+
+export class ProfileModel {
+  readonly size: number;
+  readonly parent: Int32Array;
+  readonly frame: Uint32Array;
+  readonly metrics: MetricInfo[];
+  readonly defaultMetric: number;
+  private readonly exclusiveCache = new Map<number, Float64Array>();
+  private readonly inclusiveCache = new Map<number, Float64Array>();
+  private readonly sortedCache = new Map<number, { start: Uint32Array; list: Uint32Array }>();
+  private childStart: Uint32Array | null = null;
+  private childList: Uint32Array | null = null;
+
+  constructor(readonly data: ViewData) {
+    this.size = data.nodes.parent.length;
+    this.parent = Int32Array.from(data.nodes.parent);
+    this.frame = Uint32Array.from(data.nodes.frame);
+    this.metrics = data.metrics;
+    this.defaultMetric = data.defaultMetric;
+  }
+
+  kind(node: number): Kind { return this.data.frames.kind[this.frame[node]]; }
+  kindName(node: number): string { return this.data.kinds[this.kind(node)] || 'unknown'; }
+  name(node: number): string { return this.frameLabel(this.frame[node]); }
+  file(node: number): string { return this.data.strings[this.data.frames.file[this.frame[node]]]; }
+  line(node: number): number { return this.data.frames.line[this.frame[node]]; }
+
+  // The label of a frame, as analysis::DisplayName writes it.
+  frameLabel(frame: number): string {
+    const name = this.data.strings[this.data.frames.name[frame]];
+    if (name) return name;
+    const kind = this.data.frames.kind[frame];
+    if (kind === Kind.Root) return 'all';
+    return `<${this.data.kinds[kind] || 'unknown'}>`;
+  }
+
+  frameKey(frame: number): string {
+    const f = this.data.frames;
+    return `${f.kind[frame]}\u0000${this.data.strings[f.name[frame]]}\u0000${this.data.strings[f.file[frame]]}\u0000${f.line[frame]}`;
+  }
+
+  get frameCount(): number { return this.data.frames.kind.length; }
+
+  metricIndex(name: string): number { return this.metrics.findIndex((m) => m.name === name); }
+
+  exclusive(metric: number): Float64Array {
+    let values = this.exclusiveCache.get(metric);
+    if (!values) {
+      values = new Float64Array(this.size);
+      const column = this.data.values[metric];
+      if (column) {
+        for (let i = 0; i < column.node.length; i++) values[column.node[i]] = column.sum[i];
+      }
+      this.exclusiveCache.set(metric, values);
+    }
+    return values;
+  }
+
+  inclusive(metric: number): Float64Array {
+    let values = this.inclusiveCache.get(metric);
+    if (!values) {
+      values = Float64Array.from(this.exclusive(metric));
+      for (let i = this.size - 1; i > 0; i--) values[this.parent[i]] += values[i];
+      this.inclusiveCache.set(metric, values);
+    }
+    return values;
+  }
+
+  // Samples of metric at node (count, min, max), or null when none.
+  stats(node: number, metric: number): SampleStats | null {
+    const column = this.data.values[metric];
+    if (!column) return null;
+    let lo = 0;
+    let hi = column.node.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const at = column.node[mid];
+      if (at === node) {
+        return { sum: column.sum[mid], count: column.count[mid], min: column.min[mid], max: column.max[mid] };
+      }
+      if (at < node) lo = mid + 1; else hi = mid - 1;
+    }
+    return null;
+  }
+
+  private buildChildren(): void {
+    const counts = new Uint32Array(this.size + 1);
+    for (let i = 1; i < this.size; i++) counts[this.parent[i] + 1]++;
+    for (let i = 0; i < this.size; i++) counts[i + 1] += counts[i];
+    const list = new Uint32Array(Math.max(this.size - 1, 0));
+    const fill = counts.slice(0, this.size);
+    for (let i = 1; i < this.size; i++) list[fill[this.parent[i]]++] = i;
+    this.childStart = counts;
+    this.childList = list;
+  }
+
+  // Children of every node, heaviest first by inclusive metric, as one
+  // list sliced by start offsets (CSR).
+  sortedChildren(metric: number): { start: Uint32Array; list: Uint32Array } {
+    let sorted = this.sortedCache.get(metric);
+    if (!sorted) {
+      if (!this.childStart) this.buildChildren();
+      const start = this.childStart!;
+      const list = this.childList!.slice();
+      const inclusive = this.inclusive(metric);
+      for (let n = 0; n < this.size; n++) {
+        const a = start[n];
+        const b = start[n + 1];
+        if (b - a > 1) list.subarray(a, b).sort((x, y) => Math.abs(inclusive[y]) - Math.abs(inclusive[x]));
+      }
+      sorted = { start, list };
+      this.sortedCache.set(metric, sorted);
+    }
+    return sorted;
+  }
+
+  children(node: number, metric: number): Uint32Array {
+    const { start, list } = this.sortedChildren(metric);
+    return list.subarray(start[node], start[node + 1]);
+  }
+
+  // Root-first path of node.
+  path(node: number): number[] {
+    const path: number[] = [node];
+    while (node !== 0) {
+      node = this.parent[node];
+      path.push(node);
+    }
+    return path.reverse();
+  }
+}
