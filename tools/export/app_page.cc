@@ -59,7 +59,9 @@ std::string RenderAppPage(const AppPageContent& content) {
   }
   page +=
       "<meta name=\"viewport\" content=\"width=device-width, "
-      "initial-scale=1\">\n<title>DeepContext</title>\n<style" +
+      "initial-scale=1\">\n<title>DeepContext</title>\n"
+      // No favicon request: it would carry no token.
+      "<link rel=\"icon\" href=\"data:,\">\n<style" +
       nonce_attr + ">";
   AppendInlineCode(page, web::AppStyle());
   page += "</style></head>\n<body>\n<script type=\"application/json\" "

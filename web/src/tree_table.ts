@@ -176,7 +176,7 @@ export class TreeTable {
       swatch.style.background = model.color(entry.row);
       const label = model.label(entry.row);
       name.title = label;
-      name.append(twisty, swatch, document.createTextNode(label));
+      name.append(twisty, swatch, el('span', 'label', label));
       rowElement.append(name);
       for (const column of model.columns) {
         const cell = el('div', 'cell num', column.text(entry.row));

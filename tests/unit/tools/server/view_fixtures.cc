@@ -80,6 +80,11 @@ format::Profile MakeGpuProfile(const std::string& src_dir, bool after) {
   b.Metric("calls", "count", "operator calls");
   b.Metric("bytes", "B", "bytes copied or set");
   b.Metric("gpu_peak_live_bytes", "bytes", "GPU memory live at the peak");
+  b.Metric("blocks", "", "thread blocks per kernel launch (grid size)");
+  b.Metric("threads_per_block", "", "threads per block (block size)");
+  b.Metric("registers_per_thread", "", "registers allocated per thread");
+  b.Metric("shared_memory_bytes", "B", "static plus dynamic shared memory per block");
+  b.Metric("occupancy", "", "theoretical occupancy");
   b.Meta("pid", after ? "5002" : "5001");
   b.Meta("host", "gpu01");
   b.Meta("rank", "0");

@@ -1,0 +1,15 @@
+// Writes the viewer's browser-test files (view_fixtures.h) into a folder.
+#include <cstdio>
+#include <string>
+
+#include "tests/unit/tools/server/view_fixtures.h"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUTPUT_DIR\n", argv[0]);
+    return 2;
+  }
+  std::string error = deepcontext::server::testing::WriteViewFixtures(argv[1]);
+  if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
+  return error.empty() ? 0 : 1;
+}

@@ -1,0 +1,233 @@
+// The viewer in real Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core): every view of a served fixture profile, search, metric
+// switch, source view, diff, a bad profile, and the HTML export from
+// file://. Screenshots go to DC_ARTIFACTS. Canvas contents are checked
+// through the page's test hook (window.__dc.flameBoxes), not pixels.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const bin = env('DC_BIN');
+const fixtures = env('DC_FIXTURES');
+const artifacts = env('DC_ARTIFACTS');
+const { chromium } = createRequire(`${env('DC_NODE_MODULES')}/`)('playwright-core');
+mkdirSync(artifacts, { recursive: true });
+
+let server;
+let url;
+let browser;
+let page;
+const pageErrors = [];
+
+async function startServer(files) {
+  const child = spawn(bin, ['view', '--no-browser', ...files], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const found = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = out.match(/(http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+)/);
+      if (match) resolve(match[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`view exited with ${code}: ${out}`)));
+  });
+  return { child, url: found };
+}
+
+const shot = (name) => page.screenshot({ path: `${artifacts}/${name}.png` });
+const ready = () => page.waitForSelector('body[data-ready="true"]');
+const boxes = () => page.evaluate(() => window.__dc.flameBoxes());
+const labels = async () => (await boxes()).map((b) => b.label);
+const rowLabels = () => page.$$eval('.table-body .row .label', (cells) => cells.map((c) => c.textContent));
+const clickRow = (label) => page.locator('.table-body .row .cell.name', { hasText: label }).first().click();
+const detailsText = () => page.textContent('.details');
+
+async function clickBox(label) {
+  const box = (await boxes()).find((b) => b.label === label);
+  assert.ok(box, `no flame box ${label}`);
+  const area = await page.locator('.flame-scroller').first().boundingBox();
+  await page.mouse.click(area.x + box.x + Math.min(box.w / 2, 20), area.y + box.y + box.h / 2);
+}
+
+before(async () => {
+  ({ child: server, url } = await startServer(
+    [`${fixtures}/before.dctx`, `${fixtures}/after.dctx`, `${fixtures}/foreign.dctx`]));
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 1 });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`${m.text()} ${m.location().url}`); });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill('SIGINT');
+});
+
+test('flame graph draws the profile and zooms on click', async () => {
+  await page.goto(url);
+  await ready();
+  await page.waitForFunction(() => window.__dc.flameBoxes().length > 5);
+  const drawn = await labels();
+  assert.ok(drawn.includes('sm80_xmma_gemm_f32f32_tn'), drawn.join(','));
+  assert.ok(drawn.includes('Memcpy HtoD (Pageable -> Device)'));
+  await shot('flame');
+  await clickBox('aten::mm');
+  await page.waitForFunction(() => window.__dc.flameBoxes()[0]?.label === 'aten::mm');
+  const zoomed = await boxes();
+  assert.ok(zoomed[0].w > 1000, 'the zoomed node spans the width');
+  assert.ok(!zoomed.some((b) => b.label === 'aten::linear'), 'siblings are gone');
+  assert.match(await page.textContent('.breadcrumbs'), /all.*main thread.*train_step.*aten::mm/s);
+  assert.match(await detailsText(), /aten::mm/);
+  await shot('flame-zoomed');
+  await page.locator('.crumb', { hasText: 'all' }).click();
+  await page.waitForFunction(() => window.__dc.flameBoxes()[0]?.label === 'all');
+});
+
+test('search highlights matching frames', async () => {
+  await page.fill('.search', 'gemm');
+  await page.waitForFunction(() => window.__dc.flameBoxes().some((b) => b.matched));
+  const matched = (await boxes()).filter((b) => b.matched).map((b) => b.label);
+  assert.deepEqual(matched.sort(), ['sm80_xmma_gemm_f32f32_nn', 'sm80_xmma_gemm_f32f32_tn']);
+  assert.match(page.url(), /search=gemm/);
+  await shot('search');
+  await page.fill('.search', '');
+});
+
+test('switching the metric redraws by that metric', async () => {
+  await page.selectOption('.metric-select', 'cpu_time');
+  await page.waitForFunction(() => !window.__dc.flameBoxes().some((b) => b.label.startsWith('sm80')));
+  assert.ok((await labels()).includes('cudaLaunchKernel'));
+  assert.match(page.url(), /metric=cpu_time/);
+  await shot('metric-cpu');
+  await page.selectOption('.metric-select', 'gpu_time');
+});
+
+test('top-down table sorts and expands to the hot path', async () => {
+  await page.click('.tab[data-view="top-down"]');
+  await page.waitForSelector('.table-body .row');
+  assert.deepEqual(await rowLabels(), ['main thread']);
+  await clickRow('main thread');
+  await page.click('.hot-path');
+  await page.waitForFunction(() => document.querySelector('.details-name')?.textContent === 'train_step');
+  const rows = await rowLabels();
+  assert.deepEqual(rows.slice(0, 4), ['main thread', '<module>', 'main', 'train_step']);
+  // train_step's children, heaviest first: the backward GEMM's line.
+  await page.locator('.table-body .row.selected .twisty').click();
+  assert.deepEqual((await rowLabels()).slice(4, 6), ['train_step', 'forward']);
+  await page.click('.table-header .cell:has-text("Exclusive")');
+  await shot('top-down');
+});
+
+test('bottom-up lists the costliest frames with their callers', async () => {
+  await page.click('.tab[data-view="bottom-up"]');
+  await page.waitForFunction(() => document.querySelector('.table')?.dataset.view === 'bottom-up');
+  const rows = await rowLabels();
+  assert.equal(rows[0], 'sm80_xmma_gemm_f32f32_nn');
+  await page.locator('.table-body .row').first().locator('.twisty').click();
+  assert.equal((await rowLabels())[1], 'cudaLaunchKernel');
+  await shot('bottom-up');
+});
+
+test('flat view and the details of a kernel and a copy', async () => {
+  await page.click('.tab[data-view="flat"]');
+  await page.waitForFunction(() => document.querySelector('.table')?.dataset.view === 'flat');
+  await clickRow('sm80_xmma_gemm_f32f32_tn');
+  const kernel = await detailsText();
+  assert.match(kernel, /128 blocks × 256 threads/);
+  assert.match(kernel, /Registers \/ thread96/);
+  assert.match(kernel, /Occupancy50\.0%/);
+  assert.match(kernel, /Calls10/);
+  await shot('details-kernel');
+  await clickRow('Memcpy HtoD');
+  const copy = await detailsText();
+  assert.match(copy, /Bandwidth0\.52 GB\/s/);
+  await clickRow('aten::linear');
+  assert.match(await detailsText(), /Live at peak \(gpu_peak_live_bytes\)64\.0 MiB/);
+});
+
+test('source view shows the named file with line metrics', async () => {
+  await clickRow('forward');
+  await page.click('.show-source');
+  await page.waitForSelector('.source-line.focus');
+  const focused = await page.textContent('.source-line.focus');
+  assert.match(focused, /20\.0 ms.*6.*x = self\.fc\(x\)/s);
+  assert.match(await page.textContent('.source-title'), /src\/model\.py$/);
+  await shot('source');
+  await page.click('.source-close');
+  // prefetch has CPU time only.
+  await page.selectOption('.metric-select', 'cpu_time');
+  await clickRow('prefetch');
+  await page.click('.show-source');
+  await page.waitForSelector('.source-error');
+  assert.match(await page.textContent('.source-error'), /missing\.py: No such file/);
+  await page.click('.source-close');
+  await page.selectOption('.metric-select', 'gpu_time');
+});
+
+test('diff of two profiles is colored by change', async () => {
+  await page.selectOption('.compare-select', '1');
+  await page.click('.tab[data-view="diff"]');
+  await page.waitForSelector('.diff .table-body .row');
+  const summary = await page.textContent('.diff-summary');
+  assert.match(summary, /before\.dctx.*after\.dctx/s);
+  const flame = await page.evaluate(() => window.__dcDiff.flame.drawnBoxes().map((b) => b.label));
+  assert.ok(flame.includes('fused_relu_kernel') && flame.includes('vectorized_elementwise_kernel'));
+  const status = await page.evaluate(() => {
+    const d = window.__dcDiff.diff;
+    const find = (name) => d.label.indexOf(name);
+    return {
+      added: d.status(find('fused_relu_kernel')),
+      removed: d.status(find('vectorized_elementwise_kernel')),
+      gemm: d.changeColor(find('sm80_xmma_gemm_f32f32_tn')),
+      change: d.after[find('sm80_xmma_gemm_f32f32_tn')] - d.before[find('sm80_xmma_gemm_f32f32_tn')],
+    };
+  });
+  assert.deepEqual([status.added, status.removed], ['added', 'removed']);
+  assert.equal(status.change, 2e7);
+  assert.match(status.gemm, /^rgb\(238,/, 'growth is red');
+  await shot('diff');
+});
+
+test('a profile that cannot be read shows its error; the others still open', async () => {
+  await page.click('.tab[data-view="flame"]');
+  await page.selectOption('.profile-select', '2');
+  await page.waitForSelector('.status.error');
+  assert.match(await page.textContent('.status'), /Cannot open .*foreign\.dctx: .*foreign\.dctx/);
+  await shot('bad-profile');
+  await page.selectOption('.profile-select', '0');
+  await page.waitForFunction(() => window.__dc.flameBoxes().length > 5);
+  assert.equal(await page.textContent('.status'), '');
+});
+
+test('the page raised no errors (CSP included)', () => {
+  assert.deepEqual(pageErrors.filter((e) => !e.includes('422')), []);
+});
+
+test('HTML export opens from file:// with no server', async () => {
+  const file = `${artifacts}/export.html`;
+  execFileSync(bin, ['export', '--format', 'html', '-o', file, `${fixtures}/before.dctx`]);
+  const offline = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  offline.on('pageerror', (e) => errors.push(String(e)));
+  offline.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await offline.goto(pathToFileURL(file).href);
+  await offline.waitForSelector('body[data-ready="true"]');
+  await offline.waitForFunction(() => window.__dc.flameBoxes().length > 5);
+  const drawn = await offline.evaluate(() => window.__dc.flameBoxes().map((b) => b.label));
+  assert.ok(drawn.includes('sm80_xmma_gemm_f32f32_tn'));
+  await offline.click('.tab[data-view="flat"]');
+  await offline.locator('.table-body .row .cell.name', { hasText: 'forward' }).first().click();
+  await offline.click('.show-source');
+  await offline.waitForSelector('.source-error');
+  assert.match(await offline.textContent('.source-error'), /not included in exported HTML/);
+  await offline.screenshot({ path: `${artifacts}/export.png` });
+  assert.deepEqual(errors, []);
+  await offline.close();
+});
