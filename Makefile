@@ -54,6 +54,7 @@ asan: deps
 	ctest --test-dir $(BUILD)-asan --output-on-failure -E "^(integration|python_frames|native_splice)"
 
 bench: deps build
+	node bench/view_bench.mjs $(BUILD)
 	$(BUILD)/bin/event_cost
 	if [ -x $(BUILD)/bin/attribution_cost ]; then $(BUILD)/bin/attribution_cost; fi
 	$(PYTHON) bench/cpu_overhead.py --build $(BUILD)

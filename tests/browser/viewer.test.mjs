@@ -29,9 +29,13 @@ const pageErrors = [];
 
 async function startServer(files) {
   const child = spawn(bin, ['view', '--no-browser', ...files], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.output = '';
+  child.errors = '';
+  child.stderr.on('data', (chunk) => { child.errors += chunk; });
   const found = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk) => {
+      child.output += chunk;
       out += chunk;
       const match = out.match(/(http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+)/);
       if (match) resolve(match[1]);
@@ -67,7 +71,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  server?.kill('SIGINT');
+  if (server && server.exitCode === null) server.kill('SIGKILL');
 });
 
 test('flame graph draws the profile and zooms on click', async () => {
@@ -230,4 +234,13 @@ test('HTML export opens from file:// with no server', async () => {
   await offline.screenshot({ path: `${artifacts}/export.png` });
   assert.deepEqual(errors, []);
   await offline.close();
+});
+
+test('Ctrl-C stops the server cleanly', async () => {
+  assert.match(server.errors, /deepcontext view: .*foreign\.dctx: /);
+  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
+  server.kill('SIGINT');
+  assert.deepEqual(await exited, { code: 0, signal: null });
+  assert.match(server.output, /Stopped\.\n$/);
+  await assert.rejects(fetch(url), 'nothing listens any more');
 });

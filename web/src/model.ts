@@ -24,7 +24,7 @@ export class ProfileModel {
   readonly defaultMetric: number;
   private readonly exclusiveCache = new Map<number, Float64Array>();
   private readonly inclusiveCache = new Map<number, Float64Array>();
-  private readonly sortedCache = new Map<number, { start: Uint32Array; list: Uint32Array }>();
+  private readonly sortedCache = new Map<number, { done: Uint8Array; list: Uint32Array }>();
   private childStart: Uint32Array | null = null;
   private childList: Uint32Array | null = null;
 
@@ -111,29 +111,33 @@ export class ProfileModel {
     this.childList = list;
   }
 
-  // Children of every node, heaviest first by inclusive metric, as one
-  // list sliced by start offsets (CSR).
-  sortedChildren(metric: number): { start: Uint32Array; list: Uint32Array } {
-    let sorted = this.sortedCache.get(metric);
-    if (!sorted) {
-      if (!this.childStart) this.buildChildren();
-      const start = this.childStart!;
-      const list = this.childList!.slice();
-      const inclusive = this.inclusive(metric);
-      for (let n = 0; n < this.size; n++) {
-        const a = start[n];
-        const b = start[n + 1];
-        if (b - a > 1) list.subarray(a, b).sort((x, y) => Math.abs(inclusive[y]) - Math.abs(inclusive[x]));
-      }
-      sorted = { start, list };
-      this.sortedCache.set(metric, sorted);
-    }
-    return sorted;
+  // Children of every node in index order, as one list sliced by start
+  // offsets (CSR).
+  childRanges(): { start: Uint32Array; list: Uint32Array } {
+    if (!this.childStart) this.buildChildren();
+    return { start: this.childStart!, list: this.childList! };
   }
 
+  // Children of node, heaviest first by inclusive metric. Sorted when first
+  // asked for: a view touches only the nodes it shows, so a million-node
+  // profile never pays for sorting all of them.
   children(node: number, metric: number): Uint32Array {
-    const { start, list } = this.sortedChildren(metric);
-    return list.subarray(start[node], start[node + 1]);
+    let sorted = this.sortedCache.get(metric);
+    if (!sorted) {
+      const { list } = this.childRanges();
+      sorted = { done: new Uint8Array(this.size), list: list.slice() };
+      this.sortedCache.set(metric, sorted);
+    }
+    const start = this.childStart!;
+    const children = sorted.list.subarray(start[node], start[node + 1]);
+    if (!sorted.done[node]) {
+      if (children.length > 1) {
+        const inclusive = this.inclusive(metric);
+        children.sort((x, y) => Math.abs(inclusive[y]) - Math.abs(inclusive[x]));
+      }
+      sorted.done[node] = 1;
+    }
+    return children;
   }
 
   // Root-first path of node.

@@ -155,7 +155,7 @@ export function flatModel(model: ProfileModel, metric: number): { table: TableMo
   const frameInclusive = new Float64Array(model.frameCount);
   const firstNode = new Int32Array(model.frameCount).fill(-1);
   const onPath = new Uint32Array(model.frameCount);
-  const { start, list } = model.sortedChildren(metric);
+  const { start, list } = model.childRanges();
   // Depth-first with explicit enter/exit markers (negative = exit).
   const stack: number[] = [0];
   while (stack.length > 0) {
