@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/unit/tools/analysis/test_profiles.h"
+#include "tools/export/folded_export.h"
 #include "tools/export/json_export.h"
 
 namespace deepcontext::exporter {
@@ -16,6 +17,18 @@ TEST(ExportFormatsTest, JsonIsOffered) {
   auto tree = analysis::ProfileTree::FromProfile(
       analysis::testing::MakeTrainingProfile(), "a.dctx");
   EXPECT_EQ(json->render(tree), RenderJson(tree));
+}
+
+TEST(ExportFormatsTest, ViewerFormatsAreOffered) {
+  auto tree = analysis::ProfileTree::FromProfile(
+      analysis::testing::MakeTrainingProfile(), "a.dctx");
+  for (const char* name : {"html", "speedscope", "folded"}) {
+    const ExportFormat* format = FindExportFormat(name);
+    ASSERT_NE(format, nullptr) << name;
+    EXPECT_FALSE(format->help.empty()) << name;
+    EXPECT_FALSE(format->render(tree).empty()) << name;
+  }
+  EXPECT_EQ(FindExportFormat("folded")->render(tree), RenderFolded(tree));
 }
 
 TEST(ExportFormatsTest, UnknownNamesAreNotFound) {
