@@ -127,6 +127,15 @@ test('top-down table sorts and expands to the hot path', async () => {
   assert.deepEqual((await rowLabels()).slice(4, 6), ['train_step', 'forward']);
   await page.click('.table-header .cell:has-text("Exclusive")');
   await shot('top-down');
+  // Keyboard: Left closes an open row, then climbs to its parent; Down
+  // goes to the next row.
+  await clickRow('<module>');
+  await page.keyboard.press('ArrowLeft');
+  assert.deepEqual(await rowLabels(), ['main thread', '<module>']);
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => document.querySelector('.details-name')?.textContent === 'main thread');
+  await page.keyboard.press('ArrowDown');
+  await page.waitForFunction(() => document.querySelector('.details-name')?.textContent === '<module>');
 });
 
 test('bottom-up lists the costliest frames with their callers', async () => {

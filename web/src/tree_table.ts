@@ -49,6 +49,8 @@ export class TreeTable {
     this.spacer = el('div', 'table-spacer');
     this.body.append(this.spacer);
     this.element.append(this.header, this.body);
+    this.body.tabIndex = 0;
+    this.body.addEventListener('keydown', (e) => this.key(e));
     this.body.addEventListener('scroll', () => this.render());
     new ResizeObserver(() => this.render()).observe(this.body);
   }
@@ -156,6 +158,30 @@ export class TreeTable {
 
   visibleRowCount(): number { return this.rows.length; }
 
+  // Arrows move and open or close rows, as in a file tree; Enter toggles.
+  private key(e: KeyboardEvent): void {
+    const index = this.rows.findIndex((r) => r.row === this.selected);
+    const entry = this.rows[index];
+    let next = index;
+    if (e.key === 'ArrowDown') next = Math.min(index + 1, this.rows.length - 1);
+    else if (e.key === 'ArrowUp') next = Math.max(index - 1, 0);
+    else if (e.key === 'ArrowRight' && entry && !entry.expanded) this.toggle(index);
+    else if (e.key === 'ArrowLeft' && entry?.expanded) this.toggle(index);
+    else if (e.key === 'ArrowLeft' && entry && entry.depth > 0) {
+      while (next > 0 && this.rows[next].depth >= entry.depth) next--;
+    } else if (e.key === 'Enter' && entry) this.toggle(index);
+    else return;
+    e.preventDefault();
+    if (next !== index && this.rows[next]) {
+      this.select(this.rows[next].row);
+      const top = next * ROW_HEIGHT;
+      if (top < this.body.scrollTop) this.body.scrollTop = top;
+      if (top + ROW_HEIGHT > this.body.scrollTop + this.body.clientHeight) {
+        this.body.scrollTop = top + ROW_HEIGHT - this.body.clientHeight;
+      }
+    }
+  }
+
   render(): void {
     const model = this.model;
     if (!model) return;
@@ -183,7 +209,7 @@ export class TreeTable {
         if (column.background) cell.style.background = column.background(entry.row);
         rowElement.append(cell);
       }
-      rowElement.addEventListener('click', () => this.select(entry.row));
+      rowElement.addEventListener('click', () => { this.body.focus(); this.select(entry.row); });
       rowElement.addEventListener('dblclick', () => this.toggle(i));
       this.body.append(rowElement);
     }
