@@ -30,6 +30,15 @@ void AppendNumber(std::string& out, double value) {
     return;
   }
   char buffer[32];
+  // Most values are whole numbers (nanoseconds, bytes, counts), which the
+  // integer conversion writes several times faster.
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  if (value == std::trunc(value) && std::fabs(value) < kExactIntegers) {
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer),
+                                   static_cast<int64_t>(value));
+    out.append(buffer, ec == std::errc() ? end : buffer);
+    return;
+  }
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   out.append(buffer, ec == std::errc() ? end : buffer);
 }
@@ -151,31 +160,35 @@ void AppendNodes(std::string& out, const analysis::ProfileTree& tree) {
 
 void AppendValues(std::string& out, const analysis::ProfileTree& tree) {
   out += ",\n\"values\":[";
+  // One look-up per node and metric; the columns are then written from
+  // this copy of the sampled ones.
+  std::vector<analysis::NodeIndex> nodes;
+  std::vector<analysis::MetricStats> stats;
   for (analysis::MetricIndex m = 0; m < tree.metrics().size(); ++m) {
-    std::vector<analysis::NodeIndex> sampled;
+    nodes.clear();
+    stats.clear();
     for (analysis::NodeIndex i = 0; i < tree.size(); ++i) {
-      if (tree.stats(i, m).count > 0) sampled.push_back(i);
+      analysis::MetricStats node_stats = tree.stats(i, m);
+      if (node_stats.count == 0) continue;
+      nodes.push_back(i);
+      stats.push_back(node_stats);
     }
     if (m > 0) out += ",\n";
     out += '{';
-    AppendColumn(out, "node", sampled,
+    AppendColumn(out, "node", nodes,
                  [](analysis::NodeIndex i) { return static_cast<uint64_t>(i); });
     out += ',';
-    AppendColumn(out, "sum", sampled, [&](analysis::NodeIndex i) {
-      return tree.stats(i, m).sum;
-    });
+    AppendColumn(out, "sum", stats,
+                 [](const analysis::MetricStats& s) { return s.sum; });
     out += ',';
-    AppendColumn(out, "count", sampled, [&](analysis::NodeIndex i) {
-      return tree.stats(i, m).count;
-    });
+    AppendColumn(out, "count", stats,
+                 [](const analysis::MetricStats& s) { return s.count; });
     out += ',';
-    AppendColumn(out, "min", sampled, [&](analysis::NodeIndex i) {
-      return tree.stats(i, m).min;
-    });
+    AppendColumn(out, "min", stats,
+                 [](const analysis::MetricStats& s) { return s.min; });
     out += ',';
-    AppendColumn(out, "max", sampled, [&](analysis::NodeIndex i) {
-      return tree.stats(i, m).max;
-    });
+    AppendColumn(out, "max", stats,
+                 [](const analysis::MetricStats& s) { return s.max; });
     out += '}';
   }
   out += ']';
@@ -186,7 +199,10 @@ void AppendValues(std::string& out, const analysis::ProfileTree& tree) {
 std::string RenderViewData(const analysis::ProfileTree& tree) {
   std::optional<analysis::MetricIndex> default_metric =
       analysis::DefaultMetric(tree);
-  std::string out = "{\"format\":" + Dump(kViewDataFormatName) +
+  std::string out;
+  // About what a node costs in the columns; saves the string's regrowths.
+  out.reserve(tree.size() * 24 + tree.frames().size() * 16);
+  out += "{\"format\":" + Dump(kViewDataFormatName) +
                     ",\"version\":" + Dump(kViewDataVersion) +
                     ",\n\"sources\":" + Dump(SourcesJson(tree)) +
                     ",\n\"metrics\":" + Dump(MetricsJson(tree)) +
