@@ -10,6 +10,13 @@ export interface DetailsActions {
   focus(node: number): void;
 }
 
+// Per-launch attributes the GPU backend records once per kernel: their sums
+// over a subtree mean nothing, so the table shows their mean instead.
+const LAUNCH_ATTRIBUTES = new Set([
+  'blocks', 'threads_per_block', 'threads_launched', 'registers_per_thread',
+  'shared_memory_bytes', 'occupancy',
+]);
+
 function mean(stats: { sum: number; count: number } | null): number | null {
   return stats && stats.count > 0 ? stats.sum / stats.count : null;
 }
@@ -94,6 +101,17 @@ export function renderDetails(container: HTMLElement, model: ProfileModel, node:
     const stats = model.stats(node, index);
     if (inclusive[node] === 0 && !stats) return;
     const row = el('tr');
+    if (LAUNCH_ATTRIBUTES.has(metric.name)) {
+      if (!stats) return;
+      const average = stats.count > 0 ? stats.sum / stats.count : 0;
+      for (const cell of [metric.name, '–', '', `mean ${formatValue(average, metric.unit)}`,
+        String(stats.count), formatValue(stats.min, metric.unit), formatValue(stats.max, metric.unit)]) {
+        row.append(el('td', '', cell));
+      }
+      row.title = metric.description;
+      table.append(row);
+      return;
+    }
     const cells = [
       metric.name,
       formatValue(inclusive[node], metric.unit),
