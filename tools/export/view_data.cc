@@ -4,23 +4,13 @@
 #include <cmath>
 #include <cstdint>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "format/profile_data.h"
-#include "tools/analysis/metric_selection.h"
+#include "tools/export/view_columns.h"
 
 namespace deepcontext::exporter {
 
 namespace {
-
-using Json = nlohmann::ordered_json;
-
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
 
 // Numbers are written by hand: a million-node tree has several million of
 // them, and building Json arrays of that size would triple the memory.
@@ -43,153 +33,25 @@ void AppendNumber(std::string& out, double value) {
   out.append(buffer, ec == std::errc() ? end : buffer);
 }
 
-void AppendNumber(std::string& out, uint64_t value) {
-  char buffer[24];
+void AppendNumber(std::string& out, uint32_t value) {
+  char buffer[16];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   out.append(buffer, ec == std::errc() ? end : buffer);
 }
 
-template <typename Values, typename Get>
-void AppendColumn(std::string& out, std::string_view key, const Values& values,
-                  Get get) {
+template <typename T>
+void AppendColumn(std::string& out, std::string_view key,
+                  const std::vector<T>& values) {
   out += '"';
   out += key;
   out += "\":[";
-  bool first = true;
-  for (const auto& value : values) {
-    if (!first) out += ',';
-    first = false;
-    AppendNumber(out, get(value));
-  }
-  out += ']';
-}
-
-Json SourcesJson(const analysis::ProfileTree& tree) {
-  Json sources = Json::array();
-  for (const analysis::SourceInfo& source : tree.sources()) {
-    Json metadata = Json::object();
-    for (const auto& [key, value] : source.metadata) metadata[key] = value;
-    sources.push_back({{"path", source.path}, {"metadata", metadata}});
-  }
-  return sources;
-}
-
-Json MetricsJson(const analysis::ProfileTree& tree) {
-  Json metrics = Json::array();
-  for (const analysis::MetricInfo& metric : tree.metrics()) {
-    metrics.push_back({{"name", metric.name},
-                       {"unit", metric.unit},
-                       {"description", metric.description}});
-  }
-  return metrics;
-}
-
-Json KindsJson() {
-  Json kinds = Json::array();
-  for (uint8_t kind = 0; kind <= format::kMaxFrameKind; ++kind) {
-    kinds.push_back(format::FrameKindName(static_cast<format::FrameKind>(kind)));
-  }
-  return kinds;
-}
-
-// Interns frame names and files so each distinct string is written once.
-class StringTable {
- public:
-  uint64_t Intern(const std::string& text) {
-    auto [it, inserted] = ids_.try_emplace(text, strings_.size());
-    if (inserted) strings_.push_back(&it->first);
-    return it->second;
-  }
-  void AppendTo(std::string& out) const {
-    out += '[';
-    for (size_t i = 0; i < strings_.size(); ++i) {
-      if (i > 0) out += ',';
-      out += Dump(*strings_[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      AppendNumber(out, static_cast<uint32_t>(values[i]));
+    } else {
+      AppendNumber(out, values[i]);
     }
-    out += ']';
-  }
-
- private:
-  std::unordered_map<std::string, uint64_t> ids_;
-  std::vector<const std::string*> strings_;
-};
-
-void AppendFrames(std::string& out, const analysis::ProfileTree& tree) {
-  StringTable strings;
-  strings.Intern("");
-  std::vector<uint64_t> names, files;
-  names.reserve(tree.frames().size());
-  files.reserve(tree.frames().size());
-  for (const analysis::Frame& frame : tree.frames()) {
-    names.push_back(strings.Intern(frame.name));
-    files.push_back(strings.Intern(frame.file));
-  }
-  out += ",\n\"strings\":";
-  strings.AppendTo(out);
-  const auto& frames = tree.frames();
-  out += ",\n\"frames\":{";
-  AppendColumn(out, "kind", frames, [](const analysis::Frame& frame) {
-    return static_cast<uint64_t>(frame.kind);
-  });
-  out += ',';
-  AppendColumn(out, "name", names, [](uint64_t id) { return id; });
-  out += ',';
-  AppendColumn(out, "file", files, [](uint64_t id) { return id; });
-  out += ',';
-  AppendColumn(out, "line", frames, [](const analysis::Frame& frame) {
-    return static_cast<uint64_t>(frame.line);
-  });
-  out += '}';
-}
-
-void AppendNodes(std::string& out, const analysis::ProfileTree& tree) {
-  std::vector<analysis::NodeIndex> indices(tree.size());
-  for (size_t i = 0; i < indices.size(); ++i) {
-    indices[i] = static_cast<analysis::NodeIndex>(i);
-  }
-  out += ",\n\"nodes\":{";
-  AppendColumn(out, "parent", indices, [&](analysis::NodeIndex i) {
-    return static_cast<uint64_t>(tree.node(i).parent);
-  });
-  out += ',';
-  AppendColumn(out, "frame", indices, [&](analysis::NodeIndex i) {
-    return static_cast<uint64_t>(tree.node(i).frame);
-  });
-  out += '}';
-}
-
-void AppendValues(std::string& out, const analysis::ProfileTree& tree) {
-  out += ",\n\"values\":[";
-  // One look-up per node and metric; the columns are then written from
-  // this copy of the sampled ones.
-  std::vector<analysis::NodeIndex> nodes;
-  std::vector<analysis::MetricStats> stats;
-  for (analysis::MetricIndex m = 0; m < tree.metrics().size(); ++m) {
-    nodes.clear();
-    stats.clear();
-    for (analysis::NodeIndex i = 0; i < tree.size(); ++i) {
-      analysis::MetricStats node_stats = tree.stats(i, m);
-      if (node_stats.count == 0) continue;
-      nodes.push_back(i);
-      stats.push_back(node_stats);
-    }
-    if (m > 0) out += ",\n";
-    out += '{';
-    AppendColumn(out, "node", nodes,
-                 [](analysis::NodeIndex i) { return static_cast<uint64_t>(i); });
-    out += ',';
-    AppendColumn(out, "sum", stats,
-                 [](const analysis::MetricStats& s) { return s.sum; });
-    out += ',';
-    AppendColumn(out, "count", stats,
-                 [](const analysis::MetricStats& s) { return s.count; });
-    out += ',';
-    AppendColumn(out, "min", stats,
-                 [](const analysis::MetricStats& s) { return s.min; });
-    out += ',';
-    AppendColumn(out, "max", stats,
-                 [](const analysis::MetricStats& s) { return s.max; });
-    out += '}';
   }
   out += ']';
 }
@@ -197,24 +59,41 @@ void AppendValues(std::string& out, const analysis::ProfileTree& tree) {
 }  // namespace
 
 std::string RenderViewData(const analysis::ProfileTree& tree) {
-  std::optional<analysis::MetricIndex> default_metric =
-      analysis::DefaultMetric(tree);
+  ViewColumns columns = GatherViewColumns(tree);
   std::string out;
   // About what a node costs in the columns; saves the string's regrowths.
   out.reserve(tree.size() * 24 + tree.frames().size() * 16);
-  out += "{\"format\":" + Dump(kViewDataFormatName) +
-                    ",\"version\":" + Dump(kViewDataVersion) +
-                    ",\n\"sources\":" + Dump(SourcesJson(tree)) +
-                    ",\n\"metrics\":" + Dump(MetricsJson(tree)) +
-                    ",\n\"defaultMetric\":" +
-                    std::to_string(default_metric
-                                       ? static_cast<long>(*default_metric)
-                                       : -1L) +
-                    ",\n\"kinds\":" + Dump(KindsJson());
-  AppendFrames(out, tree);
-  AppendNodes(out, tree);
-  AppendValues(out, tree);
-  out += "}\n";
+  out += '{';
+  out += ViewHeaderFields(tree, columns);
+  out += ",\n\"frames\":{";
+  AppendColumn(out, "kind", columns.frame_kind);
+  out += ',';
+  AppendColumn(out, "name", columns.frame_name);
+  out += ',';
+  AppendColumn(out, "file", columns.frame_file);
+  out += ',';
+  AppendColumn(out, "line", columns.frame_line);
+  out += "},\n\"nodes\":{";
+  AppendColumn(out, "parent", columns.parent);
+  out += ',';
+  AppendColumn(out, "frame", columns.frame);
+  out += "},\n\"values\":[";
+  for (size_t m = 0; m < columns.values.size(); ++m) {
+    const MetricSamples& samples = columns.values[m];
+    if (m > 0) out += ",\n";
+    out += '{';
+    AppendColumn(out, "node", samples.node);
+    out += ',';
+    AppendColumn(out, "sum", samples.sum);
+    out += ',';
+    AppendColumn(out, "count", samples.count);
+    out += ',';
+    AppendColumn(out, "min", samples.min);
+    out += ',';
+    AppendColumn(out, "max", samples.max);
+    out += '}';
+  }
+  out += "]}\n";
   return out;
 }
 

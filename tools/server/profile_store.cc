@@ -6,22 +6,30 @@
 
 #include "format/dctx_file.h"
 #include "tools/export/view_data.h"
+#include "tools/export/view_data_binary.h"
 
 namespace deepcontext::server {
 
 namespace {
 
 std::shared_ptr<const LoadedProfile> Prepare(analysis::ProfileTree tree) {
-  auto loaded = std::make_shared<LoadedProfile>(LoadedProfile{
-      std::move(tree), "", {}});
-  loaded->view_data = exporter::RenderViewData(loaded->tree);
-  for (const analysis::Frame& frame : loaded->tree.frames()) {
-    if (!frame.file.empty()) loaded->source_files.insert(frame.file);
-  }
-  return loaded;
+  return std::make_shared<LoadedProfile>(std::move(tree));
 }
 
 }  // namespace
+
+LoadedProfile::LoadedProfile(analysis::ProfileTree tree)
+    : tree_(std::move(tree)), view_binary_(exporter::RenderViewBinary(tree_)) {
+  for (const analysis::Frame& frame : tree_.frames()) {
+    if (!frame.file.empty()) source_files_.insert(frame.file);
+  }
+}
+
+const std::string& LoadedProfile::view_json() const {
+  std::call_once(json_once_,
+                 [this] { view_json_ = exporter::RenderViewData(tree_); });
+  return view_json_;
+}
 
 int HttpStatus(ErrorCode code) {
   switch (code) {

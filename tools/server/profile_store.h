@@ -6,6 +6,7 @@
 
 #include <future>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -17,10 +18,24 @@
 namespace deepcontext::server {
 
 // One readable profile, with what the API serves from it prepared once.
-struct LoadedProfile {
-  analysis::ProfileTree tree;
-  std::string view_data;                // exporter::RenderViewData(tree)
-  std::set<std::string> source_files;  // every file a frame names
+class LoadedProfile {
+ public:
+  explicit LoadedProfile(analysis::ProfileTree tree);
+
+  const analysis::ProfileTree& tree() const { return tree_; }
+  // exporter::RenderViewBinary(tree), made at load: what the page asks for.
+  const std::string& view_binary() const { return view_binary_; }
+  // exporter::RenderViewData(tree), made on first use (scripts only).
+  const std::string& view_json() const;
+  // Every file a frame names: the only files the source view may open.
+  const std::set<std::string>& source_files() const { return source_files_; }
+
+ private:
+  analysis::ProfileTree tree_;
+  std::string view_binary_;
+  std::set<std::string> source_files_;
+  mutable std::once_flag json_once_;
+  mutable std::string view_json_;
 };
 
 using LoadResult = StatusOr<std::shared_ptr<const LoadedProfile>>;

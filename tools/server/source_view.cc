@@ -76,7 +76,7 @@ Json LineMetrics(const analysis::ProfileTree& tree, const std::string& file) {
 
 StatusOr<std::string> RenderSourceView(const LoadedProfile& profile,
                                        const std::string& requested) {
-  if (profile.source_files.count(requested) == 0) {
+  if (profile.source_files().count(requested) == 0) {
     return Error{ErrorCode::kNotFound,
                  "the profile names no file '" + requested + "'"};
   }
@@ -88,7 +88,7 @@ StatusOr<std::string> RenderSourceView(const LoadedProfile& profile,
     doc["text"] = nullptr;
     doc["error"] = text.error().message;
   }
-  doc["lines"] = LineMetrics(profile.tree, requested);
+  doc["lines"] = LineMetrics(profile.tree(), requested);
   return doc.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 

@@ -83,7 +83,17 @@ void RegisterViewApi(httplib::Server& server, const ProfileStore& store) {
                if (!id.ok()) return SendError(response, id.error());
                LoadResult loaded = store.Get(id.value());
                if (!loaded.ok()) return SendError(response, loaded.error());
-               response.set_content(loaded.value()->view_data, kJsonType);
+               response.set_content(loaded.value()->view_json(), kJsonType);
+             });
+  server.Get(R"(/api/profiles/([0-9]+)/tree\.bin)",
+             [&store](const httplib::Request& request,
+                      httplib::Response& response) {
+               StatusOr<size_t> id = ProfileId(request, store);
+               if (!id.ok()) return SendError(response, id.error());
+               LoadResult loaded = store.Get(id.value());
+               if (!loaded.ok()) return SendError(response, loaded.error());
+               response.set_content(loaded.value()->view_binary(),
+                                    "application/octet-stream");
              });
   server.Get(R"(/api/profiles/([0-9]+)/source)",
              [&store](const httplib::Request& request,

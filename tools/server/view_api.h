@@ -2,6 +2,7 @@
 //   GET /                               the app page
 //   GET /api/profiles                   the profiles and their load states
 //   GET /api/profiles/<id>/tree         one profile's view data (view_data.h)
+//   GET /api/profiles/<id>/tree.bin     the same in binary (view_data_binary.h)
 //   GET /api/profiles/<id>/source?file= a named source file with line metrics
 // Every request must carry the access token (?token= or the
 // X-DeepContext-Token header) and a Host of 127.0.0.1 or localhost; see

@@ -2,6 +2,8 @@
 // data embedded in an exported HTML file. Both hand out the same documents
 // (tools/export/view_data.h), so the rest of the app never knows which.
 
+import { decodeViewBinary } from './view_binary';
+
 export interface ProfileEntry {
   id: number;
   label: string;
@@ -24,9 +26,12 @@ export interface ViewData {
   defaultMetric: number;
   kinds: string[];
   strings: string[];
-  frames: { kind: number[]; name: number[]; file: number[]; line: number[] };
-  nodes: { parent: number[]; frame: number[] };
-  values: { node: number[]; sum: number[]; count: number[]; min: number[]; max: number[] }[];
+  frames: { kind: ArrayLike<number>; name: ArrayLike<number>; file: ArrayLike<number>; line: ArrayLike<number> };
+  nodes: { parent: ArrayLike<number>; frame: ArrayLike<number> };
+  values: {
+    node: ArrayLike<number>; sum: ArrayLike<number>; count: ArrayLike<number>;
+    min: ArrayLike<number>; max: ArrayLike<number>;
+  }[];
 }
 
 export interface SourceLine {
@@ -58,22 +63,28 @@ class ServerSource implements DataSource {
   readonly servesSources = true;
   constructor(private readonly token: string) {}
 
-  private async get<T>(path: string): Promise<T> {
+  private async request(path: string): Promise<Response> {
     const response = await fetch(path, { headers: { 'X-DeepContext-Token': this.token } });
-    const body = await response.json().catch(() => null);
     if (!response.ok) {
+      const body = await response.json().catch(() => null);
       const message = body && typeof body.error === 'string' ? body.error : response.statusText;
       throw new ApiError(message);
     }
-    return body as T;
+    return response;
+  }
+
+  private async get<T>(path: string): Promise<T> {
+    return (await (await this.request(path)).json()) as T;
   }
 
   async profiles(): Promise<ProfileEntry[]> {
     return (await this.get<{ profiles: ProfileEntry[] }>('/api/profiles')).profiles;
   }
 
-  tree(id: number): Promise<ViewData> {
-    return this.get<ViewData>(`/api/profiles/${id}/tree`);
+  // The binary form: a million-node tree is then a few typed arrays.
+  async tree(id: number): Promise<ViewData> {
+    const response = await this.request(`/api/profiles/${id}/tree.bin`);
+    return decodeViewBinary(await response.arrayBuffer());
   }
 
   source(id: number, file: string): Promise<SourceDocument> {

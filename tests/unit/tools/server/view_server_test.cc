@@ -127,6 +127,12 @@ TEST_F(ViewServerTest, ListsProfilesAndServesTrees) {
   EXPECT_EQ(data["format"], "deepcontext-view");
   EXPECT_EQ(data["metrics"][data["defaultMetric"].get<int>()]["name"], "gpu_time");
   EXPECT_EQ(data["nodes"]["parent"].size(), data["nodes"]["frame"].size());
+  auto binary = Get("/api/profiles/0/tree.bin");
+  ASSERT_EQ(binary->status, 200);
+  EXPECT_EQ(binary->get_header_value("Content-Type"), "application/octet-stream");
+  EXPECT_EQ(binary->body.rfind("DCVIEW01", 0), 0u);
+  EXPECT_EQ(Get("/api/profiles/2/tree.bin")->status, 422);
+  EXPECT_EQ(client_->Get("/api/profiles/0/tree.bin")->status, 401);
 }
 
 TEST_F(ViewServerTest, BadProfileGivesAClearErrorAndTheServerStaysUp) {

@@ -1,0 +1,121 @@
+#include "tools/export/view_columns.h"
+
+#include <optional>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "format/profile_data.h"
+#include "tools/analysis/metric_selection.h"
+#include "tools/export/view_data.h"
+
+namespace deepcontext::exporter {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Profiles carry names straight from the profiled process; a non-UTF-8 byte
+// must not make the whole document fail.
+std::string Dump(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+Json SourcesJson(const analysis::ProfileTree& tree) {
+  Json sources = Json::array();
+  for (const analysis::SourceInfo& source : tree.sources()) {
+    Json metadata = Json::object();
+    for (const auto& [key, value] : source.metadata) metadata[key] = value;
+    sources.push_back({{"path", source.path}, {"metadata", metadata}});
+  }
+  return sources;
+}
+
+Json MetricsJson(const analysis::ProfileTree& tree) {
+  Json metrics = Json::array();
+  for (const analysis::MetricInfo& metric : tree.metrics()) {
+    metrics.push_back({{"name", metric.name},
+                       {"unit", metric.unit},
+                       {"description", metric.description}});
+  }
+  return metrics;
+}
+
+Json KindsJson() {
+  Json kinds = Json::array();
+  for (uint8_t kind = 0; kind <= format::kMaxFrameKind; ++kind) {
+    kinds.push_back(format::FrameKindName(static_cast<format::FrameKind>(kind)));
+  }
+  return kinds;
+}
+
+}  // namespace
+
+ViewColumns GatherViewColumns(const analysis::ProfileTree& tree) {
+  ViewColumns columns;
+  std::unordered_map<std::string_view, uint32_t> ids;
+  // Frames own their strings for the tree's lifetime, so views into them
+  // stay valid while the table is built.
+  auto intern = [&](const std::string& text) {
+    auto [it, inserted] =
+        ids.try_emplace(text, static_cast<uint32_t>(columns.strings.size()));
+    if (inserted) columns.strings.push_back(text);
+    return it->second;
+  };
+  static const std::string kEmpty;
+  intern(kEmpty);
+  const size_t frames = tree.frames().size();
+  columns.frame_kind.reserve(frames);
+  columns.frame_name.reserve(frames);
+  columns.frame_file.reserve(frames);
+  columns.frame_line.reserve(frames);
+  for (const analysis::Frame& frame : tree.frames()) {
+    columns.frame_kind.push_back(static_cast<uint8_t>(frame.kind));
+    columns.frame_name.push_back(intern(frame.name));
+    columns.frame_file.push_back(intern(frame.file));
+    columns.frame_line.push_back(frame.line);
+  }
+  columns.parent.reserve(tree.size());
+  columns.frame.reserve(tree.size());
+  for (analysis::NodeIndex i = 0; i < tree.size(); ++i) {
+    columns.parent.push_back(tree.node(i).parent);
+    columns.frame.push_back(tree.node(i).frame);
+  }
+  columns.values.resize(tree.metrics().size());
+  for (analysis::MetricIndex m = 0; m < tree.metrics().size(); ++m) {
+    MetricSamples& samples = columns.values[m];
+    for (analysis::NodeIndex i = 0; i < tree.size(); ++i) {
+      analysis::MetricStats stats = tree.stats(i, m);
+      if (stats.count == 0) continue;
+      samples.node.push_back(i);
+      samples.sum.push_back(stats.sum);
+      samples.count.push_back(static_cast<double>(stats.count));
+      samples.min.push_back(stats.min);
+      samples.max.push_back(stats.max);
+    }
+  }
+  return columns;
+}
+
+std::string ViewHeaderFields(const analysis::ProfileTree& tree,
+                             const ViewColumns& columns) {
+  std::optional<analysis::MetricIndex> default_metric =
+      analysis::DefaultMetric(tree);
+  std::string out = "\"format\":" + Dump(kViewDataFormatName) +
+                    ",\"version\":" + Dump(kViewDataVersion) +
+                    ",\n\"sources\":" + Dump(SourcesJson(tree)) +
+                    ",\n\"metrics\":" + Dump(MetricsJson(tree)) +
+                    ",\n\"defaultMetric\":" +
+                    std::to_string(default_metric
+                                       ? static_cast<long>(*default_metric)
+                                       : -1L) +
+                    ",\n\"kinds\":" + Dump(KindsJson()) + ",\n\"strings\":[";
+  for (size_t i = 0; i < columns.strings.size(); ++i) {
+    if (i > 0) out += ',';
+    out += Dump(columns.strings[i]);
+  }
+  out += ']';
+  return out;
+}
+
+}  // namespace deepcontext::exporter
