@@ -81,6 +81,7 @@ test('flame graph draws the profile and zooms on click', async () => {
   const drawn = await labels();
   assert.ok(drawn.includes('sm80_xmma_gemm_f32f32_tn'), drawn.join(','));
   assert.ok(drawn.includes('Memcpy HtoD (Pageable -> Device)'));
+  assert.match(await page.textContent('.legend'), /Python.*operator.*kernel.*copy/);
   await shot('flame');
   await clickBox('aten::mm');
   await page.waitForFunction(() => window.__dc.flameBoxes()[0]?.label === 'aten::mm');

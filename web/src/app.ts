@@ -4,7 +4,7 @@
 import { ApiError, type DataSource, type ProfileEntry } from './data';
 import { renderDetails } from './details';
 import { FlameGraph } from './flame';
-import { el } from './format';
+import { el, kindColor, LEGEND_KINDS } from './format';
 import { ProfileModel } from './model';
 import { SourcePanel } from './source_panel';
 import { TreeTable } from './tree_table';
@@ -54,6 +54,7 @@ export class App {
   readonly flame = new FlameGraph();
   readonly table = new TreeTable('table');
   private readonly source = new SourcePanel();
+  private readonly legend = el('div', 'legend');
 
   constructor(private readonly data: DataSource, root: HTMLElement) {
     const toolbar = el('div', 'toolbar');
@@ -72,6 +73,13 @@ export class App {
       tab.dataset.view = view;
       tab.addEventListener('click', () => this.update({ view }));
       this.tabs.append(tab);
+    }
+    for (const [name, kind] of LEGEND_KINDS) {
+      const swatch = el('span', 'swatch');
+      swatch.style.background = kindColor(kind);
+      const item = el('span', 'legend-item');
+      item.append(swatch, document.createTextNode(name));
+      this.legend.append(item);
     }
     this.main.append(this.viewArea, this.details);
     root.append(toolbar, this.status, this.main, this.source.element);
@@ -204,7 +212,7 @@ export class App {
     }
     switch (this.state.view) {
       case 'flame':
-        this.viewArea.replaceChildren(this.flame.element);
+        this.viewArea.replaceChildren(this.legend, this.flame.element);
         this.flame.setTree(flameTree(model, this.metric));
         break;
       case 'top-down':

@@ -42,6 +42,14 @@ const KIND_COLORS: Record<number, string> = {
   [Kind.GpuSync]: '#e06666',
 };
 
+// The kinds a legend names, in calling-context order.
+export const LEGEND_KINDS: [string, number][] = [
+  ['Python', Kind.Python], ['operator', Kind.Operator], ['scope', Kind.Scope],
+  ['native', Kind.Native], ['GPU API', Kind.GpuApi], ['kernel', Kind.GpuKernel],
+  ['copy', Kind.GpuMemcpy], ['memset', Kind.GpuMemset], ['sync', Kind.GpuSync],
+  ['thread / process / phase', Kind.Thread],
+];
+
 export function kindColor(kind: number): string {
   return KIND_COLORS[kind] || '#cccccc';
 }

@@ -32,6 +32,13 @@ export function topDownModel(model: ProfileModel, metric: number): TableModel {
   };
 }
 
+function location(model: ProfileModel, node: number): string {
+  const file = model.file(node);
+  if (!file) return '';
+  const base = file.slice(file.lastIndexOf('/') + 1);
+  return model.line(node) ? `  ${base}:${model.line(node)}` : `  ${base}`;
+}
+
 export function flameTree(model: ProfileModel, metric: number): FlameTree {
   const inclusive = model.inclusive(metric);
   const exclusive = model.exclusive(metric);
@@ -44,7 +51,7 @@ export function flameTree(model: ProfileModel, metric: number): FlameTree {
     value: (n) => inclusive[n],
     label: (n) => model.name(n),
     color: (n) => kindColor(model.kind(n)),
-    tooltip: (n) => `${model.name(n)}\n${model.kindName(n)}  inclusive ${formatValue(inclusive[n], unit)} (${formatPercent(inclusive[n], total)})  exclusive ${formatValue(exclusive[n], unit)}`,
+    tooltip: (n) => `${model.name(n)}${location(model, n)}\n${model.kindName(n)}  inclusive ${formatValue(inclusive[n], unit)} (${formatPercent(inclusive[n], total)})  exclusive ${formatValue(exclusive[n], unit)}`,
   };
 }
 
