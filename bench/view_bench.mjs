@@ -71,6 +71,22 @@ for (let run = 0; run < 3; run++) {
 firstScreen.sort((a, b) => a - b);
 console.log(`1M profile: ${nodes} tree nodes`);
 report('1M: view start to first flame graph (median of 3)', firstScreen[1], 'ms', 1000);
+{
+  // Where the time goes: the server's part (read, tree, view data) alone.
+  const started = performance.now();
+  const { child, url } = await startView(big);
+  const token = new URL(url).searchParams.get('token');
+  const api = new URL('/api/profiles', url);
+  for (;;) {
+    const list = await (await fetch(api, { headers: { 'X-DeepContext-Token': token } })).json();
+    if (list.profiles[0].state !== 'loading') break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  report('1M: of which the server reading the profile and preparing its data', performance.now() - started, 'ms');
+  child.kill('SIGINT');
+  await new Promise((resolve) => child.on('exit', resolve));
+}
+process.stdout.write(`1M: server steps (view_load_cost): ${execFileSync(`${build}/bin/view_load_cost`, [big])}`);
 
 // 100k nodes as one HTML file.
 const html = `${work}/nodes_100k.html`;
