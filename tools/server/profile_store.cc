@@ -31,18 +31,6 @@ const std::string& LoadedProfile::view_json() const {
   return view_json_;
 }
 
-int HttpStatus(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kNotFound:
-      return 404;
-    case ErrorCode::kBadRequest:
-      return 400;
-    case ErrorCode::kUnreadable:
-      return 422;
-  }
-  return 500;
-}
-
 ProfileStore::ProfileStore(std::vector<std::string> files) {
   for (const std::string& file : files) {
     entries_.push_back(std::make_unique<Entry>());

@@ -35,6 +35,16 @@ class StatusOr {
 };
 
 // HTTP status for code.
-int HttpStatus(ErrorCode code);
+inline int HttpStatus(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kBadRequest:
+      return 400;
+    case ErrorCode::kUnreadable:
+      return 422;
+  }
+  return 500;
+}
 
 }  // namespace deepcontext::server
