@@ -168,6 +168,10 @@ test('flat view and the details of a kernel and a copy', async () => {
   assert.match(copy, /Bandwidth0\.52 GB\/s/);
   await clickRow('aten::linear');
   assert.match(await detailsText(), /Live at peak \(gpu_peak_live_bytes\)64\.0 MiB/);
+  // A frame in several contexts: the panel says so and shows the costliest.
+  await clickRow('cudaLaunchKernel');
+  assert.match(await page.textContent('.details-note'), /occurs in 3 calling contexts/);
+  assert.match(await page.textContent('table.metrics tr:has-text("gpu_time")'), /^gpu_time30\.0 ms/);
 });
 
 test('source view shows the named file with line metrics', async () => {
@@ -195,6 +199,8 @@ test('diff of two profiles is colored by change', async () => {
   await page.waitForSelector('.diff .table-body .row');
   const summary = await page.textContent('.diff-summary');
   assert.match(summary, /before\.dctx.*after\.dctx/s);
+  // The flame graph draws on the next animation frame.
+  await page.waitForFunction(() => window.__dcDiff.flame.drawnBoxes().length > 0);
   const flame = await page.evaluate(() => window.__dcDiff.flame.drawnBoxes().map((b) => b.label));
   assert.ok(flame.includes('fused_relu_kernel') && flame.includes('vectorized_elementwise_kernel'));
   const status = await page.evaluate(() => {

@@ -8,7 +8,7 @@ import { el, kindColor, LEGEND_KINDS } from './format';
 import { ProfileModel } from './model';
 import { SourcePanel } from './source_panel';
 import { TreeTable } from './tree_table';
-import { BottomUpModel, DiffModel, flameTree, flatModel, hotPath, topDownModel } from './views';
+import { BottomUpModel, DiffModel, flameTree, flatModel, hotPath, topDownModel, type FlatView } from './views';
 
 export const VIEWS = ['flame', 'top-down', 'bottom-up', 'flat', 'diff'] as const;
 export type ViewName = (typeof VIEWS)[number];
@@ -40,7 +40,10 @@ export class App {
   private state: State = { profile: 0, compare: -1, metric: '', view: 'flame', search: '' };
   private selected = -1;
   private bottomUp: BottomUpModel | null = null;
-  private flatNodeOf: (frame: number) => number = () => -1;
+  private flat: FlatView | null = null;
+  // Set when the selection is a frame of the bottom-up or flat view that
+  // stands for several calling contexts.
+  private selectionNote = '';
 
   private readonly profileSelect = el('select', 'profile-select');
   private readonly compareSelect = el('select', 'compare-select');
@@ -88,7 +91,7 @@ export class App {
     this.compareSelect.addEventListener('change', () => this.update({ compare: Number(this.compareSelect.value) }));
     this.metricSelect.addEventListener('change', () => this.update({ metric: this.metricSelect.value }));
     this.searchInput.addEventListener('input', () => this.update({ search: this.searchInput.value }, false));
-    this.flame.onSelect = (node) => this.select(node);
+    this.flame.onSelect = (node) => this.select(node, '');
     this.table.onSelect = (row) => this.select(this.nodeOfRow(row));
     window.addEventListener('keydown', (e) => {
       if ((e.ctrlKey || e.metaKey) && e.key === 'f') {
@@ -206,6 +209,7 @@ export class App {
   private async renderView(): Promise<void> {
     const model = this.model!;
     this.bottomUp = null;
+    this.selectionNote = '';
     if (this.metric < 0) {
       this.viewArea.replaceChildren(el('p', 'hint', 'This profile has no metrics.'));
       return;
@@ -225,10 +229,9 @@ export class App {
         this.table.setModel(this.bottomUp);
         break;
       case 'flat': {
-        const flat = flatModel(model, this.metric);
-        this.flatNodeOf = flat.nodeOf;
+        this.flat = flatModel(model, this.metric);
         this.viewArea.replaceChildren(this.table.element);
-        this.table.setModel(flat.table);
+        this.table.setModel(this.flat.table);
         break;
       }
       case 'diff':
@@ -269,12 +272,23 @@ export class App {
   }
 
   private nodeOfRow(row: number): number {
-    if (this.state.view === 'bottom-up' && this.bottomUp) return this.bottomUp.nodeOf(row);
-    if (this.state.view === 'flat') return this.flatNodeOf(row);
-    return row;
+    let contexts = 1;
+    let node = row;
+    if (this.state.view === 'bottom-up' && this.bottomUp) {
+      contexts = this.bottomUp.contextsOf(row);
+      node = this.bottomUp.nodeOf(row);
+    } else if (this.state.view === 'flat' && this.flat) {
+      contexts = this.flat.contextsOf(row);
+      node = this.flat.nodeOf(row);
+    }
+    this.selectionNote = contexts > 1
+      ? `This frame occurs in ${contexts} calling contexts; the numbers below are those of the costliest one.`
+      : '';
+    return node;
   }
 
-  private select(node: number): void {
+  private select(node: number, note = this.selectionNote): void {
+    this.selectionNote = note;
     this.selected = node;
     this.flame.selected = node;
     this.renderDetails();
@@ -282,7 +296,7 @@ export class App {
 
   private renderDetails(): void {
     if (!this.model) return;
-    renderDetails(this.details, this.model, this.selected, {
+    renderDetails(this.details, this.model, this.selected, this.selectionNote, {
       showSource: (node) => void this.showSource(node),
       hotPath: (node) => this.expandHotPath(node),
       focus: (node) => {
@@ -299,7 +313,7 @@ export class App {
     } else {
       this.table.reveal(path.slice(1));
     }
-    this.select(target);
+    this.select(target, '');
   }
 
   async showSource(node: number): Promise<void> {

@@ -63,13 +63,14 @@ function kindSummary(model: ProfileModel, node: number): [string, string][] {
 }
 
 export function renderDetails(container: HTMLElement, model: ProfileModel, node: number,
-                              actions: DetailsActions): void {
+                              note: string, actions: DetailsActions): void {
   container.replaceChildren();
   if (node < 0 || node >= model.size) {
     container.append(el('p', 'hint', 'Select a frame to see its details.'));
     return;
   }
   container.append(el('h2', 'details-name', model.name(node)));
+  if (note) container.append(el('p', 'details-note', note));
   const file = model.file(node);
   const facts: [string, string][] = [['Kind', model.kindName(node)]];
   if (file) facts.push(['Location', model.line(node) ? `${file}:${model.line(node)}` : file]);

@@ -120,8 +120,16 @@ export class BottomUpModel implements TableModel {
   label(row: number): string { return this.model.frameLabel(this.frames[row]); }
   color(row: number): string { return kindColor(this.model.data.frames.kind[this.frames[row]]); }
   frameOf(row: number): number { return this.frames[row]; }
-  // A tree node standing for row, for the details panel.
-  nodeOf(row: number): number { return this.entries[row][0]; }
+  // The costliest tree node of row, for the details panel, and how many
+  // calling contexts the row stands for.
+  nodeOf(row: number): number {
+    const entries = this.entries[row];
+    const weights = this.weights[row];
+    let best = 0;
+    for (let i = 1; i < entries.length; i++) if (Math.abs(weights[i]) > Math.abs(weights[best])) best = i;
+    return entries[best];
+  }
+  contextsOf(row: number): number { return this.entries[row].length; }
 
   hasChildren(row: number): boolean {
     const entries = this.entries[row];
@@ -155,12 +163,19 @@ export class BottomUpModel implements TableModel {
 
 // Flat: one row per distinct frame; inclusive counts a recursive frame's
 // outermost occurrences only, as the C++ flat view does.
-export function flatModel(model: ProfileModel, metric: number): { table: TableModel; nodeOf: (frame: number) => number } {
+export interface FlatView {
+  table: TableModel;
+  nodeOf(frame: number): number;      // the frame's costliest node
+  contextsOf(frame: number): number;  // how many nodes carry the frame
+}
+
+export function flatModel(model: ProfileModel, metric: number): FlatView {
   const inclusive = model.inclusive(metric);
   const exclusive = model.exclusive(metric);
   const frameExclusive = new Float64Array(model.frameCount);
   const frameInclusive = new Float64Array(model.frameCount);
   const firstNode = new Int32Array(model.frameCount).fill(-1);
+  const nodeCount = new Uint32Array(model.frameCount);
   const onPath = new Uint32Array(model.frameCount);
   const { start, list } = model.childRanges();
   // Depth-first with explicit enter/exit markers (negative = exit).
@@ -172,7 +187,10 @@ export function flatModel(model: ProfileModel, metric: number): { table: TableMo
       continue;
     }
     const frame = model.frame[item];
-    if (firstNode[frame] < 0) firstNode[frame] = item;
+    if (firstNode[frame] < 0 || Math.abs(inclusive[item]) > Math.abs(inclusive[firstNode[frame]])) {
+      firstNode[frame] = item;
+    }
+    nodeCount[frame]++;
     frameExclusive[frame] += exclusive[item];
     if (onPath[frame] === 0) frameInclusive[frame] += inclusive[item];
     onPath[frame]++;
@@ -198,7 +216,7 @@ export function flatModel(model: ProfileModel, metric: number): { table: TableMo
       { title: 'Incl %', value: (f) => frameInclusive[f], text: (f) => formatPercent(frameInclusive[f], total) },
     ],
   };
-  return { table, nodeOf: (f) => firstNode[f] };
+  return { table, nodeOf: (f) => firstNode[f], contextsOf: (f) => nodeCount[f] };
 }
 
 // Two profiles matched by call path (the chain of frames from the root).
