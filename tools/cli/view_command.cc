@@ -102,9 +102,11 @@ void AddViewCommand(CLI::App& app, std::function<int()>& action) {
       ->add_option("--port", request->port,
                    "Port on 127.0.0.1 (default: any free port)")
       ->check(CLI::Range(0, 65535));
-  command->add_flag("!--no-browser", request->open_browser,
+  auto no_browser = std::make_shared<bool>(false);
+  command->add_flag("--no-browser", *no_browser,
                     "Only print the URL; do not start a browser");
-  command->callback([request, &action] {
+  command->callback([request, no_browser, &action] {
+    request->open_browser = !*no_browser;
     action = [request] { return RunView(*request, std::cout, std::cerr); };
   });
 }
