@@ -15,9 +15,11 @@ import subprocess
 import sys
 import tempfile
 
-from . import _paths, _runtime
+from . import _cuda_memory, _paths, _runtime
 
 _ADAPTER = None
+# Set once the CUDA caching allocator hook is attached.
+_CUDA_MEMORY_TRACKED = False
 
 # Python files of torch itself that sit between the user's line and an op or
 # scope; hiding them keeps paths ending at the user's code.
@@ -238,7 +240,11 @@ def _track_cuda_memory(torch, adapter, unsupported):
     def attach():
         error = ctypes.create_string_buffer(1024)
         if adapter.deepcontext_torch_track_cuda_memory(error, len(error)) == 0:
+            global _CUDA_MEMORY_TRACKED
+            _CUDA_MEMORY_TRACKED = True
             _runtime.set_metadata("gpu_memory", "tracked: CUDA caching allocator")
+            if _runtime.is_active():
+                _cuda_memory.report(torch)
         else:
             message = error.value.decode("utf-8", "replace").strip().splitlines()
             _runtime.set_metadata("gpu_memory", "not tracked: %s"
@@ -257,6 +263,10 @@ def _track_cuda_memory(torch, adapter, unsupported):
 
 
 def enable(on):
-    """Pauses (False) or resumes (True) op interception, if installed."""
+    """Pauses (False) or resumes (True) op interception, if installed.
+    Resuming also reports the CUDA memory in use now, so that a profiled
+    region's device peak counts what was allocated before it."""
     if _ADAPTER is not None:
         _ADAPTER.deepcontext_torch_enable(1 if on else 0)
+        if on and _CUDA_MEMORY_TRACKED:
+            _cuda_memory.report(sys.modules["torch"])
