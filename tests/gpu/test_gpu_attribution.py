@@ -187,7 +187,9 @@ def test_region_started_after_cuda_init_tracks_memory(tmp_path):
     assert tree.metadata["op_cpu_time"] == "off"
     allocated = sum(n.excl("gpu_alloc_bytes") for n in tree.nodes if "gpu_alloc_bytes" in n.exclusive)
     assert allocated == 8 << 20
-    assert int(tree.metadata["gpu0_memory_peak_bytes"]) == 8 << 20
+    # `warm` (4 KiB) was allocated before the region and counts in the peak.
+    assert int(tree.metadata["gpu0_memory_before_profiling_bytes"]) == 4096
+    assert int(tree.metadata["gpu0_memory_peak_bytes"]) == (8 << 20) + 4096
 
 
 def test_regions_detach_cupti_and_attach_again(tmp_path):
@@ -348,4 +350,8 @@ def test_device_peak_of_a_region_counts_memory_allocated_before_it(tmp_path):
     holders = tree.find(name="[allocated before profiling]")
     region_line = marker_line(program, "REGION_LINE")
     assert [n for n in holders if n.parent.line == region_line], [n.path() for n in holders]
-    assert sum(n.excl("gpu_peak_live_bytes") for n in holders) >= 0.99 * before
+    # At the peak (in a backward pass) the gradients of the step before were
+    # already freed by zero_grad(set_to_none=True): the weights and AdamW's
+    # moments are what is left of the memory allocated before the region.
+    held = sum(n.excl("gpu_peak_live_bytes") for n in holders)
+    assert 3 * 4 * parameters <= held < before
