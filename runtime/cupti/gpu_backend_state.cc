@@ -10,7 +10,7 @@
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cupti/activity_buffer_pool.h"
-#include "runtime/cupti/buffer_worker.h"
+#include "runtime/gpu/buffer_worker.h"
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/gpu_metadata.h"
 
@@ -57,7 +57,7 @@ GpuBackendState* g_active = nullptr;  // guarded by ActiveMutex()
 
 // Gives a completed buffer to the running backend, if any, and takes it
 // back into the pool.
-void HandleCompleted(const CompletedBuffer& buffer) {
+void HandleCompleted(const gpu::CompletedBuffer& buffer) {
   {
     std::lock_guard<std::mutex> guard(ActiveMutex());
     if (g_active != nullptr) {
@@ -72,8 +72,8 @@ void HandleCompleted(const CompletedBuffer& buffer) {
 // Completed buffers are processed here, off the application threads that
 // CUPTI hands them back on (see buffer_worker.h). Like the pool, it outlives
 // every backend.
-BufferWorker& Worker() {
-  static auto* worker = new BufferWorker(&HandleCompleted);
+gpu::BufferWorker& Worker() {
+  static auto* worker = new gpu::BufferWorker(&HandleCompleted);
   return *worker;
 }
 
@@ -130,7 +130,7 @@ void CUPTIAPI RequestBuffer(uint8_t** buffer, size_t* size,
 void CUPTIAPI CompleteBuffer(CUcontext context, uint32_t stream_id,
                                 uint8_t* buffer, size_t /*size*/,
                                 size_t valid_size) {
-  CompletedBuffer completed;
+  gpu::CompletedBuffer completed;
   completed.context = context;
   completed.stream_id = stream_id;
   completed.data = buffer;
@@ -423,7 +423,7 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
   if (detach_between_windows_) {
-    for (auto& entry : WindowDetachMetadata(window_detach_.stats(), window_error_)) {
+    for (auto& entry : gpu::WindowDetachMetadata(window_detach_.stats(), window_error_)) {
       metadata.push_back(std::move(entry));
     }
   }

@@ -20,10 +20,10 @@
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/driver_api.h"
-#include "runtime/cupti/gpu_attribution.h"
+#include "runtime/gpu/gpu_attribution.h"
 #include "runtime/cupti/graph_launch_tracker.h"
 #include "runtime/cupti/metric_store_sink.h"
-#include "runtime/cupti/window_detach.h"
+#include "runtime/gpu/window_detach.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::cupti {
@@ -44,7 +44,7 @@ class GpuBackendState {
         driver_(std::move(driver)),
         sink_(store),
         attribution_(sink_),
-        processor_(attribution_, [this](uint32_t device, DeviceInfo* info) {
+        processor_(attribution_, [this](uint32_t device, gpu::DeviceInfo* info) {
           DeviceAttributes attributes;
           if (!driver_->QueryDevice(device, &attributes)) return false;
           *info = DeviceInfoFromAttributes(attributes);
@@ -105,9 +105,9 @@ class GpuBackendState {
   bool MayDetachNow() const;
   // Whether CUPTI may be called: attached, and no detach asked or under way.
   bool CuptiCallable() const {
-    const WindowDetach::State state = window_detach_.state();
-    return !cupti_detached_ && (state == WindowDetach::State::kAttached ||
-                                state == WindowDetach::State::kQuiet);
+    const gpu::WindowDetach::State state = window_detach_.state();
+    return !cupti_detached_ && (state == gpu::WindowDetach::State::kAttached ||
+                                state == gpu::WindowDetach::State::kQuiet);
   }
   void OnCallbackWhilePaused(CUpti_CallbackDomain domain, const void* data);
   // Hands every record over; caller holds lifecycle_mutex_. With
@@ -134,7 +134,7 @@ class GpuBackendState {
   const CuptiFunctions& f_;
   const std::unique_ptr<CudaDriver> driver_;
   MetricStoreSink sink_;
-  GpuAttribution attribution_;
+  gpu::GpuAttribution attribution_;
   ActivityProcessor processor_;
   GraphLaunchTracker graphs_;
 
@@ -154,7 +154,7 @@ class GpuBackendState {
   std::vector<CUpti_CallbackId> traced_callbacks_;  // driver API
   bool tracing_ = true;  // false between trace windows
   bool detach_between_windows_ = false;
-  WindowDetach window_detach_;
+  gpu::WindowDetach window_detach_;
   // A pause detached CUPTI and it is not attached again: no CUPTI call.
   bool cupti_detached_ = false;
   std::string window_error_;  // why GPU tracing ended at a window

@@ -7,21 +7,21 @@
 namespace deepcontext::cupti {
 
 // GpuNodeKind values are passed to DLMonitor unchanged.
-static_assert(static_cast<int>(GpuNodeKind::kApi) == DLMONITOR_FRAME_GPU_API);
-static_assert(static_cast<int>(GpuNodeKind::kKernel) == DLMONITOR_FRAME_GPU_KERNEL);
-static_assert(static_cast<int>(GpuNodeKind::kMemcpy) == DLMONITOR_FRAME_GPU_MEMCPY);
-static_assert(static_cast<int>(GpuNodeKind::kMemset) == DLMONITOR_FRAME_GPU_MEMSET);
-static_assert(static_cast<int>(GpuNodeKind::kSync) == DLMONITOR_FRAME_GPU_SYNC);
+static_assert(static_cast<int>(gpu::GpuNodeKind::kApi) == DLMONITOR_FRAME_GPU_API);
+static_assert(static_cast<int>(gpu::GpuNodeKind::kKernel) == DLMONITOR_FRAME_GPU_KERNEL);
+static_assert(static_cast<int>(gpu::GpuNodeKind::kMemcpy) == DLMONITOR_FRAME_GPU_MEMCPY);
+static_assert(static_cast<int>(gpu::GpuNodeKind::kMemset) == DLMONITOR_FRAME_GPU_MEMSET);
+static_assert(static_cast<int>(gpu::GpuNodeKind::kSync) == DLMONITOR_FRAME_GPU_SYNC);
 
 MetricStoreSink::MetricStoreSink(profiler::MetricStore& store) : store_(store) {
   for (size_t i = 0; i < ids_.size(); ++i) {
-    const GpuMetricInfo& info = MetricInfo(static_cast<GpuMetric>(i));
+    const gpu::GpuMetricInfo& info = gpu::MetricInfo(static_cast<gpu::GpuMetric>(i));
     ids_[i] = store_.Register(std::string(info.name), std::string(info.unit),
                               std::string(info.description));
   }
 }
 
-ContextId MetricStoreSink::Child(ContextId parent, GpuNodeKind kind,
+gpu::ContextId MetricStoreSink::Child(gpu::ContextId parent, gpu::GpuNodeKind kind,
                                  std::string_view name) {
   if (parent == 0) return 0;
   // DLMonitor wants a NUL-terminated name; attribution caches children, so
@@ -38,13 +38,13 @@ ContextId MetricStoreSink::Child(ContextId parent, GpuNodeKind kind,
   return child;
 }
 
-void MetricStoreSink::Add(ContextId context, GpuMetric metric, double value) {
+void MetricStoreSink::Add(gpu::ContextId context, gpu::GpuMetric metric, double value) {
   const auto index = static_cast<size_t>(metric);
   if (context == 0 || index >= ids_.size()) return;
   store_.Add(context, ids_[index], value);
 }
 
-profiler::MetricId MetricStoreSink::metric_id(GpuMetric metric) const {
+profiler::MetricId MetricStoreSink::metric_id(gpu::GpuMetric metric) const {
   const auto index = static_cast<size_t>(metric);
   return index < ids_.size() ? ids_[index] : ids_[0];
 }

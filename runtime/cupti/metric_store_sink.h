@@ -7,29 +7,29 @@
 #include <array>
 #include <string_view>
 
-#include "runtime/cupti/context_sink.h"
+#include "runtime/gpu/context_sink.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::cupti {
 
-class MetricStoreSink : public ContextSink {
+class MetricStoreSink : public gpu::ContextSink {
  public:
-  // Registers the GPU metrics (MetricInfo of every GpuMetric) in `store`,
+  // Registers the GPU metrics (MetricInfo of every gpu::GpuMetric) in `store`,
   // which must outlive the sink. Registration is idempotent by name, so
   // several sinks on one store share the ids.
   explicit MetricStoreSink(profiler::MetricStore& store);
 
   // dlmonitor_context_child() with the frame kind matching `kind`.
-  ContextId Child(ContextId parent, GpuNodeKind kind,
+  gpu::ContextId Child(gpu::ContextId parent, gpu::GpuNodeKind kind,
                   std::string_view name) override;
-  void Add(ContextId context, GpuMetric metric, double value) override;
+  void Add(gpu::ContextId context, gpu::GpuMetric metric, double value) override;
 
   // The store's id of `metric`.
-  profiler::MetricId metric_id(GpuMetric metric) const;
+  profiler::MetricId metric_id(gpu::GpuMetric metric) const;
 
  private:
   profiler::MetricStore& store_;
-  std::array<profiler::MetricId, static_cast<size_t>(GpuMetric::kCount)> ids_{};
+  std::array<profiler::MetricId, static_cast<size_t>(gpu::GpuMetric::kCount)> ids_{};
 };
 
 }  // namespace deepcontext::cupti

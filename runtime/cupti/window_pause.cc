@@ -21,7 +21,7 @@ constexpr std::chrono::seconds kDetachTimeout{10};
 
 void GpuBackendState::SetShortestPause(int64_t pause_ns) {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  detach_between_windows_ = pause_ns >= kMinDetachedPauseNs;
+  detach_between_windows_ = pause_ns >= gpu::kMinDetachedPauseNs;
 }
 
 void GpuBackendState::SetTracing(bool on) {
@@ -79,11 +79,11 @@ void GpuBackendState::AskToDetach() {
 
 bool GpuBackendState::EndPause() {
   switch (window_detach_.EndPause(kDetachTimeout)) {
-    case WindowDetach::Resumed::kStillAttached:
+    case gpu::WindowDetach::Resumed::kStillAttached:
       return true;
-    case WindowDetach::Resumed::kDetached:
+    case gpu::WindowDetach::Resumed::kDetached:
       break;
-    case WindowDetach::Resumed::kStuck:
+    case gpu::WindowDetach::Resumed::kStuck:
       // Calling CUPTI while another thread is inside cuptiFinalize could
       // crash the program: GPU tracing ends here.
       window_error_ = "CUPTI took longer than " +

@@ -56,7 +56,7 @@ class FakeBackendTest : public ::testing::Test {
   profiler::Accumulator Total(const std::string& name) const {
     const std::vector<profiler::MetricInfo> metrics = store_.Metrics();
     profiler::Accumulator total;
-    store_.ForEach(ContextId{1} << 24, [&](ContextId, profiler::MetricId metric,
+    store_.ForEach(gpu::ContextId{1} << 24, [&](gpu::ContextId, profiler::MetricId metric,
                                            const profiler::Accumulator& value) {
       if (metric < metrics.size() && metrics[metric].name == name) {
         total.count += value.count;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "deepcontext/dlmonitor.h"
-#include "runtime/cupti/gpu_attribution.h"
+#include "runtime/gpu/gpu_attribution.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -31,9 +31,9 @@ class MetricStoreSinkTest : public ::testing::Test {
   struct Frame {
     int kind = -1;
     std::string name;
-    ContextId parent = 0;
+    gpu::ContextId parent = 0;
   };
-  static Frame FrameOf(ContextId context) {
+  static Frame FrameOf(gpu::ContextId context) {
     dlmonitor_frame_t frame{};
     frame.struct_size = sizeof(frame);
     dlmonitor_context_t parent = 0;
@@ -47,11 +47,11 @@ class MetricStoreSinkTest : public ::testing::Test {
   }
 
   // (context, metric name) -> accumulator of everything in the store.
-  std::map<std::pair<ContextId, std::string>, profiler::Accumulator> Samples() const {
+  std::map<std::pair<gpu::ContextId, std::string>, profiler::Accumulator> Samples() const {
     const std::vector<profiler::MetricInfo> metrics = store_.Metrics();
-    std::map<std::pair<ContextId, std::string>, profiler::Accumulator> out;
+    std::map<std::pair<gpu::ContextId, std::string>, profiler::Accumulator> out;
     store_.ForEach(dlmonitor_context_count() + 1,
-                   [&](ContextId context, profiler::MetricId metric,
+                   [&](gpu::ContextId context, profiler::MetricId metric,
                        const profiler::Accumulator& accumulator) {
                      out[{context, metrics.at(metric).name}] = accumulator;
                    });
@@ -66,10 +66,10 @@ TEST_F(MetricStoreSinkTest, RegistersEveryGpuMetricOnce) {
   MetricStoreSink sink(store_);
   MetricStoreSink second(store_);
   const std::vector<profiler::MetricInfo> metrics = store_.Metrics();
-  ASSERT_EQ(metrics.size(), static_cast<size_t>(GpuMetric::kCount));
-  for (int i = 0; i < static_cast<int>(GpuMetric::kCount); ++i) {
-    const auto metric = static_cast<GpuMetric>(i);
-    const GpuMetricInfo& info = MetricInfo(metric);
+  ASSERT_EQ(metrics.size(), static_cast<size_t>(gpu::GpuMetric::kCount));
+  for (int i = 0; i < static_cast<int>(gpu::GpuMetric::kCount); ++i) {
+    const auto metric = static_cast<gpu::GpuMetric>(i);
+    const gpu::GpuMetricInfo& info = gpu::MetricInfo(metric);
     const profiler::MetricId id = sink.metric_id(metric);
     EXPECT_EQ(second.metric_id(metric), id);
     ASSERT_LT(id, metrics.size());
@@ -81,28 +81,28 @@ TEST_F(MetricStoreSinkTest, RegistersEveryGpuMetricOnce) {
 
 TEST_F(MetricStoreSinkTest, ChildrenAreDlmonitorContextsWithGpuFrameKinds) {
   MetricStoreSink sink(store_);
-  const ContextId api = sink.Child(launch_context_, GpuNodeKind::kApi, "cuLaunchKernel");
+  const gpu::ContextId api = sink.Child(launch_context_, gpu::GpuNodeKind::kApi, "cuLaunchKernel");
   ASSERT_NE(api, 0u);
-  EXPECT_EQ(sink.Child(launch_context_, GpuNodeKind::kApi, "cuLaunchKernel"), api);
+  EXPECT_EQ(sink.Child(launch_context_, gpu::GpuNodeKind::kApi, "cuLaunchKernel"), api);
   const Frame api_frame = FrameOf(api);
   EXPECT_EQ(api_frame.kind, DLMONITOR_FRAME_GPU_API);
   EXPECT_EQ(api_frame.name, "cuLaunchKernel");
   EXPECT_EQ(api_frame.parent, launch_context_);
 
   const struct {
-    GpuNodeKind kind;
+    gpu::GpuNodeKind kind;
     int frame_kind;
     std::string name;
   } cases[] = {
-      {GpuNodeKind::kKernel, DLMONITOR_FRAME_GPU_KERNEL, "_Z4gemmPfS_"},
-      {GpuNodeKind::kMemcpy, DLMONITOR_FRAME_GPU_MEMCPY, "memcpy HtoD (pageable)"},
-      {GpuNodeKind::kMemset, DLMONITOR_FRAME_GPU_MEMSET, "memset"},
-      {GpuNodeKind::kSync, DLMONITOR_FRAME_GPU_SYNC, "sync: stream"},
+      {gpu::GpuNodeKind::kKernel, DLMONITOR_FRAME_GPU_KERNEL, "_Z4gemmPfS_"},
+      {gpu::GpuNodeKind::kMemcpy, DLMONITOR_FRAME_GPU_MEMCPY, "memcpy HtoD (pageable)"},
+      {gpu::GpuNodeKind::kMemset, DLMONITOR_FRAME_GPU_MEMSET, "memset"},
+      {gpu::GpuNodeKind::kSync, DLMONITOR_FRAME_GPU_SYNC, "sync: stream"},
   };
   for (const auto& c : cases) {
     // Names are string_views: pass one that is not NUL-terminated.
     const std::string padded = c.name + "#tail";
-    const ContextId child =
+    const gpu::ContextId child =
         sink.Child(api, c.kind, std::string_view(padded).substr(0, c.name.size()));
     ASSERT_NE(child, 0u) << c.name;
     const Frame frame = FrameOf(child);
@@ -111,19 +111,19 @@ TEST_F(MetricStoreSinkTest, ChildrenAreDlmonitorContextsWithGpuFrameKinds) {
     EXPECT_EQ(frame.parent, api);
   }
   // Same name, other kind: another node.
-  EXPECT_NE(sink.Child(api, GpuNodeKind::kKernel, "memset"),
-            sink.Child(api, GpuNodeKind::kMemset, "memset"));
-  EXPECT_EQ(sink.Child(0, GpuNodeKind::kApi, "cuLaunchKernel"), 0u);
+  EXPECT_NE(sink.Child(api, gpu::GpuNodeKind::kKernel, "memset"),
+            sink.Child(api, gpu::GpuNodeKind::kMemset, "memset"));
+  EXPECT_EQ(sink.Child(0, gpu::GpuNodeKind::kApi, "cuLaunchKernel"), 0u);
 }
 
 TEST_F(MetricStoreSinkTest, SamplesLandInTheStoreUnderTheMetricNames) {
   MetricStoreSink sink(store_);
-  const ContextId kernel = sink.Child(launch_context_, GpuNodeKind::kKernel, "k");
-  sink.Add(kernel, GpuMetric::kGpuTime, 100);
-  sink.Add(kernel, GpuMetric::kGpuTime, 50);
-  sink.Add(kernel, GpuMetric::kOccupancy, 0.5);
-  sink.Add(0, GpuMetric::kGpuTime, 7);               // no context: dropped
-  sink.Add(kernel, GpuMetric::kCount, 7);            // not a metric: dropped
+  const gpu::ContextId kernel = sink.Child(launch_context_, gpu::GpuNodeKind::kKernel, "k");
+  sink.Add(kernel, gpu::GpuMetric::kGpuTime, 100);
+  sink.Add(kernel, gpu::GpuMetric::kGpuTime, 50);
+  sink.Add(kernel, gpu::GpuMetric::kOccupancy, 0.5);
+  sink.Add(0, gpu::GpuMetric::kGpuTime, 7);               // no context: dropped
+  sink.Add(kernel, gpu::GpuMetric::kCount, 7);            // not a metric: dropped
   const auto samples = Samples();
   ASSERT_EQ(samples.size(), 2u);
   const profiler::Accumulator time = samples.at({kernel, "gpu_time"});
@@ -138,13 +138,13 @@ TEST_F(MetricStoreSinkTest, SamplesLandInTheStoreUnderTheMetricNames) {
 // launch context -> API -> kernel in DLMonitor's tree.
 TEST_F(MetricStoreSinkTest, AttributionBuildsTheGpuPathInDlmonitor) {
   MetricStoreSink sink(store_);
-  GpuAttribution attribution(sink);
-  LaunchRecord launch;
+  gpu::GpuAttribution attribution(sink);
+  gpu::LaunchRecord launch;
   launch.correlation_id = 5;
   launch.context = launch_context_;
   launch.api_name = "cuLaunchKernelEx";
   attribution.OnLaunch(launch);
-  KernelRecord kernel;
+  gpu::KernelRecord kernel;
   kernel.correlation_id = 5;
   kernel.name = "ampere_sgemm";
   kernel.start_ns = 1000;
@@ -155,7 +155,7 @@ TEST_F(MetricStoreSinkTest, AttributionBuildsTheGpuPathInDlmonitor) {
   attribution.OnKernel(kernel);
   attribution.Flush();
 
-  ContextId found = 0;
+  gpu::ContextId found = 0;
   for (const auto& [key, accumulator] : Samples()) {
     if (key.second == "gpu_time") {
       EXPECT_EQ(found, 0u);

@@ -18,7 +18,7 @@
 
 #include <sys/types.h>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 // A completed buffer as CUPTI hands it back.
 struct CompletedBuffer {
@@ -69,4 +69,4 @@ class BufferWorker {
   std::thread thread_;
 };
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

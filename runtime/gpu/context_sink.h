@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "runtime/cupti/gpu_records.h"
+#include "runtime/gpu/gpu_records.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 // Kinds of the nodes attribution creates. The values equal the matching
 // dlmonitor_frame_kind_t values, so the production sink can pass them
@@ -60,4 +60,4 @@ class ContextSink {
   virtual void Add(ContextId context, GpuMetric metric, double value) = 0;
 };
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -1,6 +1,6 @@
-#include "runtime/cupti/context_sink.h"
+#include "runtime/gpu/context_sink.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 const GpuMetricInfo& MetricInfo(GpuMetric metric) {
   static const GpuMetricInfo kInfos[] = {
@@ -20,4 +20,4 @@ const GpuMetricInfo& MetricInfo(GpuMetric metric) {
   return kInfos[index < static_cast<size_t>(GpuMetric::kCount) ? index : 0];
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

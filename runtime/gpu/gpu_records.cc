@@ -1,6 +1,6 @@
-#include "runtime/cupti/gpu_records.h"
+#include "runtime/gpu/gpu_records.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 std::string_view CopyKindName(CopyKind kind) {
   switch (kind) {
@@ -36,4 +36,4 @@ std::string_view SyncKindName(SyncKind kind) {
   return "unknown";
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

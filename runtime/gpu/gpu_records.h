@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 // A calling context id (the value of a dlmonitor_context_t). 0 = none.
 using ContextId = uint64_t;
@@ -129,4 +129,4 @@ std::string_view SyncKindName(SyncKind kind);
 // True for host memory whose copies are staged through a bounce buffer.
 inline bool IsPageable(MemoryKind kind) { return kind == MemoryKind::kPageable; }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -1,4 +1,4 @@
-#include "runtime/cupti/interval_union.h"
+#include "runtime/gpu/interval_union.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 TEST(IntervalUnionTest, MergesOverlapsAndTouches) {
@@ -64,4 +64,4 @@ TEST(IntervalUnionTest, VeryLateIntervalsAreClippedNotDoubleCounted) {
 }
 
 }  // namespace
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -1,10 +1,10 @@
-#include "runtime/cupti/correlation_table.h"
+#include "runtime/gpu/correlation_table.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 LaunchRecord Launch(uint64_t id, ContextId context, std::string_view api,
@@ -135,4 +135,4 @@ TEST(CorrelationTableTest, CountUnansweredCountsEachQualifyingLaunchOnce) {
 }
 
 }  // namespace
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -1,4 +1,4 @@
-#include "runtime/cupti/window_detach.h"
+#include "runtime/gpu/window_detach.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 using State = WindowDetach::State;
@@ -145,4 +145,4 @@ TEST(WindowDetach, MetadataSaysHowOftenAndHowLong) {
 }
 
 }  // namespace
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

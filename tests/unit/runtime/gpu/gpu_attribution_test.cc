@@ -1,4 +1,4 @@
-#include "runtime/cupti/gpu_attribution.h"
+#include "runtime/gpu/gpu_attribution.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "tests/unit/runtime/cupti/fake_context_sink.h"
+#include "tests/unit/runtime/gpu/fake_context_sink.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 constexpr ContextId kRoot = 1;
@@ -543,4 +543,4 @@ TEST(MemcpyNodeNameTest, NamesHostSide) {
 }
 
 }  // namespace
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "runtime/common/spin_lock.h"
-#include "runtime/cupti/gpu_records.h"
+#include "runtime/gpu/gpu_records.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 // An activity record waiting for its launch.
 using PendingRecord =
@@ -147,4 +147,4 @@ class CorrelationTable {
   std::atomic<bool> has_ready_{false};
 };
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

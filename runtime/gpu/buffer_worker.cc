@@ -1,4 +1,4 @@
-#include "runtime/cupti/buffer_worker.h"
+#include "runtime/gpu/buffer_worker.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 
 #include "runtime/common/all_signals_blocked.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 BufferWorker::BufferWorker(std::function<void(const CompletedBuffer&)> handle)
     : handle_(std::move(handle)) {}
@@ -83,4 +83,4 @@ void BufferWorker::Run() {
   }
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -1,8 +1,8 @@
-#include "runtime/cupti/correlation_table.h"
+#include "runtime/gpu/correlation_table.h"
 
 #include <algorithm>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 void LaunchInfo::SetApiName(std::string_view name) {
   const size_t length = std::min(name.size(), kMaxApiName);
@@ -190,4 +190,4 @@ size_t CorrelationTable::size() const {
   return total;
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

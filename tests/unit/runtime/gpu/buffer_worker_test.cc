@@ -1,4 +1,4 @@
-#include "runtime/cupti/buffer_worker.h"
+#include "runtime/gpu/buffer_worker.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 CompletedBuffer Buffer(size_t tag) {
@@ -124,4 +124,4 @@ TEST(BufferWorkerTest, AForkedChildHandlesBuffersItself) {
 }
 
 }  // namespace
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

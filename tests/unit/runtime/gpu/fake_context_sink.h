@@ -9,9 +9,9 @@
 #include <tuple>
 #include <vector>
 
-#include "runtime/cupti/context_sink.h"
+#include "runtime/gpu/context_sink.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 class FakeContextSink : public ContextSink {
  public:
@@ -113,4 +113,4 @@ class FakeContextSink : public ContextSink {
   uint64_t child_calls_ = 0;
 };
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

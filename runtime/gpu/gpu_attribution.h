@@ -21,13 +21,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/cupti/context_sink.h"
-#include "runtime/cupti/correlation_table.h"
-#include "runtime/cupti/gpu_records.h"
-#include "runtime/cupti/interval_union.h"
-#include "runtime/cupti/occupancy.h"
+#include "runtime/gpu/context_sink.h"
+#include "runtime/gpu/correlation_table.h"
+#include "runtime/gpu/gpu_records.h"
+#include "runtime/gpu/interval_union.h"
+#include "runtime/gpu/occupancy.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 struct AttributionOptions {
   // Parent of the "<unattributed>" node (DLMonitor's root context is 1).
@@ -203,4 +203,4 @@ std::string MemcpyNodeName(const MemcpyRecord& record);
 // "sync: stream", "sync: event", ...: the node name of a synchronization.
 std::string SyncNodeName(const SyncRecord& record);
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 // Pauses shorter than this keep CUPTI attached. On the H200 a detach cost
 // the application thread whose CUDA call made it about 1.7 ms, and
@@ -101,4 +101,4 @@ class WindowDetach {
 std::vector<std::pair<std::string, std::string>> WindowDetachMetadata(
     const WindowDetach::Stats& stats, const std::string& error);
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

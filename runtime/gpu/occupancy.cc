@@ -1,9 +1,9 @@
-#include "runtime/cupti/occupancy.h"
+#include "runtime/gpu/occupancy.h"
 
 #include <algorithm>
 #include <climits>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 int64_t DivideRoundUp(int64_t x, int64_t y) { return (x + y - 1) / y; }
@@ -144,4 +144,4 @@ Occupancy ComputeOccupancy(const DeviceInfo& device, const LaunchShape& shape) {
   return result;
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

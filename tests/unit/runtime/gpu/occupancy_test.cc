@@ -1,4 +1,4 @@
-#include "runtime/cupti/occupancy.h"
+#include "runtime/gpu/occupancy.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <cuda_occupancy.h>
 #endif
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 // H100 / H200 (sm_90): 132 SMs, 2048 threads, 32 blocks, 64 K registers and
@@ -150,4 +150,4 @@ TEST(OccupancyTest, AgreesWithToolkitCalculator) {
 #endif
 
 }  // namespace
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

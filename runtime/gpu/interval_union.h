@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <map>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 class IntervalUnion {
  public:
@@ -38,4 +38,4 @@ class IntervalUnion {
   uint64_t count_ = 0;
 };
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

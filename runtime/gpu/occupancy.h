@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 // The per-device limits occupancy depends on. The production backend fills
 // it from driver attributes; DeviceInfoForArch() gives the published
@@ -71,4 +71,4 @@ struct Occupancy {
 // info is invalid or the launch cannot fit on an SM.
 Occupancy ComputeOccupancy(const DeviceInfo& device, const LaunchShape& shape);
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -1,11 +1,11 @@
-#include "runtime/cupti/window_detach.h"
+#include "runtime/gpu/window_detach.h"
 
 #include <algorithm>
 #include <thread>
 
 #include "runtime/cpu/clocks.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 void RaiseMax(std::atomic<int64_t>& max, int64_t value) {
@@ -103,4 +103,4 @@ std::vector<std::pair<std::string, std::string>> WindowDetachMetadata(
   return out;
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

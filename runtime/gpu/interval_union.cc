@@ -1,9 +1,9 @@
-#include "runtime/cupti/interval_union.h"
+#include "runtime/gpu/interval_union.h"
 
 #include <algorithm>
 #include <iterator>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 
 void IntervalUnion::Add(uint64_t start, uint64_t end) {
   if (end <= start) return;
@@ -40,4 +40,4 @@ uint64_t IntervalUnion::Length() const {
   return total;
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu

@@ -1,10 +1,10 @@
-#include "runtime/cupti/gpu_attribution.h"
+#include "runtime/gpu/gpu_attribution.h"
 
 #include <algorithm>
 #include <type_traits>
 #include <utility>
 
-namespace deepcontext::cupti {
+namespace deepcontext::gpu {
 namespace {
 
 constexpr std::string_view kUnattributed = "<unattributed>";
@@ -338,4 +338,4 @@ std::vector<DeviceActivity> GpuAttribution::Devices() const {
   return out;
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::gpu
