@@ -20,11 +20,10 @@
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/driver_api.h"
+#include "runtime/gpu/context_sink.h"
 #include "runtime/gpu/gpu_attribution.h"
 #include "runtime/cupti/graph_launch_tracker.h"
-#include "runtime/cupti/metric_store_sink.h"
 #include "runtime/gpu/window_detach.h"
-#include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::cupti {
 
@@ -37,13 +36,13 @@ TracedActivity TracedFromBits(unsigned bits);
 // buffers).
 class GpuBackendState {
  public:
-  GpuBackendState(profiler::MetricStore& store, const CuptiLibrary& library,
+  // `sink` must outlive the state.
+  GpuBackendState(gpu::ContextSink& sink, const CuptiLibrary& library,
                   std::unique_ptr<CudaDriver> driver)
       : library_(library),
         f_(*library.functions()),
         driver_(std::move(driver)),
-        sink_(store),
-        attribution_(sink_),
+        attribution_(sink),
         processor_(attribution_, [this](uint32_t device, gpu::DeviceInfo* info) {
           DeviceAttributes attributes;
           if (!driver_->QueryDevice(device, &attributes)) return false;
@@ -62,7 +61,7 @@ class GpuBackendState {
   // "" when tracing, otherwise why not; Stop() cleans up either way.
   std::string Start();
   // Ends tracing: waits for every device's GPU work, hands every record to
-  // the store. Metadata() still works afterwards.
+  // the sink. Metadata() still works afterwards.
   void Stop();
   // After Stop(): detaches CUPTI from the process if DetachRefusal allows
   // (cupti_detach.h). No CUPTI call may follow, since any would attach it
@@ -133,7 +132,6 @@ class GpuBackendState {
   const CuptiLibrary& library_;
   const CuptiFunctions& f_;
   const std::unique_ptr<CudaDriver> driver_;
-  MetricStoreSink sink_;
   gpu::GpuAttribution attribution_;
   ActivityProcessor processor_;
   GraphLaunchTracker graphs_;

@@ -1,7 +1,8 @@
-// The production ContextSink: GPU nodes become children in DLMonitor's
+// The production gpu::ContextSink: GPU nodes become children in DLMonitor's
 // process-wide context tree and samples go into the profiler's MetricStore,
-// so GPU metrics are written with the rest of the profile. No vendor
-// headers.
+// so GPU metrics are written with the rest of the profile. The GPU
+// backends (runtime/cupti/) only know the interface; the session hands
+// them this sink (gpu_source.cc). No vendor headers.
 #pragma once
 
 #include <array>
@@ -10,14 +11,14 @@
 #include "runtime/gpu/context_sink.h"
 #include "runtime/profiler/metric_store.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::profiler {
 
 class MetricStoreSink : public gpu::ContextSink {
  public:
   // Registers the GPU metrics (MetricInfo of every gpu::GpuMetric) in `store`,
   // which must outlive the sink. Registration is idempotent by name, so
   // several sinks on one store share the ids.
-  explicit MetricStoreSink(profiler::MetricStore& store);
+  explicit MetricStoreSink(MetricStore& store);
 
   // dlmonitor_context_child() with the frame kind matching `kind`.
   gpu::ContextId Child(gpu::ContextId parent, gpu::GpuNodeKind kind,
@@ -25,11 +26,11 @@ class MetricStoreSink : public gpu::ContextSink {
   void Add(gpu::ContextId context, gpu::GpuMetric metric, double value) override;
 
   // The store's id of `metric`.
-  profiler::MetricId metric_id(gpu::GpuMetric metric) const;
+  MetricId metric_id(gpu::GpuMetric metric) const;
 
  private:
-  profiler::MetricStore& store_;
-  std::array<profiler::MetricId, static_cast<size_t>(gpu::GpuMetric::kCount)> ids_{};
+  MetricStore& store_;
+  std::array<MetricId, static_cast<size_t>(gpu::GpuMetric::kCount)> ids_{};
 };
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::profiler

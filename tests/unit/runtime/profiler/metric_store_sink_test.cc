@@ -1,4 +1,4 @@
-#include "runtime/cupti/metric_store_sink.h"
+#include "runtime/profiler/metric_store_sink.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "deepcontext/dlmonitor.h"
 #include "runtime/gpu/gpu_attribution.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::profiler {
 namespace {
 
 class MetricStoreSinkTest : public ::testing::Test {
@@ -47,30 +47,30 @@ class MetricStoreSinkTest : public ::testing::Test {
   }
 
   // (context, metric name) -> accumulator of everything in the store.
-  std::map<std::pair<gpu::ContextId, std::string>, profiler::Accumulator> Samples() const {
-    const std::vector<profiler::MetricInfo> metrics = store_.Metrics();
-    std::map<std::pair<gpu::ContextId, std::string>, profiler::Accumulator> out;
+  std::map<std::pair<gpu::ContextId, std::string>, Accumulator> Samples() const {
+    const std::vector<MetricInfo> metrics = store_.Metrics();
+    std::map<std::pair<gpu::ContextId, std::string>, Accumulator> out;
     store_.ForEach(dlmonitor_context_count() + 1,
-                   [&](gpu::ContextId context, profiler::MetricId metric,
-                       const profiler::Accumulator& accumulator) {
+                   [&](gpu::ContextId context, MetricId metric,
+                       const Accumulator& accumulator) {
                      out[{context, metrics.at(metric).name}] = accumulator;
                    });
     return out;
   }
 
-  profiler::MetricStore store_;
+  MetricStore store_;
   dlmonitor_context_t launch_context_ = 0;
 };
 
 TEST_F(MetricStoreSinkTest, RegistersEveryGpuMetricOnce) {
   MetricStoreSink sink(store_);
   MetricStoreSink second(store_);
-  const std::vector<profiler::MetricInfo> metrics = store_.Metrics();
+  const std::vector<MetricInfo> metrics = store_.Metrics();
   ASSERT_EQ(metrics.size(), static_cast<size_t>(gpu::GpuMetric::kCount));
   for (int i = 0; i < static_cast<int>(gpu::GpuMetric::kCount); ++i) {
     const auto metric = static_cast<gpu::GpuMetric>(i);
     const gpu::GpuMetricInfo& info = gpu::MetricInfo(metric);
-    const profiler::MetricId id = sink.metric_id(metric);
+    const MetricId id = sink.metric_id(metric);
     EXPECT_EQ(second.metric_id(metric), id);
     ASSERT_LT(id, metrics.size());
     EXPECT_EQ(metrics[id].name, info.name);
@@ -126,7 +126,7 @@ TEST_F(MetricStoreSinkTest, SamplesLandInTheStoreUnderTheMetricNames) {
   sink.Add(kernel, gpu::GpuMetric::kCount, 7);            // not a metric: dropped
   const auto samples = Samples();
   ASSERT_EQ(samples.size(), 2u);
-  const profiler::Accumulator time = samples.at({kernel, "gpu_time"});
+  const Accumulator time = samples.at({kernel, "gpu_time"});
   EXPECT_EQ(time.count, 2u);
   EXPECT_DOUBLE_EQ(time.sum, 150);
   EXPECT_DOUBLE_EQ(time.min, 50);
@@ -177,4 +177,4 @@ TEST_F(MetricStoreSinkTest, AttributionBuildsTheGpuPathInDlmonitor) {
 }
 
 }  // namespace
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::profiler

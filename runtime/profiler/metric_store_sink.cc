@@ -1,10 +1,10 @@
-#include "runtime/cupti/metric_store_sink.h"
+#include "runtime/profiler/metric_store_sink.h"
 
 #include <string>
 
 #include "deepcontext/dlmonitor.h"
 
-namespace deepcontext::cupti {
+namespace deepcontext::profiler {
 
 // GpuNodeKind values are passed to DLMonitor unchanged.
 static_assert(static_cast<int>(gpu::GpuNodeKind::kApi) == DLMONITOR_FRAME_GPU_API);
@@ -13,7 +13,7 @@ static_assert(static_cast<int>(gpu::GpuNodeKind::kMemcpy) == DLMONITOR_FRAME_GPU
 static_assert(static_cast<int>(gpu::GpuNodeKind::kMemset) == DLMONITOR_FRAME_GPU_MEMSET);
 static_assert(static_cast<int>(gpu::GpuNodeKind::kSync) == DLMONITOR_FRAME_GPU_SYNC);
 
-MetricStoreSink::MetricStoreSink(profiler::MetricStore& store) : store_(store) {
+MetricStoreSink::MetricStoreSink(MetricStore& store) : store_(store) {
   for (size_t i = 0; i < ids_.size(); ++i) {
     const gpu::GpuMetricInfo& info = gpu::MetricInfo(static_cast<gpu::GpuMetric>(i));
     ids_[i] = store_.Register(std::string(info.name), std::string(info.unit),
@@ -44,9 +44,9 @@ void MetricStoreSink::Add(gpu::ContextId context, gpu::GpuMetric metric, double 
   store_.Add(context, ids_[index], value);
 }
 
-profiler::MetricId MetricStoreSink::metric_id(gpu::GpuMetric metric) const {
+MetricId MetricStoreSink::metric_id(gpu::GpuMetric metric) const {
   const auto index = static_cast<size_t>(metric);
   return index < ids_.size() ? ids_[index] : ids_[0];
 }
 
-}  // namespace deepcontext::cupti
+}  // namespace deepcontext::profiler
