@@ -4,7 +4,9 @@
 // filled it: processing its tens of thousands of records there would stall
 // the application for milliseconds (measured on the H200: record processing
 // ran on the Python and autograd threads). With this worker the completion
-// callback only queues the buffer. No vendor headers.
+// callback only queues the buffer. Other vendors' tracing libraries hand
+// buffers back on their own threads too; the worker only sees opaque
+// pointers. No vendor headers.
 #pragma once
 
 #include <atomic>
@@ -20,9 +22,9 @@
 
 namespace deepcontext::gpu {
 
-// A completed buffer as CUPTI hands it back.
+// A completed buffer as the tracing library hands it back.
 struct CompletedBuffer {
-  void* context = nullptr;  // CUcontext
+  void* context = nullptr;  // the library's device context (CUcontext)
   uint32_t stream_id = 0;
   uint8_t* data = nullptr;
   size_t valid_size = 0;

@@ -12,7 +12,10 @@
 // the exit callback of the next traced call, on whichever application
 // thread makes it, detaches. The next window attaches CUPTI again.
 // WindowDetach is the handshake between those threads; it knows nothing of
-// CUPTI itself.
+// CUPTI itself (the detach is a function the backend passes), so any
+// backend whose tracing library must be detached from an application
+// thread can use it. The facts above are CUPTI's, the one backend that
+// detaches today (runtime/cupti/window_pause.cc).
 #pragma once
 
 #include <atomic>
