@@ -56,6 +56,7 @@ asan: deps
 bench: deps build
 	$(BUILD)/bin/event_cost
 	if [ -x $(BUILD)/bin/attribution_cost ]; then $(BUILD)/bin/attribution_cost; fi
+	$(BUILD)/bin/merge_cost
 	$(PYTHON) bench/cpu_overhead.py --build $(BUILD)
 
 bench-gpu: deps build
