@@ -2,6 +2,7 @@
 the imbalance view names the rank made slow on purpose and its line."""
 
 import glob
+import json
 import os
 import re
 import socket
@@ -50,6 +51,17 @@ def test_merged_ranks_name_the_slow_rank_and_its_line(tmp_path):
 
     tree_json = cli("export", "--format", "json", merged).stdout
     assert b"wall_time.slowest_rank" in tree_json
+
+    # Rank 1 against rank 2: the slow line's work is added.
+    # (Rank 0 has a helper process's profile too; ranks 1 and 2 have one each.)
+    rank_of = {re.search(r"rank(\d)", os.path.basename(p)).group(1): p for p in ranks}
+    diff = json.loads(cli("diff", rank_of["1"], rank_of["2"], "--format", "json",
+                          "--metric", "wall_time").stdout)
+    added = [c for c in diff["contexts"] if c["status"] == "added"
+             and any(f["kind"] == "python" and f["line"] == line for f in c["path"])]
+    assert any(c["path"][-1]["name"] == "aten::mm" for c in added), diff["contexts"][:3]
+    result = cli("diff", rank_of["1"], rank_of["2"], "--metric", "nope", check=2)
+    assert b"unknown metric 'nope'" in result.stderr
 
 
 def test_merge_refuses_an_unreadable_file_and_writes_nothing(tmp_path):
