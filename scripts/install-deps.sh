@@ -6,7 +6,7 @@ set -eu
 PACKAGES="
   cmake ninja-build g++ make pkg-config
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler
   python3 python3-dev python3-pytest python3-torch python3-torchvision
 "
 # The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross

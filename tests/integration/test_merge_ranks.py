@@ -2,6 +2,7 @@
 the imbalance view names the rank made slow on purpose and its line."""
 
 import glob
+import gzip
 import json
 import os
 import re
@@ -51,6 +52,15 @@ def test_merged_ranks_name_the_slow_rank_and_its_line(tmp_path):
 
     tree_json = cli("export", "--format", "json", merged).stdout
     assert b"wall_time.slowest_rank" in tree_json
+
+    # Other tools' formats of the merged job.
+    pprof = tmp_path / "job.pb.gz"
+    cli("export", merged, "--format", "pprof", "-o", pprof)
+    assert gzip.decompress(pprof.read_bytes())
+    literal = json.loads(cli("export", merged, "--format", "hatchet").stdout)
+    assert literal[0]["frame"]["type"] == "root" and "wall_time (inc)" in literal[0]["metrics"]
+    result = cli("export", merged, "--format", "perfetto", check=1)
+    assert b"no time axis" in result.stderr and not result.stdout
 
     # Rank 1 against rank 2: the slow line's work is added.
     # (Rank 0 has a helper process's profile too; ranks 1 and 2 have one each.)
