@@ -107,6 +107,21 @@ class RankMerger::State {
       }
       rank = *parsed;
     }
+    // Numbering by position is only safe when no input names its rank: a
+    // rank-less profile (typically the launcher's own) would otherwise be
+    // added to whichever rank has its position.
+    const bool ranked = !rank_text.empty();
+    if (processes_ > 0 && ranked != ranked_inputs_) {
+      return Status::Error(
+          source + (ranked ? ": has a rank, but " + first_source_ +
+                                 " has none (leave out profiles without a "
+                                 "rank, such as the launcher's own)"
+                           : ": has no rank, but " + first_source_ +
+                                 " has one (leave out profiles without a "
+                                 "rank, such as the launcher's own)"));
+    }
+    ranked_inputs_ = ranked;
+    if (processes_ == 0) first_source_ = source;
     // Several processes of one rank (its DataLoader workers, helpers) add
     // up to that rank's values.
     uint32_t rank_index = static_cast<uint32_t>(ranks_.size());
@@ -325,6 +340,8 @@ class RankMerger::State {
 
   std::vector<RankInfo> ranks_;
   size_t processes_ = 0;
+  bool ranked_inputs_ = false;  // whether the inputs carry `rank` metadata
+  std::string first_source_;
   std::vector<std::pair<std::string, std::string>> first_metadata_;
   std::vector<std::string> strings_{""};
   std::unordered_map<std::string, format::StringId> string_ids_{{"", 0}};

@@ -22,11 +22,12 @@ class RankMerger {
   RankMerger& operator=(const RankMerger&) = delete;
 
   // Adds one process's profile; source names it in errors and metadata.
-  // The rank number is the profile's `rank` metadata, or its position among
-  // the inputs when it has none. Profiles of one rank (a rank's DataLoader
-  // workers carry its RANK too) add up to that rank's values. Fails,
-  // changing nothing, for a profile that is itself a merged one or whose
-  // rank is not a number.
+  // The rank number is the profile's `rank` metadata, or, when no input has
+  // one, its position among the inputs. Profiles of one rank (a rank's
+  // DataLoader workers carry its RANK too) add up to that rank's values.
+  // Fails, changing nothing, for a profile that is itself a merged one,
+  // whose rank is not a number, or that has a rank where the first input
+  // had none (or the reverse).
   Status Add(const format::Profile& profile, const std::string& source);
 
   // Number of distinct ranks added so far.

@@ -180,6 +180,20 @@ TEST(RankMerger, RefusesABadRankAndAMergedProfile) {
   EXPECT_NE(again.message().find("already a merged profile"), std::string::npos);
 }
 
+TEST(RankMerger, RefusesToMixProfilesWithAndWithoutRank) {
+  RankMerger merger;
+  ASSERT_TRUE(merger.Add(RankProfile("0", 1), "job.rank0.dctx").ok());
+  Status launcher = merger.Add(RankProfile("", 1), "job.dctx");
+  EXPECT_EQ(launcher.message(),
+            "job.dctx: has no rank, but job.rank0.dctx has one (leave out "
+            "profiles without a rank, such as the launcher's own)");
+  EXPECT_EQ(merger.process_count(), 1u);
+
+  RankMerger reverse;
+  ASSERT_TRUE(reverse.Add(RankProfile("", 1), "job.dctx").ok());
+  EXPECT_FALSE(reverse.Add(RankProfile("3", 1), "job.rank3.dctx").ok());
+}
+
 TEST(RankMerger, OutputDoesNotDependOnHashOrder) {
   format::Profile a = Merge({RankProfile("0", 1), RankProfile("1", 2)});
   format::Profile b = Merge({RankProfile("0", 1), RankProfile("1", 2)});
