@@ -50,6 +50,10 @@ def test_merged_ranks_name_the_slow_rank_and_its_line(tmp_path):
     assert "rank 2" in rows[0] and "ranks_gloo.py:%d" % line in rows[0], rows
     assert "1/4" in rows[0] and top[-3] in ("aten::mm", "aten::matmul", "aten::tanh"), rows
 
+    # `report` given the rank files shows the same section.
+    side_by_side = cli("report", *ranks, "--metric", "wall_time", "--width", "200").stdout.decode()
+    assert imbalance_rows(side_by_side)[0] == rows[0], side_by_side
+
     tree_json = cli("export", "--format", "json", merged).stdout
     assert b"wall_time.slowest_rank" in tree_json
 
