@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "tools/merge/rank_columns.h"
 #include "tools/merge/rank_merger.h"
 
 namespace deepcontext::diff {
@@ -30,11 +31,15 @@ class Differ {
       : before_(before), after_(after) {}
 
   ProfileDiff Run() {
+    // The per-rank companion metrics of merged profiles do not add up over
+    // a tree; the job's totals are in the base metrics.
     for (size_t i = 0; i < before_.metrics().size(); ++i) {
+      if (merge::IsRankColumn(before_.metrics()[i].name)) continue;
       diff_.metrics.push_back({before_.metrics()[i].name,
                                before_.metrics()[i].unit, i, std::nullopt});
     }
     for (size_t i = 0; i < after_.metrics().size(); ++i) {
+      if (merge::IsRankColumn(after_.metrics()[i].name)) continue;
       std::optional<size_t> known = diff_.FindMetric(after_.metrics()[i].name);
       if (known) {
         diff_.metrics[*known].after = i;

@@ -40,7 +40,8 @@ struct ContextDiff {
   std::vector<MetricChange> metrics;  // indexed like ProfileDiff::metrics
 };
 
-// A metric of either profile, with the indices it has in each tree.
+// A metric of either profile, with the indices it has in each tree. The
+// per-rank companion metrics of merged profiles are left out.
 struct DiffMetric {
   std::string name;
   std::string unit;

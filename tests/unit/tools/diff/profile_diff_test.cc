@@ -74,6 +74,15 @@ TEST(ProfileDiff, RanksByAbsoluteChange) {
   EXPECT_EQ(RankByChange(diff, wall, 1).size(), 1u);
 }
 
+TEST(ProfileDiff, LeavesOutTheRankCompanionMetrics) {
+  format::Profile merged = ProgramRun(1, false, "1");
+  merged.metrics.push_back({"wall_time.ranks", "ns", ""});
+  ProfileTree tree = ProfileTree::FromProfile(merged);
+  ProfileDiff diff = DiffProfiles(tree, tree);
+  ASSERT_EQ(diff.metrics.size(), 1u);
+  EXPECT_EQ(diff.metrics[0].name, "wall_time");
+}
+
 TEST(ProfileDiff, RelativeOfZeroIsNew) {
   EXPECT_FALSE(Relative(0, 5));
   EXPECT_DOUBLE_EQ(*Relative(4, 5), 0.25);
