@@ -6,8 +6,9 @@ set -eu
 PACKAGES="
   cmake ninja-build g++ make pkg-config
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler
   python3 python3-dev python3-pytest python3-torch python3-torchvision
+  python3-pip python3-setuptools python3-wheel python3-venv
 "
 # The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross
 # compiler, qemu-user, and the target's libraries as multiarch packages.

@@ -2,7 +2,9 @@
 
 The package works from a build tree (``build/python/deepcontext`` next to
 ``build/lib``, ``build/bin``, ``build/share``), from the source tree
-(``python/deepcontext`` with a ``build/`` directory beside it), or from any
+(``python/deepcontext`` with a ``build/`` directory beside it), installed by
+pip (``deepcontext/_home/{bin,lib,share}`` inside the package), from a
+``cmake --install`` prefix (``<prefix>/python/deepcontext``), or from any
 prefix named by the ``DEEPCONTEXT_HOME`` environment variable.
 """
 
@@ -16,6 +18,7 @@ def _candidates():
     home = os.environ.get("DEEPCONTEXT_HOME")
     if home:
         yield home
+    yield os.path.join(_HERE, "_home")                                  # pip install
     yield os.path.normpath(os.path.join(_HERE, "..", ".."))            # build tree
     yield os.path.normpath(os.path.join(_HERE, "..", "..", "build"))   # source tree
 

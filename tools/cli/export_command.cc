@@ -55,6 +55,14 @@ int RunExportOrThrow(const ExportRequest& request, std::ostream& out,
   std::optional<analysis::ProfileTree> tree =
       ReadProfileTree(request.files, kPrefix, err);
   if (!tree) return kExportBadFile;
+  if (chosen->unavailable != nullptr || chosen->render == nullptr) {
+    std::string why = chosen->unavailable ? chosen->unavailable(*tree) : "";
+    if (!why.empty() || chosen->render == nullptr) {
+      err << kPrefix << "cannot write --format " << chosen->name << ": " << why
+          << "\n";
+      return kExportBadFile;
+    }
+  }
   std::string text = chosen->render(*tree);
 
   if (request.output == kStdout) {

@@ -1,6 +1,9 @@
 #include "tools/export/export_formats.h"
 
+#include "tools/export/hatchet_export.h"
 #include "tools/export/json_export.h"
+#include "tools/export/pprof_export.h"
+#include "tools/export/timeline_export.h"
 
 namespace deepcontext::exporter {
 
@@ -8,6 +11,14 @@ const std::vector<ExportFormat>& ExportFormats() {
   static const std::vector<ExportFormat> formats = {
       {"json", "the whole tree with every metric (deepcontext-json schema)",
        &RenderJson},
+      {"pprof", "gzipped profile.proto for pprof / go tool pprof",
+       &RenderPprof},
+      {"hatchet", "hatchet literal JSON (GraphFrame.from_literal, Thicket)",
+       &RenderHatchet},
+      // Listed so that asking for a timeline explains why a profile of
+      // aggregates cannot give one (tools/export/timeline_export.h).
+      {"perfetto", "Chrome trace / Perfetto JSON: needs timed events, which "
+       "profiles of aggregates do not hold", nullptr, &WhyNoTimeline},
   };
   return formats;
 }
