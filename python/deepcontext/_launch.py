@@ -180,7 +180,6 @@ def main():
         _warn("profiling disabled: %s" % error)
         return
     _state["path"] = output_path()
-    _tell_launcher("started")
     atexit.register(finish, True)
     try:
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
@@ -189,4 +188,6 @@ def main():
         pass  # not the main thread of the main interpreter
     _wrap_os_exit()
     os.register_at_fork(after_in_child=_after_fork_in_child)
+    # From here on, every way out writes the profile or says why not.
+    _tell_launcher("started")
     _frameworks.attach()
