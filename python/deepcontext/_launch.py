@@ -59,7 +59,9 @@ def _tell_launcher(event, detail=""):
     message = ("%s\t%d\t%s" % (event, os.getpid(), detail)).encode("utf-8", "replace")
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
-            sender.setblocking(False)
+            # The launcher's queue holds few datagrams (net.unix.max_dgram_qlen)
+            # and it drains it every 100 ms: many workers at once wait a little.
+            sender.settimeout(2.0)
             sender.sendto(message, b"\0" + name.encode())
     except OSError:
         pass

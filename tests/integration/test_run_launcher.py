@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import CLI, PYTHON, cli, load_profile, program
+from conftest import CLI, PYTHON, load_profile, run_with_package
 
 
 def _run(*args, cwd=None, env=None, timeout=120):
@@ -197,3 +197,30 @@ def test_sigint_to_the_launcher_alone_reaches_the_program(tmp_path):
     assert b"KeyboardInterrupt" in stderr, stderr.decode()
     assert launcher.returncode == -signal.SIGINT
     load_profile(tmp_path / "s.dctx")
+
+
+def test_stale_temporaries_of_other_outputs_are_left_alone(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    others = [tmp_path / ("outer.dctx.%d.0.tmp" % dead.pid),
+              tmp_path / ("out-2.dctx.%d.0.tmp" % dead.pid)]
+    for other in others:
+        other.write_bytes(b"another output's")
+    child = tmp_path / ("out.123.dctx.%d.0.tmp" % dead.pid)
+    child.write_bytes(b"a worker's")
+    result = _run("-o", tmp_path / "out.dctx", PYTHON, "-c", "pass")
+    assert result.returncode == 0, result.stderr.decode()
+    assert all(other.exists() for other in others)
+    assert not child.exists()
+
+
+def test_profile_region_with_a_long_name_is_written(tmp_path):
+    # Its temporary "<name>.<pid>.<n>.tmp" would exceed 255 bytes.
+    path = tmp_path / ("r" * 250)
+    code = ("import sys, deepcontext\n"
+            "with deepcontext.profile(sys.argv[1]):\n"
+            "    sum(range(1000))\n")
+    result = run_with_package([PYTHON, "-c", code, path])
+    assert result.returncode == 0, result.stderr.decode()
+    load_profile(path)
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]

@@ -44,9 +44,13 @@ pid_t TemporaryWriter(const std::string& file_name, std::string* name) {
   return static_cast<pid_t>(std::stol(pid));
 }
 
-bool BelongsToOutput(const std::string& name, const std::string& stem) {
-  return name.starts_with(stem) ||
-         (name.size() >= kMinTemporaryPrefix && stem.starts_with(name));
+// <name> is the output's file name or <stem>.<...> (the files of other
+// processes), or a prefix of either when the temporary name was shortened.
+bool BelongsToOutput(const std::string& name, const std::string& file_name,
+                     const std::string& stem) {
+  return name == file_name || name.starts_with(stem + ".") ||
+         (name.size() >= kMinTemporaryPrefix &&
+          (file_name.starts_with(name) || stem.starts_with(name)));
 }
 
 bool IsRunning(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
@@ -110,6 +114,7 @@ Status CheckOutputPath(const std::string& output) {
 
 int RemoveStaleTemporaries(const std::string& output) {
   const fs::path root(output);
+  const std::string file_name = root.filename().string();
   const std::string stem = OutputStem(output);
   int removed = 0;
   std::error_code ec;
@@ -117,7 +122,8 @@ int RemoveStaleTemporaries(const std::string& output) {
     std::string name;
     const pid_t writer =
         TemporaryWriter(entry.path().filename().string(), &name);
-    if (writer <= 0 || !BelongsToOutput(name, stem) || IsRunning(writer)) {
+    if (writer <= 0 || !BelongsToOutput(name, file_name, stem) ||
+        IsRunning(writer)) {
       continue;
     }
     struct stat info {};
