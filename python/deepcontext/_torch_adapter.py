@@ -18,6 +18,7 @@ import sys
 from . import _adapter_cache, _paths, _runtime
 
 _ADAPTER = None
+_REPORTED_FAILURES = {}  # pid -> the failure block already written there
 
 # Python files of torch itself that sit between the user's line and an op or
 # scope; hiding them keeps paths ending at the user's code.
@@ -71,11 +72,13 @@ def report_failure(torch, error):
     details = str(error).strip().splitlines()[1:]
     if details:
         block += "  details:\n" + "".join("    %s\n" % line for line in details[-20:])
-    try:
-        sys.stderr.write(block)
-        sys.stderr.flush()
-    except Exception:
-        pass
+    if _REPORTED_FAILURES.get(os.getpid()) != block:  # once per process and cause
+        _REPORTED_FAILURES[os.getpid()] = block
+        try:
+            sys.stderr.write(block)
+            sys.stderr.flush()
+        except Exception:
+            pass
     _runtime.set_metadata("warning_torch_adapter",
                           "PyTorch operators not profiled: %s; fix: %s" % (first_line, fix))
 
