@@ -6,7 +6,7 @@ import os
 import stat
 import subprocess
 
-from conftest import BUILD, PYTHON, load_profile, package_env, run_profiled
+from conftest import PYTHON, load_profile, package_env, run_profiled
 
 _SOURCE = "extern \"C\" __attribute__((visibility(\"default\"))) int answer() { return 42; }\n"
 _PLANTED = ("#include <stdio.h>\n"
@@ -133,3 +133,26 @@ def test_failed_adapter_is_one_clear_block_and_a_profile_warning(tmp_path):
     assert "fix: apt-get install g++" in stderr
     warning = load_profile(out).metadata["warning_torch_adapter"]
     assert "no C++ compiler" in warning and "apt-get install g++" in warning
+
+
+def test_missing_torch_headers_name_the_package_to_install(tmp_path):
+    # A compiler that fails as g++ does without libtorch-dev.
+    compiler = tmp_path / "cxx"
+    compiler.write_text("#!/bin/sh\necho 'torch_adapter.cc:3:10: fatal error: "
+                        "ATen/record_function.h: No such file or directory'\nexit 1\n")
+    compiler.chmod(0o755)
+    out = tmp_path / "noheaders.dctx"
+    result = run_profiled([PYTHON, "-c", "import torch; torch.ones(2).sum()"], out,
+                          env={"CXX": str(compiler),
+                               "DEEPCONTEXT_CACHE_DIR": str(tmp_path / "cache")}, check=0)
+    stderr = result.stderr.decode()
+    assert stderr.count("could not be built or loaded") == 1, stderr
+    assert "what failed: compiling the PyTorch adapter failed: " in stderr
+    assert "ATen/record_function.h: No such file or directory" in stderr
+    import_torch = subprocess.run([PYTHON, "-c", "import torch; print(torch.__file__)"],
+                                  stdout=subprocess.PIPE, check=True).stdout.decode()
+    if import_torch.startswith("/usr/lib/python3/"):
+        assert "fix: apt-get install libtorch-dev" in stderr, stderr
+    else:
+        assert "fix: install the C++ headers of your torch" in stderr, stderr
+    assert "warning_torch_adapter" in load_profile(out).metadata

@@ -59,14 +59,13 @@ void ForwardUnlessFromTerminal(int signal_number, siginfo_t* info, void*) {
   ForwardSignal(signal_number);
 }
 
-// True when we run in the terminal's foreground process group: the child
-// then stays in it, so that Ctrl-C and job control reach it as without the
-// profiler. Otherwise (scripts, CI, background jobs) it gets a group of its
-// own, and signals sent to our group reach it once, through us.
-bool InForegroundOfTerminal() {
+// With a terminal, the child stays in our process group, so that Ctrl-C
+// and job control (Ctrl-Z, fg, bg) reach it as without the profiler.
+// Without one (scripts, CI, services), it gets a group of its own, so that
+// a signal sent to our group reaches it once, through us, instead of twice.
+bool HasTerminal() {
   for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
-    const pid_t foreground = tcgetpgrp(fd);
-    if (foreground >= 0) return foreground == getpgrp();
+    if (isatty(fd)) return true;
   }
   return false;
 }
@@ -134,7 +133,6 @@ std::string DefaultStem(const std::vector<std::string>& command) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != launcher) _exit(128 + SIGTERM);
   if (own_group) setpgid(0, 0);
-  for (int sig : {SIGINT, SIGQUIT}) signal(sig, SIG_DFL);
   setenv("DEEPCONTEXT_RUN_SOCKET", registry.c_str(), 1);
   std::string python_path = layout.bootstrap_dir + ":" + layout.python_dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) {
@@ -262,7 +260,7 @@ int Run(const RunOptions& options) {
   }
   RemoveStaleTemporaries(output);
 
-  const bool own_group = !InForegroundOfTerminal();
+  const bool own_group = !HasTerminal();
   const pid_t launcher = getpid();
   std::cout.flush();
   std::cerr.flush();
