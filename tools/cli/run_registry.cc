@@ -148,9 +148,9 @@ std::vector<std::string> RunRegistry::Problems() const {
           IsRunning(pid)
               ? who + " is still running; its profile is written when it "
                       "exits and is not listed here"
-              : who + " ended without writing its profile (killed by "
-                      "SIGKILL or a crash, or it replaced itself with a "
-                      "program that is not Python)");
+              : who + " ended without writing its profile (killed "
+                      "before it could, e.g. by SIGKILL, or crashed, or it "
+                      "replaced itself with a program that is not Python)");
     }
   }
   return problems;
