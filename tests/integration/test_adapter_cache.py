@@ -6,6 +6,8 @@ import os
 import stat
 import subprocess
 
+import pytest
+
 from conftest import PYTHON, load_profile, package_env, run_profiled
 
 _SOURCE = "extern \"C\" __attribute__((visibility(\"default\"))) int answer() { return 42; }\n"
@@ -98,7 +100,7 @@ def test_group_writable_cache_is_repaired_and_its_files_discarded(tmp_path):
 
 def test_cache_of_another_user_is_refused(tmp_path):
     if os.getuid() != 0:
-        return  # only root can make a directory owned by someone else
+        pytest.skip("only root can make a directory owned by someone else")
     cache = tmp_path / "shared"
     user_dir = cache / "uid-0"
     user_dir.mkdir(parents=True, mode=0o700)
