@@ -93,12 +93,11 @@ Status CheckOptions(const RunOptions& options) {
 Status CheckEnvironment() {
   const char* text = std::getenv("DEEPCONTEXT_CPU_SAMPLE_US");
   if (text == nullptr || text[0] == '\0') return Status::Ok();
-  char* end = nullptr;
-  errno = 0;
-  const long long us = std::strtoll(text, &end, 10);
-  if (errno == 0 && end != text && *end == '\0' && text[0] != '-' &&
-      text[0] != '+' && text[0] != ' ' && us >= 10 && us <= 1000000) {
-    return Status::Ok();
+  const std::string digits(text);
+  if (digits.size() <= 7 &&
+      digits.find_first_not_of("0123456789") == std::string::npos) {
+    const long us = std::stol(digits);
+    if (us >= 10 && us <= 1000000) return Status::Ok();
   }
   return Status::Error(std::string("DEEPCONTEXT_CPU_SAMPLE_US=") + text +
                        " is not a whole number of microseconds from 10 to "
