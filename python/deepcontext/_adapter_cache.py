@@ -115,6 +115,26 @@ def open_lock(dir_fd, name):
                          % (name, error.strerror)) from None
 
 
+def remove_stale_temporaries(dir_fd):
+    """Removes "<name>.<pid>.tmp" files of builds whose process is gone (a
+    build killed half-way leaves one). Call with the build lock held."""
+    for name in os.listdir(dir_fd):
+        parts = name.rsplit(".", 2)
+        if len(parts) != 3 or parts[2] != "tmp" or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue  # its builder still runs
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # another user's process: running
+        try:
+            os.unlink(name, dir_fd=dir_fd)
+        except OSError:
+            pass
+
+
 def _sha256_of_fd(fd):
     digest = hashlib.sha256()
     os.lseek(fd, 0, os.SEEK_SET)

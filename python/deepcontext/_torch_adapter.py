@@ -237,6 +237,7 @@ def cached_build(torch, source, folder, include_dirs, libraries, defines=(), inp
             fcntl.flock(lock, fcntl.LOCK_EX)
             if _is_verified(dir_fd, name):
                 return os.path.join(directory, name)
+            _adapter_cache.remove_stale_temporaries(dir_fd)
             if announce:
                 sys.stderr.write(announce)
                 sys.stderr.flush()

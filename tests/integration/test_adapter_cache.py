@@ -158,3 +158,19 @@ def test_missing_torch_headers_name_the_package_to_install(tmp_path):
     else:
         assert "fix: install the C++ headers of your torch" in stderr, stderr
     assert "warning_torch_adapter" in load_profile(out).metadata
+
+
+def test_temporaries_of_killed_builds_are_removed(tmp_path):
+    cache = tmp_path / "shared"
+    folder = cache / ("uid-%d" % os.getuid()) / "test-folder"
+    folder.mkdir(parents=True, mode=0o700)
+    os.chmod(folder.parent, 0o700)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = folder / ("torch-9.9-abi1-0123456789abcdef.so.%d.tmp" % dead.pid)
+    stale.write_bytes(b"half a library")
+    live = folder / ("other.so.%d.tmp" % os.getpid())
+    live.write_bytes(b"being built")
+    result = _build_and_load(tmp_path, cache)
+    assert result.returncode == 0, result.stdout.decode()
+    assert not stale.exists() and live.exists()
