@@ -224,3 +224,44 @@ def test_profile_region_with_a_long_name_is_written(tmp_path):
     assert result.returncode == 0, result.stderr.decode()
     load_profile(path)
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_ctrl_c_at_a_terminal_interrupts_the_program_once(tmp_path):
+    # Ctrl-C reaches the whole foreground group (launcher and program); the
+    # launcher must not forward it a second time.
+    import fcntl
+    import pty
+    import termios
+    master, slave = pty.openpty()
+    pid_file = tmp_path / "child.pid"
+    code = ("import os, sys, time\n"
+            "open(sys.argv[1] + '.tmp', 'w').write(str(os.getpid()))\n"
+            "os.rename(sys.argv[1] + '.tmp', sys.argv[1])\n"
+            "try:\n"
+            "    time.sleep(60)\n"
+            "except KeyboardInterrupt:\n"
+            "    sys.stderr.write('interrupted\\n')\n"
+            "    time.sleep(1)\n"  # a second SIGINT would land here
+            "    raise\n")
+
+    def take_terminal():
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    launcher = subprocess.Popen([CLI, "run", "-o", str(tmp_path / "t.dctx"), PYTHON, "-c", code,
+                                 str(pid_file)], stdin=slave, stdout=slave, stderr=subprocess.PIPE,
+                                start_new_session=True, preexec_fn=take_terminal)
+    os.close(slave)
+    try:
+        deadline = time.time() + 60
+        while not pid_file.exists():
+            assert time.time() < deadline and launcher.poll() is None, launcher.communicate()
+            time.sleep(0.05)
+        time.sleep(0.2)
+        os.write(master, b"\x03")
+        _, stderr = launcher.communicate(timeout=60)
+    finally:
+        os.close(master)
+    assert stderr.count(b"interrupted") == 1, stderr.decode()
+    assert stderr.count(b"KeyboardInterrupt") == 1, stderr.decode()
+    assert launcher.returncode == -signal.SIGINT
+    load_profile(tmp_path / "t.dctx")
