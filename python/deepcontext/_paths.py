@@ -9,6 +9,7 @@ prefix named by the ``DEEPCONTEXT_HOME`` environment variable.
 """
 
 import os
+import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _LIBRARY = "libdeepcontext.so"
@@ -49,3 +50,21 @@ def cli():
 
 def share():
     return os.path.join(home(), "share", "deepcontext")
+
+
+def library_search_path():
+    """sys.path without the current directory: where libraries and headers
+    of the environment's packages (``nvidia/*/lib``) may be searched. A
+    library found through the current directory (``''`` under ``python -c``,
+    or a script run from its own folder) would be code planted by whoever
+    can write there, loaded into every profiled process."""
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:
+        cwd = None
+    entries = []
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry) or os.path.realpath(entry) == cwd:
+            continue
+        entries.append(entry)
+    return entries
