@@ -7,7 +7,7 @@ CMAKE_ARGS ?=
 PYTHON     ?= /usr/bin/python3
 CTEST_ARGS ?=
 
-.PHONY: all build deps configure test test-aarch64 test-gpu demo asan bench bench-gpu clean
+.PHONY: all build deps configure test test-aarch64 test-gpu test-pip demo asan bench bench-gpu clean
 
 all: build
 
@@ -41,6 +41,12 @@ test-aarch64: deps
 test-gpu: deps build
 	ctest --test-dir $(BUILD) --output-on-failure -L gpu
 
+# `pip install .` compiled from source into a fresh virtualenv (minutes;
+# `make test` installs from the build tree instead).
+test-pip: deps build
+	DEEPCONTEXT_TEST_PIP_FROM_SOURCE=1 DEEPCONTEXT_BUILD=$(abspath $(BUILD)) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_pip_install.py
+
 # Profiles the bundled training loop and prints the report.
 demo: deps build
 	./scripts/demo.sh $(BUILD) $(PYTHON)
@@ -57,6 +63,7 @@ bench: deps build
 	node bench/view_bench.mjs $(BUILD)
 	$(BUILD)/bin/event_cost
 	if [ -x $(BUILD)/bin/attribution_cost ]; then $(BUILD)/bin/attribution_cost; fi
+	$(BUILD)/bin/merge_cost
 	$(PYTHON) bench/cpu_overhead.py --build $(BUILD)
 
 bench-gpu: deps build

@@ -80,16 +80,30 @@ void SyncDirectory(const std::string& dir) {
   close(fd);
 }
 
+// "<path>.<pid>.<n>.tmp", its file name cut to the 255 bytes a file name
+// may have: a long profile name must not make its temporary uncreatable.
+std::string TemporaryName(const std::string& path, uint64_t counter) {
+  constexpr size_t kMaxNameBytes = 255;
+  const std::string suffix = "." + std::to_string(getpid()) + "." +
+                             std::to_string(counter) + ".tmp";
+  const size_t slash = path.rfind('/');
+  const size_t name_start = slash == std::string::npos ? 0 : slash + 1;
+  std::string temp = path;
+  if (path.size() - name_start + suffix.size() > kMaxNameBytes) {
+    temp.resize(name_start + kMaxNameBytes - suffix.size());
+  }
+  return temp + suffix;
+}
+
 }  // namespace
 
 std::string WriteFileAtomically(const std::string& path,
                                 std::string_view bytes) {
-  const std::string prefix = path + "." + std::to_string(getpid()) + ".";
   std::string temp;
   int fd = -1;
   int error = 0;
   for (int attempt = 0; attempt < kMaxCreateAttempts && fd < 0; ++attempt) {
-    temp = prefix + std::to_string(temp_counter.fetch_add(1)) + ".tmp";
+    temp = TemporaryName(path, temp_counter.fetch_add(1));
     fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     error = errno;
     if (fd < 0 && error != EEXIST) break;

@@ -6,9 +6,10 @@ set -eu
 PACKAGES="
   cmake ninja-build g++ make pkg-config
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler
   python3 python3-dev python3-pytest python3-torch python3-torchvision
   libcpp-httplib-dev nodejs chromium
+  python3-pip python3-setuptools python3-wheel python3-venv
 "
 # The viewer's front end is built with npm (web/package-lock.json). A
 # Node.js from elsewhere (e.g. NodeSource) brings its own npm, which

@@ -43,7 +43,7 @@ extern "C" {
 
 /* Major version changes break the ABI; minor versions only append. */
 #define DLMONITOR_VERSION_MAJOR 1
-#define DLMONITOR_VERSION_MINOR 1
+#define DLMONITOR_VERSION_MINOR 2
 
 typedef enum dlmonitor_status {
   DLMONITOR_OK = 0,
@@ -125,6 +125,20 @@ typedef struct dlmonitor_gpu_api_data {
   uint64_t correlation_id; /* vendor correlation id of the call */
 } dlmonitor_gpu_api_data_t;
 
+/* Bits of dlmonitor_memory_data_t.flags. */
+typedef enum dlmonitor_memory_flag {
+  /* A block that was already allocated when the producer began reporting
+     (a snapshot of the allocator at the start of profiling). Its context is
+     the "[allocated before profiling]" node under the calling thread's
+     current context; a block the tools already know (same device and
+     address) is not counted twice. */
+  DLMONITOR_MEMORY_PREEXISTING = 1,
+  /* Memory the allocator reserves from (bytes > 0) or returns to (bytes < 0)
+     the device, e.g. a caching allocator's segments: reserved, not handed
+     to the program, so it is not a block. Context 0. */
+  DLMONITOR_MEMORY_RESERVED = 2
+} dlmonitor_memory_flag_t;
+
 /* DLMONITOR_DOMAIN_MEMORY payload (phase INSTANT). */
 typedef struct dlmonitor_memory_data {
   size_t struct_size;
@@ -133,7 +147,18 @@ typedef struct dlmonitor_memory_data {
   int64_t bytes;       /* > 0 allocation, < 0 free */
   int64_t total_allocated; /* framework's live bytes after this event;
                               0 when the framework does not say */
+  uint32_t flags;          /* dlmonitor_memory_flag_t bits; read only when
+                              struct_size covers it (older producers: 0) */
 } dlmonitor_memory_data_t;
+
+/* The flags of a memory event; 0 from producers built before the field. */
+static inline uint32_t dlmonitor_memory_flags(
+    const dlmonitor_memory_data_t* memory) {
+  return memory->struct_size >= offsetof(dlmonitor_memory_data_t, flags) +
+                                    sizeof(memory->flags)
+             ? memory->flags
+             : 0;
+}
 
 typedef struct dlmonitor_event {
   size_t struct_size;

@@ -12,9 +12,10 @@ there, and the runtime reuses it (runtime/cupti/cupti_loader.h)."""
 
 import ctypes
 import glob
-import importlib.util
 import os
 import re
+
+from . import _paths
 
 _VERSIONED = re.compile(r"libcupti\.so\.\d+$")
 _loaded = None  # what preload() loaded: it stays loaded, nothing to redo
@@ -22,22 +23,19 @@ _loaded = None  # what preload() loaded: it stays loaded, nothing to redo
 
 def candidates():
     """The environment's libcupti files, one per package folder, in a stable
-    order; [] without the ``nvidia`` packages."""
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        return []
-    if spec is None or not spec.submodule_search_locations:
-        return []
+    order; [] without the ``nvidia`` packages. The current directory is
+    never searched (_paths.library_search_path)."""
     found = []
-    for root in spec.submodule_search_locations:
-        for folder in sorted(glob.glob(os.path.join(root, "*", "lib"))):
+    for entry in _paths.library_search_path():
+        for folder in sorted(glob.glob(os.path.join(entry, "nvidia", "*", "lib"))):
             try:
                 names = sorted(n for n in os.listdir(folder) if _VERSIONED.match(n))
             except OSError:
                 continue  # unreadable: as if absent
             if names:
-                found.append(os.path.join(folder, names[0]))
+                path = os.path.join(folder, names[0])
+                if path not in found:
+                    found.append(path)
     return found
 
 

@@ -11,18 +11,13 @@ from . import _runtime, _torch_adapter
 _hook = None
 
 
-def _warn(message):
-    sys.stderr.write("deepcontext: warning: %s\n" % message)
-    sys.stderr.flush()
-
-
 def _attach_torch(torch):
     try:
         _torch_adapter.install(torch)
         _runtime.set_metadata("torch_adapter", "ok")
     except Exception as error:  # the program must run on without ops
         _runtime.set_metadata("torch_adapter", "failed: %s" % str(error).splitlines()[0])
-        _warn("PyTorch operators will not be profiled: %s" % error)
+        _torch_adapter.report_failure(torch, error)
 
 
 class _PostImportHook(importlib.abc.MetaPathFinder):

@@ -14,29 +14,57 @@ Each process writes its own file; see output_path().
 import atexit
 import os
 import signal
+import socket
 import sys
 
 from . import _end_profiling, _frameworks, _runtime, _set_native
 
-_state = {"path": None, "written_by": None}
+# finishing_by / finished_by: the pid whose profile is being written / is
+# complete (a forked child inherits the parent's values and resets them).
+# pending_signal: a SIGTERM that arrived while the profile was being
+# written; the process dies of it once the profile is complete.
+_state = {"path": None, "finishing_by": None, "finished_by": None, "pending_signal": None}
 
 
 def output_path():
     """The file this process writes.
 
     The process started by `deepcontext run` writes DEEPCONTEXT_OUTPUT
-    itself; every other process (forked or spawned workers, torchrun ranks)
-    writes <stem>[.rank<R>].<pid>.dctx next to it. RANK is always part of
-    the name when it is set.
+    itself, exactly that path; every other process (forked or spawned
+    workers, torchrun ranks) writes <stem>[.rank<R>].<pid>.dctx next to it,
+    where <stem> is DEEPCONTEXT_OUTPUT without its .dctx. RANK is always
+    part of the name when it is set.
     """
     base = os.environ["DEEPCONTEXT_OUTPUT"]
     stem = base[:-5] if base.endswith(".dctx") else base
     rank = os.environ.get("RANK")
+    is_root = str(os.getpid()) == os.environ.get("DEEPCONTEXT_ROOT_PID")
+    if is_root and not rank:
+        return base
     if rank:
         stem += ".rank" + rank
-    if str(os.getpid()) != os.environ.get("DEEPCONTEXT_ROOT_PID"):
+    if not is_root:
         stem += ".%d" % os.getpid()
     return stem + ".dctx"
+
+
+def _tell_launcher(event, detail=""):
+    """Tells `deepcontext run` (DEEPCONTEXT_RUN_SOCKET, an abstract datagram
+    socket) that this process started, wrote its profile or lost it, so that
+    its list of written profiles is exact. Best effort: without the
+    launcher (a process that outlived it) nothing is sent."""
+    name = os.environ.get("DEEPCONTEXT_RUN_SOCKET")
+    if not name:
+        return
+    message = ("%s\t%d\t%s" % (event, os.getpid(), detail)).encode("utf-8", "replace")
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
+            # The launcher's queue holds few datagrams (net.unix.max_dgram_qlen)
+            # and it drains it every 100 ms: many workers at once wait a little.
+            sender.settimeout(2.0)
+            sender.sendto(message, b"\0" + name.encode())
+    except OSError:
+        pass
 
 
 def _warn(message):
@@ -57,10 +85,14 @@ def finish(end_profiling=False):
     could crash the exit: a segmentation fault after the profile was written,
     seen on the H200). SIGTERM and os._exit end the process before anything
     tears down, and there a wait for the GPU could hang on a collective that
-    a lost peer never completes: they only write."""
-    if _state["written_by"] == os.getpid() or _state["path"] is None:
+    a lost peer never completes: they only write.
+
+    A SIGTERM that arrives while this runs (a multiprocessing pool
+    terminating a worker that is already exiting) waits for the profile to
+    be complete, then ends the process."""
+    if _state["finishing_by"] == os.getpid() or _state["path"] is None:
         return
-    _state["written_by"] = os.getpid()
+    _state["finishing_by"] = os.getpid()
     try:
         if end_profiling and _runtime.is_active():
             _end_profiling()
@@ -68,14 +100,30 @@ def finish(end_profiling=False):
         _warn("could not end profiling cleanly: %s" % error)
     try:
         _runtime.write(_state["path"])
+        _tell_launcher("wrote", _state["path"])
     except Exception as error:
         _warn("could not write the profile: %s" % error)
+        _tell_launcher("lost", "could not write %s: %s" % (_state["path"], error))
+    _state["finished_by"] = os.getpid()
+    if _state["pending_signal"] is not None:
+        _die_of(_state["pending_signal"])
+
+
+def _die_of(signum):
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def _on_sigterm(signum, frame):
+    pid = os.getpid()
+    if _state["finishing_by"] == pid and _state["finished_by"] != pid:
+        # This handler interrupted finish() (or runs beside it in another
+        # thread): the profile is not complete yet, finish() ends the
+        # process once it is.
+        _state["pending_signal"] = signum
+        return
     finish()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
+    _die_of(signum)
 
 
 def _wrap_os_exit():
@@ -93,7 +141,8 @@ def _after_fork_in_child():
     # The runtime already dropped the parent's samples in its own fork
     # handler; the child only needs its own file name.
     _state["path"] = output_path()
-    _state["written_by"] = None
+    _state["finishing_by"] = _state["finished_by"] = _state["pending_signal"] = None
+    _tell_launcher("started")
 
 
 def _record_metadata():
@@ -141,4 +190,6 @@ def main():
         pass  # not the main thread of the main interpreter
     _wrap_os_exit()
     os.register_at_fork(after_in_child=_after_fork_in_child)
+    # From here on, every way out writes the profile or says why not.
+    _tell_launcher("started")
     _frameworks.attach()

@@ -56,7 +56,21 @@ def _check(result):
         raise RuntimeError_(message or "unknown runtime error")
 
 
+def check_environment():
+    """Raises ValueError for a DEEPCONTEXT_* setting the runtime would
+    otherwise ignore: a profile measured with another setting than asked
+    for would mislead."""
+    text = os.environ.get("DEEPCONTEXT_CPU_SAMPLE_US")
+    if text:
+        # Same rule as the runtime (runtime/profiler/op_metrics.cc) and
+        # `deepcontext run`: whole microseconds, 10 us to 1 s.
+        if not (text.isascii() and text.isdigit() and 10 <= int(text) <= 1000000):
+            raise ValueError("DEEPCONTEXT_CPU_SAMPLE_US=%s is not a whole number of "
+                             "microseconds from 10 to 1000000" % text)
+
+
 def start():
+    check_environment()
     _framework_cupti.preload()
     _check(library().deepcontext_start())
 

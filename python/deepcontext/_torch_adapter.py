@@ -3,7 +3,8 @@
 The adapter must be compiled against the headers of the torch that is
 imported, with the same C++ ABI, and linked against the very libtorch files
 mapped into this process. It is built once per (torch version, ABI, library
-path, adapter source) and cached; concurrent processes serialize on a lock.
+path, adapter source) and cached in a checked per-user directory
+(_adapter_cache); concurrent processes serialize on a lock.
 """
 
 import ctypes
@@ -13,11 +14,13 @@ import os
 import shlex
 import subprocess
 import sys
-import tempfile
 
-from . import _paths, _runtime
+from . import _adapter_cache, _cuda_memory, _paths, _runtime
 
 _ADAPTER = None
+# Set once the CUDA caching allocator hook is attached.
+_CUDA_MEMORY_TRACKED = False
+_REPORTED_FAILURES = {}  # pid -> the failure block already written there
 
 # Python files of torch itself that sit between the user's line and an op or
 # scope; hiding them keeps paths ending at the user's code.
@@ -26,15 +29,60 @@ _HIDDEN_TORCH_FILES = ("/torch/autograd/profiler.py", "/torch/_ops.py",
 
 
 class AdapterError(RuntimeError):
-    """The adapter could not be built or loaded."""
+    """The adapter could not be built or loaded; `fix` says how to repair
+    it, when that is known."""
+
+    def __init__(self, message, fix=None):
+        super().__init__(message)
+        self.fix = fix
 
 
-def _cache_root():
-    explicit = os.environ.get("DEEPCONTEXT_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "deepcontext")
+def _is_debian_torch(torch):
+    return os.path.realpath(torch.__file__).startswith("/usr/lib/python3/")
+
+
+def _header_fix(torch):
+    if _is_debian_torch(torch):
+        return "apt-get install libtorch-dev"
+    return ("install the C++ headers of your torch %s (they ship in the torch wheel: "
+            "pip install --force-reinstall torch==%s)"
+            % (torch.__version__, torch.__version__.split("+")[0]))
+
+
+def _build_fix(torch, log):
+    """The command that repairs a failed adapter compile, from its log."""
+    if "No such file or directory" in log and ("ATen/" in log or "torch/" in log
+                                               or "c10/" in log):
+        return _header_fix(torch)
+    return ("check that your compiler ($CXX, g++) supports C++17 and matches the one "
+            "torch %s was built with" % torch.__version__)
+
+
+def report_failure(torch, error):
+    """Says once on stderr, as one block, that the adapter failed, what the
+    profile loses and how to fix it, and records it in the profile's
+    metadata (warning_torch_adapter), which `report` shows."""
+    first_line = (str(error).strip().splitlines() or ["unknown error"])[0]
+    fix = getattr(error, "fix", None) or "see the error above"
+    block = ("deepcontext: warning: the PyTorch adapter could not be built or loaded "
+             "(torch %s)\n"
+             "  what failed: %s\n"
+             "  what is lost: the operator layer (no aten:: operators, no [forward]/[backward]"
+             " phases, no GPU memory by operator); Python lines, CPU time and GPU kernels "
+             "are still profiled\n"
+             "  fix: %s\n" % (getattr(torch, "__version__", "?"), first_line, fix))
+    details = str(error).strip().splitlines()[1:]
+    if details:
+        block += "  details:\n" + "".join("    %s\n" % line for line in details[-20:])
+    if _REPORTED_FAILURES.get(os.getpid()) != block:  # once per process and cause
+        _REPORTED_FAILURES[os.getpid()] = block
+        try:
+            sys.stderr.write(block)
+            sys.stderr.flush()
+        except Exception:
+            pass
+    _runtime.set_metadata("warning_torch_adapter",
+                          "PyTorch operators not profiled: %s; fix: %s" % (first_line, fix))
 
 
 def _mapped_library(prefix):
@@ -91,7 +139,7 @@ def _cuda_include_dir():
         if os.environ.get(variable):
             candidates.append(os.path.join(os.environ[variable], "include"))
     candidates.append("/usr/local/cuda/include")
-    for entry in sys.path:
+    for entry in _paths.library_search_path():
         nvidia = os.path.join(entry, "nvidia")
         if os.path.isdir(nvidia):
             for name in sorted(os.listdir(nvidia)):
@@ -119,12 +167,20 @@ def _build(torch, source, output, include_dirs, libraries, defines=()):
     # The compiler must not inherit our bootstrap (it may run Python helpers).
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPCONTEXT_")}
     env.pop("PYTHONPATH", None)
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=env, check=False)
+    try:
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=env, check=False)
+    except OSError as error:
+        raise AdapterError("no C++ compiler to build the PyTorch adapter (%s: %s)"
+                           % (compiler[0], error.strerror),
+                           fix="apt-get install g++ (or set CXX to your C++ compiler)") from None
     if result.returncode != 0:
         log = result.stdout.decode("utf-8", "replace")
-        raise AdapterError("building the PyTorch adapter failed:\n$ %s\n%s"
-                           % (" ".join(shlex.quote(c) for c in command), log[-4000:]))
+        errors = [line for line in log.splitlines() if "error" in line]
+        raise AdapterError("compiling the PyTorch adapter failed: %s\n$ %s\n%s"
+                           % ((errors or ["see the compiler output"])[0].strip(),
+                              " ".join(shlex.quote(c) for c in command), log[-4000:]),
+                           fix=_build_fix(torch, log))
 
 
 def adapter_path(torch, cuda=None):
@@ -132,10 +188,13 @@ def adapter_path(torch, cuda=None):
     `cuda` is _cuda_memory_support(torch), computed here when not given."""
     source = os.path.join(_paths.share(), "torch_adapter.cc")
     if not os.path.isfile(source):
-        raise AdapterError("adapter source not found at %s" % source)
+        raise AdapterError("adapter source not found at %s" % source,
+                           fix="reinstall DeepContext (cmake --install) or rebuild it")
     libraries = [_mapped_library("libtorch_cpu.so"), _mapped_library("libc10.so")]
     if not all(libraries):
-        raise AdapterError("libtorch_cpu.so / libc10.so are not loaded in this process")
+        raise AdapterError("libtorch_cpu.so / libc10.so are not loaded in this process",
+                           fix="this torch build is unsupported (its libraries are not "
+                               "libtorch_cpu.so and libc10.so)")
     defines = []
     include_dirs = _include_dirs(torch)
     cuda_library, cuda_include, _ = cuda or _cuda_memory_support(torch)
@@ -152,41 +211,62 @@ def adapter_path(torch, cuda=None):
 
 def cached_build(torch, source, folder, include_dirs, libraries, defines=(), inputs=(),
                  announce=None):
-    """Path of `source` compiled against this torch into the cache's `folder`,
-    building it first if needed. The cache key covers the torch version and
-    ABI, `source` and the other `inputs` files, the libraries, the defines and
-    $CXX; concurrent processes serialize on a lock. `announce` is written to
-    stderr before a build."""
+    """Path of `source` compiled against this torch into this user's checked
+    cache folder `folder` (see _adapter_cache), building it first if needed
+    or if the cached file does not match its recorded SHA-256. The cache key
+    covers the torch version and ABI, `source` and the other `inputs` files,
+    the libraries, the defines and $CXX; concurrent processes serialize on a
+    lock. `announce` is written to stderr before a build. Load the result
+    with _adapter_cache.load()."""
     digest = hashlib.sha256()
     for path in (source,) + tuple(inputs):
         with open(path, "rb") as f:
             digest.update(f.read())
     digest.update(repr((list(libraries), list(defines))).encode())
     digest.update(os.environ.get("CXX", "g++").encode())
-    key = "torch-%s-abi%d-%s" % (torch.__version__.replace("+", "_"),
-                                 int(torch._C._GLIBCXX_USE_CXX11_ABI),
-                                 digest.hexdigest()[:16])
-    directory = os.path.join(_cache_root(), folder)
-    output = os.path.join(directory, key + ".so")
-    if os.path.isfile(output):
-        return output
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, key + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if os.path.isfile(output):
-            return output
-        if announce:
-            sys.stderr.write(announce)
-            sys.stderr.flush()
-        fd, temporary = tempfile.mkstemp(suffix=".so", dir=directory)
-        os.close(fd)
+    name = "torch-%s-abi%d-%s.so" % (torch.__version__.replace("+", "_").replace("/", "_"),
+                                     int(torch._C._GLIBCXX_USE_CXX11_ABI),
+                                     digest.hexdigest()[:16])
+    try:
+        dir_fd, directory = _adapter_cache.open_folder(folder)
+    except _adapter_cache.CacheError as error:
+        raise AdapterError(str(error), fix="see the message") from None
+    try:
+        if _is_verified(dir_fd, name):
+            return os.path.join(directory, name)
+        lock = _adapter_cache.open_lock(dir_fd, "build.lock")
         try:
-            _build(torch, source, temporary, include_dirs, libraries, defines)
-            os.replace(temporary, output)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if _is_verified(dir_fd, name):
+                return os.path.join(directory, name)
+            _adapter_cache.remove_stale_temporaries(dir_fd)
+            if announce:
+                sys.stderr.write(announce)
+                sys.stderr.flush()
+            temporary = "%s.%d.tmp" % (name, os.getpid())
+            try:
+                _build(torch, source, os.path.join(directory, temporary), include_dirs,
+                       libraries, defines)
+                os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            finally:
+                try:
+                    os.unlink(temporary, dir_fd=dir_fd)
+                except FileNotFoundError:
+                    pass
+            _adapter_cache.record_hash(dir_fd, name)
         finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-    return output
+            os.close(lock)
+    finally:
+        os.close(dir_fd)
+    return os.path.join(directory, name)
+
+
+def _is_verified(dir_fd, name):
+    fd = _adapter_cache.open_verified(dir_fd, name)
+    if fd is None:
+        return False
+    os.close(fd)
+    return True
 
 
 def install(torch):
@@ -196,7 +276,14 @@ def install(torch):
         return _ADAPTER
     cuda = _cuda_memory_support(torch)
     path = adapter_path(torch, cuda)
-    adapter = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    try:
+        adapter = _adapter_cache.load(path)
+    except _adapter_cache.CacheError as error:
+        raise AdapterError(str(error)) from None
+    except OSError as error:  # the dynamic loader refused it: ABI mismatch
+        raise AdapterError("loading the PyTorch adapter failed: %s" % error,
+                           fix="remove %s so that it is rebuilt against this torch"
+                               % path) from None
     adapter.deepcontext_torch_install.restype = ctypes.c_int
     adapter.deepcontext_torch_install.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
                                                   ctypes.c_size_t]
@@ -210,7 +297,9 @@ def install(torch):
     if adapter.deepcontext_torch_install(_runtime.emit_function_address(), error,
                                          len(error)) != 0:
         raise AdapterError("registering the PyTorch callback failed: %s"
-                           % error.value.decode("utf-8", "replace"))
+                           % error.value.decode("utf-8", "replace"),
+                           fix="this torch %s may be unsupported; report it with the "
+                               "line above" % torch.__version__)
     for pattern in _HIDDEN_TORCH_FILES:
         _runtime.hide_leaf_files(pattern)
     _runtime.set_metadata("torch_version", torch.__version__)
@@ -238,7 +327,11 @@ def _track_cuda_memory(torch, adapter, unsupported):
     def attach():
         error = ctypes.create_string_buffer(1024)
         if adapter.deepcontext_torch_track_cuda_memory(error, len(error)) == 0:
+            global _CUDA_MEMORY_TRACKED
+            _CUDA_MEMORY_TRACKED = True
             _runtime.set_metadata("gpu_memory", "tracked: CUDA caching allocator")
+            if _runtime.is_active():
+                _cuda_memory.report(torch)
         else:
             message = error.value.decode("utf-8", "replace").strip().splitlines()
             _runtime.set_metadata("gpu_memory", "not tracked: %s"
@@ -257,6 +350,10 @@ def _track_cuda_memory(torch, adapter, unsupported):
 
 
 def enable(on):
-    """Pauses (False) or resumes (True) op interception, if installed."""
+    """Pauses (False) or resumes (True) op interception, if installed.
+    Resuming also reports the CUDA memory in use now, so that a profiled
+    region's device peak counts what was allocated before it."""
     if _ADAPTER is not None:
         _ADAPTER.deepcontext_torch_enable(1 if on else 0)
+        if on and _CUDA_MEMORY_TRACKED:
+            _cuda_memory.report(sys.modules["torch"])

@@ -162,6 +162,7 @@ CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
       python_enabled_(python_enabled),
       forward_name_(strings.Intern("[forward]")),
       backward_name_(strings.Intern("[backward]")),
+      allocated_before_name_(strings.Intern("[allocated before profiling]")),
       generation_(g_next_generation.fetch_add(1)) {}
 
 CallPathBuilder::~CallPathBuilder() = default;
@@ -412,6 +413,15 @@ StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
 
 ContextId CallPathBuilder::Phase(ContextId parent, StringId phase_name) {
   return tree_.Child(parent, FrameKey{DLMONITOR_FRAME_PHASE, phase_name, 0, 0});
+}
+
+ContextId CallPathBuilder::AllocatedBefore(uintptr_t caller_pc) {
+  if (caller_pc == 0) {
+    caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  }
+  const ContextId current = Current(caller_pc);
+  if (current == kNoContext) return kNoContext;
+  return Phase(current, allocated_before_name_);
 }
 
 ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,

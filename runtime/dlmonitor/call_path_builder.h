@@ -84,6 +84,11 @@ class CallPathBuilder {
   // on, are left out. 0 means the caller of Current. [any thread, no GIL]
   ContextId Current(uintptr_t caller_pc = 0);
 
+  // The "[allocated before profiling]" node under Current(caller_pc): where
+  // memory that was live before profiling began is charged, under the line
+  // that started profiling. [any thread, no GIL]
+  ContextId AllocatedBefore(uintptr_t caller_pc = 0);
+
   // Forgets every thread's state (call in the child after fork: the
   // parent's threads and their stacks do not exist there).
   void ResetAfterFork();
@@ -117,6 +122,7 @@ class CallPathBuilder {
   const bool python_enabled_;
   const StringId forward_name_;
   const StringId backward_name_;
+  const StringId allocated_before_name_;
   std::atomic<uint64_t> generation_;
 
   // Native frames: set up by the first EnableNative, then read-only.

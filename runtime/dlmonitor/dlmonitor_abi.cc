@@ -189,12 +189,17 @@ void dlmonitor_event_emit(dlmonitor_event_t* event) {
         if (!monitor.callbacks().HasCallbacks(event->domain)) return;
         // A free belongs to the allocation it ends, which tools find by
         // address; the freeing thread's context would only cost time.
-        if (event->memory->bytes < 0) {
+        if (event->memory->bytes < 0 ||
+            (dlmonitor_memory_flags(event->memory) & DLMONITOR_MEMORY_RESERVED) != 0) {
           event->context = 0;
           break;
         }
-        event->context = paths.Current(
-            reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+        event->context =
+            (dlmonitor_memory_flags(event->memory) & DLMONITOR_MEMORY_PREEXISTING) != 0
+                ? paths.AllocatedBefore(reinterpret_cast<uintptr_t>(
+                      __builtin_return_address(0)))
+                : paths.Current(reinterpret_cast<uintptr_t>(
+                      __builtin_return_address(0)));
         break;
       case DLMONITOR_DOMAIN_GPU_API:
         if (!monitor.callbacks().HasCallbacks(event->domain)) return;

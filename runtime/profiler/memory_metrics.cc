@@ -1,5 +1,6 @@
 #include "runtime/profiler/memory_metrics.h"
 
+#include <algorithm>
 #include <mutex>  // std::lock_guard
 
 namespace deepcontext::profiler {
@@ -19,7 +20,7 @@ void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
   if (memory.bytes == 0) return;
   static_cast<MemoryMetrics*>(user_data)->Record(
       memory.device, reinterpret_cast<uint64_t>(memory.address), memory.bytes,
-      event->context);
+      event->context, dlmonitor_memory_flags(&memory));
 }
 
 const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
@@ -51,11 +52,38 @@ void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
   if (it != state.live_by_context.end()) it->second -= allocation.bytes;
 }
 
+void MemoryMetrics::RecordReserved(DeviceState& state, uint64_t address,
+                                   int64_t bytes, bool preexisting) {
+  state.reserved_seen = true;
+  if (bytes > 0) {
+    // A segment both in the start snapshot and seen reserved after the
+    // hook was attached is counted once.
+    if (!state.reserved_ranges.emplace(address, bytes).second) {
+      if (preexisting) return;
+      state.reserved -= state.reserved_ranges[address];
+      state.reserved_ranges[address] = bytes;
+    }
+    state.reserved += bytes;
+    state.reserved_peak = std::max(state.reserved_peak, state.reserved);
+    return;
+  }
+  // Expandable segments unmap parts of a mapping: the released size is what
+  // the event says, whatever range it started in.
+  state.reserved_ranges.erase(address);
+  state.reserved = std::max<int64_t>(0, state.reserved + bytes);
+}
+
 void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
-                           ContextId context) {
+                           ContextId context, uint32_t flags) {
   std::lock_guard<SpinLock> guard(lock_);
   DeviceState& state = devices_[device];
+  if ((flags & DLMONITOR_MEMORY_RESERVED) != 0) {
+    RecordReserved(state, address, bytes,
+                   (flags & DLMONITOR_MEMORY_PREEXISTING) != 0);
+    return;
+  }
   const AllocationKey key{device, address};
+  const bool preexisting = (flags & DLMONITOR_MEMORY_PREEXISTING) != 0;
   if (bytes < 0) {
     auto it = allocations_.find(key);
     if (it == allocations_.end()) {
@@ -68,6 +96,7 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
     return;
   }
   const KindMetrics& ids = MetricsFor(device);
+  if (preexisting && allocations_.contains(key)) return;  // seen allocated
   if (auto it = allocations_.find(key); it != allocations_.end()) {
     // The free of the previous block here was never reported.
     Free(state, it->second);
@@ -81,14 +110,20 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
     node.mapped() = Allocation{context, bytes};
     allocations_.insert(std::move(node));
   }
-  ++state.allocations;
+  if (preexisting) {
+    state.live_before_profiling += bytes;
+  } else {
+    ++state.allocations;
+  }
   state.live += bytes;
   state.live_by_context[context] += bytes;
   if (state.live > state.peak) {
     state.peak = state.live;
     state.at_new_peak = true;
   }
-  if (context != 0) store_.Add(context, ids.alloc_bytes, static_cast<double>(bytes));
+  if (context != 0 && !preexisting) {
+    store_.Add(context, ids.alloc_bytes, static_cast<double>(bytes));
+  }
 }
 
 void MemoryMetrics::Publish() {
@@ -118,6 +153,15 @@ std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
     out.emplace_back(prefix + "live_bytes", std::to_string(state.live));
     out.emplace_back(prefix + "allocations", std::to_string(state.allocations));
     out.emplace_back(prefix + "frees", std::to_string(state.frees));
+    if (state.live_before_profiling > 0) {
+      out.emplace_back(prefix + "before_profiling_bytes",
+                       std::to_string(state.live_before_profiling));
+    }
+    if (state.reserved_seen) {
+      out.emplace_back(prefix + "reserved_peak_bytes",
+                       std::to_string(state.reserved_peak));
+      out.emplace_back(prefix + "reserved_bytes", std::to_string(state.reserved));
+    }
   }
   if (unmatched_frees_ > 0) {
     out.emplace_back("memory_frees_before_start", std::to_string(unmatched_frees_));
@@ -131,6 +175,7 @@ void MemoryMetrics::ResetPeaks() {
   unmatched_frees_ = 0;
   for (auto& [device, state] : devices_) {
     state.peak = state.live;
+    state.reserved_peak = state.reserved;
     state.at_peak = state.live_by_context;
     state.at_new_peak = false;
     state.allocations = 0;

@@ -9,8 +9,15 @@
 //                          peak and the whole tree's sum is the peak.
 //
 // A free is matched to its allocation by address, whichever thread frees
-// it. Only allocations made while profiling are seen; frees of older
-// blocks are counted and otherwise ignored.
+// it. Blocks already live when profiling began arrive as PREEXISTING events
+// (the adapter's allocator snapshot, under an "[allocated before profiling]"
+// node) so that the device peak and its holders add up to the allocator's
+// own; a block both reported live and seen allocated is counted once. Frees
+// of blocks nobody reported are counted and otherwise ignored.
+//
+// RESERVED events (the allocator's segments) track the memory it holds from
+// the device, cached or handed out: out-of-memory errors are about that.
+// They are kept per device, not per context.
 #pragma once
 
 #include <cstdint>
@@ -35,16 +42,19 @@ class MemoryMetrics {
   static void OnEvent(const dlmonitor_event_t* event, void* user_data);
 
   // One allocation (bytes > 0, attributed to context) or free (bytes < 0;
-  // context unused) of `address` on `device` (-1 = host).
+  // context unused) of `address` on `device` (-1 = host); `flags` are
+  // dlmonitor_memory_flag_t bits.
   void Record(int32_t device, uint64_t address, int64_t bytes,
-              ContextId context);
+              ContextId context, uint32_t flags = 0);
 
   // Stores every context's live bytes at its device's peak into the metric
   // store, replacing the values of an earlier call. Call before writing.
   void Publish();
 
   // Per device: peak and current allocated bytes, allocation and free
-  // counts; frees of blocks allocated before profiling began.
+  // counts, bytes live before profiling began, reserved bytes (current and
+  // peak); frees of blocks allocated before profiling that no snapshot
+  // reported.
   std::vector<std::pair<std::string, std::string>> Metadata() const;
 
   // Starts the peaks and counts over from now, still tracking the live
@@ -80,6 +90,11 @@ class MemoryMetrics {
     // allocations that keeps raising the peak costs no copies).
     std::unordered_map<ContextId, int64_t> at_peak;
     bool at_new_peak = false;
+    int64_t live_before_profiling = 0;
+    bool reserved_seen = false;
+    int64_t reserved = 0;
+    int64_t reserved_peak = 0;
+    std::unordered_map<uint64_t, int64_t> reserved_ranges;  // address -> bytes
   };
   struct KindMetrics {
     MetricId alloc_bytes;
@@ -88,6 +103,8 @@ class MemoryMetrics {
 
   const KindMetrics& MetricsFor(int32_t device);
   void Free(DeviceState& state, const Allocation& allocation);
+  void RecordReserved(DeviceState& state, uint64_t address, int64_t bytes,
+                      bool preexisting);
 
   MetricStore& store_;
   // Guards everything below. Held for a few hash probes per event; a

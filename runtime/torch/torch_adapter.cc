@@ -100,12 +100,25 @@ bool g_callback_enabled = true;  // guarded by g_switch_mutex
 // not call back into torch or Python. FREE_REQUESTED is when the tensor
 // lets go of the block, which is what the program's memory use follows;
 // FREE_COMPLETED only adds the wait for other streams.
+//
+// Segments (cudaMalloc'd or mapped memory the allocator caches) are reported
+// as reserved memory, inside and between trace windows alike: they are few,
+// and the reserved total must stay right for the whole run.
 void OnAllocatorTrace(
     const c10::cuda::CUDACachingAllocator::TraceEntry& entry) {
   using Action = c10::cuda::CUDACachingAllocator::TraceEntry::Action;
   if (!g_profiling.load(std::memory_order_relaxed)) return;
   int64_t bytes = 0;
-  if (entry.action_ == Action::ALLOC) {
+  uint32_t flags = 0;
+  if (entry.action_ == Action::SEGMENT_ALLOC ||
+      entry.action_ == Action::SEGMENT_MAP) {
+    bytes = static_cast<int64_t>(entry.size_);
+    flags = DLMONITOR_MEMORY_RESERVED;
+  } else if (entry.action_ == Action::SEGMENT_FREE ||
+             entry.action_ == Action::SEGMENT_UNMAP) {
+    bytes = -static_cast<int64_t>(entry.size_);
+    flags = DLMONITOR_MEMORY_RESERVED;
+  } else if (entry.action_ == Action::ALLOC) {
     // Between trace windows allocations are not attributed (their context
     // would cost a call-path walk each); frees still are, so that blocks
     // allocated inside a window leave the live bytes when freed.
@@ -121,6 +134,7 @@ void OnAllocatorTrace(
   memory.device = entry.device_;
   memory.address = reinterpret_cast<const void*>(entry.addr_);
   memory.bytes = bytes;
+  memory.flags = flags;
   dlmonitor_event_t event{};
   event.struct_size = sizeof(event);
   event.domain = DLMONITOR_DOMAIN_MEMORY;

@@ -187,7 +187,9 @@ def test_region_started_after_cuda_init_tracks_memory(tmp_path):
     assert tree.metadata["op_cpu_time"] == "off"
     allocated = sum(n.excl("gpu_alloc_bytes") for n in tree.nodes if "gpu_alloc_bytes" in n.exclusive)
     assert allocated == 8 << 20
-    assert int(tree.metadata["gpu0_memory_peak_bytes"]) == 8 << 20
+    # `warm` (4 KiB) was allocated before the region and counts in the peak.
+    assert int(tree.metadata["gpu0_memory_before_profiling_bytes"]) == 4096
+    assert int(tree.metadata["gpu0_memory_peak_bytes"]) == (8 << 20) + 4096
 
 
 def test_regions_detach_cupti_and_attach_again(tmp_path):
@@ -313,3 +315,43 @@ def test_graphs_captured_while_windows_switch_stay_valid(tmp_path):
     assert int(meta["trace_window_count"]) >= 10, meta
     assert int(meta["gpu_window_detaches"]) >= 1, meta
     assert int(meta.get("gpu_unattributed_records", "0")) == 0, meta
+
+
+def _assert_peak_matches_torch(result, tree):
+    torch_peak = _printed(result, "max_allocated")
+    profile_peak = int(tree.metadata["gpu0_memory_peak_bytes"])
+    assert abs(profile_peak - torch_peak) <= 0.001 * torch_peak, (profile_peak, torch_peak)
+    reserved = int(tree.metadata["gpu0_memory_reserved_peak_bytes"])
+    torch_reserved = _printed(result, "max_reserved")
+    assert abs(reserved - torch_reserved) <= 0.001 * torch_reserved, (reserved, torch_reserved)
+    # The holders of the peak add up to it.
+    assert abs(tree.total("gpu_peak_live_bytes") - profile_peak) <= 0.001 * profile_peak
+
+
+def test_device_peak_of_a_whole_run_matches_torch(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_memory_peak.py")
+    out = tmp_path / "run.dctx"
+    result = run_profiled([PYTHON, program, "run"], out, check=0)
+    _assert_peak_matches_torch(result, load_profile(out))
+
+
+def test_device_peak_of_a_region_counts_memory_allocated_before_it(tmp_path):
+    program = os.path.join(HERE, "programs", "gpu_memory_peak.py")
+    out = tmp_path / "region.dctx"
+    result = run_with_package([PYTHON, program, out])
+    assert result.returncode == 0, result.stderr.decode()
+    tree = load_profile(out)
+    _assert_peak_matches_torch(result, tree)
+    before = int(tree.metadata["gpu0_memory_before_profiling_bytes"])
+    # Weights, gradients and AdamW's two moments: 4 float32 copies of the
+    # parameters (2048*4096 + 4096*4096 + 4096*1024 weights and the biases).
+    parameters = 2048 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 1024 + 1024
+    assert before >= 4 * 4 * parameters
+    holders = tree.find(name="[allocated before profiling]")
+    region_line = marker_line(program, "REGION_LINE")
+    assert [n for n in holders if n.parent.line == region_line], [n.path() for n in holders]
+    # At the peak (in a backward pass) the gradients of the step before were
+    # already freed by zero_grad(set_to_none=True): the weights and AdamW's
+    # moments are what is left of the memory allocated before the region.
+    held = sum(n.excl("gpu_peak_live_bytes") for n in holders)
+    assert 3 * 4 * parameters <= held < before

@@ -114,12 +114,24 @@ def test_sampling_interval_comes_from_the_environment(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["abc", "5", "2000000", "10ms"])
-def test_bad_sampling_interval_is_reported_and_the_default_kept(tmp_path, value):
-    _, tree, _, _, result = _profile_cpu_accounting(
-        tmp_path, env={"DEEPCONTEXT_CPU_SAMPLE_US": value})
-    assert ("DEEPCONTEXT_CPU_SAMPLE_US=%s is not a whole number of microseconds" % value).encode() \
-        in result.stderr, result.stderr.decode()
-    assert tree.metadata["op_cpu_time"] == "sampled every 1000 us"
+def test_bad_sampling_interval_is_an_error(tmp_path, value):
+    # A profile sampled at another interval than asked for would mislead:
+    # `deepcontext run` refuses to start, deepcontext.profile() raises.
+    result = run_profiled([PYTHON, "-c", "print('ran')"], tmp_path / "cpu.dctx",
+                          env={"DEEPCONTEXT_CPU_SAMPLE_US": value})
+    assert result.returncode == 2 and b"ran" not in result.stdout
+    message = ("DEEPCONTEXT_CPU_SAMPLE_US=%s is not a whole number of microseconds" % value)
+    assert message.encode() in result.stderr, result.stderr.decode()
+    code = ("import os, deepcontext\n"
+            "os.environ['DEEPCONTEXT_CPU_SAMPLE_US'] = %r\n"
+            "try:\n"
+            "    with deepcontext.profile(%r):\n"
+            "        pass\n"
+            "except ValueError as error:\n"
+            "    print('ValueError:', error)\n" % (value, str(tmp_path / "region.dctx")))
+    result = run_with_package([PYTHON, "-c", code])
+    assert ("ValueError: " + message).encode() in result.stdout, result.stderr.decode()
+    assert not (tmp_path / "region.dctx").exists()
 
 
 def test_profile_region_cpu_time_modes(tmp_path):

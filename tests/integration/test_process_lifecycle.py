@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import time
+import pytest
 
 from conftest import (CLI, PYTHON, PROGRAMS, cli, load_profile, program, run_plain, run_profiled,
                       run_with_package)
@@ -183,3 +184,18 @@ def test_sigterm_and_os_exit_only_write(tmp_path):
     result = run_with_package([PYTHON, "-c", _FINISH, out, "signal"])
     assert result.returncode == 0, result.stderr.decode()
     assert b"active_before=1 active_after=1 written=1" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_pool_workers_terminated_while_exiting_keep_their_profiles(tmp_path, context):
+    # The pool's exit sends SIGTERM to workers that may already be writing
+    # their profiles at exit; each profile must still be complete.
+    for attempt in range(3):
+        out = tmp_path / ("pool%d.dctx" % attempt)
+        result = run_profiled([PYTHON, program("pool_workers.py"), context, "4"], out, check=0)
+        stderr = result.stderr.decode()
+        assert "lost" not in stderr and "without writing" not in stderr, stderr
+        written = stderr.split("wrote ")[1].split(":", 1)[1].split()
+        assert len(written) >= 5, stderr  # spawn adds its resource tracker
+        for path in written:
+            load_profile(path)

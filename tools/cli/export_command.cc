@@ -1,14 +1,19 @@
 #include "tools/cli/export_command.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <exception>
 #include <iostream>
 #include <memory>
 #include <utility>
 
 #include "tools/analysis/profile_tree.h"
+#include "tools/cli/cli_status.h"
 #include "tools/cli/profile_inputs.h"
 #include "tools/export/export_formats.h"
 
@@ -19,26 +24,50 @@ namespace {
 constexpr const char* kPrefix = "deepcontext export: ";
 constexpr const char* kStdout = "-";
 
-// Writes text to path and returns "" or a one-line error. The text is fully
-// rendered before the file is opened, so a failure while exporting never
-// leaves a truncated file behind.
-std::string WriteOutput(const std::string& path, const std::string& text) {
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) {
-    return "cannot write " + path + ": " + std::strerror(errno);
+// Writes text to path through a temporary file in the same directory,
+// renamed over path once complete: a failed write leaves path as it was and
+// removes only the temporary this call created. Targets that are not
+// regular files (/dev/full, a FIFO, a directory) are refused, never
+// replaced. The text is fully rendered before anything is created.
+Status WriteOutput(const std::string& path, const std::string& text) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    return Status::Error("cannot write " + path +
+                         ": not a regular file (use -o - for standard "
+                         "output)");
   }
-  bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  int write_errno = errno;
-  // fclose flushes, so a full disk may only show up here.
-  if (std::fclose(file) != 0 && ok) {
-    ok = false;
-    write_errno = errno;
+  std::string directory = ".";
+  if (const size_t slash = path.rfind('/'); slash != std::string::npos) {
+    directory = slash == 0 ? "/" : path.substr(0, slash);
   }
-  if (!ok) {
-    std::remove(path.c_str());
-    return "cannot write " + path + ": " + std::strerror(write_errno);
+  std::string temporary = directory + "/.deepcontext-export-XXXXXX";
+  const int fd = mkstemp(temporary.data());
+  if (fd < 0) {
+    return Status::Error("cannot write " + path + ": " + std::strerror(errno));
   }
-  return "";
+  // mkstemp creates 0600; a new export gets the usual permissions.
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  std::string_view rest(text);
+  int error = 0;
+  while (!rest.empty()) {
+    const ssize_t n = write(fd, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
+    }
+    rest.remove_prefix(static_cast<size_t>(n));
+  }
+  if (error == 0 && fsync(fd) != 0 && errno != EINVAL) error = errno;
+  if (close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    unlink(temporary.c_str());
+    return Status::Error("cannot write " + path + ": " + std::strerror(error));
+  }
+  return Status::Ok();
 }
 
 int RunExportOrThrow(const ExportRequest& request, std::ostream& out,
@@ -55,6 +84,14 @@ int RunExportOrThrow(const ExportRequest& request, std::ostream& out,
   std::optional<analysis::ProfileTree> tree =
       ReadProfileTree(request.files, kPrefix, err);
   if (!tree) return kExportBadFile;
+  if (chosen->unavailable != nullptr || chosen->render == nullptr) {
+    std::string why = chosen->unavailable ? chosen->unavailable(*tree) : "";
+    if (!why.empty() || chosen->render == nullptr) {
+      err << kPrefix << "cannot write --format " << chosen->name << ": " << why
+          << "\n";
+      return kExportBadFile;
+    }
+  }
   std::string text = chosen->render(*tree);
 
   if (request.output == kStdout) {
@@ -66,8 +103,8 @@ int RunExportOrThrow(const ExportRequest& request, std::ostream& out,
     }
     return kExportOk;
   }
-  if (std::string error = WriteOutput(request.output, text); !error.empty()) {
-    err << kPrefix << error << "\n";
+  if (Status status = WriteOutput(request.output, text); !status.ok()) {
+    err << kPrefix << status.message() << "\n";
     return kExportBadFile;
   }
   return kExportOk;

@@ -24,6 +24,15 @@ bool FindInstallLayout(InstallLayout* layout, std::string* error) {
   layout->python_dir = (prefix / "python").string();
   layout->bootstrap_dir =
       (prefix / "python" / "deepcontext" / "_bootstrap").string();
+  // Installed by pip, the prefix is <site-packages>/deepcontext/_home and
+  // the package is the folder above it.
+  const fs::path package = prefix.parent_path();
+  if (!fs::exists(fs::path(layout->bootstrap_dir) / "sitecustomize.py", ec) &&
+      prefix.filename() == "_home" &&
+      fs::exists(package / "_bootstrap" / "sitecustomize.py", ec)) {
+    layout->python_dir = package.parent_path().string();
+    layout->bootstrap_dir = (package / "_bootstrap").string();
+  }
   if (!fs::exists(layout->runtime_library, ec)) {
     *error = "runtime library missing: " + layout->runtime_library;
     return false;

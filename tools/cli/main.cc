@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli/diff_command.h"
 #include "tools/cli/export_command.h"
+#include "tools/cli/merge_command.h"
 #include "tools/cli/report_command.h"
 #include "tools/cli/run_command.h"
 #include "tools/cli/view_command.h"
@@ -17,6 +19,8 @@ int main(int argc, char** argv) {
   deepcontext::cli::AddReportCommand(app, action);
   deepcontext::cli::AddExportCommand(app, action);
   deepcontext::cli::AddViewCommand(app, action);
+  deepcontext::cli::AddMergeCommand(app, action);
+  deepcontext::cli::AddDiffCommand(app, action);
   CLI11_PARSE(app, argc, argv);
   return action();
 }

@@ -8,6 +8,7 @@
 #include "tools/analysis/metric_selection.h"
 #include "tools/analysis/profile_tree.h"
 #include "tools/cli/profile_inputs.h"
+#include "tools/cli/rank_imbalance.h"
 
 namespace deepcontext::cli {
 
@@ -30,6 +31,7 @@ int RunReportOrThrow(const ReportRequest& request, std::ostream& out,
     }
   }
   out << report::RenderReport(tree, request.options);
+  out << RankImbalanceOfFiles(request.files, request.options);
   out.flush();
   return kReportOk;
 }

@@ -1,20 +1,24 @@
 #include "tools/cli/run_command.h"
 
 #include <signal.h>
-#include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tools/cli/install_layout.h"
+#include "tools/cli/run_output.h"
+#include "tools/cli/run_registry.h"
 
 namespace deepcontext::cli {
 namespace {
@@ -32,12 +36,72 @@ struct RunOptions {
   double trace_fraction = 1.0;
   double trace_window_ms = 50;
   std::vector<std::string> command;
+  std::string unknown_option;  // the first argument before the program that
+                               // is none of run's options
 };
 
 volatile sig_atomic_t g_child_pid = 0;
 
+// How long the launcher waits, after the program ended, for its other
+// processes to say whether they wrote their profiles.
+constexpr int kStragglerGraceMs = 5000;
+
 void ForwardSignal(int signal_number) {
   if (g_child_pid > 0) kill(g_child_pid, signal_number);
+}
+
+// SIGINT and SIGQUIT typed at the terminal reach the program directly (it
+// shares our foreground process group; the kernel sends them, SI_KERNEL):
+// forwarding them too would interrupt the program twice. Sent by a process
+// to our pid alone, they are forwarded.
+void ForwardUnlessFromTerminal(int signal_number, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code == SI_KERNEL) return;
+  ForwardSignal(signal_number);
+}
+
+// With a terminal, the child stays in our process group, so that Ctrl-C
+// and job control (Ctrl-Z, fg, bg) reach it as without the profiler.
+// Without one (scripts, CI, services), it gets a group of its own, so that
+// a signal sent to our group reaches it once, through us, instead of twice.
+bool HasTerminal() {
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (isatty(fd)) return true;
+  }
+  return false;
+}
+
+// The -- between run's options and the program is optional; what looks
+// like an option before the program is one of run's or a mistake.
+Status CheckOptions(const RunOptions& options) {
+  if (options.command.empty()) {
+    return Status::Error("no command given; usage: deepcontext run [-o "
+                         "out.dctx] [--] python3 script.py [args...]");
+  }
+  const std::string& unknown = options.unknown_option.empty()
+                                   ? options.command[0]
+                                   : options.unknown_option;
+  if (unknown.starts_with("-")) {
+    return Status::Error("unknown option '" + unknown +
+                         "' (see deepcontext run --help; put the program "
+                         "after --)");
+  }
+  return Status::Ok();
+}
+
+// Same rule as the runtime (runtime/profiler/op_metrics.cc), checked
+// before the program starts instead of a silent fallback there.
+Status CheckEnvironment() {
+  const char* text = std::getenv("DEEPCONTEXT_CPU_SAMPLE_US");
+  if (text == nullptr || text[0] == '\0') return Status::Ok();
+  const std::string digits(text);
+  if (digits.size() <= 7 &&
+      digits.find_first_not_of("0123456789") == std::string::npos) {
+    const long us = std::stol(digits);
+    if (us >= 10 && us <= 1000000) return Status::Ok();
+  }
+  return Status::Error(std::string("DEEPCONTEXT_CPU_SAMPLE_US=") + text +
+                       " is not a whole number of microseconds from 10 to "
+                       "1000000");
 }
 
 std::string FormatNumber(double value) {
@@ -57,42 +121,18 @@ std::string DefaultStem(const std::vector<std::string>& command) {
   return fs::path(command[0]).stem().string();
 }
 
-std::string OutputPath(const RunOptions& options) {
-  std::string output = options.output;
-  if (output.empty()) output = DefaultStem(options.command) + ".dctx";
-  std::error_code ec;
-  fs::path absolute = fs::absolute(output, ec);
-  return ec ? output : absolute.lexically_normal().string();
-}
-
-// Profiles written by this run: the root file plus <stem>.*.dctx files
-// modified since the run started.
-std::vector<std::string> WrittenProfiles(const std::string& output,
-                                         fs::file_time_type started) {
-  std::vector<std::string> found;
-  fs::path root(output);
-  std::string stem = root.filename().string();
-  if (stem.size() > 5 && stem.ends_with(".dctx")) stem.resize(stem.size() - 5);
-  std::error_code ec;
-  if (fs::exists(root, ec) && fs::last_write_time(root, ec) >= started) {
-    found.push_back(root.string());
-  }
-  for (const auto& entry : fs::directory_iterator(root.parent_path(), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.path() == root || !name.starts_with(stem + ".") ||
-        !name.ends_with(".dctx")) {
-      continue;
-    }
-    if (fs::last_write_time(entry.path(), ec) >= started) {
-      found.push_back(entry.path().string());
-    }
-  }
-  return found;
-}
-
 [[noreturn]] void ExecChild(const RunOptions& options,
                             const InstallLayout& layout,
-                            const std::string& output) {
+                            const std::string& output,
+                            const std::string& registry, pid_t launcher,
+                            bool own_group) {
+  // The program follows its launcher: a SIGKILLed `deepcontext run` takes
+  // it along (SIGTERM, so that it still writes its profile). Set after the
+  // fork, so the launcher may already be gone: checked once it is set.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != launcher) _exit(128 + SIGTERM);
+  if (own_group) setpgid(0, 0);
+  setenv("DEEPCONTEXT_RUN_SOCKET", registry.c_str(), 1);
   std::string python_path = layout.bootstrap_dir + ":" + layout.python_dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) {
     python_path += std::string(":") + old;
@@ -142,46 +182,36 @@ std::vector<std::string> WrittenProfiles(const std::string& output,
   _exit(error == ENOENT ? 127 : 126);
 }
 
-int Run(const RunOptions& options) {
-  if (options.command.empty()) {
-    std::cerr << "deepcontext run: no command given; usage: deepcontext run "
-                 "[-o out.dctx] -- python3 script.py [args...]\n";
-    return 2;
+void ReportProfiles(const RunRegistry& registry, const std::string& output) {
+  for (const std::string& problem : registry.Problems()) {
+    std::cerr << "deepcontext: warning: " << problem << "\n";
   }
-  InstallLayout layout;
-  std::string error;
-  if (!FindInstallLayout(&layout, &error)) {
-    std::cerr << "deepcontext: " << error << "\n";
-    return 2;
+  const std::vector<std::string> written = registry.Written(output);
+  if (written.empty()) {
+    if (!registry.AnyStarted()) {
+      std::cerr << "deepcontext: no profile was written (was the command a "
+                   "Python program? Python's -I and -E options disable "
+                   "profiling)\n";
+    } else {
+      std::cerr << "deepcontext: no profile was written\n";
+    }
+    return;
   }
-  const std::string output = OutputPath(options);
-  std::error_code ec;
-  const fs::path directory = fs::path(output).parent_path();
-  if (!fs::is_directory(directory, ec) ||
-      access(directory.c_str(), W_OK) != 0) {
-    std::cerr << "deepcontext: cannot write profiles to " << directory.string()
-              << ": " << (ec ? ec.message() : std::strerror(errno)) << "\n";
-    return 2;
-  }
+  std::cerr << "deepcontext: wrote " << written.size() << " profile"
+            << (written.size() > 1 ? "s" : "") << ":";
+  for (const std::string& path : written) std::cerr << " " << path;
+  std::cerr << "\n";
+}
 
-  // Give the file clock a margin: modification times are coarser than
-  // now() on some filesystems.
-  const fs::file_time_type started =
-      fs::file_time_type::clock::now() - std::chrono::seconds(1);
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t child = fork();
-  if (child < 0) {
-    std::cerr << "deepcontext: fork failed: " << std::strerror(errno) << "\n";
-    return 2;
-  }
-  if (child == 0) ExecChild(options, layout, output);
-
-  // The terminal delivers SIGINT/SIGQUIT to the whole foreground group, so
-  // the child gets them directly; we only forward signals sent to us alone.
+void InstallSignalForwarding(pid_t child) {
   g_child_pid = child;
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
+  for (int sig : {SIGINT, SIGQUIT}) {
+    struct sigaction action {};
+    action.sa_sigaction = &ForwardUnlessFromTerminal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART | SA_SIGINFO;
+    sigaction(sig, &action, nullptr);
+  }
   for (int sig : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) {
     struct sigaction action {};
     action.sa_handler = &ForwardSignal;
@@ -189,23 +219,64 @@ int Run(const RunOptions& options) {
     action.sa_flags = SA_RESTART;
     sigaction(sig, &action, nullptr);
   }
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+}
 
-  if (!options.quiet) {
-    const std::vector<std::string> written = WrittenProfiles(output, started);
-    if (written.empty()) {
-      std::cerr << "deepcontext: no profile was written (was the command a "
-                   "Python program? Python's -I and -E options disable "
-                   "profiling)\n";
-    } else {
-      std::cerr << "deepcontext: wrote " << written.size() << " profile"
-                << (written.size() > 1 ? "s" : "") << ":";
-      for (const std::string& path : written) std::cerr << " " << path;
-      std::cerr << "\n";
+// Waits for the program, reading what its processes report meanwhile.
+int WaitForChild(pid_t child, RunRegistry& registry) {
+  int status = 0;
+  while (true) {
+    const pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) return status;
+    if (done < 0 && errno != EINTR) return status;
+    registry.Receive(100);
+  }
+}
+
+int Run(const RunOptions& options) {
+  for (const Status& status : {CheckOptions(options), CheckEnvironment()}) {
+    if (!status.ok()) {
+      std::cerr << "deepcontext run: " << status.message() << "\n";
+      return 2;
     }
   }
+  InstallLayout layout;
+  std::string error;
+  if (!FindInstallLayout(&layout, &error)) {
+    std::cerr << "deepcontext: " << error << "\n";
+    return 2;
+  }
+  const std::string output =
+      ResolveOutputPath(options.output, DefaultStem(options.command));
+  if (Status status = CheckOutputPath(output); !status.ok()) {
+    std::cerr << "deepcontext: " << status.message() << "\n";
+    return 2;
+  }
+  Status bound = Status::Ok();
+  std::unique_ptr<RunRegistry> registry = RunRegistry::Bind(output, &bound);
+  if (registry == nullptr) {
+    std::cerr << "deepcontext: " << bound.message() << "\n";
+    return 2;
+  }
+  RemoveStaleTemporaries(output);
+
+  const bool own_group = !HasTerminal();
+  const pid_t launcher = getpid();
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t child = fork();
+  if (child < 0) {
+    std::cerr << "deepcontext: fork failed: " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  if (child == 0) {
+    ExecChild(options, layout, output, registry->name(), launcher, own_group);
+  }
+  // Both sides set the group, so it exists before any signal is forwarded.
+  if (own_group) setpgid(child, child);
+  InstallSignalForwarding(child);
+  const int status = WaitForChild(child, *registry);
+  registry->AwaitStragglers(kStragglerGraceMs);
+  if (!options.quiet) ReportProfiles(*registry, output);
   if (WIFSIGNALED(status)) {
     // Die of the same signal so callers see what they would have seen.
     const int sig = WTERMSIG(status);
@@ -214,6 +285,23 @@ int Run(const RunOptions& options) {
     return 128 + sig;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+// CLI::Range lets NaN through (every comparison with it is false).
+CLI::Validator FiniteRange(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) {
+          return "Value " + text + " is not a number";
+        }
+        if (!(value >= low && value <= high)) {
+          return "Value " + text + " not in range [" + FormatNumber(low) +
+                 " - " + FormatNumber(high) + "]";
+        }
+        return std::string();
+      },
+      "FLOAT in [" + FormatNumber(low) + " - " + FormatNumber(high) + "]");
 }
 
 }  // namespace
@@ -254,17 +342,30 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
                   "the run (0.001 to 1; default 1, everything). Between "
                   "windows they cost what they cost without a profiler; the "
                   "profile describes the windows")
-      ->check(CLI::Range(0.001, 1.0));
+      ->check(FiniteRange(0.001, 1.0));
   run->add_option("--trace-window-ms", options->trace_window_ms,
                   "Length of one trace window with --trace-fraction, in "
                   "milliseconds (1 to 60000; default 50). Windows start at "
                   "random times")
-      ->check(CLI::Range(1.0, 60000.0));
+      ->check(FiniteRange(1.0, 60000.0));
+  // The program and its arguments: everything from the first argument that
+  // is not one of run's options (a -- before it is optional) is passed on
+  // untouched, so the program's own options are never taken for run's.
   run->add_option("command", options->command,
-                  "The program and its arguments (put them after --)")
-      ->required();
+                  "The program and its arguments; everything from the "
+                  "program on is passed to it (a -- before it is optional)");
   run->prefix_command();
-  run->callback([options, &action] {
+  run->positionals_at_end();
+  run->footer("Usage: deepcontext run [OPTIONS] [--] PROGRAM [ARGS...]");
+  run->callback([options, run, &action] {
+    // What CLI11 leaves over before the program: an unknown option of run
+    // (a "--" separator is left over too and means nothing).
+    for (const std::string& extra : run->remaining()) {
+      if (extra != "--") {
+        options->unknown_option = extra;
+        break;
+      }
+    }
     action = [options] { return Run(*options); };
   });
 }

@@ -1,9 +1,12 @@
 #include "tools/export/export_formats.h"
 
 #include "tools/export/folded_export.h"
+#include "tools/export/hatchet_export.h"
 #include "tools/export/html_export.h"
 #include "tools/export/json_export.h"
+#include "tools/export/pprof_export.h"
 #include "tools/export/speedscope_export.h"
+#include "tools/export/timeline_export.h"
 
 namespace deepcontext::exporter {
 
@@ -11,6 +14,14 @@ const std::vector<ExportFormat>& ExportFormats() {
   static const std::vector<ExportFormat> formats = {
       {"json", "the whole tree with every metric (deepcontext-json schema)",
        &RenderJson},
+      {"pprof", "gzipped profile.proto for pprof / go tool pprof",
+       &RenderPprof},
+      {"hatchet", "hatchet literal JSON (GraphFrame.from_literal, Thicket)",
+       &RenderHatchet},
+      // Listed so that asking for a timeline explains why a profile of
+      // aggregates cannot give one (tools/export/timeline_export.h).
+      {"perfetto", "Chrome trace / Perfetto JSON: needs timed events, which "
+       "profiles of aggregates do not hold", nullptr, &WhyNoTimeline},
       {"html", "the viewer and the profile in one file that opens offline",
        &RenderHtml},
       {"speedscope", "speedscope.app's format, one profile per metric",

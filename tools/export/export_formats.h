@@ -16,6 +16,9 @@ struct ExportFormat {
   std::string_view help;  // one line for --help
   // Returns the whole output for tree. May throw std::bad_alloc.
   std::string (*render)(const analysis::ProfileTree& tree);
+  // When set and it returns a reason, tree cannot be written in this
+  // format (e.g. a timeline format for a profile without a time axis).
+  std::string (*unavailable)(const analysis::ProfileTree& tree) = nullptr;
 };
 
 // Every format, in the order help texts list them.

@@ -6,6 +6,7 @@
 #include "tools/analysis/metric_selection.h"
 #include "tools/report/flat_section.h"
 #include "tools/report/hotspot_section.h"
+#include "tools/report/imbalance_section.h"
 #include "tools/report/report_header.h"
 #include "tools/report/section_context.h"
 #include "tools/report/tree_sections.h"
@@ -105,6 +106,8 @@ std::string RenderReport(const analysis::ProfileTree& tree,
   }
   std::string hotspots = RenderHotspots(context);
   if (!hotspots.empty()) out += "\n" + hotspots;
+  std::string imbalance = RenderImbalance(context);
+  if (!imbalance.empty()) out += "\n" + imbalance;
   return out;
 }
 

@@ -126,6 +126,22 @@ TEST_F(CallPathBuilderTest, NestedOpsHangUnderTheirParentWithForwardPhase) {
             linear_ctx);
 }
 
+TEST_F(CallPathBuilderTest, MemoryLiveBeforeProfilingHangsUnderTheCurrentContext) {
+  EXPECT_EQ(Path(builder_.AllocatedBefore()),
+            "thread/[allocated before profiling]");
+  auto scope = Op("region", DLMONITOR_OP_USER_SCOPE);
+  const ContextId scope_ctx = builder_.OnOpEnter(scope);
+  const ContextId before = builder_.AllocatedBefore();
+  EXPECT_EQ(Path(before), "thread/region/[allocated before profiling]");
+  FrameKey key;
+  ContextId parent = kNoContext;
+  ASSERT_TRUE(tree_.Get(before, &key, &parent));
+  EXPECT_EQ(key.kind, DLMONITOR_FRAME_PHASE);
+  EXPECT_EQ(parent, scope_ctx);
+  EXPECT_EQ(builder_.AllocatedBefore(), before);  // one node, not one per block
+  builder_.OnOpExit(scope);
+}
+
 TEST_F(CallPathBuilderTest, OpsWithoutSequenceNumberHaveNoPhase) {
   ContextId ctx = builder_.OnOpEnter(Op("aten::add", DLMONITOR_OP_OPERATOR, -1));
   EXPECT_EQ(Path(ctx), "thread/aten::add");

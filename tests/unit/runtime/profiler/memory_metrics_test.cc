@@ -156,6 +156,70 @@ TEST(MemoryMetrics, ResetPeaksKeepsLiveBlocksMatchable) {
   EXPECT_EQ(values["gpu_alloc_bytes"].count(5), 0u);  // counted before reset
 }
 
+TEST(MemoryMetrics, BlocksLiveBeforeProfilingCountInThePeakAndItsHolders) {
+  // Weights (600 bytes) allocated before a profiled region; the region's
+  // activations (300) peak on top of them.
+  MetricStore store;
+  MemoryMetrics memory(store);
+  constexpr ContextId kBefore = 3;  // "[allocated before profiling]"
+  memory.Record(0, 0x1000, 400, kBefore, DLMONITOR_MEMORY_PREEXISTING);
+  memory.Record(0, 0x2000, 200, kBefore, DLMONITOR_MEMORY_PREEXISTING);
+  memory.Record(0, 0x3000, 300, 5);
+  memory.Record(0, 0x3000, -300, 0);
+  memory.Record(0, 0x2000, -200, 0);  // a weight freed inside the region
+  memory.Publish();
+  auto values = Snapshot(store);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_peak_bytes"), "900");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "400");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_before_profiling_bytes"), "600");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_allocations"), "1");
+  EXPECT_EQ(MetadataValue(memory, "memory_frees_before_start"), "");
+  EXPECT_EQ(values["gpu_peak_live_bytes"][kBefore].sum, 600);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][5].sum, 300);
+  // Not allocated while profiling: no allocation is charged for them.
+  EXPECT_EQ(values["gpu_alloc_bytes"].count(kBefore), 0u);
+}
+
+TEST(MemoryMetrics, ABlockSeenAllocatedIsNotCountedAgainByTheSnapshot) {
+  // The snapshot is taken after the hook is attached: a block allocated in
+  // between is in both.
+  MetricStore store;
+  MemoryMetrics memory(store);
+  memory.Record(0, 0x1000, 256, 5);
+  memory.Record(0, 0x1000, 256, 3, DLMONITOR_MEMORY_PREEXISTING);
+  memory.Record(0, 0x2000, 128, 3, DLMONITOR_MEMORY_PREEXISTING);
+  memory.Publish();
+  auto values = Snapshot(store);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_peak_bytes"), "384");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_before_profiling_bytes"), "128");
+  EXPECT_EQ(values["gpu_peak_live_bytes"][5].sum, 256);
+  EXPECT_EQ(values["gpu_peak_live_bytes"][3].sum, 128);
+  memory.Record(0, 0x1000, -256, 0);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "128");
+}
+
+TEST(MemoryMetrics, ReservedSegmentsAreTrackedApartFromBlocks) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_reserved_bytes"), "");
+  const uint32_t kBeforeReserved =
+      DLMONITOR_MEMORY_PREEXISTING | DLMONITOR_MEMORY_RESERVED;
+  memory.Record(0, 0x10000, 2048, 0, kBeforeReserved);
+  memory.Record(0, 0x20000, 4096, 0, DLMONITOR_MEMORY_RESERVED);
+  memory.Record(0, 0x20000, 4096, 0, kBeforeReserved);  // in the snapshot too
+  memory.Record(0, 0x10000, 512, 5);                     // a block in a segment
+  memory.Record(0, 0x20000, -4096, 0, DLMONITOR_MEMORY_RESERVED);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_reserved_peak_bytes"), "6144");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_reserved_bytes"), "2048");
+  // Segments are not blocks: allocated bytes are the block's alone.
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_peak_bytes"), "512");
+  // An unmap of part of a mapping releases what it says.
+  memory.Record(0, 0x10400, -1024, 0, DLMONITOR_MEMORY_RESERVED);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_reserved_bytes"), "1024");
+  memory.ResetPeaks();
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_reserved_peak_bytes"), "1024");
+}
+
 TEST(MemoryMetrics, ConcurrentAllocatorsOnSeveralDevicesBalance) {
   // Each device's allocator calls in from several threads at once.
   MetricStore store;

@@ -105,6 +105,13 @@ TEST(ReportHeaderTest, DeviceMemoryPeaksAndGpuWarnings) {
   EXPECT_EQ(HeaderLine(profile, "Memory:"),
             "Memory:    peak 20.0 MiB on GPU 0, 1.00 KiB on GPU 1 "
             "(--metric gpu_peak_live_bytes shows who held it)");
+  profile.metadata.emplace_back("gpu0_memory_reserved_peak_bytes", "25165824");
+  profile.metadata.emplace_back("gpu0_memory_before_profiling_bytes", "8388608");
+  profile.metadata.emplace_back("gpu1_memory_before_profiling_bytes", "0");
+  EXPECT_EQ(HeaderLine(profile, "Memory:"),
+            "Memory:    peak 20.0 MiB on GPU 0 (reserved peak 24.0 MiB; 8.00 MiB "
+            "allocated before profiling), 1.00 KiB on GPU 1 "
+            "(--metric gpu_peak_live_bytes shows who held it)");
   EXPECT_EQ(HeaderLine(profile, "Warning:"), "");
   profile.metadata.emplace_back("gpu_warning", "3 GPU launches got no activity records");
   EXPECT_EQ(HeaderLine(profile, "Warning:"),
