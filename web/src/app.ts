@@ -111,12 +111,14 @@ export class App {
       return;
     }
     for (const profile of this.profiles) {
-      const option = el('option', '', profile.label);
-      option.value = String(profile.id);
-      this.profileSelect.append(option);
-      const compare = el('option', '', profile.label);
-      compare.value = String(profile.id);
-      this.compareSelect.append(compare);
+      // File names fit the toolbar; the whole path is the tooltip.
+      const short = profile.label.slice(profile.label.lastIndexOf('/') + 1);
+      for (const select of [this.profileSelect, this.compareSelect]) {
+        const option = el('option', '', short);
+        option.value = String(profile.id);
+        option.title = profile.label;
+        select.append(option);
+      }
     }
     const none = el('option', '', '(none)');
     none.value = '-1';
@@ -168,7 +170,8 @@ export class App {
         this.viewArea.replaceChildren();
         this.details.replaceChildren();
         const message = e instanceof ApiError ? e.message : String(e);
-        this.showError(`Cannot open ${this.profiles[this.state.profile]?.label ?? 'profile'}: ${message}`);
+        // The server's message names the file already.
+        this.showError(`Cannot open this profile: ${message}`);
         this.profileSelect.value = String(this.state.profile);
         return;
       }
