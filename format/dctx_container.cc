@@ -214,8 +214,12 @@ std::string UnwrapPayload(std::string_view file, std::string* payload) {
   if (kVerifyChecksums && payload_crc != Crc32(compressed)) {
     return "checksum mismatch (file corrupt)";
   }
-  if (payload_size > kMaxPayloadBytes ||
-      payload_size > compressed_size * kMaxDeflateRatio) {
+  if (payload_size > kMaxPayloadBytes) {
+    return "payload of " + std::to_string(payload_size) +
+           " bytes is larger than this reader's limit of " +
+           std::to_string(kMaxPayloadBytes) + " bytes";
+  }
+  if (payload_size > compressed_size * kMaxDeflateRatio) {
     return "corrupt header (uncompressed size " + std::to_string(payload_size) +
            " is implausible for " + std::to_string(compressed_size) +
            " compressed bytes)";

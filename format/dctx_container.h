@@ -20,6 +20,10 @@ inline constexpr uint16_t kFormatMinor = 0;
 inline constexpr size_t kHeaderSize = 40;
 // Readers refuse payloads larger than this before allocating for them.
 inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 32;
+// Largest file a reader loads: a header plus a payload of kMaxPayloadBytes
+// that deflate could not shrink (stored blocks add 5 bytes per 64 KiB).
+inline constexpr uint64_t kMaxFileBytes =
+    kHeaderSize + kMaxPayloadBytes + (kMaxPayloadBytes >> 10);
 
 // Returns the complete file bytes: header (claiming format major.minor) plus
 // payload compressed with zlib. Returns "" when zlib fails. May throw

@@ -16,10 +16,14 @@ ReadResult Failure(const std::string& source, const std::string& problem) {
   return result;
 }
 
-ReadResult DecodeOrThrow(const std::string& bytes, const std::string& source) {
+ReadResult DecodeOrThrow(const std::string& bytes, const std::string& source,
+                         std::string* owned_bytes = nullptr) {
   std::string payload;
   std::string problem = UnwrapPayload(bytes, &payload);
   if (!problem.empty()) return Failure(source, problem);
+  // The file's bytes are not needed once decompressed; releasing them
+  // keeps them from adding to the peak while the profile is built.
+  if (owned_bytes != nullptr) std::string().swap(*owned_bytes);
   ReadResult result;
   problem = DecodePayload(payload, &result.profile);
   if (!problem.empty()) return Failure(source, problem);
@@ -68,9 +72,9 @@ std::string EncodeProfile(const Profile& profile) {
 ReadResult ReadProfileFile(const std::string& path) {
   try {
     std::string bytes;
-    std::string problem = ReadWholeFile(path, &bytes);
+    std::string problem = ReadWholeFile(path, kMaxFileBytes, &bytes);
     if (!problem.empty()) return Failure(path, problem);
-    return DecodeOrThrow(bytes, path);
+    return DecodeOrThrow(bytes, path, &bytes);
   } catch (...) {
     ReadResult result;
     result.error = "out of memory";

@@ -127,28 +127,38 @@ std::string WriteFileAtomically(const std::string& path,
   return "";
 }
 
-std::string ReadWholeFile(const std::string& path, std::string* bytes) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::string ReadWholeFile(const std::string& path, size_t max_bytes,
+                          std::string* bytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return "cannot open: " + ErrnoText(errno);
   FdCloser closer(fd);
-  constexpr size_t kChunk = size_t{1} << 16;
-  bytes->clear();
   struct stat info {};
-  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
-    // Reading still runs to end of file, so a file that changes size
-    // meanwhile is read as it is, not as fstat saw it.
-    bytes->reserve(static_cast<size_t>(info.st_size) + kChunk);
+  if (fstat(fd, &info) != 0) return "cannot stat: " + ErrnoText(errno);
+  // Devices, pipes and directories have no size to check the read against:
+  // /dev/zero would be read forever and a FIFO could block it.
+  if (S_ISDIR(info.st_mode)) return "is a directory, not a profile file";
+  if (!S_ISREG(info.st_mode)) return "not a regular file";
+  const auto size = static_cast<uint64_t>(info.st_size);
+  if (size > max_bytes) {
+    return "file of " + std::to_string(size) +
+           " bytes is larger than any profile this reader accepts (" +
+           std::to_string(max_bytes) + " bytes)";
   }
-  while (true) {
-    const size_t old_size = bytes->size();
-    bytes->resize(old_size + kChunk);
-    const ssize_t n = read(fd, bytes->data() + old_size, kChunk);
-    const int error = errno;
-    bytes->resize(old_size + (n > 0 ? static_cast<size_t>(n) : 0));
-    if (n > 0) continue;
-    if (n == 0) return "";
-    if (error != EINTR) return "cannot read: " + ErrnoText(error);
+  bytes->clear();
+  // One byte more than fstat said, so a file that grows meanwhile shows up
+  // as a size mismatch below instead of being cut silently.
+  bytes->resize(static_cast<size_t>(size) + 1);
+  size_t done = 0;
+  while (done < bytes->size()) {
+    const ssize_t n = read(fd, bytes->data() + done, bytes->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return "cannot read: " + ErrnoText(errno);
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
   }
+  if (done != size) return "file changed size while being read";
+  bytes->resize(done);
+  return "";
 }
 
 }  // namespace deepcontext::format

@@ -16,9 +16,12 @@ namespace deepcontext::format {
 std::string WriteFileAtomically(const std::string& path,
                                 std::string_view bytes);
 
-// Reads the whole file at path into *bytes. Returns "" on success, otherwise
-// one line such as "cannot open: No such file or directory". May throw
-// std::bad_alloc.
-std::string ReadWholeFile(const std::string& path, std::string* bytes);
+// Reads the whole regular file at path into *bytes, refusing anything else
+// (devices such as /dev/zero, pipes, directories) and files larger than
+// max_bytes before reading them. Returns "" on success, otherwise one line
+// such as "cannot open: No such file or directory" or "not a regular file".
+// May throw std::bad_alloc.
+std::string ReadWholeFile(const std::string& path, size_t max_bytes,
+                          std::string* bytes);
 
 }  // namespace deepcontext::format

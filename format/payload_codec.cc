@@ -18,6 +18,33 @@ constexpr size_t kMinValueBytes = 3 + 3 * 8;  // three varints, three doubles
 
 constexpr int kNumSections = 5;
 
+// The decoded profile may take at most this many bytes of memory per byte of
+// payload, plus a fixed allowance that small profiles never reach. Real
+// profiles need about 1-4 (nodes take 20 bytes for 5-15 encoded, values 40
+// for 27-40); a payload of a hundred million empty strings would need 32.
+constexpr uint64_t kMemoryPerPayloadByte = 8;
+constexpr uint64_t kMemoryAllowance = uint64_t{64} << 20;
+
+// Memory the decoded records may still take; charged before each section's
+// records are allocated, so no count a file declares is trusted beyond what
+// its size justifies.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(size_t payload_size)
+      : left_(payload_size * kMemoryPerPayloadByte + kMemoryAllowance) {}
+
+  // Returns false (charging nothing) when count records of record_bytes
+  // each do not fit in what is left.
+  bool Charge(size_t count, size_t record_bytes) {
+    if (count > left_ / record_bytes) return false;
+    left_ -= count * record_bytes;
+    return true;
+  }
+
+ private:
+  uint64_t left_;
+};
+
 const char* SectionName(SectionTag tag) {
   switch (tag) {
     case SectionTag::kMetadata:
@@ -55,10 +82,32 @@ bool ReadCount(ByteReader* reader, size_t min_record_bytes, size_t* count) {
   return true;
 }
 
-std::string DecodeMetadata(ByteReader* reader, Profile* profile) {
+// The problem text for a section whose records would not fit the budget.
+std::string OverBudget(SectionTag tag, size_t count, size_t record_bytes,
+                       size_t payload_size) {
+  return Corrupt(tag, std::to_string(count) + " records would take " +
+                          std::to_string(count * record_bytes) +
+                          " bytes of memory, more than a payload of " +
+                          std::to_string(payload_size) + " bytes justifies");
+}
+
+// What every section decoder needs besides its bytes.
+struct DecodeLimits {
+  MemoryBudget* budget;
+  size_t payload_size;
+};
+
+std::string DecodeMetadata(ByteReader* reader, const DecodeLimits& limits,
+                           Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinMetadataEntryBytes, &count)) {
     return Corrupt(SectionTag::kMetadata, "bad entry count");
+  }
+  if (!limits.budget->Charge(count,
+                             sizeof(std::pair<std::string, std::string>))) {
+    return OverBudget(SectionTag::kMetadata, count,
+                      sizeof(std::pair<std::string, std::string>),
+                      limits.payload_size);
   }
   profile->metadata.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -71,10 +120,15 @@ std::string DecodeMetadata(ByteReader* reader, Profile* profile) {
   return "";
 }
 
-std::string DecodeStrings(ByteReader* reader, Profile* profile) {
+std::string DecodeStrings(ByteReader* reader, const DecodeLimits& limits,
+                          Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinStringBytes, &count)) {
     return Corrupt(SectionTag::kStrings, "bad string count");
+  }
+  if (!limits.budget->Charge(count, sizeof(std::string))) {
+    return OverBudget(SectionTag::kStrings, count, sizeof(std::string),
+                      limits.payload_size);
   }
   profile->strings.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -86,10 +140,15 @@ std::string DecodeStrings(ByteReader* reader, Profile* profile) {
   return "";
 }
 
-std::string DecodeNodes(ByteReader* reader, Profile* profile) {
+std::string DecodeNodes(ByteReader* reader, const DecodeLimits& limits,
+                        Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinNodeBytes, &count)) {
     return Corrupt(SectionTag::kNodes, "bad node count");
+  }
+  if (!limits.budget->Charge(count, sizeof(Node))) {
+    return OverBudget(SectionTag::kNodes, count, sizeof(Node),
+                      limits.payload_size);
   }
   profile->nodes.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -107,10 +166,15 @@ std::string DecodeNodes(ByteReader* reader, Profile* profile) {
   return "";
 }
 
-std::string DecodeMetrics(ByteReader* reader, Profile* profile) {
+std::string DecodeMetrics(ByteReader* reader, const DecodeLimits& limits,
+                          Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinMetricBytes, &count)) {
     return Corrupt(SectionTag::kMetrics, "bad metric count");
+  }
+  if (!limits.budget->Charge(count, sizeof(MetricDescriptor))) {
+    return OverBudget(SectionTag::kMetrics, count, sizeof(MetricDescriptor),
+                      limits.payload_size);
   }
   profile->metrics.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -125,10 +189,15 @@ std::string DecodeMetrics(ByteReader* reader, Profile* profile) {
   return "";
 }
 
-std::string DecodeValues(ByteReader* reader, Profile* profile) {
+std::string DecodeValues(ByteReader* reader, const DecodeLimits& limits,
+                         Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinValueBytes, &count)) {
     return Corrupt(SectionTag::kValues, "bad value count");
+  }
+  if (!limits.budget->Charge(count, sizeof(MetricValue))) {
+    return OverBudget(SectionTag::kValues, count, sizeof(MetricValue),
+                      limits.payload_size);
   }
   profile->values.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -145,18 +214,18 @@ std::string DecodeValues(ByteReader* reader, Profile* profile) {
 }
 
 std::string DecodeSection(SectionTag tag, ByteReader* reader,
-                          Profile* profile) {
+                          const DecodeLimits& limits, Profile* profile) {
   switch (tag) {
     case SectionTag::kMetadata:
-      return DecodeMetadata(reader, profile);
+      return DecodeMetadata(reader, limits, profile);
     case SectionTag::kStrings:
-      return DecodeStrings(reader, profile);
+      return DecodeStrings(reader, limits, profile);
     case SectionTag::kNodes:
-      return DecodeNodes(reader, profile);
+      return DecodeNodes(reader, limits, profile);
     case SectionTag::kMetrics:
-      return DecodeMetrics(reader, profile);
+      return DecodeMetrics(reader, limits, profile);
     case SectionTag::kValues:
-      return DecodeValues(reader, profile);
+      return DecodeValues(reader, limits, profile);
   }
   return "";
 }
@@ -217,6 +286,8 @@ std::string EncodePayload(const Profile& profile) {
 
 std::string DecodePayload(std::string_view payload, Profile* profile) {
   std::array<bool, kNumSections + 1> seen{};
+  MemoryBudget budget(payload.size());
+  const DecodeLimits limits{&budget, payload.size()};
   ByteReader reader(payload);
   while (reader.remaining() > 0) {
     uint64_t raw_tag = 0;
@@ -238,7 +309,7 @@ std::string DecodePayload(std::string_view payload, Profile* profile) {
     }
     seen[raw_tag] = true;
     ByteReader section(body);
-    std::string problem = DecodeSection(tag, &section, profile);
+    std::string problem = DecodeSection(tag, &section, limits, profile);
     if (!problem.empty()) return problem;
     if (section.remaining() != 0) {
       return Corrupt(tag, std::to_string(section.remaining()) +

@@ -25,7 +25,10 @@ std::string EncodePayload(const Profile& profile);
 
 // Parses payload into *profile (which must be default-constructed). Checks
 // the encoding only: section framing, lengths, counts and field widths; the
-// caller checks invariants with ValidateProfile. Returns "" on success,
+// caller checks invariants with ValidateProfile. Counts are refused before
+// anything is allocated for them when their records could not fit in their
+// section, or would take more memory than the payload's size justifies
+// (8 bytes per payload byte plus 64 MiB). Returns "" on success,
 // otherwise a one-line problem. May throw std::bad_alloc.
 std::string DecodePayload(std::string_view payload, Profile* profile);
 
