@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct RunOptions {
   bool no_gpu_memory = false;
   double trace_fraction = 1.0;
   double trace_window_ms = 50;
+  // Unset: the runtime's default (2M); read by the runtime itself.
+  std::optional<uint64_t> max_contexts;
   std::vector<std::string> command;
 };
 
@@ -129,6 +132,10 @@ std::vector<std::string> WrittenProfiles(const std::string& output,
   } else {
     unsetenv("DEEPCONTEXT_TRACE_FRACTION");
     unsetenv("DEEPCONTEXT_TRACE_WINDOW_MS");
+  }
+  if (options.max_contexts) {
+    setenv("DEEPCONTEXT_MAX_CONTEXTS",
+           std::to_string(*options.max_contexts).c_str(), 1);
   }
   std::vector<char*> argv;
   for (const std::string& arg : options.command) {
@@ -260,6 +267,21 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
                   "milliseconds (1 to 60000; default 50). Windows start at "
                   "random times")
       ->check(CLI::Range(1.0, 60000.0));
+  run->add_option("--max-contexts", options->max_contexts,
+                  "Distinct calling contexts to keep (default 2000000); "
+                  "new call paths past it are folded into marked "
+                  "'[other: paths beyond the context limit]' nodes; 0 keeps "
+                  "every one")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            // Unsigned conversion would wrap "-3" around to 2^64 - 3.
+            if (text.find_first_not_of("0123456789") == std::string::npos) {
+              return "";
+            }
+            return "must be a whole number of contexts, 0 or more, not '" +
+                   text + "'";
+          },
+          "", ""));
   run->add_option("command", options->command,
                   "The program and its arguments (put them after --)")
       ->required();
