@@ -13,6 +13,8 @@
 //              every level (the worst case of the bottom-up view)
 //   metrics    <nodes> nodes under one thread and as many metrics, one value
 //              each: small on disk, <nodes>^2 cells if stored densely
+//   strings    a root and <nodes> empty strings: a few KB on disk that
+//              decompress to 32 bytes of memory per byte if read naively
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -183,12 +185,16 @@ void BuildMetrics(Generator& gen, uint32_t n) {
   }
 }
 
+void BuildStrings(Generator& gen, uint32_t n) {
+  gen.profile().strings.resize(gen.profile().strings.size() + n);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4 || argc > 5) {
     std::fprintf(stderr,
-                 "usage: %s cct|recursion|metrics <nodes> <out.dctx> [seed]\n",
+                 "usage: %s cct|recursion|metrics|strings <nodes> <out.dctx> [seed]\n",
                  argv[0]);
     return 2;
   }
@@ -210,6 +216,8 @@ int main(int argc, char** argv) {
     BuildRecursion(gen, n);
   } else if (shape == "metrics") {
     BuildMetrics(gen, n);
+  } else if (shape == "strings") {
+    BuildStrings(gen, n);
   } else {
     std::fprintf(stderr, "unknown shape '%s'\n", shape.c_str());
     return 2;
