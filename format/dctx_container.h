@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "format/payload_buffer.h"
+
 namespace deepcontext::format {
 
 // "DCTX" then bytes that text-mode or 7-bit transfers would alter: 0x89 (high
@@ -36,5 +38,7 @@ std::string WrapPayload(std::string_view payload, uint16_t major,
 // without a path ("checksum mismatch (file corrupt)"). May throw
 // std::bad_alloc.
 std::string UnwrapPayload(std::string_view file, std::string* payload);
+// The same, into a buffer whose consumed pages the decoder can give back.
+std::string UnwrapPayload(std::string_view file, PayloadBuffer* payload);
 
 }  // namespace deepcontext::format

@@ -18,14 +18,15 @@ ReadResult Failure(const std::string& source, const std::string& problem) {
 
 ReadResult DecodeOrThrow(const std::string& bytes, const std::string& source,
                          std::string* owned_bytes = nullptr) {
-  std::string payload;
+  PayloadBuffer payload;
   std::string problem = UnwrapPayload(bytes, &payload);
   if (!problem.empty()) return Failure(source, problem);
-  // The file's bytes are not needed once decompressed; releasing them
-  // keeps them from adding to the peak while the profile is built.
+  // Neither the file's bytes once decompressed nor the payload's once
+  // decoded are needed again: both are given back as early as possible, so
+  // reading peaks near the size of the profile itself.
   if (owned_bytes != nullptr) std::string().swap(*owned_bytes);
   ReadResult result;
-  problem = DecodePayload(payload, &result.profile);
+  problem = DecodePayload(payload.view(), &result.profile, &payload);
   if (!problem.empty()) return Failure(source, problem);
   problem = ValidateProfile(result.profile);
   if (!problem.empty()) return Failure(source, "invalid profile: " + problem);

@@ -95,6 +95,20 @@ std::string OverBudget(SectionTag tag, size_t count, size_t record_bytes,
 struct DecodeLimits {
   MemoryBudget* budget;
   size_t payload_size;
+  // Where decoded pages go back to the system (may be null), and the start
+  // of the payload that the section readers' bytes lie in.
+  PayloadBuffer* release;
+  const char* payload_begin;
+
+  // Gives back the payload before reader's position every few MB of the
+  // large sections, so the payload and the profile are never both whole.
+  void ReleaseDecoded(const ByteReader& reader, std::string_view body,
+                      size_t record) const {
+    constexpr size_t kRecordsPerRelease = size_t{1} << 18;
+    if (release == nullptr || record % kRecordsPerRelease != 0) return;
+    release->ReleaseBefore(static_cast<size_t>(body.data() - payload_begin) +
+                           reader.position());
+  }
 };
 
 std::string DecodeMetadata(ByteReader* reader, const DecodeLimits& limits,
@@ -140,8 +154,8 @@ std::string DecodeStrings(ByteReader* reader, const DecodeLimits& limits,
   return "";
 }
 
-std::string DecodeNodes(ByteReader* reader, const DecodeLimits& limits,
-                        Profile* profile) {
+std::string DecodeNodes(ByteReader* reader, std::string_view body,
+                        const DecodeLimits& limits, Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinNodeBytes, &count)) {
     return Corrupt(SectionTag::kNodes, "bad node count");
@@ -152,6 +166,7 @@ std::string DecodeNodes(ByteReader* reader, const DecodeLimits& limits,
   }
   profile->nodes.resize(count);
   for (size_t i = 0; i < count; ++i) {
+    limits.ReleaseDecoded(*reader, body, i);
     Node& node = profile->nodes[i];
     uint8_t kind = 0;
     if (!reader->ReadVarint32(&node.parent) || !reader->ReadU8(&kind) ||
@@ -189,8 +204,8 @@ std::string DecodeMetrics(ByteReader* reader, const DecodeLimits& limits,
   return "";
 }
 
-std::string DecodeValues(ByteReader* reader, const DecodeLimits& limits,
-                         Profile* profile) {
+std::string DecodeValues(ByteReader* reader, std::string_view body,
+                         const DecodeLimits& limits, Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinValueBytes, &count)) {
     return Corrupt(SectionTag::kValues, "bad value count");
@@ -201,6 +216,7 @@ std::string DecodeValues(ByteReader* reader, const DecodeLimits& limits,
   }
   profile->values.resize(count);
   for (size_t i = 0; i < count; ++i) {
+    limits.ReleaseDecoded(*reader, body, i);
     MetricValue& value = profile->values[i];
     if (!reader->ReadVarint32(&value.node) ||
         !reader->ReadVarint32(&value.metric) ||
@@ -214,18 +230,19 @@ std::string DecodeValues(ByteReader* reader, const DecodeLimits& limits,
 }
 
 std::string DecodeSection(SectionTag tag, ByteReader* reader,
-                          const DecodeLimits& limits, Profile* profile) {
+                          std::string_view body, const DecodeLimits& limits,
+                          Profile* profile) {
   switch (tag) {
     case SectionTag::kMetadata:
       return DecodeMetadata(reader, limits, profile);
     case SectionTag::kStrings:
       return DecodeStrings(reader, limits, profile);
     case SectionTag::kNodes:
-      return DecodeNodes(reader, limits, profile);
+      return DecodeNodes(reader, body, limits, profile);
     case SectionTag::kMetrics:
       return DecodeMetrics(reader, limits, profile);
     case SectionTag::kValues:
-      return DecodeValues(reader, limits, profile);
+      return DecodeValues(reader, body, limits, profile);
   }
   return "";
 }
@@ -284,10 +301,11 @@ std::string EncodePayload(const Profile& profile) {
   return payload;
 }
 
-std::string DecodePayload(std::string_view payload, Profile* profile) {
+std::string DecodePayload(std::string_view payload, Profile* profile,
+                          PayloadBuffer* release) {
   std::array<bool, kNumSections + 1> seen{};
   MemoryBudget budget(payload.size());
-  const DecodeLimits limits{&budget, payload.size()};
+  const DecodeLimits limits{&budget, payload.size(), release, payload.data()};
   ByteReader reader(payload);
   while (reader.remaining() > 0) {
     uint64_t raw_tag = 0;
@@ -309,7 +327,7 @@ std::string DecodePayload(std::string_view payload, Profile* profile) {
     }
     seen[raw_tag] = true;
     ByteReader section(body);
-    std::string problem = DecodeSection(tag, &section, limits, profile);
+    std::string problem = DecodeSection(tag, &section, body, limits, profile);
     if (!problem.empty()) return problem;
     if (section.remaining() != 0) {
       return Corrupt(tag, std::to_string(section.remaining()) +

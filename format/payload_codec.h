@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "format/payload_buffer.h"
 #include "format/profile_data.h"
 
 namespace deepcontext::format {
@@ -30,6 +31,9 @@ std::string EncodePayload(const Profile& profile);
 // section, or would take more memory than the payload's size justifies
 // (8 bytes per payload byte plus 64 MiB). Returns "" on success,
 // otherwise a one-line problem. May throw std::bad_alloc.
-std::string DecodePayload(std::string_view payload, Profile* profile);
+// When release is given, payload is its view, and the pages already decoded
+// are given back to the system as decoding proceeds.
+std::string DecodePayload(std::string_view payload, Profile* profile,
+                          PayloadBuffer* release = nullptr);
 
 }  // namespace deepcontext::format

@@ -149,10 +149,8 @@ class ProfileTree::Builder {
     child_ranges_.reserve(total_nodes);
     for (size_t i = 0; i < inputs_.size(); ++i) {
       if (inputs_[i].profile == nullptr) continue;
-      AddProfile(*inputs_[i].profile, tops[i], mapped_[i]);
-      if (owned_ != nullptr) {
-        std::vector<format::Node>().swap((*owned_)[i].nodes);
-      }
+      AddProfile(*inputs_[i].profile, tops[i], mapped_[i],
+                 owned_ != nullptr ? &(*owned_)[i] : nullptr);
     }
     tree_.nodes_.shrink_to_fit();
     FinishChildren();
@@ -249,8 +247,10 @@ class ProfileTree::Builder {
     return frames;
   }
 
+  // owned, when given, is profile itself, whose nodes are released as soon
+  // as the frames and children have been read from them.
   void AddProfile(const format::Profile& profile, NodeIndex top,
-                  std::vector<NodeIndex>& mapped) {
+                  std::vector<NodeIndex>& mapped, format::Profile* owned) {
     const size_t n = profile.nodes.size();
     if (n == 0) return;
     const std::vector<FrameId> frames = ResolveFrames(profile);
@@ -273,6 +273,7 @@ class ProfileTree::Builder {
         }
       }
     }
+    if (owned != nullptr) std::vector<format::Node>().swap(owned->nodes);
     mapped.assign(n, kUnmapped);
     mapped[0] = top;
     std::vector<Group> stack;
