@@ -61,12 +61,6 @@ const char* SectionName(SectionTag tag) {
   return "unknown";
 }
 
-void PutSection(SectionTag tag, const std::string& body, ByteWriter* out) {
-  out->PutVarint(static_cast<uint64_t>(tag));
-  out->PutVarint(body.size());
-  out->PutBytes(body);
-}
-
 std::string Corrupt(SectionTag tag, const std::string& detail) {
   return std::string("corrupt payload (") + SectionName(tag) +
          " section: " + detail + ")";
@@ -249,6 +243,41 @@ std::string DecodeSection(SectionTag tag, ByteReader* reader,
 
 }  // namespace
 
+void PutSection(SectionTag tag, std::string_view body, ByteWriter* out) {
+  out->PutVarint(static_cast<uint64_t>(tag));
+  out->PutVarint(body.size());
+  out->PutBytes(body);
+}
+
+void PutMetadataEntry(std::string_view key, std::string_view value,
+                      ByteWriter* out) {
+  out->PutString(key);
+  out->PutString(value);
+}
+
+void PutNodeRecord(const Node& node, ByteWriter* out) {
+  out->PutVarint(node.parent);
+  out->PutU8(static_cast<uint8_t>(node.kind));
+  out->PutVarint(node.name);
+  out->PutVarint(node.file);
+  out->PutVarint(node.line);
+}
+
+void PutMetricRecord(const MetricDescriptor& metric, ByteWriter* out) {
+  out->PutString(metric.name);
+  out->PutString(metric.unit);
+  out->PutString(metric.description);
+}
+
+void PutValueRecord(const MetricValue& value, ByteWriter* out) {
+  out->PutVarint(value.node);
+  out->PutVarint(value.metric);
+  out->PutVarint(value.count);
+  out->PutDouble(value.sum);
+  out->PutDouble(value.min);
+  out->PutDouble(value.max);
+}
+
 std::string EncodePayload(const Profile& profile) {
   std::string payload;
   ByteWriter out(&payload);
@@ -257,8 +286,7 @@ std::string EncodePayload(const Profile& profile) {
 
   section.PutVarint(profile.metadata.size());
   for (const auto& [key, value] : profile.metadata) {
-    section.PutString(key);
-    section.PutString(value);
+    PutMetadataEntry(key, value, &section);
   }
   PutSection(SectionTag::kMetadata, body, &out);
 
@@ -269,33 +297,20 @@ std::string EncodePayload(const Profile& profile) {
 
   body.clear();
   section.PutVarint(profile.nodes.size());
-  for (const Node& node : profile.nodes) {
-    section.PutVarint(node.parent);
-    section.PutU8(static_cast<uint8_t>(node.kind));
-    section.PutVarint(node.name);
-    section.PutVarint(node.file);
-    section.PutVarint(node.line);
-  }
+  for (const Node& node : profile.nodes) PutNodeRecord(node, &section);
   PutSection(SectionTag::kNodes, body, &out);
 
   body.clear();
   section.PutVarint(profile.metrics.size());
   for (const MetricDescriptor& metric : profile.metrics) {
-    section.PutString(metric.name);
-    section.PutString(metric.unit);
-    section.PutString(metric.description);
+    PutMetricRecord(metric, &section);
   }
   PutSection(SectionTag::kMetrics, body, &out);
 
   body.clear();
   section.PutVarint(profile.values.size());
   for (const MetricValue& value : profile.values) {
-    section.PutVarint(value.node);
-    section.PutVarint(value.metric);
-    section.PutVarint(value.count);
-    section.PutDouble(value.sum);
-    section.PutDouble(value.min);
-    section.PutDouble(value.max);
+    PutValueRecord(value, &section);
   }
   PutSection(SectionTag::kValues, body, &out);
   return payload;

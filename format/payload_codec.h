@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "format/byte_buffer.h"
 #include "format/payload_buffer.h"
 #include "format/profile_data.h"
 
@@ -19,6 +20,16 @@ enum class SectionTag : uint64_t {
   kMetrics = 4,
   kValues = 5,
 };
+
+// Appends a section: its tag, its body's length and the body.
+void PutSection(SectionTag tag, std::string_view body, ByteWriter* out);
+// Append one record of a section's body, in the layout EncodePayload uses;
+// a body is the varint record count followed by its records.
+void PutMetadataEntry(std::string_view key, std::string_view value,
+                      ByteWriter* out);
+void PutNodeRecord(const Node& node, ByteWriter* out);
+void PutMetricRecord(const MetricDescriptor& metric, ByteWriter* out);
+void PutValueRecord(const MetricValue& value, ByteWriter* out);
 
 // Serializes profile into sections, without checking its invariants (so that
 // tests can produce files that break them). May throw std::bad_alloc.
