@@ -87,10 +87,14 @@ def main():
             results[(nodes, name)] = (wall, cpu, peak)
             target = ""
             if name == "report" and nodes in TARGETS:
+                # Wall time is what users wait for, but on a shared machine
+                # it mostly measures the load; CPU time is judged apart.
                 seconds, mb = TARGETS[nodes]
-                ok = wall < seconds and peak < mb
-                target = (f"< {seconds:g} s, < {mb} MB: "
-                          f"{'met' if ok else 'MISSED'}")
+                verdict = lambda ok: "met" if ok else "MISSED"
+                target = (f"< {seconds:g} s, < {mb} MB: wall "
+                          f"{verdict(wall < seconds)}, cpu "
+                          f"{verdict(cpu < seconds)}, memory "
+                          f"{verdict(peak < mb)}")
             print(f"{label:<22} {size_mb:>8.1f} {name:<24} {wall:>7.2f} "
                   f"{cpu:>7.2f} {peak:>8.0f}  {target}")
     wall, cpu, peak = run_measured([cli, "report", "--view", "bottom-up",
@@ -98,7 +102,10 @@ def main():
     print(f"{'recursion 100,000 deep':<22} "
           f"{os.path.getsize(recursion) / 1e6:>8.1f} "
           f"{'report --view bottom-up':<24} {wall:>7.2f} {cpu:>7.2f} "
-          f"{peak:>8.0f}  < 1 s: {'met' if wall < 1 else 'MISSED'}")
+          f"{peak:>8.0f}  < 1 s: wall {'met' if wall < 1 else 'MISSED'}, "
+          f"cpu {'met' if cpu < 1 else 'MISSED'}")
+    print(f"\nload average during the run: {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs")
 
     if len(sizes) > 1:
         small, large = min(sizes), max(sizes)

@@ -155,6 +155,10 @@ class ProfileTree::Builder {
     tree_.nodes_.shrink_to_fit();
     FinishChildren();
     AddValues();
+    tree_.valued_nodes_.assign(tree_.metrics_.size(), 0);
+    for (const ExclusiveEntry& entry : tree_.entries_) {
+      ++tree_.valued_nodes_[entry.metric];
+    }
     tree_.inclusive_.resize(tree_.metrics_.size());
     for (auto& column : tree_.inclusive_) {
       column = std::make_unique<LazyColumn>();
@@ -477,24 +481,51 @@ double ProfileTree::Exclusive(NodeIndex node, MetricIndex metric) const {
   return entry != nullptr ? entry->sum : 0;
 }
 
-// Children always have larger indices than their parents, so one reverse
-// sweep folds every subtree into its root.
-const std::vector<double>& ProfileTree::InclusiveColumn(
+double ProfileTree::Inclusive(NodeIndex node, MetricIndex metric) const {
+  const LazyColumn& column = InclusiveColumn(metric);
+  if (!column.dense.empty()) return column.dense[node];
+  auto it = std::lower_bound(
+      column.sparse.begin(), column.sparse.end(), node,
+      [](const std::pair<NodeIndex, double>& entry, NodeIndex n) {
+        return entry.first < n;
+      });
+  return it != column.sparse.end() && it->first == node ? it->second : 0;
+}
+
+const ProfileTree::LazyColumn& ProfileTree::InclusiveColumn(
     MetricIndex metric) const {
   LazyColumn& column = *inclusive_[metric];
   std::call_once(column.once, [&] {
-    std::vector<double>& values = column.values;
-    values.assign(nodes_.size(), 0);
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (const ExclusiveEntry* entry =
-              FindEntry(static_cast<NodeIndex>(i), metric)) {
-        values[i] = entry->sum;
+    // A metric on at least 1/64 of the nodes gets a value per node: one
+    // reverse sweep folds every subtree into its root, as children always
+    // have larger indices than their parents.
+    if (valued_nodes_[metric] * 64 >= nodes_.size()) {
+      std::vector<double>& values = column.dense;
+      values.assign(nodes_.size(), 0);
+      for (const ExclusiveEntry& entry : entries_) {
+        if (entry.metric == metric) values[entry.node] = entry.sum;
+      }
+      for (size_t i = nodes_.size(); i-- > 1;) {
+        values[nodes_[i].parent] += values[i];
+      }
+      return;
+    }
+    // Otherwise each valued node's sum is added along its ancestors.
+    std::unordered_map<NodeIndex, double> sums;
+    for (const ExclusiveEntry& entry : entries_) {
+      if (entry.metric != metric) continue;
+      for (NodeIndex n = entry.node;; n = nodes_[n].parent) {
+        sums[n] += entry.sum;
+        if (n == kRootNode) break;
       }
     }
-    for (size_t i = nodes_.size(); i-- > 1;)
-      values[nodes_[i].parent] += values[i];
+    column.sparse.assign(sums.begin(), sums.end());
+    std::sort(column.sparse.begin(), column.sparse.end());
+    // An empty sparse column reads as zero everywhere; a metric without
+    // values still needs the root's entry so Total() is well defined.
+    if (column.sparse.empty()) column.sparse.emplace_back(kRootNode, 0);
   });
-  return column.values;
+  return column;
 }
 
 }  // namespace deepcontext::analysis

@@ -126,9 +126,7 @@ class ProfileTree {
   // Inclusive sum (whole subtree) of metric at node. The first call for a
   // metric sums its subtrees in one pass over the tree; later calls, from
   // any thread, read the result.
-  double Inclusive(NodeIndex node, MetricIndex metric) const {
-    return InclusiveColumn(metric)[node];
-  }
+  double Inclusive(NodeIndex node, MetricIndex metric) const;
 
   // Sum of metric over the whole tree.
   double Total(MetricIndex metric) const {
@@ -148,10 +146,15 @@ class ProfileTree {
  private:
   class Builder;
 
-  // Inclusive sums of one metric, filled on first use.
+  // Inclusive sums of one metric, filled on first use: one per node for a
+  // metric with values on many nodes; for one with values on few nodes,
+  // only their ancestors', sorted by node, so that a file declaring
+  // thousands of metrics with a value or two each costs what its values
+  // cost even when every metric is asked for (as export does).
   struct LazyColumn {
     std::once_flag once;
-    std::vector<double> values;
+    std::vector<double> dense;
+    std::vector<std::pair<NodeIndex, double>> sparse;
   };
 
   // The samples of one metric recorded in one node: a file's value with its
@@ -163,8 +166,8 @@ class ProfileTree {
 
   // The entry of metric at node, or nullptr.
   const ExclusiveEntry* FindEntry(NodeIndex node, MetricIndex metric) const;
-  // Inclusive sums of metric for every node, computed on first use.
-  const std::vector<double>& InclusiveColumn(MetricIndex metric) const;
+  // Inclusive sums of metric, computed on first use.
+  const LazyColumn& InclusiveColumn(MetricIndex metric) const;
 
   std::vector<TreeNode> nodes_;
   std::vector<Frame> frames_;
@@ -177,6 +180,8 @@ class ProfileTree {
   std::vector<ExclusiveEntry> entries_;
   // One per metric; a column is filled only when asked for.
   std::vector<std::unique_ptr<LazyColumn>> inclusive_;
+  // Per metric: how many nodes have a value (which column form it gets).
+  std::vector<size_t> valued_nodes_;
   std::vector<SourceInfo> sources_;
 };
 
