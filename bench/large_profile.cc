@@ -135,8 +135,8 @@ void BuildCct(Generator& gen, uint32_t num_nodes) {
           break;
         }
         case fmt::FrameKind::kOperator:
-          node = gen.Add(parent, kind, operators[gen.Uniform(kOperators)], 0,
-                         0);
+          node =
+              gen.Add(parent, kind, operators[gen.Uniform(kOperators)], 0, 0);
           break;
         case fmt::FrameKind::kNativeFrame: {
           const uint32_t f = gen.Uniform(kFunctions);
@@ -165,8 +165,8 @@ void BuildRecursion(Generator& gen, uint32_t depth) {
   const fmt::MetricId cpu = gen.Metric("cpu_time", "ns");
   const fmt::StringId name = gen.Intern("recurse");
   const fmt::StringId file = gen.Intern("/home/user/deep.py");
-  fmt::NodeId node = gen.Add(0, fmt::FrameKind::kThread,
-                             gen.Intern("main thread"), 0, 0);
+  fmt::NodeId node =
+      gen.Add(0, fmt::FrameKind::kThread, gen.Intern("main thread"), 0, 0);
   for (uint32_t d = 0; d < depth; ++d) {
     node = gen.Add(node, fmt::FrameKind::kPythonFrame, name, file, 3);
     gen.Value(node, cpu, 1, 1'000);
@@ -193,9 +193,10 @@ void BuildStrings(Generator& gen, uint32_t n) {
 
 int main(int argc, char** argv) {
   if (argc < 4 || argc > 5) {
-    std::fprintf(stderr,
-                 "usage: %s cct|recursion|metrics|strings <nodes> <out.dctx> [seed]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s cct|recursion|metrics|strings <nodes> <out.dctx> [seed]\n",
+        argv[0]);
     return 2;
   }
   const std::string shape = argv[1];

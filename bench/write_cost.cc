@@ -41,7 +41,8 @@ double StatusMb(const std::string& field) {
 int main(int argc, char** argv) {
   const long contexts = argc > 1 ? std::atol(argv[1]) : 1'000'000;
   const std::string path =
-      argc > 2 ? argv[2] : "/tmp/write_cost." + std::to_string(getpid()) + ".dctx";
+      argc > 2 ? argv[2]
+               : "/tmp/write_cost." + std::to_string(getpid()) + ".dctx";
   if (contexts < 1000) {
     std::fprintf(stderr, "usage: %s [contexts >= 1000] [out.dctx]\n", argv[0]);
     return 2;
@@ -49,8 +50,10 @@ int main(int argc, char** argv) {
   constexpr long kOuter = 1000;
   const long inner = contexts / kOuter;
   std::vector<std::string> outer_names, inner_names;
-  for (long i = 0; i < kOuter; ++i) outer_names.push_back("outer_op_" + std::to_string(i));
-  for (long i = 0; i < inner; ++i) inner_names.push_back("inner_op_" + std::to_string(i));
+  for (long i = 0; i < kOuter; ++i)
+    outer_names.push_back("outer_op_" + std::to_string(i));
+  for (long i = 0; i < inner; ++i)
+    inner_names.push_back("inner_op_" + std::to_string(i));
 
   if (deepcontext_start() != 0) {
     std::fprintf(stderr, "start failed: %s\n", deepcontext_last_error());

@@ -67,12 +67,13 @@ int main(int argc, char** argv) {
   }
 
   std::string encoded = EncodeProfile(rank0);
-  bool ok =
-      Write(rank0, path("rank0.dctx")) && Write(rank1, path("rank1.dctx")) &&
-      Write(no_gpu, path("no_gpu.dctx")) &&
-      WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
-      WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx")) &&
-      Write(empty_strings, path("empty_strings.dctx")) &&
-      Write(many_metrics, path("many_metrics.dctx"));
+  bool ok = Write(rank0, path("rank0.dctx")) &&
+            Write(rank1, path("rank1.dctx")) &&
+            Write(no_gpu, path("no_gpu.dctx")) &&
+            WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
+            WriteBytes(encoded.substr(0, encoded.size() / 2),
+                       path("truncated.dctx")) &&
+            Write(empty_strings, path("empty_strings.dctx")) &&
+            Write(many_metrics, path("many_metrics.dctx"));
   return ok ? 0 : 1;
 }
