@@ -7,7 +7,7 @@ CMAKE_ARGS ?=
 PYTHON     ?= /usr/bin/python3
 CTEST_ARGS ?=
 
-.PHONY: all build deps configure test test-aarch64 test-gpu test-pip demo asan bench bench-gpu clean
+.PHONY: all build deps configure test fuzz test-aarch64 test-gpu test-pip demo asan bench bench-gpu clean
 
 all: build
 
@@ -24,14 +24,21 @@ build: configure
 	cmake --build $(BUILD)
 
 # Everything CI runs: dependencies, a warnings-as-errors build, unit tests,
-# integration tests (real PyTorch programs under the profiler), the demo, then
-# the runtime's unit tests cross-built for aarch64 and run under qemu-user.
+# integration tests (real PyTorch programs under the profiler), the demo, the
+# reader's fuzzer for 45 s, then the runtime's unit tests cross-built for
+# aarch64 and run under qemu-user.
 test: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
 	      -DDEEPCONTEXT_WERROR=ON -DDEEPCONTEXT_PYTHON=$(PYTHON) $(CMAKE_ARGS)
 	cmake --build $(BUILD)
 	ctest --test-dir $(BUILD) --output-on-failure $(CTEST_ARGS)
+	./scripts/fuzz-reader.sh $(BUILD)-fuzz 45 $(BUILD)/bin
 	./scripts/test-aarch64.sh $(BUILD)-aarch64 $(BUILD_TYPE)
+
+# The reader's fuzzer alone, for a bounded time (FUZZ_SECONDS).
+FUZZ_SECONDS ?= 45
+fuzz: deps build
+	./scripts/fuzz-reader.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(BUILD)/bin
 
 # The aarch64 part of `make test` alone.
 test-aarch64: deps

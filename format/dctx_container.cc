@@ -83,17 +83,15 @@ bool Deflate(std::string_view input, std::string* out) {
 }
 
 // Decompresses input, which must be exactly one zlib stream producing exactly
-// expected_size bytes. Returns "" or the problem.
-std::string Inflate(std::string_view input, uint64_t expected_size,
-                    std::string* out) {
-  out->assign(static_cast<size_t>(expected_size), '\0');
+// out_size bytes, into out. Returns "" or the problem.
+std::string Inflate(std::string_view input, char* out, size_t out_size) {
   z_stream stream{};
   if (inflateInit(&stream) != Z_OK) return "cannot initialize zlib";
   const StreamEnder ender(&stream, inflateEnd);
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
-  stream.next_out = reinterpret_cast<Bytef*>(out->data());
+  stream.next_out = reinterpret_cast<Bytef*>(out);
   size_t in_left = input.size();
-  size_t out_left = out->size();
+  size_t out_left = out_size;
   std::string problem;
   while (true) {
     if (stream.avail_in == 0) {
@@ -160,7 +158,12 @@ std::string WrapPayload(std::string_view payload, uint16_t major,
   return file;
 }
 
-std::string UnwrapPayload(std::string_view file, std::string* payload) {
+namespace {
+
+// Checks everything about file but the compressed stream itself. Returns ""
+// with the stream and its decompressed size, or the problem.
+std::string CheckContainer(std::string_view file, std::string_view* stream,
+                           size_t* stream_size) {
   if (file.empty()) return "empty file";
   std::string problem = CheckMagic(file);
   if (!problem.empty()) return problem;
@@ -214,13 +217,39 @@ std::string UnwrapPayload(std::string_view file, std::string* payload) {
   if (kVerifyChecksums && payload_crc != Crc32(compressed)) {
     return "checksum mismatch (file corrupt)";
   }
-  if (payload_size > kMaxPayloadBytes ||
-      payload_size > compressed_size * kMaxDeflateRatio) {
+  if (payload_size > kMaxPayloadBytes) {
+    return "payload of " + std::to_string(payload_size) +
+           " bytes is larger than this reader's limit of " +
+           std::to_string(kMaxPayloadBytes) + " bytes";
+  }
+  if (payload_size > compressed_size * kMaxDeflateRatio) {
     return "corrupt header (uncompressed size " + std::to_string(payload_size) +
            " is implausible for " + std::to_string(compressed_size) +
            " compressed bytes)";
   }
-  return Inflate(compressed, payload_size, payload);
+  *stream = compressed;
+  *stream_size = static_cast<size_t>(payload_size);
+  return "";
+}
+
+}  // namespace
+
+std::string UnwrapPayload(std::string_view file, std::string* payload) {
+  std::string_view compressed;
+  size_t size = 0;
+  std::string problem = CheckContainer(file, &compressed, &size);
+  if (!problem.empty()) return problem;
+  payload->assign(size, '\0');
+  return Inflate(compressed, payload->data(), size);
+}
+
+std::string UnwrapPayload(std::string_view file, PayloadBuffer* payload) {
+  std::string_view compressed;
+  size_t size = 0;
+  std::string problem = CheckContainer(file, &compressed, &size);
+  if (!problem.empty()) return problem;
+  if (!payload->Allocate(size)) return "out of memory";
+  return Inflate(compressed, payload->data(), size);
 }
 
 }  // namespace deepcontext::format

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "format/payload_buffer.h"
+
 namespace deepcontext::format {
 
 // "DCTX" then bytes that text-mode or 7-bit transfers would alter: 0x89 (high
@@ -20,6 +22,10 @@ inline constexpr uint16_t kFormatMinor = 0;
 inline constexpr size_t kHeaderSize = 40;
 // Readers refuse payloads larger than this before allocating for them.
 inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 32;
+// Largest file a reader loads: a header plus a payload of kMaxPayloadBytes
+// that deflate could not shrink (stored blocks add 5 bytes per 64 KiB).
+inline constexpr uint64_t kMaxFileBytes =
+    kHeaderSize + kMaxPayloadBytes + (kMaxPayloadBytes >> 10);
 
 // Returns the complete file bytes: header (claiming format major.minor) plus
 // payload compressed with zlib. Returns "" when zlib fails. May throw
@@ -32,5 +38,7 @@ std::string WrapPayload(std::string_view payload, uint16_t major,
 // without a path ("checksum mismatch (file corrupt)"). May throw
 // std::bad_alloc.
 std::string UnwrapPayload(std::string_view file, std::string* payload);
+// The same, into a buffer whose consumed pages the decoder can give back.
+std::string UnwrapPayload(std::string_view file, PayloadBuffer* payload);
 
 }  // namespace deepcontext::format

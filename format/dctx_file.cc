@@ -16,12 +16,17 @@ ReadResult Failure(const std::string& source, const std::string& problem) {
   return result;
 }
 
-ReadResult DecodeOrThrow(const std::string& bytes, const std::string& source) {
-  std::string payload;
+ReadResult DecodeOrThrow(const std::string& bytes, const std::string& source,
+                         std::string* owned_bytes = nullptr) {
+  PayloadBuffer payload;
   std::string problem = UnwrapPayload(bytes, &payload);
   if (!problem.empty()) return Failure(source, problem);
+  // Neither the file's bytes once decompressed nor the payload's once
+  // decoded are needed again: both are given back as early as possible, so
+  // reading peaks near the size of the profile itself.
+  if (owned_bytes != nullptr) std::string().swap(*owned_bytes);
   ReadResult result;
-  problem = DecodePayload(payload, &result.profile);
+  problem = DecodePayload(payload.view(), &result.profile, &payload);
   if (!problem.empty()) return Failure(source, problem);
   problem = ValidateProfile(result.profile);
   if (!problem.empty()) return Failure(source, "invalid profile: " + problem);
@@ -68,9 +73,9 @@ std::string EncodeProfile(const Profile& profile) {
 ReadResult ReadProfileFile(const std::string& path) {
   try {
     std::string bytes;
-    std::string problem = ReadWholeFile(path, &bytes);
+    std::string problem = ReadWholeFile(path, kMaxFileBytes, &bytes);
     if (!problem.empty()) return Failure(path, problem);
-    return DecodeOrThrow(bytes, path);
+    return DecodeOrThrow(bytes, path, &bytes);
   } catch (...) {
     ReadResult result;
     result.error = "out of memory";

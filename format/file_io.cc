@@ -97,72 +97,118 @@ std::string TemporaryName(const std::string& path, uint64_t counter) {
 
 }  // namespace
 
-std::string WriteFileAtomically(const std::string& path,
-                                std::string_view bytes) {
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) close(fd_);
+  if (!temp_.empty()) unlink(temp_.c_str());
+}
+
+std::string AtomicFile::Create(const std::string& path) {
+  path_ = path;
   std::string temp;
-  int fd = -1;
   int error = 0;
-  for (int attempt = 0; attempt < kMaxCreateAttempts && fd < 0; ++attempt) {
+  for (int attempt = 0; attempt < kMaxCreateAttempts && fd_ < 0; ++attempt) {
     temp = TemporaryName(path, temp_counter.fetch_add(1));
-    fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd_ = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     error = errno;
-    if (fd < 0 && error != EEXIST) break;
+    if (fd_ < 0 && error != EEXIST) break;
   }
-  if (fd < 0) {
+  if (fd_ < 0) {
     return "cannot create temporary file " + temp + ": " + ErrnoText(error);
   }
-  // Only fixed literals are chosen until the temporary file is gone, so a
-  // bad_alloc while formatting the message cannot leave it behind.
-  const char* step = nullptr;
-  if (!WriteAll(fd, bytes)) {
-    step = "cannot write ";
-  } else if (fsync(fd) != 0) {
-    step = "cannot sync ";
+  temp_ = std::move(temp);
+  return "";
+}
+
+std::string AtomicFile::Append(std::string_view bytes) {
+  if (!WriteAll(fd_, bytes))
+    return "cannot write " + temp_ + ": " + ErrnoText(errno);
+  return "";
+}
+
+std::string AtomicFile::WriteAt(uint64_t offset, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n =
+        pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n == 0 ? EIO : errno;
+      return "cannot write " + temp_ + ": " + ErrnoText(error);
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+    offset += static_cast<uint64_t>(n);
   }
-  if (step != nullptr) error = errno;
+  return "";
+}
+
+std::string AtomicFile::Commit() {
+  const char* step = nullptr;
+  int error = 0;
+  if (fsync(fd_) != 0) {
+    step = "cannot sync ";
+    error = errno;
+  }
   // close() reports delayed write errors (NFS, quotas), so it is checked too.
-  if (close(fd) != 0 && step == nullptr) {
+  const int closed = close(fd_);
+  fd_ = -1;
+  if (closed != 0 && step == nullptr) {
     step = "cannot close ";
     error = errno;
   }
-  if (step == nullptr && rename(temp.c_str(), path.c_str()) != 0) {
+  if (step == nullptr && rename(temp_.c_str(), path_.c_str()) != 0) {
     step = "cannot rename ";
     error = errno;
   }
-  if (step != nullptr) {
-    unlink(temp.c_str());
-    return step + temp + ": " + ErrnoText(error);
-  }
+  if (step != nullptr) return step + temp_ + ": " + ErrnoText(error);
+  temp_.clear();  // renamed: nothing left to remove
   try {
-    SyncDirectory(DirectoryOf(path));
+    SyncDirectory(DirectoryOf(path_));
   } catch (const std::bad_alloc&) {
     // The file is complete and in place; only its durability is unconfirmed.
   }
   return "";
 }
 
-std::string ReadWholeFile(const std::string& path, std::string* bytes) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::string WriteFileAtomically(const std::string& path,
+                                std::string_view bytes) {
+  AtomicFile file;
+  std::string problem = file.Create(path);
+  if (problem.empty()) problem = file.Append(bytes);
+  if (problem.empty()) problem = file.Commit();
+  return problem;
+}
+
+std::string ReadWholeFile(const std::string& path, size_t max_bytes,
+                          std::string* bytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return "cannot open: " + ErrnoText(errno);
   FdCloser closer(fd);
-  constexpr size_t kChunk = size_t{1} << 16;
-  bytes->clear();
   struct stat info {};
-  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
-    // Reading still runs to end of file, so a file that changes size
-    // meanwhile is read as it is, not as fstat saw it.
-    bytes->reserve(static_cast<size_t>(info.st_size) + kChunk);
+  if (fstat(fd, &info) != 0) return "cannot stat: " + ErrnoText(errno);
+  // Devices, pipes and directories have no size to check the read against:
+  // /dev/zero would be read forever and a FIFO could block it.
+  if (S_ISDIR(info.st_mode)) return "is a directory, not a profile file";
+  if (!S_ISREG(info.st_mode)) return "not a regular file";
+  const auto size = static_cast<uint64_t>(info.st_size);
+  if (size > max_bytes) {
+    return "file of " + std::to_string(size) +
+           " bytes is larger than any profile this reader accepts (" +
+           std::to_string(max_bytes) + " bytes)";
   }
-  while (true) {
-    const size_t old_size = bytes->size();
-    bytes->resize(old_size + kChunk);
-    const ssize_t n = read(fd, bytes->data() + old_size, kChunk);
-    const int error = errno;
-    bytes->resize(old_size + (n > 0 ? static_cast<size_t>(n) : 0));
-    if (n > 0) continue;
-    if (n == 0) return "";
-    if (error != EINTR) return "cannot read: " + ErrnoText(error);
+  bytes->clear();
+  // One byte more than fstat said, so a file that grows meanwhile shows up
+  // as a size mismatch below instead of being cut silently.
+  bytes->resize(static_cast<size_t>(size) + 1);
+  size_t done = 0;
+  while (done < bytes->size()) {
+    const ssize_t n = read(fd, bytes->data() + done, bytes->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return "cannot read: " + ErrnoText(errno);
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
   }
+  if (done != size) return "file changed size while being read";
+  bytes->resize(done);
+  return "";
 }
 
 }  // namespace deepcontext::format

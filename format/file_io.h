@@ -2,6 +2,7 @@
 // text. Internal to format/.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,9 +17,37 @@ namespace deepcontext::format {
 std::string WriteFileAtomically(const std::string& path,
                                 std::string_view bytes);
 
-// Reads the whole file at path into *bytes. Returns "" on success, otherwise
-// one line such as "cannot open: No such file or directory". May throw
-// std::bad_alloc.
-std::string ReadWholeFile(const std::string& path, std::string* bytes);
+// A file written in pieces that replaces path only once complete: the
+// bytes go to a temporary file "<path>.<pid>.<n>.tmp" in the same directory,
+// which Commit() fsyncs and renames over path. An AtomicFile destroyed
+// before a successful Commit() removes its temporary file. Errors are one
+// line without the path prefix, as for WriteFileAtomically.
+class AtomicFile {
+ public:
+  AtomicFile() = default;
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  std::string Create(const std::string& path);
+  // Appends bytes at the end of what was written.
+  std::string Append(std::string_view bytes);
+  // Overwrites bytes at offset (within what was written).
+  std::string WriteAt(uint64_t offset, std::string_view bytes);
+  std::string Commit();
+
+ private:
+  std::string path_;
+  std::string temp_;  // empty once renamed
+  int fd_ = -1;
+};
+
+// Reads the whole regular file at path into *bytes, refusing anything else
+// (devices such as /dev/zero, pipes, directories) and files larger than
+// max_bytes before reading them. Returns "" on success, otherwise one line
+// such as "cannot open: No such file or directory" or "not a regular file".
+// May throw std::bad_alloc.
+std::string ReadWholeFile(const std::string& path, size_t max_bytes,
+                          std::string* bytes);
 
 }  // namespace deepcontext::format

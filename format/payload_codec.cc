@@ -18,6 +18,33 @@ constexpr size_t kMinValueBytes = 3 + 3 * 8;  // three varints, three doubles
 
 constexpr int kNumSections = 5;
 
+// The decoded profile may take at most this many bytes of memory per byte of
+// payload, plus a fixed allowance that small profiles never reach. Real
+// profiles need about 1-4 (nodes take 20 bytes for 5-15 encoded, values 40
+// for 27-40); a payload of a hundred million empty strings would need 32.
+constexpr uint64_t kMemoryPerPayloadByte = 8;
+constexpr uint64_t kMemoryAllowance = uint64_t{64} << 20;
+
+// Memory the decoded records may still take; charged before each section's
+// records are allocated, so no count a file declares is trusted beyond what
+// its size justifies.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(size_t payload_size)
+      : left_(payload_size * kMemoryPerPayloadByte + kMemoryAllowance) {}
+
+  // Returns false (charging nothing) when count records of record_bytes
+  // each do not fit in what is left.
+  bool Charge(size_t count, size_t record_bytes) {
+    if (count > left_ / record_bytes) return false;
+    left_ -= count * record_bytes;
+    return true;
+  }
+
+ private:
+  uint64_t left_;
+};
+
 const char* SectionName(SectionTag tag) {
   switch (tag) {
     case SectionTag::kMetadata:
@@ -32,12 +59,6 @@ const char* SectionName(SectionTag tag) {
       return "values";
   }
   return "unknown";
-}
-
-void PutSection(SectionTag tag, const std::string& body, ByteWriter* out) {
-  out->PutVarint(static_cast<uint64_t>(tag));
-  out->PutVarint(body.size());
-  out->PutBytes(body);
 }
 
 std::string Corrupt(SectionTag tag, const std::string& detail) {
@@ -55,10 +76,46 @@ bool ReadCount(ByteReader* reader, size_t min_record_bytes, size_t* count) {
   return true;
 }
 
-std::string DecodeMetadata(ByteReader* reader, Profile* profile) {
+// The problem text for a section whose records would not fit the budget.
+std::string OverBudget(SectionTag tag, size_t count, size_t record_bytes,
+                       size_t payload_size) {
+  return Corrupt(tag, std::to_string(count) + " records would take " +
+                          std::to_string(count * record_bytes) +
+                          " bytes of memory, more than a payload of " +
+                          std::to_string(payload_size) + " bytes justifies");
+}
+
+// What every section decoder needs besides its bytes.
+struct DecodeLimits {
+  MemoryBudget* budget;
+  size_t payload_size;
+  // Where decoded pages go back to the system (may be null), and the start
+  // of the payload that the section readers' bytes lie in.
+  PayloadBuffer* release;
+  const char* payload_begin;
+
+  // Gives back the payload before reader's position every few MB of the
+  // large sections, so the payload and the profile are never both whole.
+  void ReleaseDecoded(const ByteReader& reader, std::string_view body,
+                      size_t record) const {
+    constexpr size_t kRecordsPerRelease = size_t{1} << 18;
+    if (release == nullptr || record % kRecordsPerRelease != 0) return;
+    release->ReleaseBefore(static_cast<size_t>(body.data() - payload_begin) +
+                           reader.position());
+  }
+};
+
+std::string DecodeMetadata(ByteReader* reader, const DecodeLimits& limits,
+                           Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinMetadataEntryBytes, &count)) {
     return Corrupt(SectionTag::kMetadata, "bad entry count");
+  }
+  if (!limits.budget->Charge(count,
+                             sizeof(std::pair<std::string, std::string>))) {
+    return OverBudget(SectionTag::kMetadata, count,
+                      sizeof(std::pair<std::string, std::string>),
+                      limits.payload_size);
   }
   profile->metadata.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -71,10 +128,15 @@ std::string DecodeMetadata(ByteReader* reader, Profile* profile) {
   return "";
 }
 
-std::string DecodeStrings(ByteReader* reader, Profile* profile) {
+std::string DecodeStrings(ByteReader* reader, const DecodeLimits& limits,
+                          Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinStringBytes, &count)) {
     return Corrupt(SectionTag::kStrings, "bad string count");
+  }
+  if (!limits.budget->Charge(count, sizeof(std::string))) {
+    return OverBudget(SectionTag::kStrings, count, sizeof(std::string),
+                      limits.payload_size);
   }
   profile->strings.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -86,13 +148,19 @@ std::string DecodeStrings(ByteReader* reader, Profile* profile) {
   return "";
 }
 
-std::string DecodeNodes(ByteReader* reader, Profile* profile) {
+std::string DecodeNodes(ByteReader* reader, std::string_view body,
+                        const DecodeLimits& limits, Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinNodeBytes, &count)) {
     return Corrupt(SectionTag::kNodes, "bad node count");
   }
+  if (!limits.budget->Charge(count, sizeof(Node))) {
+    return OverBudget(SectionTag::kNodes, count, sizeof(Node),
+                      limits.payload_size);
+  }
   profile->nodes.resize(count);
   for (size_t i = 0; i < count; ++i) {
+    limits.ReleaseDecoded(*reader, body, i);
     Node& node = profile->nodes[i];
     uint8_t kind = 0;
     if (!reader->ReadVarint32(&node.parent) || !reader->ReadU8(&kind) ||
@@ -107,10 +175,15 @@ std::string DecodeNodes(ByteReader* reader, Profile* profile) {
   return "";
 }
 
-std::string DecodeMetrics(ByteReader* reader, Profile* profile) {
+std::string DecodeMetrics(ByteReader* reader, const DecodeLimits& limits,
+                          Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinMetricBytes, &count)) {
     return Corrupt(SectionTag::kMetrics, "bad metric count");
+  }
+  if (!limits.budget->Charge(count, sizeof(MetricDescriptor))) {
+    return OverBudget(SectionTag::kMetrics, count, sizeof(MetricDescriptor),
+                      limits.payload_size);
   }
   profile->metrics.resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -125,13 +198,19 @@ std::string DecodeMetrics(ByteReader* reader, Profile* profile) {
   return "";
 }
 
-std::string DecodeValues(ByteReader* reader, Profile* profile) {
+std::string DecodeValues(ByteReader* reader, std::string_view body,
+                         const DecodeLimits& limits, Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinValueBytes, &count)) {
     return Corrupt(SectionTag::kValues, "bad value count");
   }
+  if (!limits.budget->Charge(count, sizeof(MetricValue))) {
+    return OverBudget(SectionTag::kValues, count, sizeof(MetricValue),
+                      limits.payload_size);
+  }
   profile->values.resize(count);
   for (size_t i = 0; i < count; ++i) {
+    limits.ReleaseDecoded(*reader, body, i);
     MetricValue& value = profile->values[i];
     if (!reader->ReadVarint32(&value.node) ||
         !reader->ReadVarint32(&value.metric) ||
@@ -145,23 +224,59 @@ std::string DecodeValues(ByteReader* reader, Profile* profile) {
 }
 
 std::string DecodeSection(SectionTag tag, ByteReader* reader,
+                          std::string_view body, const DecodeLimits& limits,
                           Profile* profile) {
   switch (tag) {
     case SectionTag::kMetadata:
-      return DecodeMetadata(reader, profile);
+      return DecodeMetadata(reader, limits, profile);
     case SectionTag::kStrings:
-      return DecodeStrings(reader, profile);
+      return DecodeStrings(reader, limits, profile);
     case SectionTag::kNodes:
-      return DecodeNodes(reader, profile);
+      return DecodeNodes(reader, body, limits, profile);
     case SectionTag::kMetrics:
-      return DecodeMetrics(reader, profile);
+      return DecodeMetrics(reader, limits, profile);
     case SectionTag::kValues:
-      return DecodeValues(reader, profile);
+      return DecodeValues(reader, body, limits, profile);
   }
   return "";
 }
 
 }  // namespace
+
+void PutSection(SectionTag tag, std::string_view body, ByteWriter* out) {
+  out->PutVarint(static_cast<uint64_t>(tag));
+  out->PutVarint(body.size());
+  out->PutBytes(body);
+}
+
+void PutMetadataEntry(std::string_view key, std::string_view value,
+                      ByteWriter* out) {
+  out->PutString(key);
+  out->PutString(value);
+}
+
+void PutNodeRecord(const Node& node, ByteWriter* out) {
+  out->PutVarint(node.parent);
+  out->PutU8(static_cast<uint8_t>(node.kind));
+  out->PutVarint(node.name);
+  out->PutVarint(node.file);
+  out->PutVarint(node.line);
+}
+
+void PutMetricRecord(const MetricDescriptor& metric, ByteWriter* out) {
+  out->PutString(metric.name);
+  out->PutString(metric.unit);
+  out->PutString(metric.description);
+}
+
+void PutValueRecord(const MetricValue& value, ByteWriter* out) {
+  out->PutVarint(value.node);
+  out->PutVarint(value.metric);
+  out->PutVarint(value.count);
+  out->PutDouble(value.sum);
+  out->PutDouble(value.min);
+  out->PutDouble(value.max);
+}
 
 std::string EncodePayload(const Profile& profile) {
   std::string payload;
@@ -171,8 +286,7 @@ std::string EncodePayload(const Profile& profile) {
 
   section.PutVarint(profile.metadata.size());
   for (const auto& [key, value] : profile.metadata) {
-    section.PutString(key);
-    section.PutString(value);
+    PutMetadataEntry(key, value, &section);
   }
   PutSection(SectionTag::kMetadata, body, &out);
 
@@ -183,40 +297,30 @@ std::string EncodePayload(const Profile& profile) {
 
   body.clear();
   section.PutVarint(profile.nodes.size());
-  for (const Node& node : profile.nodes) {
-    section.PutVarint(node.parent);
-    section.PutU8(static_cast<uint8_t>(node.kind));
-    section.PutVarint(node.name);
-    section.PutVarint(node.file);
-    section.PutVarint(node.line);
-  }
+  for (const Node& node : profile.nodes) PutNodeRecord(node, &section);
   PutSection(SectionTag::kNodes, body, &out);
 
   body.clear();
   section.PutVarint(profile.metrics.size());
   for (const MetricDescriptor& metric : profile.metrics) {
-    section.PutString(metric.name);
-    section.PutString(metric.unit);
-    section.PutString(metric.description);
+    PutMetricRecord(metric, &section);
   }
   PutSection(SectionTag::kMetrics, body, &out);
 
   body.clear();
   section.PutVarint(profile.values.size());
   for (const MetricValue& value : profile.values) {
-    section.PutVarint(value.node);
-    section.PutVarint(value.metric);
-    section.PutVarint(value.count);
-    section.PutDouble(value.sum);
-    section.PutDouble(value.min);
-    section.PutDouble(value.max);
+    PutValueRecord(value, &section);
   }
   PutSection(SectionTag::kValues, body, &out);
   return payload;
 }
 
-std::string DecodePayload(std::string_view payload, Profile* profile) {
+std::string DecodePayload(std::string_view payload, Profile* profile,
+                          PayloadBuffer* release) {
   std::array<bool, kNumSections + 1> seen{};
+  MemoryBudget budget(payload.size());
+  const DecodeLimits limits{&budget, payload.size(), release, payload.data()};
   ByteReader reader(payload);
   while (reader.remaining() > 0) {
     uint64_t raw_tag = 0;
@@ -238,7 +342,7 @@ std::string DecodePayload(std::string_view payload, Profile* profile) {
     }
     seen[raw_tag] = true;
     ByteReader section(body);
-    std::string problem = DecodeSection(tag, &section, profile);
+    std::string problem = DecodeSection(tag, &section, body, limits, profile);
     if (!problem.empty()) return problem;
     if (section.remaining() != 0) {
       return Corrupt(tag, std::to_string(section.remaining()) +

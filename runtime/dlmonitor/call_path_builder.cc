@@ -163,6 +163,7 @@ CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
       forward_name_(strings.Intern("[forward]")),
       backward_name_(strings.Intern("[backward]")),
       allocated_before_name_(strings.Intern("[allocated before profiling]")),
+      truncated_name_(strings.Intern(kTruncatedPythonName)),
       generation_(g_next_generation.fetch_add(1)) {}
 
 CallPathBuilder::~CallPathBuilder() = default;
@@ -195,6 +196,20 @@ void CallPathBuilder::ResetAfterFork() {
   links_.Clear();
 }
 
+int CallPathBuilder::CapturePython(python::RawFrame* frames, bool* truncated) {
+  // One frame more than is kept tells a stack of exactly kMaxPythonDepth
+  // frames from a deeper one, whose outermost frames are then cut.
+  const int count = python::CaptureCurrentThread(frames, kMaxPythonDepth + 1);
+  *truncated = count > kMaxPythonDepth;
+  return *truncated ? kMaxPythonDepth : count;
+}
+
+ContextId CallPathBuilder::TruncationMarker(ContextId base) {
+  const ContextId marker = tree_.Child(
+      base, FrameKey{DLMONITOR_FRAME_PYTHON, truncated_name_, 0, 0});
+  return marker != kNoContext ? marker : base;
+}
+
 ContextId CallPathBuilder::ThreadRoot(ThreadState& state) {
   if (state.root != kNoContext) return state.root;
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
@@ -216,8 +231,11 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
                                          int start, int* depth) {
   *depth = 0;
   if (!python_enabled_) return base;
-  python::RawFrame frames[kMaxPythonDepth];
-  const int count = python::CaptureCurrentThread(frames, kMaxPythonDepth);
+  python::RawFrame captured[kMaxPythonDepth + 1];
+  bool truncated = false;
+  const int count = CapturePython(captured, &truncated);
+  const python::RawFrame* frames = captured + (truncated ? 1 : 0);
+  if (truncated && start == 0) base = TruncationMarker(base);
   if (count <= start) {
     *depth = count;
     return base;
@@ -270,10 +288,12 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   if (stack == native::kNoStack) {
     return PythonContext(state, base, start, depth);
   }
-  python::RawFrame frames[kMaxPythonDepth];
-  const int count = python_enabled_
-                        ? python::CaptureCurrentThread(frames, kMaxPythonDepth)
-                        : 0;
+  python::RawFrame python_frames[kMaxPythonDepth + 1];
+  bool truncated = false;
+  const int count =
+      python_enabled_ ? CapturePython(python_frames, &truncated) : 0;
+  const python::RawFrame* frames = python_frames + (truncated ? 1 : 0);
+  if (truncated && start == 0) base = TruncationMarker(base);
   const int first_python = std::min(start, count);
 
   const NativePathKey key{base, start, stack};

@@ -45,8 +45,11 @@ struct OpEntry;
 class CallPathBuilder {
  public:
   // Deepest Python stack read per capture; deeper frames (the outermost
-  // ones, beyond the innermost kMaxPythonDepth) are cut.
+  // ones, beyond the innermost kMaxPythonDepth) are cut, and a Python frame
+  // named kTruncatedPythonName stands in for them at the top of the path.
   static constexpr int kMaxPythonDepth = 256;
+  static constexpr const char* kTruncatedPythonName =
+      "[outer Python frames beyond 256 not recorded]";
 
   CallPathBuilder(ContextTree& tree, StringTable& strings,
                   ForwardLinks& links, PythonFrameCache& python,
@@ -97,6 +100,12 @@ class CallPathBuilder {
   // The calling thread's state; nullptr while the thread is exiting.
   ThreadState* State();
   ContextId ThreadRoot(ThreadState& state);
+  // Captures the innermost kMaxPythonDepth Python frames into frames (room
+  // for kMaxPythonDepth + 1), outermost first from frames[*truncated ? 1 :
+  // 0]; *truncated when outer frames were cut. Returns the count kept.
+  static int CapturePython(python::RawFrame* frames, bool* truncated);
+  // The marker child of base standing for cut outer frames.
+  ContextId TruncationMarker(ContextId base);
   // Context of the thread's Python stack hung under `base`, keeping frames
   // from index `start` on; *depth receives the kept stack depth.
   ContextId PythonContext(ThreadState& state, ContextId base, int start,
@@ -123,6 +132,7 @@ class CallPathBuilder {
   const StringId forward_name_;
   const StringId backward_name_;
   const StringId allocated_before_name_;
+  const StringId truncated_name_;
   std::atomic<uint64_t> generation_;
 
   // Native frames: set up by the first EnableNative, then read-only.

@@ -61,22 +61,43 @@ void ContextTree::AddChildLocked(Node& parent, ContextId child,
   }
 }
 
-ContextId ContextTree::Child(ContextId parent_id, const FrameKey& key) {
-  Node* parent = nodes_.At(parent_id);
-  if (parent == nullptr || !parent->ready.load(std::memory_order_acquire)) {
-    return kNoContext;
-  }
-  std::lock_guard<SpinLock> guard(parent->lock);
-  ContextId found = FindChildLocked(*parent, key);
-  if (found != kNoContext) return found;
+void ContextTree::SetLimit(ContextId max_contexts, const FrameKey& other_key) {
+  max_contexts_ = max_contexts;
+  other_key_ = other_key;
+}
+
+ContextId ContextTree::AppendChildLocked(Node& parent, ContextId parent_id,
+                                         const FrameKey& key, bool folds) {
   size_t index = 0;
   Node* node = nodes_.Append(&index);
   if (node == nullptr) return kNoContext;
   node->key = key;
   node->parent = parent_id;
+  node->folds = folds;
   node->ready.store(true, std::memory_order_release);
-  AddChildLocked(*parent, index, key);
+  AddChildLocked(parent, index, key);
   return index;
+}
+
+ContextId ContextTree::Child(ContextId parent_id, const FrameKey& key) {
+  Node* parent = nodes_.At(parent_id);
+  if (parent == nullptr || !parent->ready.load(std::memory_order_acquire)) {
+    return kNoContext;
+  }
+  if (parent->folds) {
+    folded_.fetch_add(1, std::memory_order_relaxed);
+    return parent_id;
+  }
+  std::lock_guard<SpinLock> guard(parent->lock);
+  ContextId found = FindChildLocked(*parent, key);
+  if (found != kNoContext) return found;
+  if (max_contexts_ == 0 || nodes_.Reserved() < max_contexts_ + 2) {
+    return AppendChildLocked(*parent, parent_id, key, /*folds=*/false);
+  }
+  folded_.fetch_add(1, std::memory_order_relaxed);
+  found = FindChildLocked(*parent, other_key_);
+  if (found != kNoContext) return found;
+  return AppendChildLocked(*parent, parent_id, other_key_, /*folds=*/true);
 }
 
 bool ContextTree::Get(ContextId id, FrameKey* key, ContextId* parent) const {

@@ -29,13 +29,35 @@ struct FrameKey {
   bool operator==(const FrameKey&) const = default;
 };
 
+// Contexts a tree creates before folding new call paths into [other]
+// nodes, unless DEEPCONTEXT_MAX_CONTEXTS says otherwise: far more than the
+// distinct paths of ordinary programs, small enough that the tree and the
+// profile written from it stay within a few hundred MB.
+inline constexpr ContextId kDefaultMaxContexts = 2'000'000;
+// Name of the node new paths are folded into past the cap.
+inline constexpr const char* kOtherContextsName =
+    "[other: paths beyond the context limit]";
+
 class ContextTree {
  public:
   ContextTree();
 
-  // The child of `parent` with `key`, created on first use; kNoContext when
-  // parent is invalid or the tree is full. [any thread]
+  // Caps the contexts created from now on at max_contexts (0: no cap but
+  // the tree's capacity). Past the cap, a path's new frames all go to one
+  // child of the deepest existing context, keyed other_key, which is a
+  // leaf: whatever would be created below it is folded into it. So the tree
+  // grows by at most one such node per existing context. [once, at start]
+  void SetLimit(ContextId max_contexts, const FrameKey& other_key);
+
+  // The child of `parent` with `key`, created on first use; past the limit
+  // the [other] child of parent, and parent itself when it is an [other]
+  // node; kNoContext when parent is invalid or the tree is full.
+  // [any thread]
   ContextId Child(ContextId parent, const FrameKey& key);
+
+  // How many times a new context was folded into an [other] node.
+  // [any thread]
+  uint64_t folded() const { return folded_.load(std::memory_order_relaxed); }
 
   // Frame and parent of `id`; false for unknown ids. [any thread]
   bool Get(ContextId id, FrameKey* key, ContextId* parent) const;
@@ -54,6 +76,7 @@ class ContextTree {
     FrameKey key;
     ContextId parent = kNoContext;
     std::atomic<bool> ready{false};
+    bool folds = false;  // an [other] node: absorbs every path below it
     SpinLock lock;  // guards children and index
     std::vector<ContextId> children;
     ChildIndex* index = nullptr;
@@ -62,7 +85,14 @@ class ContextTree {
   ContextId FindChildLocked(const Node& parent, const FrameKey& key) const;
   void AddChildLocked(Node& parent, ContextId child, const FrameKey& key);
 
+  // Creates a child of parent with key. [parent's lock held]
+  ContextId AppendChildLocked(Node& parent, ContextId parent_id,
+                              const FrameKey& key, bool folds);
+
   ChunkedArray<Node> nodes_;
+  ContextId max_contexts_ = 0;
+  FrameKey other_key_;
+  std::atomic<uint64_t> folded_{0};
 };
 
 }  // namespace deepcontext::dlmonitor

@@ -1,96 +1,142 @@
 #include "runtime/profiler/profile_builder.h"
 
+#include <new>
 #include <unordered_map>
 
 #include "deepcontext/dlmonitor.h"
+#include "format/profile_stream.h"
 
 namespace deepcontext::profiler {
 namespace {
 
+constexpr format::NodeId kNotWritten = UINT32_MAX;
+
+// Ids for the strings of the frames written. DLMonitor's strings live as
+// long as the process, so their addresses serve as keys and nothing is
+// copied until the strings section is encoded.
 class StringInterner {
  public:
-  explicit StringInterner(format::Profile& profile) : profile_(profile) {}
   format::StringId Intern(const char* text) {
     if (text == nullptr || *text == '\0') return 0;
     auto [it, inserted] =
-        ids_.emplace(text, static_cast<format::StringId>(profile_.strings.size()));
-    if (inserted) profile_.strings.emplace_back(text);
+        ids_.emplace(text, static_cast<format::StringId>(texts_.size() + 1));
+    if (inserted) texts_.push_back(text);
     return it->second;
   }
 
- private:
-  format::Profile& profile_;
-  std::unordered_map<std::string, format::StringId> ids_;
-};
-
-}  // namespace
-
-format::Profile BuildProfile(
-    const MetricStore& store,
-    const std::vector<std::pair<std::string, std::string>>& metadata) {
-  format::Profile profile;
-  profile.metadata = metadata;
-  for (const MetricInfo& info : store.Metrics()) {
-    profile.metrics.push_back({info.name, info.unit, info.description});
+  format::SectionBody Section() const {
+    format::SectionBody body;
+    body.AddString("");
+    for (const char* text : texts_) body.AddString(text);
+    return body;
   }
 
-  // Snapshot the samples first; contexts created after this point are not
-  // referenced and can be ignored.
-  const ContextId end = dlmonitor_context_count() + 1;
-  struct Sample {
-    ContextId context;
-    MetricId metric;
-    Accumulator value;
-  };
-  std::vector<Sample> samples;
-  store.ForEach(end, [&](ContextId context, MetricId metric,
-                         const Accumulator& value) {
-    samples.push_back({context, metric, value});
-  });
+ private:
+  std::unordered_map<const char*, format::StringId> ids_;
+  std::vector<const char*> texts_;
+};
 
+std::string WriteOrThrow(
+    const MetricStore& store,
+    const std::vector<std::pair<std::string, std::string>>& metadata,
+    const std::string& path) {
+  format::ProfileStreamWriter writer;
+  std::string problem = writer.Begin(path);
+  if (!problem.empty()) return problem;
+
+  // Contexts created after this point are not referenced and are ignored.
+  const ContextId end = dlmonitor_context_count() + 1;
   // Mark measured contexts and their ancestors.
   std::vector<ContextId> parent_of(end, 0);
   std::vector<bool> needed(end, false);
-  for (const Sample& sample : samples) {
-    for (ContextId id = sample.context; id != 0 && id < end && !needed[id];) {
+  store.ForEach(end, [&](ContextId context, MetricId, const Accumulator&) {
+    for (ContextId id = context; id != 0 && id < end && !needed[id];) {
       needed[id] = true;
       dlmonitor_context_t parent = 0;
       if (dlmonitor_context_frame(id, nullptr, &parent) != DLMONITOR_OK) break;
       parent_of[id] = parent;
       id = parent;
     }
-  }
+  });
 
   // Context ids are assigned parent-before-child, so one pass in id order
   // emits every parent before its children, as the format requires.
-  StringInterner strings(profile);
-  std::unordered_map<ContextId, format::NodeId> node_of;
-  node_of[1] = 0;  // DLMonitor's root is the profile's root
-  for (ContextId id = 2; id < end; ++id) {
-    if (!needed[id]) continue;
-    dlmonitor_frame_t frame{};
-    frame.struct_size = sizeof(frame);
-    if (dlmonitor_context_frame(id, &frame, nullptr) != DLMONITOR_OK) continue;
-    auto parent = node_of.find(parent_of[id]);
-    if (parent == node_of.end()) continue;
-    format::Node node;
-    node.parent = parent->second;
-    node.kind = static_cast<format::FrameKind>(frame.kind);
-    node.name = strings.Intern(frame.name);
-    node.file = strings.Intern(frame.file);
-    node.line = frame.line;
-    node_of[id] = static_cast<format::NodeId>(profile.nodes.size());
-    profile.nodes.push_back(node);
+  StringInterner strings;
+  std::vector<format::NodeId> node_of(end, kNotWritten);
+  {
+    format::SectionBody nodes;
+    nodes.AddNode(format::Node{});  // DLMonitor's root is the profile's root
+    if (end > 1) node_of[1] = 0;
+    format::NodeId next = 1;
+    for (ContextId id = 2; id < end; ++id) {
+      if (!needed[id]) continue;
+      dlmonitor_frame_t frame{};
+      frame.struct_size = sizeof(frame);
+      if (dlmonitor_context_frame(id, &frame, nullptr) != DLMONITOR_OK) {
+        continue;
+      }
+      const ContextId parent = parent_of[id];
+      if (parent >= end || node_of[parent] == kNotWritten) continue;
+      format::Node node;
+      node.parent = node_of[parent];
+      node.kind = static_cast<format::FrameKind>(frame.kind);
+      node.name = strings.Intern(frame.name);
+      node.file = strings.Intern(frame.file);
+      node.line = frame.line;
+      nodes.AddNode(node);
+      node_of[id] = next++;
+    }
+    std::vector<ContextId>().swap(parent_of);
+    std::vector<bool>().swap(needed);
+    problem = writer.AddNodes(nodes);
+    if (!problem.empty()) return problem;
   }
+  problem = writer.AddStrings(strings.Section());
+  if (!problem.empty()) return problem;
 
-  for (const Sample& sample : samples) {
-    auto node = node_of.find(sample.context);
-    if (node == node_of.end()) continue;
-    profile.values.push_back({node->second, sample.metric, sample.value.count,
-                              sample.value.sum, sample.value.min,
-                              sample.value.max});
+  // Metrics registered after this snapshot have no descriptor in the file,
+  // so their samples are left out below.
+  const std::vector<MetricInfo> metric_infos = store.Metrics();
+  format::SectionBody metrics;
+  for (const MetricInfo& info : metric_infos) {
+    metrics.AddMetric({info.name, info.unit, info.description});
   }
-  return profile;
+  problem = writer.AddMetrics(metrics);
+  if (!problem.empty()) return problem;
+
+  format::SectionBody meta;
+  for (const auto& [key, value] : metadata) meta.AddMetadata(key, value);
+  problem = writer.AddMetadata(meta);
+  if (!problem.empty()) return problem;
+
+  // Samples are read again rather than kept from the first pass; a context
+  // first measured in between has no node and is left out, as any context
+  // created after the write began.
+  format::SectionBody values;
+  store.ForEach(
+      end, [&](ContextId context, MetricId metric, const Accumulator& value) {
+        if (context >= end || node_of[context] == kNotWritten) return;
+        if (metric >= metric_infos.size()) return;
+        values.AddValue({node_of[context], metric, value.count, value.sum,
+                         value.min, value.max});
+      });
+  problem = writer.AddValues(values);
+  if (!problem.empty()) return problem;
+  return writer.Finish();
+}
+
+}  // namespace
+
+std::string WriteProfile(
+    const MetricStore& store,
+    const std::vector<std::pair<std::string, std::string>>& metadata,
+    const std::string& path) {
+  try {
+    return WriteOrThrow(store, metadata, path);
+  } catch (const std::bad_alloc&) {
+    // The writer's destructor has removed its temporary file.
+    return path + ": out of memory";
+  }
 }
 
 }  // namespace deepcontext::profiler

@@ -281,8 +281,7 @@ std::string Session::Write(const std::string& path) {
   }
   // CPU used since the sampler's last tick reaches the store first.
   op_metrics_.SampleNow();
-  format::Profile profile = BuildProfile(store_, metadata);
-  return format::WriteProfileFile(profile, path);
+  return WriteProfile(store_, metadata, path);
 }
 
 }  // namespace deepcontext::profiler

@@ -56,6 +56,7 @@ class BottomUpTree::Builder {
     std::unordered_map<FrameId, uint32_t> by_frame;
     std::vector<std::vector<Instance>> grouped;
     std::vector<uint32_t> created;
+    steps_ += instances.size();
     for (Instance instance : instances) {
       if (!from_leaves) {
         if (instance.at == ProfileTree::kRootNode) continue;
@@ -97,7 +98,9 @@ class BottomUpTree::Builder {
       bool too_small = std::fabs(node.value) < limits_.min_value;
       bool too_deep = limits_.max_depth > 0 && node.depth >= limits_.max_depth;
       bool too_many =
-          limits_.max_nodes > 0 && result_.nodes_.size() >= limits_.max_nodes;
+          (limits_.max_nodes > 0 &&
+           result_.nodes_.size() >= limits_.max_nodes) ||
+          (limits_.max_steps > 0 && steps_ >= limits_.max_steps);
       if (too_small || too_deep || too_many) {
         node.expanded = !HasCaller(grouped[order[k]]);
         if (!too_small && !too_deep && !node.expanded) {
@@ -124,6 +127,7 @@ class BottomUpTree::Builder {
   std::optional<MetricIndex> calls_metric_;
   BottomUpLimits limits_;
   BottomUpTree result_;
+  size_t steps_ = 0;  // instances moved to their callers so far
   std::vector<std::pair<uint32_t, std::vector<Instance>>> pending_;
 };
 

@@ -38,6 +38,12 @@ struct BottomUpLimits {
   uint32_t max_depth = 0;
   // Once this many nodes exist no further node is expanded; 0 = unlimited.
   size_t max_nodes = 0;
+  // Once this many call-path steps (one path moved to its caller) were
+  // taken no further node is expanded; 0 = unlimited. Deep recursion with
+  // cost at every level makes the steps grow with the square of the depth
+  // (a 100k-deep recursion needs 5e9) while the tree shown stays one chain,
+  // so this bound keeps such views within a fraction of a second.
+  size_t max_steps = 20'000'000;
 };
 
 // The inverted tree. Node 0 is a virtual root whose children are the frames
@@ -59,8 +65,8 @@ class BottomUpTree {
   // Returns the node at index; index must be < size().
   const CallerNode& node(uint32_t index) const { return nodes_[index]; }
 
-  // True when BottomUpLimits::max_nodes stopped the expansion of a node
-  // that the other limits would have expanded.
+  // True when BottomUpLimits::max_nodes or max_steps stopped the expansion
+  // of a node that the other limits would have expanded.
   bool truncated() const { return truncated_; }
 
  private:

@@ -28,30 +28,46 @@ std::vector<Hotspot> Hotspots(const ProfileTree& tree, MetricIndex metric,
                               size_t n,
                               std::optional<MetricIndex> calls_metric) {
   std::vector<Hotspot> by_frame(tree.frames().size());
-  // Per hotspot frame: exclusive value reached through each Python caller.
-  std::vector<std::unordered_map<FrameId, double>> callers(
-      tree.frames().size());
-  std::vector<NodeIndex> python_ancestors = PythonAncestors(tree);
   for (NodeIndex i = 0; i < tree.size(); ++i) {
-    const Frame& frame = tree.frame_of(i);
-    if (IsStructuralKind(frame.kind)) continue;
-    double value = tree.Exclusive(i, metric);
-    Hotspot& spot = by_frame[tree.node(i).frame];
-    spot.frame = tree.node(i).frame;
-    spot.exclusive += value;
+    const FrameId f = tree.node(i).frame;
+    if (IsStructuralKind(tree.frames()[f].kind)) continue;
+    Hotspot& spot = by_frame[f];
+    spot.frame = f;
+    spot.exclusive += tree.Exclusive(i, metric);
     if (calls_metric) spot.calls += tree.Exclusive(i, *calls_metric);
-    if (value == 0 || frame.kind == format::FrameKind::kPythonFrame) continue;
-    if (NodeIndex caller = python_ancestors[i]; caller != kNoNode) {
-      callers[spot.frame][tree.node(caller).frame] += value;
-    }
   }
-
   std::vector<Hotspot> spots;
   for (FrameId f = 0; f < by_frame.size(); ++f) {
-    Hotspot& spot = by_frame[f];
-    if (spot.exclusive <= 0) continue;
-    spot.frame = f;
-    for (const auto& [caller, value] : callers[f]) {
+    if (by_frame[f].exclusive > 0) spots.push_back(by_frame[f]);
+  }
+  std::vector<Hotspot>().swap(by_frame);
+  std::stable_sort(spots.begin(), spots.end(),
+                   [](const Hotspot& a, const Hotspot& b) {
+                     return a.exclusive > b.exclusive;
+                   });
+  if (spots.size() > n) spots.resize(n);
+
+  // Callers are only needed for the frames that made the list, so a second
+  // pass gathers them for those alone instead of a map per frame.
+  constexpr uint32_t kNotListed = UINT32_MAX;
+  std::vector<uint32_t> listed(tree.frames().size(), kNotListed);
+  for (uint32_t k = 0; k < spots.size(); ++k) listed[spots[k].frame] = k;
+  // Per listed frame: exclusive value reached through each Python caller.
+  std::vector<std::unordered_map<FrameId, double>> callers(spots.size());
+  std::vector<NodeIndex> python_ancestors = PythonAncestors(tree);
+  for (NodeIndex i = 0; i < tree.size(); ++i) {
+    const uint32_t k = listed[tree.node(i).frame];
+    if (k == kNotListed) continue;
+    if (tree.frame_of(i).kind == format::FrameKind::kPythonFrame) continue;
+    const double value = tree.Exclusive(i, metric);
+    if (value == 0) continue;
+    if (NodeIndex caller = python_ancestors[i]; caller != kNoNode) {
+      callers[k][tree.node(caller).frame] += value;
+    }
+  }
+  for (uint32_t k = 0; k < spots.size(); ++k) {
+    Hotspot& spot = spots[k];
+    for (const auto& [caller, value] : callers[k]) {
       // Ties go to the smaller frame id so the result does not depend on
       // hash order.
       if (value > spot.python_caller_value ||
@@ -60,13 +76,7 @@ std::vector<Hotspot> Hotspots(const ProfileTree& tree, MetricIndex metric,
         spot.python_caller_value = value;
       }
     }
-    spots.push_back(spot);
   }
-  std::stable_sort(spots.begin(), spots.end(),
-                   [](const Hotspot& a, const Hotspot& b) {
-                     return a.exclusive > b.exclusive;
-                   });
-  if (spots.size() > n) spots.resize(n);
   return spots;
 }
 

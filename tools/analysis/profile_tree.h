@@ -5,7 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,7 +50,9 @@ struct TreeNode {
   FrameId frame = 0;
   NodeIndex parent = 0;  // the root is its own parent
   uint32_t depth = 0;    // 0 for the root
-  std::vector<NodeIndex> children;
+  // In first-seen order. A node's children are consecutive indices, so
+  // this is a range of numbers rather than a list held per node.
+  std::ranges::iota_view<NodeIndex, NodeIndex> children;
 };
 
 // One profile to put into a tree, with the name of the file it came from.
@@ -75,6 +80,12 @@ class ProfileTree {
   // Builds the tree of a single profile; its root is the profile's root.
   static ProfileTree FromProfile(const format::Profile& profile,
                                  const std::string& source = "");
+
+  // Like FromProfiles, but takes the profiles over: their values become
+  // the tree's own and their nodes are released once resolved, so building
+  // needs little memory beyond the tree. sources[i] names profiles[i].
+  static ProfileTree FromOwnedProfiles(std::vector<format::Profile> profiles,
+                                       const std::vector<std::string>& sources);
 
   // Builds one tree from several profiles. With more than one input each
   // profile goes under its own kProcess node labelled
@@ -106,20 +117,16 @@ class ProfileTree {
   // Returns the index of the metric called name, if present.
   std::optional<MetricIndex> FindMetric(std::string_view name) const;
 
-  // Returns the values of metric at node.
-  const MetricStats& stats(NodeIndex node, MetricIndex metric) const {
-    return stats_[static_cast<size_t>(node) * metrics_.size() + metric];
-  }
+  // Returns the values of metric at node (all zero when it has none).
+  MetricStats stats(NodeIndex node, MetricIndex metric) const;
 
   // Exclusive sum of metric at node.
-  double Exclusive(NodeIndex node, MetricIndex metric) const {
-    return stats(node, metric).sum;
-  }
+  double Exclusive(NodeIndex node, MetricIndex metric) const;
 
-  // Inclusive sum (whole subtree) of metric at node.
-  double Inclusive(NodeIndex node, MetricIndex metric) const {
-    return stats(node, metric).inclusive;
-  }
+  // Inclusive sum (whole subtree) of metric at node. The first call for a
+  // metric sums its subtrees in one pass over the tree; later calls, from
+  // any thread, read the result.
+  double Inclusive(NodeIndex node, MetricIndex metric) const;
 
   // Sum of metric over the whole tree.
   double Total(MetricIndex metric) const {
@@ -132,17 +139,49 @@ class ProfileTree {
   // The input profiles, in the order given.
   const std::vector<SourceInfo>& sources() const { return sources_; }
 
+  ProfileTree(ProfileTree&&) = default;
+  ProfileTree& operator=(ProfileTree&&) = default;
+  ~ProfileTree();
+
  private:
   class Builder;
 
+  // Inclusive sums of one metric, filled on first use: one per node for a
+  // metric with values on many nodes; for one with values on few nodes,
+  // only their ancestors', sorted by node, so that a file declaring
+  // thousands of metrics with a value or two each costs what its values
+  // cost even when every metric is asked for (as export does).
+  struct LazyColumn {
+    std::once_flag once;
+    std::vector<double> dense;
+    std::vector<std::pair<NodeIndex, double>> sparse;
+  };
+
+  // The samples of one metric recorded in one node: a file's value with its
+  // node and metric renumbered to the tree's.
+  using ExclusiveEntry = format::MetricValue;
+
   // Trees only come from the factories, so every tree has a root.
-  ProfileTree() = default;
+  ProfileTree();
+
+  // The entry of metric at node, or nullptr.
+  const ExclusiveEntry* FindEntry(NodeIndex node, MetricIndex metric) const;
+  // Inclusive sums of metric, computed on first use.
+  const LazyColumn& InclusiveColumn(MetricIndex metric) const;
 
   std::vector<TreeNode> nodes_;
   std::vector<Frame> frames_;
   std::vector<MetricInfo> metrics_;
-  // nodes_.size() * metrics_.size() entries, node-major.
-  std::vector<MetricStats> stats_;
+  // Exclusive values are sparse (most nodes have none for most metrics):
+  // the entries of node i are entries_[entry_begin_[i], entry_begin_[i+1]),
+  // sorted by metric. Memory follows the values in the files, not nodes
+  // times metrics.
+  std::vector<uint32_t> entry_begin_;
+  std::vector<ExclusiveEntry> entries_;
+  // One per metric; a column is filled only when asked for.
+  std::vector<std::unique_ptr<LazyColumn>> inclusive_;
+  // Per metric: how many nodes have a value (which column form it gets).
+  std::vector<size_t> valued_nodes_;
   std::vector<SourceInfo> sources_;
 };
 

@@ -9,7 +9,7 @@ namespace deepcontext::cli {
 std::optional<analysis::ProfileTree> ReadProfileTree(
     const std::vector<std::string>& files, const std::string& prefix,
     std::ostream& err) {
-  std::vector<format::ReadResult> reads;
+  std::vector<format::Profile> profiles;
   bool all_ok = true;
   for (const std::string& file : files) {
     format::ReadResult read = format::ReadProfileFile(file);
@@ -18,14 +18,11 @@ std::optional<analysis::ProfileTree> ReadProfileTree(
       all_ok = false;
       continue;
     }
-    reads.push_back(std::move(read));
+    profiles.push_back(std::move(read.profile));
   }
   if (!all_ok) return std::nullopt;
-  std::vector<analysis::ProfileInput> inputs;
-  for (size_t i = 0; i < reads.size(); ++i) {
-    inputs.push_back({&reads[i].profile, files[i]});
-  }
-  return analysis::ProfileTree::FromProfiles(inputs);
+  // The tree takes the profiles over, so their values are not held twice.
+  return analysis::ProfileTree::FromOwnedProfiles(std::move(profiles), files);
 }
 
 }  // namespace deepcontext::cli

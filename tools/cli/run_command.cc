@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct RunOptions {
   bool no_gpu_memory = false;
   double trace_fraction = 1.0;
   double trace_window_ms = 50;
+  // Unset: the runtime's default (2M); read by the runtime itself.
+  std::optional<uint64_t> max_contexts;
   std::vector<std::string> command;
   std::string unknown_option;  // the first argument before the program that
                                // is none of run's options
@@ -169,6 +172,10 @@ std::string DefaultStem(const std::vector<std::string>& command) {
   } else {
     unsetenv("DEEPCONTEXT_TRACE_FRACTION");
     unsetenv("DEEPCONTEXT_TRACE_WINDOW_MS");
+  }
+  if (options.max_contexts) {
+    setenv("DEEPCONTEXT_MAX_CONTEXTS",
+           std::to_string(*options.max_contexts).c_str(), 1);
   }
   std::vector<char*> argv;
   for (const std::string& arg : options.command) {
@@ -348,6 +355,21 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
                   "milliseconds (1 to 60000; default 50). Windows start at "
                   "random times")
       ->check(FiniteRange(1.0, 60000.0));
+  run->add_option("--max-contexts", options->max_contexts,
+                  "Distinct calling contexts to keep (default 2000000); "
+                  "new call paths past it are folded into marked "
+                  "'[other: paths beyond the context limit]' nodes; 0 keeps "
+                  "every one")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            // Unsigned conversion would wrap "-3" around to 2^64 - 3.
+            if (text.find_first_not_of("0123456789") == std::string::npos) {
+              return "";
+            }
+            return "must be a whole number of contexts, 0 or more, not '" +
+                   text + "'";
+          },
+          "", ""));
   // The program and its arguments: everything from the first argument that
   // is not one of run's options (a -- before it is optional) is passed on
   // untouched, so the program's own options are never taken for run's.

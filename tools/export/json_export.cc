@@ -1,6 +1,7 @@
 #include "tools/export/json_export.h"
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "format/profile_data.h"
 
@@ -44,7 +45,7 @@ Json NodeJson(const analysis::ProfileTree& tree, analysis::NodeIndex index) {
   Json exclusive = Json::object();
   Json inclusive = Json::object();
   for (analysis::MetricIndex m = 0; m < tree.metrics().size(); ++m) {
-    const analysis::MetricStats& stats = tree.stats(index, m);
+    const analysis::MetricStats stats = tree.stats(index, m);
     const std::string& name = tree.metrics()[m].name;
     if (stats.count > 0) {
       exclusive[name] = {{"sum", stats.sum},
@@ -62,7 +63,8 @@ Json NodeJson(const analysis::ProfileTree& tree, analysis::NodeIndex index) {
           {"name", frame.name},
           {"file", frame.file},
           {"line", frame.line},
-          {"children", node.children},
+          {"children", std::vector<analysis::NodeIndex>(node.children.begin(),
+                                                        node.children.end())},
           {"exclusive", exclusive},
           {"inclusive", inclusive}};
 }

@@ -1,6 +1,8 @@
 // Writes the .dctx files the `deepcontext report` integration tests read:
 // two ranks of the training example, a profile whose gpu_time metric has no
-// values, a file with foreign bytes and a truncated copy of a real profile.
+// values, a file with foreign bytes, a truncated copy of a real profile,
+// and two small hostile files: millions of empty strings compressed to a few
+// KB, and 8k metrics over 8k nodes.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -50,11 +52,28 @@ int main(int argc, char** argv) {
   Profile no_gpu = rank0;
   no_gpu.metrics.push_back({"gpu_time", "ns", "GPU kernel time"});
 
+  Profile empty_strings;
+  empty_strings.strings.resize(4'000'000);
+  Profile many_metrics;
+  many_metrics.strings.push_back("main thread");
+  many_metrics.strings.push_back("f");
+  many_metrics.nodes.push_back(
+      {0, deepcontext::format::FrameKind::kThread, 1, 0, 0});
+  for (uint32_t i = 0; i < 8'000; ++i) {
+    many_metrics.metrics.push_back({"m" + std::to_string(i), "count", ""});
+    many_metrics.nodes.push_back(
+        {1, deepcontext::format::FrameKind::kPythonFrame, 2, 0, i + 1});
+    many_metrics.values.push_back({i + 2, i, 1, 1, 1, 1});
+  }
+
   std::string encoded = EncodeProfile(rank0);
-  bool ok =
-      Write(rank0, path("rank0.dctx")) && Write(rank1, path("rank1.dctx")) &&
-      Write(no_gpu, path("no_gpu.dctx")) &&
-      WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
-      WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx"));
+  bool ok = Write(rank0, path("rank0.dctx")) &&
+            Write(rank1, path("rank1.dctx")) &&
+            Write(no_gpu, path("no_gpu.dctx")) &&
+            WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
+            WriteBytes(encoded.substr(0, encoded.size() / 2),
+                       path("truncated.dctx")) &&
+            Write(empty_strings, path("empty_strings.dctx")) &&
+            Write(many_metrics, path("many_metrics.dctx"));
   return ok ? 0 : 1;
 }

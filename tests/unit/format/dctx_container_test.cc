@@ -150,14 +150,23 @@ TEST(DctxContainer, UncompressedSizeMustMatchTheHeader) {
 TEST(DctxContainer, ImplausibleSizesAreRejectedBeforeAllocating) {
   std::string file = WrapPayload(kPayload, 1, 0);
   const uint64_t compressed = file.size() - kHeaderSize;
-  for (uint64_t claimed :
-       {compressed * 1032 + 1, kMaxPayloadBytes + 1, UINT64_MAX}) {
+  const uint64_t claimed = compressed * 1032 + 1;
+  SetField(&file, kPayloadSizeAt, 8, claimed);
+  Reseal(&file);
+  EXPECT_EQ(Unwrap(file),
+            "corrupt header (uncompressed size " + std::to_string(claimed) +
+                " is implausible for " + std::to_string(compressed) +
+                " compressed bytes)");
+}
+
+TEST(DctxContainer, PayloadsOverTheCeilingAreRejectedBeforeAllocating) {
+  std::string file = WrapPayload(kPayload, 1, 0);
+  for (uint64_t claimed : {kMaxPayloadBytes + 1, UINT64_MAX}) {
     SetField(&file, kPayloadSizeAt, 8, claimed);
     Reseal(&file);
-    EXPECT_EQ(Unwrap(file),
-              "corrupt header (uncompressed size " + std::to_string(claimed) +
-                  " is implausible for " + std::to_string(compressed) +
-                  " compressed bytes)");
+    EXPECT_EQ(Unwrap(file), "payload of " + std::to_string(claimed) +
+                                " bytes is larger than this reader's limit "
+                                "of 4294967296 bytes");
   }
 }
 

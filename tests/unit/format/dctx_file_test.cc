@@ -106,7 +106,37 @@ TEST(DctxFile, DirectoryIsNotReadable) {
   ScratchDir dir;
   const ReadResult result = ReadProfileFile(dir.path());
   ExpectCleanFailure(result, dir.path());
-  EXPECT_EQ(result.error, dir.path() + ": cannot read: Is a directory");
+  EXPECT_EQ(result.error, dir.path() + ": is a directory, not a profile file");
+}
+
+// Devices and pipes have no size to bound the read by: /dev/zero would be
+// read until memory runs out, and a FIFO without a writer would block.
+TEST(DctxFile, OnlyRegularFilesAreRead) {
+  ReadResult result = ReadProfileFile("/dev/zero");
+  ExpectCleanFailure(result, "/dev/zero");
+  EXPECT_EQ(result.error, "/dev/zero: not a regular file");
+  ScratchDir dir;
+  const std::string fifo = dir.path() + "/pipe.dctx";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  result = ReadProfileFile(fifo);
+  ExpectCleanFailure(result, fifo);
+  EXPECT_EQ(result.error, fifo + ": not a regular file");
+}
+
+// A few KB of file that decompress to millions of empty strings are refused
+// with the memory they would need, not after allocating it.
+TEST(DctxFile, HighlyCompressedEmptyStringsAreRejected) {
+  constexpr size_t kCount = 4'000'000;
+  Profile profile = MakeSampleProfile(5);
+  profile.strings.resize(kCount);
+  const std::string file = EncodeProfile(profile);
+  ASSERT_LT(file.size(), 16'000u);
+  const ReadResult result = DecodeProfile(file, "bomb.dctx");
+  ExpectCleanFailure(result, "bomb.dctx");
+  EXPECT_NE(result.error.find("strings section: 4000000 records would take "
+                              "128000000 bytes of memory"),
+            std::string::npos)
+      << result.error;
 }
 
 TEST(DctxFile, TextModeTransferIsDetected) {

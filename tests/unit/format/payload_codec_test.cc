@@ -142,6 +142,30 @@ TEST(PayloadCodec, HugeCountsAreRejectedBeforeAllocating) {
   }
 }
 
+// Counts that fit their section but whose records would take far more memory
+// than the payload justifies: a few million empty strings are a few MB of
+// payload (and a few KB compressed) but 32 bytes each in memory.
+TEST(PayloadCodec, CountsBeyondTheMemoryBudgetAreRejectedBeforeAllocating) {
+  constexpr size_t kCount = 4'000'000;
+  auto parts = Sections(EncodePayload(MakeSampleProfile(20)));
+  std::string body;
+  ByteWriter(&body).PutVarint(kCount);
+  body += std::string(kCount, '\0');
+  parts[1].second = body;
+  const std::string payload = Join(parts);
+  EXPECT_EQ(Decode(payload),
+            "corrupt payload (strings section: 4000000 records would take "
+            "128000000 bytes of memory, more than a payload of " +
+                std::to_string(payload.size()) + " bytes justifies)");
+  // The same count of non-empty strings is a payload big enough to hold them.
+  body.clear();
+  ByteWriter writer(&body);
+  writer.PutVarint(kCount);
+  for (size_t i = 0; i < kCount; ++i) writer.PutString("frame-name-0123");
+  parts[1].second = body;
+  EXPECT_EQ(Decode(Join(parts)), "");
+}
+
 TEST(PayloadCodec, BytesLeftInASectionAreRejected) {
   auto parts = Sections(EncodePayload(MakeSampleProfile(20)));
   parts[2].second += '\0';

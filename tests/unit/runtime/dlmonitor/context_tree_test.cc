@@ -30,6 +30,42 @@ TEST(ContextTree, ChildIsCreatedOnceAndFound) {
   EXPECT_GT(nested, parent);  // parents always have smaller ids
 }
 
+// A program with ever new call paths must not grow the tree without bound:
+// past the cap new frames go to one marked [other] child of the deepest
+// known context, which absorbs everything that would be created below it.
+TEST(ContextTree, PathsBeyondTheLimitAreFoldedIntoOtherNodes) {
+  ContextTree tree;
+  const FrameKey other = Key(5, 99);
+  tree.SetLimit(3, other);
+  const ContextId a = tree.Child(kRootContext, Key(2, 1));
+  const ContextId b = tree.Child(a, Key(2, 2));
+  const ContextId c = tree.Child(b, Key(2, 3));
+  ASSERT_NE(c, kNoContext);
+  EXPECT_EQ(tree.folded(), 0u);
+  // Known paths are still found.
+  EXPECT_EQ(tree.Child(a, Key(2, 2)), b);
+  // A new frame under b goes to b's [other] child ...
+  const ContextId folded = tree.Child(b, Key(2, 4));
+  FrameKey key;
+  ContextId parent = 0;
+  ASSERT_TRUE(tree.Get(folded, &key, &parent));
+  EXPECT_EQ(key, other);
+  EXPECT_EQ(parent, b);
+  // ... and so do all others, and everything below it.
+  EXPECT_EQ(tree.Child(b, Key(2, 5)), folded);
+  EXPECT_EQ(tree.Child(folded, Key(2, 6)), folded);
+  EXPECT_EQ(tree.Child(tree.Child(folded, Key(3, 7)), Key(8, 8)), folded);
+  EXPECT_EQ(tree.folded(), 5u);
+  // One [other] node per parent at most: the tree stays bounded.
+  const ContextId end = tree.End();
+  for (uint32_t name = 100; name < 10'000; ++name) {
+    tree.Child(kRootContext, Key(2, name));
+    tree.Child(a, Key(2, name));
+    tree.Child(c, Key(2, name));
+  }
+  EXPECT_EQ(tree.End(), end + 3);
+}
+
 TEST(ContextTree, InvalidIdsAreRejected) {
   ContextTree tree;
   EXPECT_EQ(tree.Child(kNoContext, Key(3, 1)), kNoContext);

@@ -161,5 +161,35 @@ TEST(BottomUpTest, DeepChainsStayLinearInSize) {
   EXPECT_EQ(Name(tree, callers, 3001), "thread main");
 }
 
+TEST(BottomUpTest, DeepRecursionWithCostAtEveryLevelIsBounded) {
+  // One function calling itself 100k deep with self time at every level:
+  // the callers of level k are the 100k - k paths below it, so building
+  // every level moves 5e9 paths. The default step bound stops expanding
+  // long before (and says so), keeping the view well under a second.
+  constexpr int kDepth = 100'000;
+  ProfileBuilder b;
+  format::NodeId node = b.Add(0, FrameKind::kThread, "main");
+  for (int i = 0; i < kDepth; ++i) {
+    node = b.Add(node, FrameKind::kPythonFrame, "recurse", "r.py", 3);
+    b.Value(node, "cpu_time", 1);
+  }
+  ProfileTree tree = ProfileTree::FromProfile(b.profile());
+  BottomUpTree callers = BottomUpTree::Build(tree, 0, std::nullopt);
+  EXPECT_TRUE(callers.truncated());
+  const BottomUpLimits defaults;
+  // Level k costs kDepth - k steps, so the levels built are bounded by
+  // the step budget, not by the depth.
+  EXPECT_LT(callers.size(), 2 * defaults.max_steps / kDepth + 3);
+  ASSERT_GT(callers.size(), 2u);
+  // The top levels that were built are exact.
+  EXPECT_DOUBLE_EQ(callers.node(1).value, kDepth);
+  EXPECT_EQ(Name(tree, callers, 1), "recurse");
+  const uint32_t caller = Child(tree, callers, 1, "recurse");
+  ASSERT_NE(caller, 0u);
+  EXPECT_DOUBLE_EQ(callers.node(caller).value, kDepth - 1);
+  EXPECT_DOUBLE_EQ(callers.node(Child(tree, callers, 1, "thread main")).value,
+                   1);
+}
+
 }  // namespace
 }  // namespace deepcontext::analysis

@@ -1,6 +1,10 @@
 #include "tools/analysis/profile_tree.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <string>
+#include <vector>
 
 #include "tests/unit/tools/analysis/test_profiles.h"
 
@@ -184,13 +188,86 @@ TEST(ProfileTreeTest, ProcessLabelLeavesOutMissingParts) {
   EXPECT_EQ(ProcessLabel(nothing, 4), "process #5");
 }
 
+TEST(ProfileTreeTest, OwnedProfilesGiveTheSameTree) {
+  std::vector<format::Profile> owned = {MakeTrainingProfile(),
+                                        MakeTrainingProfile()};
+  const format::Profile a = owned[0];
+  const format::Profile b = owned[1];
+  ProfileTree expected =
+      ProfileTree::FromProfiles({{&a, "a.dctx"}, {&b, "b.dctx"}});
+  ProfileTree tree =
+      ProfileTree::FromOwnedProfiles(std::move(owned), {"a.dctx", "b.dctx"});
+  ASSERT_EQ(tree.size(), expected.size());
+  ASSERT_EQ(tree.metrics().size(), expected.metrics().size());
+  for (NodeIndex i = 0; i < tree.size(); ++i) {
+    EXPECT_EQ(tree.frame_of(i), expected.frame_of(i));
+    EXPECT_EQ(tree.node(i).parent, expected.node(i).parent);
+    for (MetricIndex m = 0; m < tree.metrics().size(); ++m) {
+      const MetricStats got = tree.stats(i, m);
+      const MetricStats want = expected.stats(i, m);
+      EXPECT_EQ(got.count, want.count);
+      EXPECT_DOUBLE_EQ(got.sum, want.sum);
+      EXPECT_DOUBLE_EQ(got.inclusive, want.inclusive);
+    }
+  }
+  EXPECT_EQ(tree.sources()[1].path, "b.dctx");
+}
+
+// A small file may declare many metrics over many nodes, each with a single
+// value: 20k x 20k cells would be 16 GB stored densely. Storage follows the
+// values, and inclusive sums are computed only for the metric asked for.
+TEST(ProfileTreeTest, ManyMetricsOverManyNodesStaySmall) {
+  constexpr int kCount = 20'000;
+  ProfileBuilder b;
+  const format::NodeId main = b.Add(0, FrameKind::kThread, "main");
+  for (int i = 0; i < kCount; ++i) {
+    const format::NodeId node =
+        b.Add(main, FrameKind::kPythonFrame, "f", "m.py", i + 1);
+    b.Value(node, "m" + std::to_string(i), 1);
+  }
+#if !defined(__SANITIZE_ADDRESS__)
+  // The address space this process may still grow by, so that a dense
+  // layout fails here with bad_alloc instead of exhausting the machine.
+  rlimit old_limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &old_limit), 0);
+  rlimit limit = old_limit;
+  limit.rlim_cur = 2ull << 30;
+  if (old_limit.rlim_cur != RLIM_INFINITY &&
+      old_limit.rlim_cur < limit.rlim_cur) {
+    limit.rlim_cur = old_limit.rlim_cur;
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &limit), 0);
+#endif
+  {
+    ProfileTree tree = ProfileTree::FromProfile(b.profile());
+    ASSERT_EQ(tree.metrics().size(), static_cast<size_t>(kCount));
+    EXPECT_DOUBLE_EQ(tree.Total(kCount - 1), 1);
+    EXPECT_DOUBLE_EQ(tree.Inclusive(1, 7), 1);
+    EXPECT_TRUE(tree.HasSamples(123));
+    // Every metric's inclusive sums, as export asks for them: a column per
+    // metric over every node would be 3.2 GB here.
+    double total = 0;
+    for (MetricIndex m = 0; m < tree.metrics().size(); ++m) {
+      total += tree.Total(m);
+      EXPECT_DOUBLE_EQ(tree.Inclusive(2 + static_cast<NodeIndex>(m), m), 1);
+    }
+    EXPECT_DOUBLE_EQ(total, kCount);
+    EXPECT_DOUBLE_EQ(tree.Inclusive(2, 1), 0);
+  }
+#if !defined(__SANITIZE_ADDRESS__)
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &old_limit), 0);
+#endif
+}
+
 TEST(FrameTest, DisplayNames) {
   EXPECT_EQ(DisplayName({FrameKind::kThread, "main", "", 0}), "thread main");
   // Names the runtime writes already say "thread".
-  EXPECT_EQ(DisplayName({FrameKind::kThread, "main thread", "", 0}), "main thread");
+  EXPECT_EQ(DisplayName({FrameKind::kThread, "main thread", "", 0}),
+            "main thread");
   EXPECT_EQ(DisplayName({FrameKind::kThread, "thread 1624 (python3)", "", 0}),
             "thread 1624 (python3)");
-  EXPECT_EQ(DisplayName({FrameKind::kThread, "threadpool", "", 0}), "thread threadpool");
+  EXPECT_EQ(DisplayName({FrameKind::kThread, "threadpool", "", 0}),
+            "thread threadpool");
   EXPECT_EQ(DisplayName({FrameKind::kPhase, "forward", "", 0}), "[forward]");
   EXPECT_EQ(DisplayName({FrameKind::kPhase, "[backward]", "", 0}),
             "[backward]");

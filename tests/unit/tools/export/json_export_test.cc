@@ -73,7 +73,8 @@ TEST(JsonExportTest, NodesMirrorTheTree) {
     EXPECT_EQ(node["file"], frame.file) << i;
     EXPECT_EQ(node["line"], frame.line) << i;
     EXPECT_EQ(node["children"].get<std::vector<NodeIndex>>(),
-              tree.node(i).children)
+              std::vector<NodeIndex>(tree.node(i).children.begin(),
+                                     tree.node(i).children.end()))
         << i;
     if (i == ProfileTree::kRootNode) continue;
     ASSERT_TRUE(node["parent"].is_number_unsigned()) << i;

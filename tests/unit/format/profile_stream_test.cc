@@ -1,0 +1,94 @@
+#include "format/profile_stream.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "format/dctx_file.h"
+#include "tests/unit/format/format_test_util.h"
+
+namespace deepcontext::format {
+namespace {
+
+SectionBody Metadata(const Profile& p) {
+  SectionBody body;
+  for (const auto& [key, value] : p.metadata) body.AddMetadata(key, value);
+  return body;
+}
+SectionBody Strings(const Profile& p) {
+  SectionBody body;
+  for (const std::string& s : p.strings) body.AddString(s);
+  return body;
+}
+SectionBody Nodes(const Profile& p) {
+  SectionBody body;
+  for (const Node& node : p.nodes) body.AddNode(node);
+  return body;
+}
+SectionBody Metrics(const Profile& p) {
+  SectionBody body;
+  for (const MetricDescriptor& metric : p.metrics) body.AddMetric(metric);
+  return body;
+}
+SectionBody Values(const Profile& p) {
+  SectionBody body;
+  for (const MetricValue& value : p.values) body.AddValue(value);
+  return body;
+}
+
+// Written section by section in the usual order, the file is byte for byte
+// what WriteProfileFile writes: deflate's output does not depend on how its
+// input was split.
+TEST(ProfileStream, WritesTheSameBytesAsTheWholeProfileWriter) {
+  const Profile profile = MakeSampleProfile(5000);
+  ScratchDir dir;
+  const std::string path = dir.path() + "/streamed.dctx";
+  ProfileStreamWriter writer;
+  ASSERT_EQ(writer.Begin(path), "");
+  ASSERT_EQ(writer.AddMetadata(Metadata(profile)), "");
+  ASSERT_EQ(writer.AddStrings(Strings(profile)), "");
+  ASSERT_EQ(writer.AddNodes(Nodes(profile)), "");
+  ASSERT_EQ(writer.AddMetrics(Metrics(profile)), "");
+  ASSERT_EQ(writer.AddValues(Values(profile)), "");
+  ASSERT_EQ(writer.Finish(), "");
+  EXPECT_EQ(ReadBytes(path), EncodeProfile(profile));
+  EXPECT_EQ(dir.List(), std::vector<std::string>{"streamed.dctx"});
+}
+
+TEST(ProfileStream, SectionsInAnyOrderReadBackTheSame) {
+  const Profile profile = MakeSampleProfile(300);
+  ScratchDir dir;
+  const std::string path = dir.path() + "/p.dctx";
+  ProfileStreamWriter writer;
+  ASSERT_EQ(writer.Begin(path), "");
+  ASSERT_EQ(writer.AddNodes(Nodes(profile)), "");
+  ASSERT_EQ(writer.AddValues(Values(profile)), "");
+  ASSERT_EQ(writer.AddStrings(Strings(profile)), "");
+  ASSERT_EQ(writer.AddMetrics(Metrics(profile)), "");
+  ASSERT_EQ(writer.AddMetadata(Metadata(profile)), "");
+  ASSERT_EQ(writer.Finish(), "");
+  const ReadResult read = ReadProfileFile(path);
+  ASSERT_TRUE(read.ok) << read.error;
+  ExpectSameProfile(profile, read.profile);
+}
+
+TEST(ProfileStream, UnfinishedWritesLeaveNothingBehind) {
+  ScratchDir dir;
+  const std::string path = dir.path() + "/p.dctx";
+  {
+    ProfileStreamWriter writer;
+    ASSERT_EQ(writer.Begin(path), "");
+    ASSERT_EQ(writer.AddNodes(Nodes(MakeSampleProfile(10))), "");
+    EXPECT_EQ(dir.List().size(), 1u);  // the temporary file
+  }
+  EXPECT_TRUE(dir.List().empty());
+  ProfileStreamWriter missing;
+  const std::string error = missing.Begin(dir.path() + "/no/such/p.dctx");
+  EXPECT_NE(error.find("cannot create temporary file"), std::string::npos)
+      << error;
+  EXPECT_EQ(missing.AddNodes(SectionBody()), error);
+  EXPECT_EQ(missing.Finish(), error);
+}
+
+}  // namespace
+}  // namespace deepcontext::format
