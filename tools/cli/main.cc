@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli/analyze_command.h"
 #include "tools/cli/export_command.h"
 #include "tools/cli/report_command.h"
 #include "tools/cli/run_command.h"
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   deepcontext::cli::AddRunCommand(app, action);
   deepcontext::cli::AddReportCommand(app, action);
   deepcontext::cli::AddExportCommand(app, action);
+  deepcontext::cli::AddAnalyzeCommand(app, action);
   CLI11_PARSE(app, argc, argv);
   return action();
 }
