@@ -69,7 +69,9 @@ std::string AnalysisToJson(const Analysis& analysis) {
   return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-StatusOr<std::vector<Finding>> FindingsFromJson(const std::string& text) {
+StatusOr<std::vector<Finding>> FindingsFromJson(const std::string& text,
+                                                double basis_ns,
+                                                const std::string& basis) {
   Json document = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_array()) {
     return Status::Error("findings must be a JSON array");
@@ -108,6 +110,10 @@ StatusOr<std::vector<Finding>> FindingsFromJson(const std::string& text) {
         f.benefit.basis_ns = b.value("basis_seconds", 0.0) * 1e9;
         f.benefit.basis = b.value("basis", "");
         f.benefit.method = b.value("method", "");
+      }
+      if (f.benefit.basis_ns <= 0) {
+        f.benefit.basis_ns = basis_ns;
+        f.benefit.basis = basis;
       }
       f.severity = item.contains("severity")
                        ? ParseSeverity(item["severity"].get<std::string>())

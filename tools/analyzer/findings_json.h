@@ -15,7 +15,11 @@ namespace deepcontext::analyzer {
 std::string AnalysisToJson(const Analysis& analysis);
 
 // Parses findings written in the same shape (a JSON array of findings, as
-// user rules produce them); missing optional fields take defaults.
-StatusOr<std::vector<Finding>> FindingsFromJson(const std::string& text);
+// user rules produce them); missing optional fields take defaults. A
+// finding without a benefit basis gets basis_ns/basis, and without a
+// severity the one its benefit share calls for.
+StatusOr<std::vector<Finding>> FindingsFromJson(const std::string& text,
+                                                double basis_ns = 0,
+                                                const std::string& basis = "");
 
 }  // namespace deepcontext::analyzer

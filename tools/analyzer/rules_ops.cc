@@ -61,8 +61,18 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
     if (frame.kind != FrameKind::kOperator || !IsElementwise(frame.name)) {
       continue;
     }
+    // Operators the user's line called directly ([forward] / [backward]
+    // phase nodes may sit between): library code is not the user's to fuse.
     NodeIndex parent = tree.node(n).parent;
-    if (tree.frame_of(parent).kind != FrameKind::kPythonFrame) continue;
+    while (parent != analysis::ProfileTree::kRootNode &&
+           tree.frame_of(parent).kind == FrameKind::kPhase) {
+      parent = tree.node(parent).parent;
+    }
+    const analysis::Frame& caller = tree.frame_of(parent);
+    if (caller.kind != FrameKind::kPythonFrame ||
+        ProfileView::IsLibraryFile(caller.file)) {
+      continue;
+    }
     double calls = view.Exclusive(n, view.metrics().calls);
     if (calls <= 0) continue;
     Chain& chain = chains[parent];
@@ -188,6 +198,13 @@ RuleOutcome CheckSlowOptimizer(const ProfileView& view, const Thresholds& t) {
     outcome.skipped = "no host time metric";
     return outcome;
   }
+  struct Loop {
+    double time = 0, calls = 0;
+    std::string algorithm;
+  };
+  // Keyed by the user's line calling optimizer.step(): the for-loop shows
+  // up once per line of _single_tensor_* that ran operators.
+  std::map<NodeIndex, Loop> loops;
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     const analysis::Frame& frame = tree.frame_of(n);
     // torch.optim dispatches to _single_tensor_<name> (for-loop),
@@ -206,10 +223,18 @@ RuleOutcome CheckSlowOptimizer(const ProfileView& view, const Thresholds& t) {
     if (view.HasGpu()) {
       time = std::max(time, view.Inclusive(n, view.metrics().gpu_time));
     }
-    std::string algorithm = frame.name.substr(sizeof("_single_tensor_") - 1);
-    double calls = view.Inclusive(n, view.metrics().calls);
+    NodeIndex user = view.UserFrame(n);
+    Loop& loop = loops[user == kNoNode ? n : user];
+    loop.time += time;
+    loop.calls += view.Inclusive(n, view.metrics().calls);
+    loop.algorithm = frame.name.substr(sizeof("_single_tensor_") - 1);
+  }
+  for (const auto& [line, loop] : loops) {
+    const std::string& algorithm = loop.algorithm;
+    double time = loop.time;
+    double calls = loop.calls;
     Finding f = MakeFinding(
-        view, "slow_optimizer", n,
+        view, "slow_optimizer", line,
         "optimizer " + algorithm + " runs its per-parameter for-loop",
         time * t.optimizer_saving_low, time * t.optimizer_saving_high,
         "for-loop time x measured foreach/fused saving range");

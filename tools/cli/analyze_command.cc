@@ -29,7 +29,7 @@ bool KnownRule(const std::string& id) {
   return false;
 }
 
-// User rules are Python: run `python3 -m deepcontext analyze ...` with the
+// User rules are Python: run `python3 -m deepcontext._analyze ...` with the
 // package of this installation first on the path. Returns only on failure.
 int ExecPythonAnalyzer(const AnalyzeRequest& request, std::ostream& err) {
   InstallLayout layout;
@@ -44,7 +44,7 @@ int ExecPythonAnalyzer(const AnalyzeRequest& request, std::ostream& err) {
   setenv("PYTHONPATH", path.c_str(), 1);
   const char* python_env = std::getenv("DEEPCONTEXT_PYTHON");
   std::string python = python_env != nullptr && *python_env != '\0' ? python_env : "python3";
-  std::vector<std::string> args = {python, "-m", "deepcontext", "analyze",
+  std::vector<std::string> args = {python, "-m", "deepcontext._analyze",
                                    "--rules", request.rules_file};
   if (request.json) args.insert(args.end(), {"--format", "json"});
   if (request.top > 0) args.insert(args.end(), {"--top", std::to_string(request.top)});

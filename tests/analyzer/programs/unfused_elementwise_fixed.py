@@ -3,16 +3,13 @@ import torch
 
 
 def gelu(x):
-    return torch.nn.functional.gelu(x, approximate="tanh")  # one fused op
+    return torch.nn.functional.gelu(x, approximate="tanh")
 
 
 def main():
-    torch.manual_seed(0)
-    layer = torch.nn.Linear(256, 256)
-    x = torch.randn(256, 256)
-    with torch.no_grad():
-        for _ in range(150):
-            y = gelu(layer(x))
+    x = torch.randn(512, 512)
+    for _ in range(200):
+        y = gelu(x)
     print(float(y.sum()))
 
 
