@@ -7,7 +7,7 @@ PACKAGES="
   cmake ninja-build g++ make pkg-config
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-dev python3-pytest python3-torch python3-torchvision
+  python3 python3-dev python3-pytest python3-torch python3-torchvision python3-pandas
 "
 # The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross
 # compiler, qemu-user, and the target's libraries as multiarch packages.

@@ -1,0 +1,290 @@
+// Each rule on both sides of its threshold, on hand-built profiles.
+#include "tools/analyzer/analyzer.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/tools/analysis/test_profiles.h"
+#include "tests/unit/tools/analyzer/gpu_profiles.h"
+
+namespace deepcontext::analyzer {
+namespace {
+
+using analysis::ProfileTree;
+using analysis::testing::kMs;
+using analysis::testing::ProfileBuilder;
+using format::FrameKind;
+using testing::GpuProfileSpec;
+using testing::MakeGpuProfile;
+
+std::vector<Finding> FindingsOf(const format::Profile& profile,
+                                const std::string& rule) {
+  ProfileTree tree = ProfileTree::FromProfile(profile);
+  Analysis analysis = Analyze(tree, {}, {rule});
+  return analysis.findings;
+}
+
+std::vector<Finding> FindingsOf(const GpuProfileSpec& spec, const std::string& rule) {
+  return FindingsOf(MakeGpuProfile(spec), rule);
+}
+
+TEST(Analyzer, HealthyGpuProfileHasNoFindings) {
+  ProfileTree tree = ProfileTree::FromProfile(MakeGpuProfile({}));
+  Analysis analysis = Analyze(tree);
+  EXPECT_TRUE(analysis.findings.empty()) << analysis.findings[0].rule_id;
+  EXPECT_EQ(analysis.rules_run.size(), 9u);
+}
+
+TEST(Analyzer, CpuProfileSkipsGpuRulesAndSaysWhy) {
+  ProfileTree tree =
+      ProfileTree::FromProfile(analysis::testing::MakeTrainingProfile());
+  Analysis analysis = Analyze(tree);
+  EXPECT_TRUE(analysis.findings.empty());
+  bool gpu_idle_skipped = false;
+  for (const SkippedRule& skipped : analysis.skipped) {
+    if (skipped.rule_id == "gpu_idle") {
+      gpu_idle_skipped = true;
+      EXPECT_EQ(skipped.reason, "no GPU activity in the profile");
+    }
+  }
+  EXPECT_TRUE(gpu_idle_skipped);
+}
+
+TEST(GpuIdle, FiresBelowHalfBusyAtTheLineHoldingTheCpu) {
+  GpuProfileSpec spec;
+  spec.gpu_busy_ns = 0.3e9;
+  spec.loader_host_ns = 0.6e9;
+  auto findings = FindingsOf(spec, "gpu_idle");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 42u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 0.7e9);
+  EXPECT_EQ(findings[0].severity, Severity::kHigh);
+  EXPECT_EQ(findings[0].evidence[0].metric, "gpu_busy_share");
+  EXPECT_DOUBLE_EQ(findings[0].evidence[0].threshold, 0.5);
+}
+
+TEST(GpuIdle, SilentAtHalfBusy) {
+  GpuProfileSpec spec;
+  spec.gpu_busy_ns = 0.5e9;
+  EXPECT_TRUE(FindingsOf(spec, "gpu_idle").empty());
+}
+
+TEST(HostDeviceSync, FiresAtTheItemLine) {
+  GpuProfileSpec spec;
+  spec.sync_ns = 50 * kMs;
+  auto findings = FindingsOf(spec, "host_device_sync");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 50u);
+  EXPECT_EQ(findings[0].context.op, "aten::item");
+  EXPECT_EQ(findings[0].context.kernel, "sync: stream");
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 50 * kMs);
+  // 100 syncs x 2 launch latencies of 5 us.
+  EXPECT_DOUBLE_EQ(findings[0].benefit.low_ns, 1 * kMs);
+  EXPECT_NE(findings[0].suggestion.find(".item()"), std::string::npos);
+}
+
+TEST(HostDeviceSync, SilentBelowOnePercentOfTheRun) {
+  GpuProfileSpec spec;
+  spec.sync_ns = 9 * kMs;
+  EXPECT_TRUE(FindingsOf(spec, "host_device_sync").empty());
+}
+
+TEST(PageableCopy, FiresOnLargeSlowCopies) {
+  GpuProfileSpec spec;
+  spec.pageable_bytes = 100 * 4.0 * 1024 * 1024;  // 100 x 4 MiB
+  spec.pageable_ns = 100 * kMs;                   // ~4 GB/s
+  auto findings = FindingsOf(spec, "pageable_copy");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 30u);
+  EXPECT_EQ(findings[0].context.kernel, "memcpy HtoD (pageable)");
+  double pinned = spec.pageable_bytes / 25.0;
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, spec.pageable_ns - pinned);
+}
+
+TEST(PageableCopy, SilentOnSmallCopiesAndOnCopiesAtPinnedSpeed) {
+  GpuProfileSpec small;
+  small.pageable_bytes = 100 * 32.0 * 1024;
+  small.pageable_ns = 100 * kMs;
+  EXPECT_TRUE(FindingsOf(small, "pageable_copy").empty());
+  GpuProfileSpec fast;
+  fast.pageable_bytes = 100 * 4.0 * 1024 * 1024;
+  fast.pageable_ns = fast.pageable_bytes / 30.0;
+  EXPECT_TRUE(FindingsOf(fast, "pageable_copy").empty());
+}
+
+TEST(TensorCoresUnused, FiresOnSimtSgemmKernels) {
+  for (const char* name : {"ampere_sgemm_128x64_tn",
+                           "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8"}) {
+    GpuProfileSpec spec;
+    spec.gemm_kernel = name;
+    auto findings = FindingsOf(spec, "tensor_cores_unused");
+    ASSERT_EQ(findings.size(), 1u) << name;
+    EXPECT_EQ(findings[0].context.line, 60u);
+    EXPECT_EQ(findings[0].context.kernel, name);
+    EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 0.3e9 * 0.85);
+  }
+}
+
+TEST(TensorCoresUnused, SilentOnTensorCoreKernels) {
+  for (const char* name : {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+                           "cutlass_80_tensorop_s1688gemm_128x128_32x3_nn",
+                           "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_gmma"}) {
+    GpuProfileSpec spec;
+    spec.gemm_kernel = name;
+    EXPECT_TRUE(FindingsOf(spec, "tensor_cores_unused").empty()) << name;
+  }
+}
+
+TEST(LaunchBound, FiresWhenHostTimeExceedsManyShortKernels) {
+  GpuProfileSpec spec;
+  spec.tiny_kernels = 2000;  // 3 us each: 6 ms of GPU time
+  spec.tiny_host_ns = 40 * kMs;
+  auto findings = FindingsOf(spec, "launch_bound");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 70u);
+  // min(2000 launches x 5 us, 40 ms - 6 ms).
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 10 * kMs);
+}
+
+TEST(LaunchBound, SilentWhenTheGpuIsTheBottleneckOrKernelsAreFew) {
+  GpuProfileSpec gpu_bound;
+  gpu_bound.tiny_kernels = 2000;
+  gpu_bound.tiny_host_ns = 5 * kMs;
+  EXPECT_TRUE(FindingsOf(gpu_bound, "launch_bound").empty());
+  GpuProfileSpec few;
+  few.tiny_kernels = 150;
+  few.tiny_host_ns = 40 * kMs;
+  EXPECT_TRUE(FindingsOf(few, "launch_bound").empty());
+}
+
+TEST(LowOccupancy, FiresOnSmallGridOfOwnKernel) {
+  GpuProfileSpec spec;
+  spec.custom_kernel_ns = 100 * kMs;
+  spec.custom_blocks = 33;
+  auto findings = FindingsOf(spec, "low_occupancy");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.kernel, "my_kernel");
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 100 * kMs * 0.75);
+}
+
+TEST(LowOccupancy, SilentOnFullGridsAndOnLibraryGemms) {
+  GpuProfileSpec spec;  // the GEMM has occupancy 0.125 but is library-tuned
+  spec.custom_kernel_ns = 100 * kMs;
+  spec.custom_blocks = 1024;
+  spec.custom_occupancy = 0.5;
+  EXPECT_TRUE(FindingsOf(spec, "low_occupancy").empty());
+}
+
+// A line calling ops with a [forward] and a [backward] phase below it.
+format::Profile ForwardBackwardProfile(double forward_ms, double backward_ms) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("cpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "main", "/w/train.py", 12);
+  auto fwd = b.Add(line, FrameKind::kPhase, "[forward]");
+  auto bwd = b.Add(line, FrameKind::kPhase, "[backward]");
+  auto emb = b.Add(fwd, FrameKind::kOperator, "aten::embedding");
+  auto emb_bwd = b.Add(bwd, FrameKind::kOperator, "EmbeddingBackward0");
+  auto small = b.Add(bwd, FrameKind::kOperator, "SumBackward0");
+  b.Value(emb, "cpu_time", forward_ms * kMs, 10);
+  b.Value(emb_bwd, "cpu_time", (backward_ms - 1) * kMs, 10);
+  b.Value(small, "cpu_time", 1 * kMs, 10);
+  return b.profile();
+}
+
+TEST(ForwardBackwardImbalance, FiresAboveThreeToOneOnTheCostliestBackwardOp) {
+  auto findings = FindingsOf(ForwardBackwardProfile(10, 40), "fwd_bwd_imbalance");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 12u);
+  EXPECT_EQ(findings[0].context.op, "EmbeddingBackward0");
+  EXPECT_EQ(findings[0].context.phase, "backward");
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 40 * kMs * (4.0 - 2.0) / 4.0);
+  EXPECT_NE(findings[0].suggestion.find("sparse"), std::string::npos);
+}
+
+TEST(ForwardBackwardImbalance, SilentAtThreeToOne) {
+  EXPECT_TRUE(FindingsOf(ForwardBackwardProfile(10, 30), "fwd_bwd_imbalance").empty());
+}
+
+// Elementwise ops called from one line, `per_execution` of them each time.
+format::Profile ElementwiseProfile(const std::string& file, int per_execution) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("cpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "gelu", file, 7);
+  auto tanh = b.Add(line, FrameKind::kOperator, "aten::tanh");
+  b.Value(tanh, "cpu_time", 50 * kMs, 100);
+  b.Value(tanh, "calls", 100, 100);
+  if (per_execution > 1) {
+    auto mul = b.Add(line, FrameKind::kOperator, "aten::mul");
+    b.Value(mul, "cpu_time", 50 * kMs, (per_execution - 1) * 100);
+    b.Value(mul, "calls", (per_execution - 1) * 100, (per_execution - 1) * 100);
+  }
+  return b.profile();
+}
+
+TEST(UnfusedElementwise, FiresAtThreeOpsPerExecutionOfAUserLine) {
+  auto findings = FindingsOf(ElementwiseProfile("/w/model.py", 3), "unfused_elementwise");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 7u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 100 * kMs * (1 - 1.0 / 3));
+}
+
+TEST(UnfusedElementwise, SilentOnShortChainsAndLibraryLines) {
+  EXPECT_TRUE(FindingsOf(ElementwiseProfile("/w/model.py", 2), "unfused_elementwise").empty());
+  EXPECT_TRUE(FindingsOf(ElementwiseProfile("/usr/lib/python3/dist-packages/x/y.py", 6),
+                         "unfused_elementwise")
+                  .empty());
+}
+
+format::Profile OptimizerProfile(const std::string& function) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("cpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  const std::string adam = "/usr/lib/python3/dist-packages/torch/optim/adam.py";
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "main", "/w/train.py", 13);
+  auto step = b.Add(line, FrameKind::kPythonFrame, "step", adam, 150);
+  for (uint32_t at : {300u, 310u}) {
+    auto loop = b.Add(step, FrameKind::kPythonFrame, function, adam, at);
+    auto op = b.Add(loop, FrameKind::kOperator, "aten::mul_");
+    b.Value(op, "cpu_time", 100 * kMs, 1000);
+    b.Value(op, "calls", 1000, 1000);
+  }
+  return b.profile();
+}
+
+TEST(SlowOptimizer, FiresOnceAtTheStepLineForTheForLoop) {
+  auto findings = FindingsOf(OptimizerProfile("_single_tensor_adam"), "slow_optimizer");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 13u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 200 * kMs * 0.8);
+  EXPECT_NE(findings[0].example.find("Adam("), std::string::npos);
+}
+
+TEST(SlowOptimizer, SilentOnForeach) {
+  EXPECT_TRUE(FindingsOf(OptimizerProfile("_multi_tensor_adam"), "slow_optimizer").empty());
+}
+
+TEST(Analyzer, RanksByBenefitAndDropsFindingsUnderOnePercent) {
+  GpuProfileSpec spec;
+  spec.sync_ns = 50 * kMs;
+  spec.gemm_kernel = "ampere_sgemm_128x64_tn";
+  spec.custom_kernel_ns = 20 * kMs;
+  spec.custom_blocks = 131;  // saves 20 ms / 132: below 1 %
+  ProfileTree tree = ProfileTree::FromProfile(MakeGpuProfile(spec));
+  Analysis analysis = Analyze(tree);
+  ASSERT_EQ(analysis.findings.size(), 2u);
+  EXPECT_EQ(analysis.findings[0].rule_id, "tensor_cores_unused");
+  EXPECT_EQ(analysis.findings[1].rule_id, "host_device_sync");
+}
+
+}  // namespace
+}  // namespace deepcontext::analyzer
