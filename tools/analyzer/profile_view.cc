@@ -52,6 +52,9 @@ ProfileView::ProfileView(const analysis::ProfileTree& tree) : tree_(tree) {
       }
       has_gpu_ = true;
       metadata_busy += ParseNumber(busy);
+      double first = ParseNumber(source.Metadata(prefix + "first_start_ns"));
+      double last = ParseNumber(source.Metadata(prefix + "last_end_ns"));
+      if (last > first && first > 0) gpu_span_ns_ = std::max(gpu_span_ns_, last - first);
       double capability = ParseNumber(cc);
       if (capability > 0 && (compute_capability_ == 0 ||
                              capability < compute_capability_)) {

@@ -66,6 +66,9 @@ class ProfileView {
   // the gpu<N>_busy_ns metadata, else the sum of gpu_time); 0 without GPU.
   double GpuBusyNs() const { return gpu_busy_ns_; }
   bool HasGpu() const { return has_gpu_; }
+  // From the first GPU activity to the last (gpu<N>_first_start_ns /
+  // gpu<N>_last_end_ns, widest over devices and inputs), 0 when unknown.
+  double GpuSpanNs() const { return gpu_span_ns_; }
   // Lowest compute capability of the GPUs seen (e.g. 9.0), 0 when unknown.
   double ComputeCapability() const { return compute_capability_; }
   // Streaming multiprocessors of the smallest GPU seen, 0 when unknown.
@@ -84,6 +87,7 @@ class ProfileView {
   KnownMetrics metrics_;
   double wall_ns_ = 0;
   double gpu_busy_ns_ = 0;
+  double gpu_span_ns_ = 0;
   bool has_gpu_ = false;
   double compute_capability_ = 0;
   double sm_count_ = 0;

@@ -60,11 +60,13 @@ RuleOutcome CheckGpuIdle(const ProfileView& view, const Thresholds& t) {
     outcome.skipped = kNoGpu;
     return outcome;
   }
-  if (view.WallNs() <= 0) {
+  // The span from the first GPU activity to the last leaves out imports,
+  // CUDA initialization and the work after the loop.
+  double wall = view.GpuSpanNs() > 0 ? view.GpuSpanNs() : view.WallNs();
+  if (wall <= 0) {
     outcome.skipped = "no start/end time in the profile metadata";
     return outcome;
   }
-  double wall = view.WallNs();
   double busy = std::min(view.GpuBusyNs(), wall);
   double share = busy / wall;
   if (share >= t.gpu_busy_low) return outcome;
@@ -100,10 +102,11 @@ RuleOutcome CheckGpuIdle(const ProfileView& view, const Thresholds& t) {
       view, "gpu_idle", holder,
       "GPU busy only " + FormatPercent(share) + " of the run",
       idle * 0.25, idle,
-      "idle GPU time (upper bound; warm-up and I/O included), a quarter of "
-      "it as the lower bound");
+      "idle GPU time between the first and last GPU activity (upper "
+      "bound), a quarter of it as the lower bound");
   f.evidence.push_back({"gpu_busy_share", share, "ratio", "<", t.gpu_busy_low});
   f.evidence.push_back({"gpu_idle_time", idle, "ns", "", 0});
+  f.evidence.push_back({"gpu_active_span", wall, "ns", "", 0});
   if (holder_time > 0) {
     f.evidence.push_back({"cpu_holder_time", holder_time, "ns", ">=",
                           t.cpu_holder_share * root_host});
@@ -143,6 +146,7 @@ RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t) {
                              nullptr);
   for (const auto& [line, total] : totals) {
     if (total.sum < t.sync_min_share * view.BasisNs()) continue;
+    if (total.count < t.sync_min_count) continue;
     // Removing the wait does not save all of it (the GPU was busy), but at
     // least the refill bubble after each sync: ~one launch latency.
     double low = std::min(total.sum, total.count * 2 * t.launch_cost_ns);
@@ -155,7 +159,8 @@ RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t) {
         "latencies) per synchronization");
     f.evidence.push_back({"sync_time", total.sum, "ns", ">=",
                           t.sync_min_share * view.BasisNs()});
-    f.evidence.push_back({"synchronizations", total.count, "count", "", 0});
+    f.evidence.push_back({"synchronizations", total.count, "count", ">=",
+                          t.sync_min_count});
     const std::string& op = f.context.op;
     if (op.find("item") != std::string::npos ||
         op.find("_local_scalar_dense") != std::string::npos) {

@@ -21,6 +21,10 @@ struct Thresholds {
   // host_device_sync: time waited in synchronizations under one line, as a
   // share of the profiled wall time (anchor: fire only at >= 1 % of step).
   double sync_min_share = 0.01;
+  // host_device_sync: a line must synchronize at least this often: a
+  // single wait at the end of a loop (or of the program) is necessary, one
+  // inside the loop repeats every step.
+  double sync_min_count = 10;
 
   // pageable_copy: copies smaller than this are exempt (Nsight Systems
   // cuda_memcpy_sync exempts H2D <= 64 KiB).

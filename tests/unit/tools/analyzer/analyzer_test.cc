@@ -68,6 +68,17 @@ TEST(GpuIdle, SilentAtHalfBusy) {
   EXPECT_TRUE(FindingsOf(spec, "gpu_idle").empty());
 }
 
+TEST(GpuIdle, MeasuresIdleBetweenTheFirstAndLastGpuActivity) {
+  GpuProfileSpec spec;  // 30 % of the run, but 75 % of the GPU's active span
+  spec.gpu_busy_ns = 0.3e9;
+  spec.gpu_span_ns = 0.4e9;
+  EXPECT_TRUE(FindingsOf(spec, "gpu_idle").empty());
+  spec.gpu_span_ns = 0.8e9;
+  auto findings = FindingsOf(spec, "gpu_idle");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 0.5e9);
+}
+
 TEST(HostDeviceSync, FiresAtTheItemLine) {
   GpuProfileSpec spec;
   spec.sync_ns = 50 * kMs;
@@ -85,6 +96,13 @@ TEST(HostDeviceSync, FiresAtTheItemLine) {
 TEST(HostDeviceSync, SilentBelowOnePercentOfTheRun) {
   GpuProfileSpec spec;
   spec.sync_ns = 9 * kMs;
+  EXPECT_TRUE(FindingsOf(spec, "host_device_sync").empty());
+}
+
+TEST(HostDeviceSync, SilentOnAFewNecessaryWaits) {
+  GpuProfileSpec spec;  // one long wait at the end of the loop
+  spec.sync_ns = 200 * kMs;
+  spec.sync_count = 9;
   EXPECT_TRUE(FindingsOf(spec, "host_device_sync").empty());
 }
 

@@ -40,6 +40,11 @@ format::Profile MakeGpuProfile(const GpuProfileSpec& spec) {
   b.Meta("end_time_ns", "2000000000");
   b.Meta("gpu0_busy_ns", std::to_string(static_cast<long long>(spec.gpu_busy_ns)));
   b.Meta("gpu0_compute_capability", "9.0");
+  if (spec.gpu_span_ns > 0) {
+    b.Meta("gpu0_first_start_ns", "1100000000");
+    b.Meta("gpu0_last_end_ns",
+           std::to_string(1100000000LL + static_cast<long long>(spec.gpu_span_ns)));
+  }
   b.Meta("gpu0_sm_count", "132");
   NodeId thread = b.Add(0, FrameKind::kThread, "main thread");
   NodeId module = b.Add(thread, FrameKind::kPythonFrame, "<module>", kFile, 99);

@@ -13,6 +13,7 @@ namespace deepcontext::analyzer::testing {
 // sm_90 GPU with 132 SMs. Lines are in /home/user/train.py.
 struct GpuProfileSpec {
   double gpu_busy_ns = 0.9e9;          // gpu0_busy_ns metadata
+  double gpu_span_ns = 0;              // gpu0_first_start_ns..last_end_ns
   double loader_host_ns = 0.05e9;      // a CPU-only line (42) in the loop
   double sync_ns = 0;                  // sync: stream under .item() (line 50)
   double sync_count = 100;

@@ -1,0 +1,22 @@
+"""Fixed twin of gpu_idle: the uint8 images go to the GPU and are
+normalized there."""
+import torch
+
+from gpu_common import timed
+
+raw = torch.randint(0, 255, (64, 3, 224, 224), dtype=torch.uint8).pin_memory()
+mean = torch.tensor([0.485, 0.456, 0.406], device="cuda").view(1, 3, 1, 1)
+std = torch.tensor([0.229, 0.224, 0.225], device="cuda").view(1, 3, 1, 1)
+conv = torch.nn.Conv2d(3, 16, 3).cuda()
+
+
+def preprocess(images):
+    return (images.float() / 255 - mean) / std
+
+
+def step(_):
+    x = preprocess(raw.cuda(non_blocking=True))
+    conv(x).sum()
+
+
+timed(step, 40)

@@ -1,0 +1,13 @@
+"""Fixed twin of launch_bound: one multi-tensor kernel for all tensors."""
+import torch
+
+from gpu_common import timed
+
+tensors = [torch.randn(1024, device="cuda") for _ in range(400)]
+
+
+def step(_):
+    torch._foreach_mul_(tensors, 0.999)
+
+
+timed(step, 50)

@@ -1,0 +1,19 @@
+"""Bad twin of unfused_elementwise on the GPU: GELU as a chain of ops."""
+import math
+
+import torch
+
+from gpu_common import timed
+
+x = torch.randn(4096, 4096, device="cuda")
+
+
+def gelu(v):
+    return 0.5 * v * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v * v * v)))  # flagged
+
+
+def step(_):
+    gelu(x)
+
+
+timed(step, 100)
