@@ -49,7 +49,8 @@ Analysis Analyze(const analysis::ProfileTree& tree,
 void MergeFindings(Analysis& analysis, std::vector<Finding> extra,
                    const Thresholds& thresholds) {
   DropSmall(extra, thresholds);
-  for (Finding& finding : extra) analysis.findings.push_back(std::move(finding));
+  for (Finding& finding : extra)
+    analysis.findings.push_back(std::move(finding));
   RankFindings(analysis.findings);
 }
 

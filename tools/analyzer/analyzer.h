@@ -17,7 +17,7 @@ struct SkippedRule {
 };
 
 struct Analysis {
-  std::vector<Finding> findings;      // ranked, best first
+  std::vector<Finding> findings;       // ranked, best first
   std::vector<std::string> rules_run;  // ids of the rules that checked
   std::vector<SkippedRule> skipped;    // rules that could not check, and why
   double basis_ns = 0;                 // what benefit shares refer to

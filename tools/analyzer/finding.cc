@@ -24,15 +24,13 @@ Severity SeverityForShare(double share) {
 }
 
 void RankFindings(std::vector<Finding>& findings) {
-  std::stable_sort(findings.begin(), findings.end(),
-                   [](const Finding& a, const Finding& b) {
-                     return std::make_tuple(-a.benefit.high_ns,
-                                            -a.benefit.low_ns, a.rule_id,
-                                            a.context.node) <
-                            std::make_tuple(-b.benefit.high_ns,
-                                            -b.benefit.low_ns, b.rule_id,
-                                            b.context.node);
-                   });
+  std::stable_sort(
+      findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+        return std::make_tuple(-a.benefit.high_ns, -a.benefit.low_ns, a.rule_id,
+                               a.context.node) <
+               std::make_tuple(-b.benefit.high_ns, -b.benefit.low_ns, b.rule_id,
+                               b.context.node);
+      });
 }
 
 }  // namespace deepcontext::analyzer

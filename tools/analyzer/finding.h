@@ -21,7 +21,7 @@ const char* SeverityName(Severity severity);
 struct Evidence {
   std::string metric;
   double value = 0;
-  std::string unit;  // "ns", "bytes", "ratio", "count", ...
+  std::string unit;        // "ns", "bytes", "ratio", "count", ...
   std::string comparator;  // "<", ">=", ...
   double threshold = 0;
 };
@@ -31,9 +31,9 @@ struct Evidence {
 struct Benefit {
   double low_ns = 0;
   double high_ns = 0;
-  double basis_ns = 0;    // the time the saving is a share of
-  std::string basis;      // "profiled wall time", "GPU busy time"
-  std::string method;     // how the range was computed, one line
+  double basis_ns = 0;  // the time the saving is a share of
+  std::string basis;    // "profiled wall time", "GPU busy time"
+  std::string method;   // how the range was computed, one line
 
   double ShareLow() const { return basis_ns > 0 ? low_ns / basis_ns : 0; }
   double ShareHigh() const { return basis_ns > 0 ? high_ns / basis_ns : 0; }
@@ -44,17 +44,17 @@ struct FindingContext {
   analysis::NodeIndex node = 0;  // ProfileTree index of the blamed node
   std::string file;              // the user's source file, "" when unknown
   uint32_t line = 0;
-  std::string function;          // the Python function holding that line
-  std::string op;                // outermost framework operator, or ""
-  std::string phase;             // "forward", "backward" or ""
-  std::string kernel;            // GPU kernel / copy / sync name, or ""
-  std::vector<std::string> path; // display names from the root's child down
+  std::string function;           // the Python function holding that line
+  std::string op;                 // outermost framework operator, or ""
+  std::string phase;              // "forward", "backward" or ""
+  std::string kernel;             // GPU kernel / copy / sync name, or ""
+  std::vector<std::string> path;  // display names from the root's child down
 };
 
 struct Finding {
   std::string rule_id;  // "host_device_sync", or "user.<name>" for user rules
   Severity severity = Severity::kLow;
-  std::string title;    // one line: what is wrong
+  std::string title;  // one line: what is wrong
   FindingContext context;
   std::vector<Evidence> evidence;
   Benefit benefit;

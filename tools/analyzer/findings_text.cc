@@ -41,7 +41,8 @@ std::string BenefitText(const Benefit& benefit) {
   if (benefit.high_ns - benefit.low_ns <= 0.05 * benefit.high_ns) {
     text = FormatDuration(benefit.high_ns);
   } else {
-    text = FormatDuration(benefit.low_ns) + " - " + FormatDuration(benefit.high_ns);
+    text = FormatDuration(benefit.low_ns) + " - " +
+           FormatDuration(benefit.high_ns);
   }
   if (benefit.basis_ns > 0) {
     text += " (" + FormatPercent(benefit.ShareLow()) + " - " +
@@ -51,7 +52,8 @@ std::string BenefitText(const Benefit& benefit) {
 }
 
 std::string EvidenceText(const Evidence& evidence) {
-  std::string text = evidence.metric + " = " + FormatValue(evidence.value, evidence.unit);
+  std::string text =
+      evidence.metric + " = " + FormatValue(evidence.value, evidence.unit);
   if (!evidence.comparator.empty()) {
     text += " (threshold " + evidence.comparator + " " +
             FormatValue(evidence.threshold, evidence.unit) + ")";
@@ -106,12 +108,13 @@ std::string RenderFindingsSummary(const Analysis& analysis, size_t top) {
   for (size_t i = 0; i < shown; ++i) {
     const Finding& f = analysis.findings[i];
     out += "  " + std::to_string(i + 1) + ". [" + SeverityName(f.severity) +
-           "] " + f.rule_id + " at " + ContextLine(f.context) + ": saves up to " +
-           FormatDuration(f.benefit.high_ns) + " (" +
+           "] " + f.rule_id + " at " + ContextLine(f.context) +
+           ": saves up to " + FormatDuration(f.benefit.high_ns) + " (" +
            FormatPercent(f.benefit.ShareHigh()) + ")\n";
   }
   if (shown < analysis.findings.size()) {
-    out += "  ... " + std::to_string(analysis.findings.size() - shown) + " more\n";
+    out +=
+        "  ... " + std::to_string(analysis.findings.size() - shown) + " more\n";
   }
   return out;
 }

@@ -18,6 +18,7 @@ std::string RenderFindingsText(const Analysis& analysis, size_t top = 0);
 std::string RenderFindingsSummary(const Analysis& analysis, size_t top);
 
 // Runs the built-in rules on tree and returns RenderFindingsSummary.
-std::string SummarizeFindings(const analysis::ProfileTree& tree, size_t top = 3);
+std::string SummarizeFindings(const analysis::ProfileTree& tree,
+                              size_t top = 3);
 
 }  // namespace deepcontext::analyzer

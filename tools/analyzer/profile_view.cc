@@ -54,10 +54,11 @@ ProfileView::ProfileView(const analysis::ProfileTree& tree) : tree_(tree) {
       metadata_busy += ParseNumber(busy);
       double first = ParseNumber(source.Metadata(prefix + "first_start_ns"));
       double last = ParseNumber(source.Metadata(prefix + "last_end_ns"));
-      if (last > first && first > 0) gpu_span_ns_ = std::max(gpu_span_ns_, last - first);
+      if (last > first && first > 0)
+        gpu_span_ns_ = std::max(gpu_span_ns_, last - first);
       double capability = ParseNumber(cc);
-      if (capability > 0 && (compute_capability_ == 0 ||
-                             capability < compute_capability_)) {
+      if (capability > 0 &&
+          (compute_capability_ == 0 || capability < compute_capability_)) {
         compute_capability_ = capability;
       }
       double sm = ParseNumber(sms);
@@ -190,8 +191,9 @@ const char* ProfileView::BasisName() const {
 std::string ShortLocation(const FindingContext& context) {
   if (context.file.empty()) return "";
   size_t slash = context.file.rfind('/');
-  std::string name =
-      slash == std::string::npos ? context.file : context.file.substr(slash + 1);
+  std::string name = slash == std::string::npos
+                         ? context.file
+                         : context.file.substr(slash + 1);
   if (context.line > 0) name += ":" + std::to_string(context.line);
   return name;
 }

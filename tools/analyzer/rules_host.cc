@@ -2,6 +2,7 @@
 // pageable copies and launch overhead. All need GPU activity in the profile.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,27 +17,31 @@ using format::FrameKind;
 
 constexpr const char* kNoGpu = "no GPU activity in the profile";
 
-// Sums, per user source line (its Python frame node), the values of metric
-// over the nodes of kind.
+// Sums, per user source line, the values of metric over the nodes of kind.
+// A line reached along several call paths (a helper called from two
+// places) has one Python frame node per path; they share one Frame, and
+// the user is told about the line once.
 struct LineTotal {
   double sum = 0, count = 0, bytes = 0;
   NodeIndex heaviest = kNoNode;
   double heaviest_sum = -1;
+  std::set<NodeIndex> lines;  // the line's Python frame nodes
 };
 
-std::map<NodeIndex, LineTotal> TotalsByLine(const ProfileView& view,
-                                            FrameKind kind,
-                                            std::optional<MetricIndex> metric,
-                                            bool (*accept)(const std::string&)) {
-  std::map<NodeIndex, LineTotal> totals;
+std::map<analysis::FrameId, LineTotal> TotalsByLine(
+    const ProfileView& view, FrameKind kind, std::optional<MetricIndex> metric,
+    bool (*accept)(const std::string&)) {
+  std::map<analysis::FrameId, LineTotal> totals;
   const analysis::ProfileTree& tree = view.tree();
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     const analysis::Frame& frame = tree.frame_of(n);
-    if (frame.kind != kind || (accept != nullptr && !accept(frame.name))) continue;
+    if (frame.kind != kind || (accept != nullptr && !accept(frame.name)))
+      continue;
     double sum = view.Exclusive(n, metric);
     if (sum <= 0) continue;
     NodeIndex line = view.UserFrame(n);
-    LineTotal& total = totals[line == kNoNode ? n : line];
+    LineTotal& total = totals[tree.node(line == kNoNode ? n : line).frame];
+    if (line != kNoNode) total.lines.insert(line);
     total.sum += sum;
     total.count += view.Count(n, metric);
     total.bytes += view.Exclusive(n, view.metrics().bytes);
@@ -49,7 +54,8 @@ std::map<NodeIndex, LineTotal> TotalsByLine(const ProfileView& view,
 }
 
 bool IsPageableCopy(const std::string& name) {
-  return name.starts_with("memcpy ") && name.find("(pageable)") != std::string::npos;
+  return name.starts_with("memcpy ") &&
+         name.find("(pageable)") != std::string::npos;
 }
 
 }  // namespace
@@ -100,16 +106,16 @@ RuleOutcome CheckGpuIdle(const ProfileView& view, const Thresholds& t) {
   double idle = wall - busy;
   Finding f = MakeFinding(
       view, "gpu_idle", holder,
-      "GPU busy only " + FormatPercent(share) + " of the run",
-      idle * 0.25, idle,
+      "GPU busy only " + FormatPercent(share) + " of the run", idle * 0.25,
+      idle,
       "idle GPU time between the first and last GPU activity (upper "
       "bound), a quarter of it as the lower bound");
   f.evidence.push_back({"gpu_busy_share", share, "ratio", "<", t.gpu_busy_low});
   f.evidence.push_back({"gpu_idle_time", idle, "ns", "", 0});
   f.evidence.push_back({"gpu_active_span", wall, "ns", "", 0});
   if (holder_time > 0) {
-    f.evidence.push_back({"cpu_holder_time", holder_time, "ns", ">=",
-                          t.cpu_holder_share * root_host});
+    f.evidence.push_back({"cpu_holder_time", holder_time, "ns",
+                          ">=", t.cpu_holder_share * root_host});
   }
   bool loader = false;
   for (const std::string& label : f.context.path) {
@@ -124,7 +130,9 @@ RuleOutcome CheckGpuIdle(const ProfileView& view, const Thresholds& t) {
         "The input pipeline runs in the training process. Load and augment "
         "in worker processes with pinned memory, and keep them alive "
         "between epochs.";
-    f.example = "DataLoader(ds, batch_size=..., num_workers=4, pin_memory=True, persistent_workers=True)";
+    f.example =
+        "DataLoader(ds, batch_size=..., num_workers=4, "
+        "pin_memory=True, persistent_workers=True)";
   } else {
     f.suggestion =
         "The CPU work under this line keeps the GPU waiting. Move "
@@ -142,9 +150,9 @@ RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t) {
     outcome.skipped = "no 'sync_time' metric (no GPU synchronization traced)";
     return outcome;
   }
-  auto totals = TotalsByLine(view, FrameKind::kGpuSync, view.metrics().sync_time,
-                             nullptr);
-  for (const auto& [line, total] : totals) {
+  auto totals = TotalsByLine(view, FrameKind::kGpuSync,
+                             view.metrics().sync_time, nullptr);
+  for (const auto& [frame, total] : totals) {
     if (total.sum < t.sync_min_share * view.BasisNs()) continue;
     if (total.count < t.sync_min_count) continue;
     // Removing the wait does not save all of it (the GPU was busy), but at
@@ -157,17 +165,19 @@ RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t) {
         low, total.sum,
         "upper: time waited; lower: one GPU refill bubble (2 launch "
         "latencies) per synchronization");
-    f.evidence.push_back({"sync_time", total.sum, "ns", ">=",
-                          t.sync_min_share * view.BasisNs()});
-    f.evidence.push_back({"synchronizations", total.count, "count", ">=",
-                          t.sync_min_count});
+    f.evidence.push_back({"sync_time", total.sum, "ns",
+                          ">=", t.sync_min_share * view.BasisNs()});
+    f.evidence.push_back(
+        {"synchronizations", total.count, "count", ">=", t.sync_min_count});
     const std::string& op = f.context.op;
     if (op.find("item") != std::string::npos ||
         op.find("_local_scalar_dense") != std::string::npos) {
       f.suggestion =
           "`.item()` copies to the host and waits every time. Accumulate "
           "on the GPU and read the value every N steps.";
-      f.example = "total += loss.detach()  # ...; if step % 100 == 0: print(total.item())";
+      f.example =
+          "total += loss.detach()  # ...; if step % 100 == 0: "
+          "print(total.item())";
     } else if (op.find("nonzero") != std::string::npos) {
       f.suggestion =
           "nonzero/boolean indexing must learn the result size on the "
@@ -180,7 +190,9 @@ RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t) {
           "A device-to-host copy (.cpu(), .tolist(), print(tensor)) waits "
           "for the GPU. Keep the data on the GPU, or copy into a pinned "
           "buffer with non_blocking=True and wait on an event later.";
-      f.example = "host.copy_(t, non_blocking=True); event.record()  # read after event.synchronize()";
+      f.example =
+          "host.copy_(t, non_blocking=True); event.record()  # read "
+          "after event.synchronize()";
     } else {
       f.suggestion =
           "An explicit synchronization (torch.cuda.synchronize, "
@@ -200,32 +212,35 @@ RuleOutcome CheckPageableCopy(const ProfileView& view, const Thresholds& t) {
     outcome.skipped = "no GPU copies traced";
     return outcome;
   }
-  auto totals = TotalsByLine(view, FrameKind::kGpuMemcpy, view.metrics().gpu_time,
-                             IsPageableCopy);
-  for (const auto& [line, total] : totals) {
+  auto totals = TotalsByLine(view, FrameKind::kGpuMemcpy,
+                             view.metrics().gpu_time, IsPageableCopy);
+  for (const auto& [frame, total] : totals) {
     double mean_bytes = total.count > 0 ? total.bytes / total.count : 0;
     if (mean_bytes < t.pageable_min_bytes) continue;
     double pinned = total.bytes / t.pinned_bytes_per_ns;
     double saving = total.sum - pinned;
     if (saving <= 0) continue;
-    Finding f = MakeFinding(
-        view, "pageable_copy", total.heaviest,
-        FormatCount(total.count) + " copies of " + FormatBytes(mean_bytes) +
-            " from pageable host memory",
-        saving * 0.5, saving,
-        "copy time - bytes / pinned bandwidth (" +
-            FormatRatio(t.pinned_bytes_per_ns) + " GB/s); lower half for overlap");
+    Finding f =
+        MakeFinding(view, "pageable_copy", total.heaviest,
+                    FormatCount(total.count) + " copies of " +
+                        FormatBytes(mean_bytes) + " from pageable host memory",
+                    saving * 0.5, saving,
+                    "copy time - bytes / pinned bandwidth (" +
+                        FormatRatio(t.pinned_bytes_per_ns) +
+                        " GB/s); lower half for overlap");
     f.evidence.push_back({"pageable_copy_time", total.sum, "ns", "", 0});
-    f.evidence.push_back({"mean_copy_bytes", mean_bytes, "bytes", ">=",
-                          t.pageable_min_bytes});
-    f.evidence.push_back({"achieved_bandwidth", total.bytes / total.sum,
-                          "GB/s", "<", t.pinned_bytes_per_ns});
+    f.evidence.push_back(
+        {"mean_copy_bytes", mean_bytes, "bytes", ">=", t.pageable_min_bytes});
+    f.evidence.push_back({"achieved_bandwidth", total.bytes / total.sum, "GB/s",
+                          "<", t.pinned_bytes_per_ns});
     f.suggestion =
         "Pageable memory is staged through a driver buffer and the copy "
         "cannot overlap. Pin at the source (DataLoader pin_memory=True or a "
         "reused pinned buffer) and copy with non_blocking=True; data that "
         "never changes should stay on the GPU.";
-    f.example = "DataLoader(..., pin_memory=True); x = x.to(\"cuda\", non_blocking=True)";
+    f.example =
+        "DataLoader(..., pin_memory=True); x = x.to(\"cuda\", "
+        "non_blocking=True)";
     outcome.findings.push_back(std::move(f));
   }
   return outcome;
@@ -237,13 +252,16 @@ RuleOutcome CheckLaunchBound(const ProfileView& view, const Thresholds& t) {
     outcome.skipped = kNoGpu;
     return outcome;
   }
-  auto totals = TotalsByLine(view, FrameKind::kGpuKernel, view.metrics().gpu_time,
-                             nullptr);
-  for (const auto& [line, total] : totals) {
-    if (line == kNoNode || total.count < t.launch_bound_min_kernels) continue;
+  auto totals = TotalsByLine(view, FrameKind::kGpuKernel,
+                             view.metrics().gpu_time, nullptr);
+  for (const auto& [frame, total] : totals) {
+    if (total.lines.empty() || total.count < t.launch_bound_min_kernels)
+      continue;
     double mean = total.sum / total.count;
     if (mean >= t.short_kernel_ns) continue;
-    double host = view.HostTime(line);
+    double host = 0;
+    for (NodeIndex line : total.lines) host += view.HostTime(line);
+    NodeIndex line = *total.lines.begin();
     // Host-bound only when the line spends more time on the host than its
     // kernels take on the GPU.
     if (host <= total.sum) continue;
@@ -254,9 +272,10 @@ RuleOutcome CheckLaunchBound(const ProfileView& view, const Thresholds& t) {
             " on average: launch overhead dominates",
         high * 0.3, high,
         "launches x launch cost, capped by host time - GPU time");
-    f.evidence.push_back({"kernel_runs", total.count, "count", ">=",
-                          t.launch_bound_min_kernels});
-    f.evidence.push_back({"mean_kernel_time", mean, "ns", "<", t.short_kernel_ns});
+    f.evidence.push_back({"kernel_runs", total.count, "count",
+                          ">=", t.launch_bound_min_kernels});
+    f.evidence.push_back(
+        {"mean_kernel_time", mean, "ns", "<", t.short_kernel_ns});
     f.evidence.push_back({"host_time", host, "ns", ">", total.sum});
     f.suggestion =
         "Each kernel is shorter than launching it. Batch the work into "

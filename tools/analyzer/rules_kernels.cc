@@ -42,9 +42,9 @@ bool IsFp32SimtGemm(std::string_view name) {
 // GEMM, convolution and attention kernels are tuned by their libraries and
 // run well at low occupancy (Volkov, GTC 2010).
 bool IsLibraryTunedKernel(std::string_view name) {
-  return ContainsAny(name, {"gemm", "Gemm", "GEMM", "conv", "cudnn", "cutlass",
-                            "attention", "flash", "fmha", "nccl", "xmma",
-                            "cublas", "Cijk"});
+  return ContainsAny(
+      name, {"gemm", "Gemm", "GEMM", "conv", "cudnn", "cutlass", "attention",
+             "flash", "fmha", "nccl", "xmma", "cublas", "Cijk"});
 }
 
 }  // namespace
@@ -69,7 +69,7 @@ RuleOutcome CheckTensorCoresUnused(const ProfileView& view,
     NodeIndex heaviest = kNoNode;
     double heaviest_time = -1;
   };
-  std::map<NodeIndex, Group> groups;
+  std::map<analysis::FrameId, Group> groups;  // by the user's source line
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     const analysis::Frame& frame = tree.frame_of(n);
     if (frame.kind != FrameKind::kGpuKernel || !IsFp32SimtGemm(frame.name)) {
@@ -77,8 +77,8 @@ RuleOutcome CheckTensorCoresUnused(const ProfileView& view,
     }
     double time = view.Exclusive(n, view.metrics().gpu_time);
     if (time <= 0) continue;
-    NodeIndex key = view.UserFrame(n);
-    Group& group = groups[key == kNoNode ? n : key];
+    NodeIndex line = view.UserFrame(n);
+    Group& group = groups[tree.node(line == kNoNode ? n : line).frame];
     group.time += time;
     group.runs += view.Count(n, view.metrics().gpu_time);
     if (time > group.heaviest_time) {
@@ -102,7 +102,9 @@ RuleOutcome CheckTensorCoresUnused(const ProfileView& view,
         "These matrix multiplies run in full FP32 on CUDA cores. Allow TF32 "
         "(same range, 10-bit mantissa) or run the region under autocast in "
         "BF16; keep dimensions multiples of 8.";
-    f.example = "torch.set_float32_matmul_precision(\"high\")  # or torch.autocast(\"cuda\", torch.bfloat16)";
+    f.example =
+        "torch.set_float32_matmul_precision(\"high\")  # or "
+        "torch.autocast(\"cuda\", torch.bfloat16)";
     outcome.findings.push_back(std::move(f));
   }
   return outcome;
@@ -119,7 +121,8 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
   double gpu_total = tree.Total(*m.gpu_time);
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     const analysis::Frame& frame = tree.frame_of(n);
-    if (frame.kind != FrameKind::kGpuKernel || IsLibraryTunedKernel(frame.name)) {
+    if (frame.kind != FrameKind::kGpuKernel ||
+        IsLibraryTunedKernel(frame.name)) {
       continue;
     }
     double time = view.Exclusive(n, m.gpu_time);
@@ -129,7 +132,8 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
                            ? view.Exclusive(n, m.occupancy) / occupancy_count
                            : 1.0;
     double blocks_count = view.Count(n, m.blocks);
-    double blocks = blocks_count > 0 ? view.Exclusive(n, m.blocks) / blocks_count : 0;
+    double blocks =
+        blocks_count > 0 ? view.Exclusive(n, m.blocks) / blocks_count : 0;
     double sms = view.SmCount();
     bool small_grid = sms > 0 && blocks > 0 && blocks < sms;
     bool low_occupancy = occupancy_count > 0 && occupancy < t.occupancy_low;
@@ -139,7 +143,8 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
     // them global.
     double local = 0;
     if (small_grid) local = std::max(local, (sms - blocks) / sms);
-    if (low_occupancy) local = std::max(local, 1.0 - occupancy / t.occupancy_low);
+    if (low_occupancy)
+      local = std::max(local, 1.0 - occupancy / t.occupancy_low);
     double high = time * local;
     Finding f = MakeFinding(
         view, "low_occupancy", n,
@@ -149,11 +154,12 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
         high * 0.25, high,
         "kernel time x Nsight Compute's local speedup ((SMs-grid)/SMs or "
         "1-occupancy/target); lower quarter since latency may hide");
-    f.evidence.push_back({"kernel_time", time, "ns", ">=",
-                          t.occupancy_min_kernel_share * gpu_total});
+    f.evidence.push_back({"kernel_time", time, "ns",
+                          ">=", t.occupancy_min_kernel_share * gpu_total});
     if (small_grid) f.evidence.push_back({"blocks", blocks, "count", "<", sms});
     if (low_occupancy) {
-      f.evidence.push_back({"occupancy", occupancy, "ratio", "<", t.occupancy_low});
+      f.evidence.push_back(
+          {"occupancy", occupancy, "ratio", "<", t.occupancy_low});
     }
     f.suggestion =
         small_grid
@@ -163,8 +169,9 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
             : "Registers or shared memory per block limit resident warps. For "
               "your own kernels lower num_warps/BLOCK sizes or cap registers; "
               "for library kernels change shapes or batch work.";
-    f.example = small_grid ? "triton.Config({\"BLOCK_SIZE\": 256}, num_warps=4)"
-                           : "__launch_bounds__(256, 2)  // or triton num_warps=4";
+    f.example = small_grid
+                    ? "triton.Config({\"BLOCK_SIZE\": 256}, num_warps=4)"
+                    : "__launch_bounds__(256, 2)  // or triton num_warps=4";
     outcome.findings.push_back(std::move(f));
   }
   return outcome;

@@ -19,14 +19,15 @@ using format::FrameKind;
 // of them is memory-bound and fuses into one pass.
 bool IsElementwise(std::string_view name) {
   static const std::set<std::string_view> kOps = {
-      "aten::add", "aten::add_", "aten::sub", "aten::sub_", "aten::mul",
-      "aten::mul_", "aten::div", "aten::div_", "aten::neg", "aten::pow",
-      "aten::exp", "aten::log", "aten::sqrt", "aten::rsqrt", "aten::tanh",
-      "aten::tanh_", "aten::sigmoid", "aten::sigmoid_", "aten::relu",
-      "aten::relu_", "aten::abs", "aten::sin", "aten::cos", "aten::erf",
-      "aten::clamp", "aten::clamp_", "aten::where", "aten::reciprocal",
-      "aten::square", "aten::maximum", "aten::minimum", "aten::exp_",
-      "aten::addcmul", "aten::addcdiv", "aten::lerp"};
+      "aten::add",     "aten::add_",     "aten::sub",     "aten::sub_",
+      "aten::mul",     "aten::mul_",     "aten::div",     "aten::div_",
+      "aten::neg",     "aten::pow",      "aten::exp",     "aten::log",
+      "aten::sqrt",    "aten::rsqrt",    "aten::tanh",    "aten::tanh_",
+      "aten::sigmoid", "aten::sigmoid_", "aten::relu",    "aten::relu_",
+      "aten::abs",     "aten::sin",      "aten::cos",     "aten::erf",
+      "aten::clamp",   "aten::clamp_",   "aten::where",   "aten::reciprocal",
+      "aten::square",  "aten::maximum",  "aten::minimum", "aten::exp_",
+      "aten::addcmul", "aten::addcdiv",  "aten::lerp"};
   return kOps.contains(name);
 }
 
@@ -77,7 +78,8 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
     if (calls <= 0) continue;
     Chain& chain = chains[parent];
     chain.calls += calls;
-    chain.min_calls = chain.min_calls == 0 ? calls : std::min(chain.min_calls, calls);
+    chain.min_calls =
+        chain.min_calls == 0 ? calls : std::min(chain.min_calls, calls);
     chain.names.insert(frame.name);
     double time = OpTime(view, n);
     chain.time += time;
@@ -101,8 +103,8 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
         "chain time x (1 - 1/ops per execution): one fused pass instead of k");
     f.context.op = "";
     f.evidence.push_back({"elementwise_ops_per_execution", per_execution,
-                          "count", ">=",
-                          static_cast<double>(t.elementwise_chain_min)});
+                          "count",
+                          ">=", static_cast<double>(t.elementwise_chain_min)});
     f.evidence.push_back({"elementwise_time", chain.time, "ns", "", 0});
     std::string names;
     for (const std::string& name : chain.names) {
@@ -113,7 +115,9 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
         "): use the fused operator when one exists (F.gelu, F.silu, "
         "fused norms, scaled_dot_product_attention) or compile the function "
         "with torch.compile so the elementwise ops become one kernel.";
-    f.example = "y = torch.nn.functional.gelu(x, approximate=\"tanh\")  # or @torch.compile";
+    f.example =
+        "y = torch.nn.functional.gelu(x, approximate=\"tanh\")  # or "
+        "@torch.compile";
     outcome.findings.push_back(std::move(f));
   }
   return outcome;
@@ -133,8 +137,10 @@ RuleOutcome CheckForwardBackwardImbalance(const ProfileView& view,
     for (NodeIndex child : tree.node(n).children) {
       const analysis::Frame& frame = tree.frame_of(child);
       if (frame.kind != FrameKind::kPhase) continue;
-      if (frame.name.find("backward") != std::string::npos) backward = child;
-      else if (frame.name.find("forward") != std::string::npos) forward = child;
+      if (frame.name.find("backward") != std::string::npos)
+        backward = child;
+      else if (frame.name.find("forward") != std::string::npos)
+        forward = child;
     }
     if (forward == kNoNode || backward == kNoNode) continue;
     double forward_time = OpTime(view, forward);
@@ -157,9 +163,8 @@ RuleOutcome CheckForwardBackwardImbalance(const ProfileView& view,
     double high = backward_time * (ratio - 2.0) / ratio;
     Finding f = MakeFinding(
         view, "fwd_bwd_imbalance", worst,
-        "backward costs " + FormatRatio(ratio) + "x its forward",
-        high * 0.5, high,
-        "backward time x (ratio - 2) / ratio: a 2:1 backward is normal");
+        "backward costs " + FormatRatio(ratio) + "x its forward", high * 0.5,
+        high, "backward time x (ratio - 2) / ratio: a 2:1 backward is normal");
     f.evidence.push_back({"backward_forward_ratio", ratio, "ratio", ">",
                           t.backward_forward_ratio});
     f.evidence.push_back({"backward_time", backward_time, "ns", "", 0});
@@ -170,7 +175,8 @@ RuleOutcome CheckForwardBackwardImbalance(const ProfileView& view,
           "The embedding's dense backward scatters into the whole weight "
           "(atomics on GPU). Use sparse gradients with an optimizer that "
           "accepts them, or freeze the table if it is not trained.";
-      f.example = "nn.Embedding(num, dim, sparse=True)  # with torch.optim.SparseAdam";
+      f.example =
+          "nn.Embedding(num, dim, sparse=True)  # with torch.optim.SparseAdam";
     } else if (op.find("Index") != std::string::npos ||
                op.find("Scatter") != std::string::npos ||
                op.find("Gather") != std::string::npos) {
@@ -181,7 +187,8 @@ RuleOutcome CheckForwardBackwardImbalance(const ProfileView& view,
       f.example = "torch.use_deterministic_algorithms(False)";
     } else {
       f.suggestion =
-          "Check " + op + ": enable cudnn.benchmark, keep autocast around "
+          "Check " + op +
+          ": enable cudnn.benchmark, keep autocast around "
           "the loss and backward, and set requires_grad=False on frozen "
           "parameters so their gradients are not computed.";
       f.example = "torch.backends.cudnn.benchmark = True";
@@ -201,10 +208,11 @@ RuleOutcome CheckSlowOptimizer(const ProfileView& view, const Thresholds& t) {
   struct Loop {
     double time = 0, calls = 0;
     std::string algorithm;
+    NodeIndex line = kNoNode;
   };
   // Keyed by the user's line calling optimizer.step(): the for-loop shows
   // up once per line of _single_tensor_* that ran operators.
-  std::map<NodeIndex, Loop> loops;
+  std::map<analysis::FrameId, Loop> loops;
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     const analysis::Frame& frame = tree.frame_of(n);
     // torch.optim dispatches to _single_tensor_<name> (for-loop),
@@ -224,17 +232,19 @@ RuleOutcome CheckSlowOptimizer(const ProfileView& view, const Thresholds& t) {
       time = std::max(time, view.Inclusive(n, view.metrics().gpu_time));
     }
     NodeIndex user = view.UserFrame(n);
-    Loop& loop = loops[user == kNoNode ? n : user];
+    if (user == kNoNode) user = n;
+    Loop& loop = loops[tree.node(user).frame];
+    if (loop.line == kNoNode) loop.line = user;
     loop.time += time;
     loop.calls += view.Inclusive(n, view.metrics().calls);
     loop.algorithm = frame.name.substr(sizeof("_single_tensor_") - 1);
   }
-  for (const auto& [line, loop] : loops) {
+  for (const auto& [frame, loop] : loops) {
     const std::string& algorithm = loop.algorithm;
     double time = loop.time;
     double calls = loop.calls;
     Finding f = MakeFinding(
-        view, "slow_optimizer", line,
+        view, "slow_optimizer", loop.line,
         "optimizer " + algorithm + " runs its per-parameter for-loop",
         time * t.optimizer_saving_low, time * t.optimizer_saving_high,
         "for-loop time x measured foreach/fused saving range");
@@ -244,10 +254,11 @@ RuleOutcome CheckSlowOptimizer(const ProfileView& view, const Thresholds& t) {
         "Use the multi-tensor (foreach) or fused implementation: one kernel "
         "(or a few) for all parameters instead of several per parameter. "
         "Also pass foreach=True to clip_grad_norm_.";
-    f.example = "torch.optim." + std::string(algorithm == "adam" ? "Adam"
-                                           : algorithm == "adamw" ? "AdamW"
-                                           : algorithm == "sgd"   ? "SGD"
-                                                                  : algorithm) +
+    f.example = "torch.optim." +
+                std::string(algorithm == "adam"    ? "Adam"
+                            : algorithm == "adamw" ? "AdamW"
+                            : algorithm == "sgd"   ? "SGD"
+                                                   : algorithm) +
                 "(params, lr=..., foreach=True)  # fused=True on CUDA";
     outcome.findings.push_back(std::move(f));
   }

@@ -10,7 +10,9 @@ namespace deepcontext::analyzer {
 class Status {
  public:
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(std::move(message)); }
+  static Status Error(std::string message) {
+    return Status(std::move(message));
+  }
   bool ok() const { return message_.empty(); }
   const std::string& message() const { return message_; }
 

@@ -30,7 +30,8 @@ std::string FormatDuration(double ns) {
 }
 
 std::string FormatBytes(double bytes) {
-  if (bytes >= 1024.0 * 1024 * 1024) return Scaled(bytes / (1024.0 * 1024 * 1024), "GiB");
+  if (bytes >= 1024.0 * 1024 * 1024)
+    return Scaled(bytes / (1024.0 * 1024 * 1024), "GiB");
   if (bytes >= 1024.0 * 1024) return Scaled(bytes / (1024.0 * 1024), "MiB");
   if (bytes >= 1024.0) return Scaled(bytes / 1024.0, "KiB");
   return Printf("%.0f %s", bytes, "B");

@@ -2,14 +2,13 @@
 
 #include <exception>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "format/dctx_file.h"
 #include "tools/analysis/profile_tree.h"
@@ -48,8 +47,8 @@ void BuildColumns(dc_reader& r) {
   std::vector<uint32_t> frame_file(tree.frames().size());
   std::unordered_map<std::string_view, uint32_t> ids;
   auto intern = [&](const std::string& text) -> uint32_t {
-    auto [it, inserted] =
-        ids.try_emplace(text, static_cast<uint32_t>(r.string_offsets.size() - 1));
+    auto [it, inserted] = ids.try_emplace(
+        text, static_cast<uint32_t>(r.string_offsets.size() - 1));
     if (inserted) {
       r.string_data += text;
       r.string_offsets.push_back(r.string_data.size());
@@ -106,7 +105,8 @@ dc_reader* dc_reader_open(const char* const* paths, int32_t count) {
     std::vector<deepcontext::format::ReadResult> reads;
     std::vector<std::string> names;
     for (int32_t i = 0; i < count; ++i) {
-      deepcontext::format::ReadResult read = deepcontext::format::ReadProfileFile(paths[i]);
+      deepcontext::format::ReadResult read =
+          deepcontext::format::ReadProfileFile(paths[i]);
       if (!read.ok) {
         reader->error += (reader->error.empty() ? "" : "\n") + read.error;
         continue;
@@ -117,7 +117,8 @@ dc_reader* dc_reader_open(const char* const* paths, int32_t count) {
     if (count <= 0) reader->error = "no profile given";
     if (!reader->error.empty()) return reader;
     std::vector<deepcontext::analysis::ProfileInput> inputs;
-    for (size_t i = 0; i < reads.size(); ++i) inputs.push_back({&reads[i].profile, names[i]});
+    for (size_t i = 0; i < reads.size(); ++i)
+      inputs.push_back({&reads[i].profile, names[i]});
     reader->tree.emplace(ProfileTree::FromProfiles(inputs));
     BuildColumns(*reader);
   } catch (const std::exception& e) {
@@ -132,7 +133,9 @@ void dc_reader_close(dc_reader* r) { delete r; }
 uint32_t dc_reader_node_count(const dc_reader* r) {
   return static_cast<uint32_t>(r->parents.size());
 }
-const uint32_t* dc_reader_parents(const dc_reader* r) { return r->parents.data(); }
+const uint32_t* dc_reader_parents(const dc_reader* r) {
+  return r->parents.data();
+}
 const uint8_t* dc_reader_kinds(const dc_reader* r) { return r->kinds.data(); }
 const uint32_t* dc_reader_names(const dc_reader* r) { return r->names.data(); }
 const uint32_t* dc_reader_files(const dc_reader* r) { return r->files.data(); }
@@ -140,7 +143,9 @@ const uint32_t* dc_reader_lines(const dc_reader* r) { return r->lines.data(); }
 uint32_t dc_reader_string_count(const dc_reader* r) {
   return static_cast<uint32_t>(r->string_offsets.size() - 1);
 }
-const char* dc_reader_string_data(const dc_reader* r) { return r->string_data.data(); }
+const char* dc_reader_string_data(const dc_reader* r) {
+  return r->string_data.data();
+}
 const uint64_t* dc_reader_string_offsets(const dc_reader* r) {
   return r->string_offsets.data();
 }
@@ -148,10 +153,12 @@ uint32_t dc_reader_metric_count(const dc_reader* r) {
   return r->tree ? static_cast<uint32_t>(r->tree->metrics().size()) : 0;
 }
 const char* dc_reader_metric_name(const dc_reader* r, uint32_t m) {
-  return m < dc_reader_metric_count(r) ? r->tree->metrics()[m].name.c_str() : "";
+  return m < dc_reader_metric_count(r) ? r->tree->metrics()[m].name.c_str()
+                                       : "";
 }
 const char* dc_reader_metric_unit(const dc_reader* r, uint32_t m) {
-  return m < dc_reader_metric_count(r) ? r->tree->metrics()[m].unit.c_str() : "";
+  return m < dc_reader_metric_count(r) ? r->tree->metrics()[m].unit.c_str()
+                                       : "";
 }
 const double* dc_reader_exclusive(const dc_reader* r, uint32_t m) {
   return m < r->exclusive.size() ? r->exclusive[m].data() : nullptr;
@@ -174,21 +181,22 @@ const char* dc_reader_sources_json(dc_reader* r) {
       sources.push_back({{"path", source.path}, {"metadata", metadata}});
     }
   }
-  r->sources_json =
-      sources.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  r->sources_json = sources.dump(
+      -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   return r->sources_json.c_str();
 }
 
 const char* dc_reader_analyze(dc_reader* r, const char* extra_findings_json,
-                              const char* only_rules, int32_t format, uint32_t top) {
+                              const char* only_rules, int32_t format,
+                              uint32_t top) {
   if (!r->tree) return nullptr;
   try {
     analyzer::Analysis analysis =
         analyzer::Analyze(*r->tree, {}, SplitCommas(only_rules));
     if (extra_findings_json != nullptr && *extra_findings_json != '\0') {
       analyzer::ProfileView view(*r->tree);
-      auto extra = analyzer::FindingsFromJson(extra_findings_json, view.BasisNs(),
-                                              view.BasisName());
+      auto extra = analyzer::FindingsFromJson(extra_findings_json,
+                                              view.BasisNs(), view.BasisName());
       if (!extra.ok()) {
         r->error = extra.error();
         return nullptr;
@@ -206,7 +214,8 @@ const char* dc_reader_analyze(dc_reader* r, const char* extra_findings_json,
       analyzer::MergeFindings(analysis, std::move(extra.value()));
     }
     if (format == 1) {
-      if (top > 0 && analysis.findings.size() > top) analysis.findings.resize(top);
+      if (top > 0 && analysis.findings.size() > top)
+        analysis.findings.resize(top);
       r->analysis_output = analyzer::AnalysisToJson(analysis);
     } else {
       r->analysis_output = analyzer::RenderFindingsText(analysis, top);

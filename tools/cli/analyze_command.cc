@@ -40,22 +40,27 @@ int ExecPythonAnalyzer(const AnalyzeRequest& request, std::ostream& err) {
   }
   const char* old_path = std::getenv("PYTHONPATH");
   std::string path = layout.python_dir;
-  if (old_path != nullptr && *old_path != '\0') path += std::string(":") + old_path;
+  if (old_path != nullptr && *old_path != '\0')
+    path += std::string(":") + old_path;
   setenv("PYTHONPATH", path.c_str(), 1);
   const char* python_env = std::getenv("DEEPCONTEXT_PYTHON");
-  std::string python = python_env != nullptr && *python_env != '\0' ? python_env : "python3";
+  std::string python =
+      python_env != nullptr && *python_env != '\0' ? python_env : "python3";
   std::vector<std::string> args = {python, "-m", "deepcontext._analyze",
                                    "--rules", request.rules_file};
   if (request.json) args.insert(args.end(), {"--format", "json"});
-  if (request.top > 0) args.insert(args.end(), {"--top", std::to_string(request.top)});
-  for (const std::string& id : request.only) args.insert(args.end(), {"--rule", id});
+  if (request.top > 0)
+    args.insert(args.end(), {"--top", std::to_string(request.top)});
+  for (const std::string& id : request.only)
+    args.insert(args.end(), {"--rule", id});
   args.insert(args.end(), request.files.begin(), request.files.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   std::cout.flush();
   execvp(argv[0], argv.data());
-  err << kPrefix << "cannot run " << python << " for --rules: " << std::strerror(errno)
+  err << kPrefix << "cannot run " << python
+      << " for --rules: " << std::strerror(errno)
       << " (set DEEPCONTEXT_PYTHON)\n";
   return kAnalyzeBadArguments;
 }
@@ -64,13 +69,15 @@ int RunAnalyzeOrThrow(const AnalyzeRequest& request, std::ostream& out,
                       std::ostream& err) {
   for (const std::string& id : request.only) {
     if (!KnownRule(id)) {
-      err << kPrefix << "unknown rule '" << id << "' (--list-rules lists them)\n";
+      err << kPrefix << "unknown rule '" << id
+          << "' (--list-rules lists them)\n";
       return kAnalyzeBadArguments;
     }
   }
   if (!request.rules_file.empty()) {
     if (access(request.rules_file.c_str(), R_OK) != 0) {
-      err << kPrefix << request.rules_file << ": " << std::strerror(errno) << "\n";
+      err << kPrefix << request.rules_file << ": " << std::strerror(errno)
+          << "\n";
       return kAnalyzeBadArguments;
     }
     return ExecPythonAnalyzer(request, err);
@@ -108,7 +115,8 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>& action) {
   auto format = std::make_shared<std::string>("text");
   auto list = std::make_shared<bool>(false);
   CLI::App* command = app.add_subcommand(
-      "analyze", "Find performance problems and suggest fixes, ranked by benefit");
+      "analyze",
+      "Find performance problems and suggest fixes, ranked by benefit");
   command->add_option("files", request->files, ".dctx profile files");
   command->add_option("--format", *format, "Output: text or json")
       ->check(CLI::IsMember({"text", "json"}))

@@ -23,7 +23,8 @@ std::vector<Finding> FindingsOf(const format::Profile& profile,
   return analysis.findings;
 }
 
-std::vector<Finding> FindingsOf(const GpuProfileSpec& spec, const std::string& rule) {
+std::vector<Finding> FindingsOf(const GpuProfileSpec& spec,
+                                const std::string& rule) {
   return FindingsOf(MakeGpuProfile(spec), rule);
 }
 
@@ -130,8 +131,9 @@ TEST(PageableCopy, SilentOnSmallCopiesAndOnCopiesAtPinnedSpeed) {
 }
 
 TEST(TensorCoresUnused, FiresOnSimtSgemmKernels) {
-  for (const char* name : {"ampere_sgemm_128x64_tn",
-                           "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8"}) {
+  for (const char* name :
+       {"ampere_sgemm_128x64_tn",
+        "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8"}) {
     GpuProfileSpec spec;
     spec.gemm_kernel = name;
     auto findings = FindingsOf(spec, "tensor_cores_unused");
@@ -213,7 +215,8 @@ format::Profile ForwardBackwardProfile(double forward_ms, double backward_ms) {
 }
 
 TEST(ForwardBackwardImbalance, FiresAboveThreeToOneOnTheCostliestBackwardOp) {
-  auto findings = FindingsOf(ForwardBackwardProfile(10, 40), "fwd_bwd_imbalance");
+  auto findings =
+      FindingsOf(ForwardBackwardProfile(10, 40), "fwd_bwd_imbalance");
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].context.line, 12u);
   EXPECT_EQ(findings[0].context.op, "EmbeddingBackward0");
@@ -223,7 +226,8 @@ TEST(ForwardBackwardImbalance, FiresAboveThreeToOneOnTheCostliestBackwardOp) {
 }
 
 TEST(ForwardBackwardImbalance, SilentAtThreeToOne) {
-  EXPECT_TRUE(FindingsOf(ForwardBackwardProfile(10, 30), "fwd_bwd_imbalance").empty());
+  EXPECT_TRUE(
+      FindingsOf(ForwardBackwardProfile(10, 30), "fwd_bwd_imbalance").empty());
 }
 
 // Elementwise ops called from one line, `per_execution` of them each time.
@@ -247,20 +251,26 @@ format::Profile ElementwiseProfile(const std::string& file, int per_execution) {
 }
 
 TEST(UnfusedElementwise, FiresAtThreeOpsPerExecutionOfAUserLine) {
-  auto findings = FindingsOf(ElementwiseProfile("/w/model.py", 3), "unfused_elementwise");
+  auto findings =
+      FindingsOf(ElementwiseProfile("/w/model.py", 3), "unfused_elementwise");
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].context.line, 7u);
   EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 100 * kMs * (1 - 1.0 / 3));
 }
 
 TEST(UnfusedElementwise, SilentOnShortChainsAndLibraryLines) {
-  EXPECT_TRUE(FindingsOf(ElementwiseProfile("/w/model.py", 2), "unfused_elementwise").empty());
-  EXPECT_TRUE(FindingsOf(ElementwiseProfile("/usr/lib/python3/dist-packages/x/y.py", 6),
-                         "unfused_elementwise")
-                  .empty());
+  EXPECT_TRUE(
+      FindingsOf(ElementwiseProfile("/w/model.py", 2), "unfused_elementwise")
+          .empty());
+  EXPECT_TRUE(
+      FindingsOf(ElementwiseProfile("/usr/lib/python3/dist-packages/x/y.py", 6),
+                 "unfused_elementwise")
+          .empty());
 }
 
-format::Profile OptimizerProfile(const std::string& function) {
+// The step line is reached along `paths` call paths (warm-up and timed
+// loops calling the same helper).
+format::Profile OptimizerProfile(const std::string& function, int paths = 1) {
   ProfileBuilder b;
   b.Metric("calls", "count");
   b.Metric("cpu_time", "ns");
@@ -268,27 +278,42 @@ format::Profile OptimizerProfile(const std::string& function) {
   b.Meta("end_time_ns", "1000000000");
   const std::string adam = "/usr/lib/python3/dist-packages/torch/optim/adam.py";
   auto thread = b.Add(0, FrameKind::kThread, "main thread");
-  auto line = b.Add(thread, FrameKind::kPythonFrame, "main", "/w/train.py", 13);
-  auto step = b.Add(line, FrameKind::kPythonFrame, "step", adam, 150);
-  for (uint32_t at : {300u, 310u}) {
-    auto loop = b.Add(step, FrameKind::kPythonFrame, function, adam, at);
-    auto op = b.Add(loop, FrameKind::kOperator, "aten::mul_");
-    b.Value(op, "cpu_time", 100 * kMs, 1000);
-    b.Value(op, "calls", 1000, 1000);
+  for (int path = 0; path < paths; ++path) {
+    auto caller = b.Add(thread, FrameKind::kPythonFrame, "timed", "/w/train.py",
+                        static_cast<uint32_t>(20 + path));
+    auto line =
+        b.Add(caller, FrameKind::kPythonFrame, "main", "/w/train.py", 13);
+    auto step = b.Add(line, FrameKind::kPythonFrame, "step", adam, 150);
+    for (uint32_t at : {300u, 310u}) {
+      auto loop = b.Add(step, FrameKind::kPythonFrame, function, adam, at);
+      auto op = b.Add(loop, FrameKind::kOperator, "aten::mul_");
+      b.Value(op, "cpu_time", 100 * kMs, 1000);
+      b.Value(op, "calls", 1000, 1000);
+    }
   }
   return b.profile();
 }
 
 TEST(SlowOptimizer, FiresOnceAtTheStepLineForTheForLoop) {
-  auto findings = FindingsOf(OptimizerProfile("_single_tensor_adam"), "slow_optimizer");
+  auto findings =
+      FindingsOf(OptimizerProfile("_single_tensor_adam"), "slow_optimizer");
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].context.line, 13u);
   EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 200 * kMs * 0.8);
   EXPECT_NE(findings[0].example.find("Adam("), std::string::npos);
 }
 
+TEST(SlowOptimizer, OneFindingForALineReachedAlongTwoPaths) {
+  auto findings =
+      FindingsOf(OptimizerProfile("_single_tensor_adam", 2), "slow_optimizer");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 400 * kMs * 0.8);
+}
+
 TEST(SlowOptimizer, SilentOnForeach) {
-  EXPECT_TRUE(FindingsOf(OptimizerProfile("_multi_tensor_adam"), "slow_optimizer").empty());
+  EXPECT_TRUE(
+      FindingsOf(OptimizerProfile("_multi_tensor_adam"), "slow_optimizer")
+          .empty());
 }
 
 TEST(Analyzer, RanksByBenefitAndDropsFindingsUnderOnePercent) {

@@ -1,6 +1,7 @@
 #include "tools/analyzer/findings_json.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/unit/tools/analyzer/gpu_profiles.h"
@@ -50,8 +51,8 @@ TEST(FindingsJson, RejectsMalformedInputWithAMessage) {
 
 TEST(FindingsJson, UserFindingWithoutSeverityGetsOneFromItsShare) {
   auto parsed = FindingsFromJson(
-      R"([{"rule": "user.x", "node": {"id": 3}, "benefit": {"high_seconds": 0.2}}])", 1e9,
-      "profiled wall time");
+      R"([{"rule": "user.x", "node": {"id": 3}, "benefit": {"high_seconds": 0.2}}])",
+      1e9, "profiled wall time");
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed.value()[0].severity, Severity::kHigh);
   EXPECT_EQ(parsed.value()[0].benefit.basis, "profiled wall time");
@@ -59,16 +60,21 @@ TEST(FindingsJson, UserFindingWithoutSeverityGetsOneFromItsShare) {
 
 TEST(FindingsText, ShowsContextEvidenceBenefitAndSuggestion) {
   std::string text = RenderFindingsText(SyncAnalysis());
-  EXPECT_NE(text.find("1. [medium] host_device_sync: host waited 50.0 ms"), std::string::npos)
-      << text;
-  EXPECT_NE(text.find("at:         train.py:50 (train) -> aten::item -> sync: stream"),
+  EXPECT_NE(text.find("1. [medium] host_device_sync: host waited 50.0 ms"),
             std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          "at:         train.py:50 (train) -> aten::item -> sync: stream"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("evidence:   sync_time = 50.0 ms (threshold >= 10.0 ms)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("benefit:    1.00 ms - 50.0 ms (0.1% - 5.0% of profiled wall time)"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "benefit:    1.00 ms - 50.0 ms (0.1% - 5.0% of profiled wall time)"),
+      std::string::npos)
       << text;
   std::string summary = RenderFindingsSummary(SyncAnalysis(), 3);
   EXPECT_EQ(summary.rfind("Findings:", 0), 0u);

@@ -17,8 +17,8 @@ NodeId Line(ProfileBuilder& b, NodeId parent, uint32_t line) {
 }
 
 // A kernel node under op -> cuLaunchKernel, with count runs.
-NodeId Kernel(ProfileBuilder& b, NodeId op, const std::string& name,
-              double ns, double runs) {
+NodeId Kernel(ProfileBuilder& b, NodeId op, const std::string& name, double ns,
+              double runs) {
   NodeId api = b.Add(op, FrameKind::kGpuApi, "cuLaunchKernel");
   NodeId kernel = b.Add(api, FrameKind::kGpuKernel, name);
   b.Value(kernel, "gpu_time", ns, static_cast<uint64_t>(runs));
@@ -38,12 +38,14 @@ format::Profile MakeGpuProfile(const GpuProfileSpec& spec) {
   b.Metric("occupancy", "");
   b.Meta("start_time_ns", "1000000000");
   b.Meta("end_time_ns", "2000000000");
-  b.Meta("gpu0_busy_ns", std::to_string(static_cast<long long>(spec.gpu_busy_ns)));
+  b.Meta("gpu0_busy_ns",
+         std::to_string(static_cast<long long>(spec.gpu_busy_ns)));
   b.Meta("gpu0_compute_capability", "9.0");
   if (spec.gpu_span_ns > 0) {
     b.Meta("gpu0_first_start_ns", "1100000000");
     b.Meta("gpu0_last_end_ns",
-           std::to_string(1100000000LL + static_cast<long long>(spec.gpu_span_ns)));
+           std::to_string(1100000000LL +
+                          static_cast<long long>(spec.gpu_span_ns)));
   }
   b.Meta("gpu0_sm_count", "132");
   NodeId thread = b.Add(0, FrameKind::kThread, "main thread");
@@ -54,17 +56,21 @@ format::Profile MakeGpuProfile(const GpuProfileSpec& spec) {
   b.Value(getitem, "wall_time", spec.loader_host_ns, 100);
 
   if (spec.sync_ns > 0) {
-    NodeId item = b.Add(Line(b, module, 50), FrameKind::kOperator, "aten::item");
-    NodeId dense = b.Add(item, FrameKind::kOperator, "aten::_local_scalar_dense");
+    NodeId item =
+        b.Add(Line(b, module, 50), FrameKind::kOperator, "aten::item");
+    NodeId dense =
+        b.Add(item, FrameKind::kOperator, "aten::_local_scalar_dense");
     NodeId api = b.Add(dense, FrameKind::kGpuApi, "cuStreamSynchronize");
     NodeId sync = b.Add(api, FrameKind::kGpuSync, "sync: stream");
-    b.Value(sync, "sync_time", spec.sync_ns, static_cast<uint64_t>(spec.sync_count));
+    b.Value(sync, "sync_time", spec.sync_ns,
+            static_cast<uint64_t>(spec.sync_count));
   }
   if (spec.pageable_bytes > 0) {
     NodeId to = b.Add(Line(b, module, 30), FrameKind::kOperator, "aten::to");
     NodeId api = b.Add(to, FrameKind::kGpuApi, "cuMemcpyHtoDAsync_v2");
     NodeId copy = b.Add(api, FrameKind::kGpuMemcpy, "memcpy HtoD (pageable)");
-    b.Value(copy, "gpu_time", spec.pageable_ns, static_cast<uint64_t>(spec.pageable_count));
+    b.Value(copy, "gpu_time", spec.pageable_ns,
+            static_cast<uint64_t>(spec.pageable_count));
     b.Value(copy, "bytes", spec.pageable_bytes,
             static_cast<uint64_t>(spec.pageable_count));
   }
@@ -76,7 +82,8 @@ format::Profile MakeGpuProfile(const GpuProfileSpec& spec) {
   if (spec.tiny_kernels > 0) {
     NodeId line = Line(b, module, 70);
     NodeId add = b.Add(line, FrameKind::kOperator, "aten::add_");
-    b.Value(add, "wall_time", spec.tiny_host_ns, static_cast<uint64_t>(spec.tiny_kernels));
+    b.Value(add, "wall_time", spec.tiny_host_ns,
+            static_cast<uint64_t>(spec.tiny_kernels));
     Kernel(b, add, "vectorized_elementwise_kernel", spec.tiny_kernels * 3000,
            spec.tiny_kernels);
   }
