@@ -21,6 +21,11 @@ Finding MakeFinding(const ProfileView& view, const char* rule_id,
   return finding;
 }
 
+bool WorthReporting(const ProfileView& view, const Thresholds& thresholds,
+                    double high_ns) {
+  return high_ns >= thresholds.min_benefit_share * view.BasisNs();
+}
+
 const std::vector<Rule>& BuiltinRules() {
   static const std::vector<Rule> kRules = {
       {"gpu_idle", "GPU idle most of the run; names the lines holding the CPU",

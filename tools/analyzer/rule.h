@@ -32,6 +32,12 @@ Finding MakeFinding(const ProfileView& view, const char* rule_id,
                     NodeIndex node, std::string title, double low_ns,
                     double high_ns, std::string method);
 
+// True when a benefit of high_ns reaches thresholds.min_benefit_share of
+// the view's basis: rules skip building findings that would be dropped
+// (building one walks the node's whole path).
+bool WorthReporting(const ProfileView& view, const Thresholds& thresholds,
+                    double high_ns);
+
 // Rules over host-side behaviour (rules_host.cc).
 RuleOutcome CheckGpuIdle(const ProfileView& view, const Thresholds& t);
 RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t);

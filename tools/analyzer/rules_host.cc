@@ -219,7 +219,7 @@ RuleOutcome CheckPageableCopy(const ProfileView& view, const Thresholds& t) {
     if (mean_bytes < t.pageable_min_bytes) continue;
     double pinned = total.bytes / t.pinned_bytes_per_ns;
     double saving = total.sum - pinned;
-    if (saving <= 0) continue;
+    if (saving <= 0 || !WorthReporting(view, t, saving)) continue;
     Finding f =
         MakeFinding(view, "pageable_copy", total.heaviest,
                     FormatCount(total.count) + " copies of " +
@@ -266,6 +266,7 @@ RuleOutcome CheckLaunchBound(const ProfileView& view, const Thresholds& t) {
     // kernels take on the GPU.
     if (host <= total.sum) continue;
     double high = std::min(total.count * t.launch_cost_ns, host - total.sum);
+    if (!WorthReporting(view, t, high)) continue;
     Finding f = MakeFinding(
         view, "launch_bound", line,
         FormatCount(total.count) + " kernels of " + FormatDuration(mean) +

@@ -87,6 +87,9 @@ RuleOutcome CheckTensorCoresUnused(const ProfileView& view,
     }
   }
   for (const auto& [key, group] : groups) {
+    if (!WorthReporting(view, t, group.time * t.tensor_core_saving_high)) {
+      continue;
+    }
     Finding f = MakeFinding(
         view, "tensor_cores_unused", group.heaviest,
         "FP32 GEMM on CUDA cores: " + FormatDuration(group.time) + " in " +
@@ -146,6 +149,7 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
     if (low_occupancy)
       local = std::max(local, 1.0 - occupancy / t.occupancy_low);
     double high = time * local;
+    if (!WorthReporting(view, t, high)) continue;
     Finding f = MakeFinding(
         view, "low_occupancy", n,
         small_grid ? "grid of " + FormatCount(blocks) + " blocks on " +

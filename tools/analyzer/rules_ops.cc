@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "tools/analyzer/rule.h"
 #include "tools/analyzer/units.h"
@@ -18,7 +19,7 @@ using format::FrameKind;
 // Pointwise operators that read and write whole tensors once each: a chain
 // of them is memory-bound and fuses into one pass.
 bool IsElementwise(std::string_view name) {
-  static const std::set<std::string_view> kOps = {
+  static const std::unordered_set<std::string_view> kOps = {
       "aten::add",     "aten::add_",     "aten::sub",     "aten::sub_",
       "aten::mul",     "aten::mul_",     "aten::div",     "aten::div_",
       "aten::neg",     "aten::pow",      "aten::exp",     "aten::log",
@@ -95,6 +96,7 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
     if (per_execution < t.elementwise_chain_min) continue;
     // Fused, k passes over memory become one; launches/dispatches k -> 1.
     double high = chain.time * (1.0 - 1.0 / per_execution);
+    if (!WorthReporting(view, t, high)) continue;
     Finding f = MakeFinding(
         view, "unfused_elementwise", line_node,
         "unfused chain of " + FormatCount(per_execution) +
@@ -161,6 +163,7 @@ RuleOutcome CheckForwardBackwardImbalance(const ProfileView& view,
     }
     // A 2:1 backward is normal: what is above it could be saved.
     double high = backward_time * (ratio - 2.0) / ratio;
+    if (!WorthReporting(view, t, high)) continue;
     Finding f = MakeFinding(
         view, "fwd_bwd_imbalance", worst,
         "backward costs " + FormatRatio(ratio) + "x its forward", high * 0.5,
@@ -240,6 +243,7 @@ RuleOutcome CheckSlowOptimizer(const ProfileView& view, const Thresholds& t) {
     loop.algorithm = frame.name.substr(sizeof("_single_tensor_") - 1);
   }
   for (const auto& [frame, loop] : loops) {
+    if (!WorthReporting(view, t, loop.time * t.optimizer_saving_high)) continue;
     const std::string& algorithm = loop.algorithm;
     double time = loop.time;
     double calls = loop.calls;

@@ -24,8 +24,9 @@ struct dc_reader {
   std::vector<uint8_t> kinds;
   std::string string_data;
   std::vector<uint64_t> string_offsets{0};
-  // metric-major: one column of node values per metric.
-  std::vector<std::vector<double>> exclusive, inclusive, counts;
+  // metric-major: one column of node values per metric, filled on first
+  // request (most callers read one or two metrics of many).
+  mutable std::vector<std::vector<double>> exclusive, inclusive, counts;
   std::string sources_json, analysis_output;
 };
 
@@ -70,17 +71,30 @@ void BuildColumns(dc_reader& r) {
     r.lines[i] = frame.line;
   }
   const size_t metrics = tree.metrics().size();
-  r.exclusive.assign(metrics, std::vector<double>(n));
-  r.inclusive.assign(metrics, std::vector<double>(n));
-  r.counts.assign(metrics, std::vector<double>(n));
-  for (size_t i = 0; i < n; ++i) {
-    for (size_t m = 0; m < metrics; ++m) {
-      const auto& stats = tree.stats(static_cast<uint32_t>(i), m);
-      r.exclusive[m][i] = stats.sum;
-      r.inclusive[m][i] = stats.inclusive;
-      r.counts[m][i] = static_cast<double>(stats.count);
+  r.exclusive.resize(metrics);
+  r.inclusive.resize(metrics);
+  r.counts.resize(metrics);
+}
+
+enum class Column { kExclusive, kInclusive, kCounts };
+
+const double* MetricColumn(const dc_reader* r, uint32_t metric, Column which) {
+  if (!r->tree || metric >= r->tree->metrics().size()) return nullptr;
+  auto& columns = which == Column::kExclusive   ? r->exclusive
+                  : which == Column::kInclusive ? r->inclusive
+                                                : r->counts;
+  std::vector<double>& column = columns[metric];
+  const size_t n = r->tree->size();
+  if (column.size() != n) {
+    column.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const auto& stats = r->tree->stats(static_cast<uint32_t>(i), metric);
+      column[i] = which == Column::kExclusive   ? stats.sum
+                  : which == Column::kInclusive ? stats.inclusive
+                                                : static_cast<double>(stats.count);
     }
   }
+  return column.data();
 }
 
 std::vector<std::string> SplitCommas(const char* text) {
@@ -161,13 +175,13 @@ const char* dc_reader_metric_unit(const dc_reader* r, uint32_t m) {
                                        : "";
 }
 const double* dc_reader_exclusive(const dc_reader* r, uint32_t m) {
-  return m < r->exclusive.size() ? r->exclusive[m].data() : nullptr;
+  return MetricColumn(r, m, Column::kExclusive);
 }
 const double* dc_reader_inclusive(const dc_reader* r, uint32_t m) {
-  return m < r->inclusive.size() ? r->inclusive[m].data() : nullptr;
+  return MetricColumn(r, m, Column::kInclusive);
 }
 const double* dc_reader_counts(const dc_reader* r, uint32_t m) {
-  return m < r->counts.size() ? r->counts[m].data() : nullptr;
+  return MetricColumn(r, m, Column::kCounts);
 }
 
 const char* dc_reader_sources_json(dc_reader* r) {

@@ -4,7 +4,8 @@
  * Python view and the CLI never disagree.
  *
  * Arrays returned stay valid until dc_reader_close. Strings are UTF-8 as
- * recorded (not validated). No function throws or aborts on bad input. */
+ * recorded (not validated). No function throws or aborts on bad input. One
+ * reader is not for concurrent calls: metric columns are built on first use. */
 #ifndef DEEPCONTEXT_TOOLS_CAPI_READER_CAPI_H_
 #define DEEPCONTEXT_TOOLS_CAPI_READER_CAPI_H_
 
