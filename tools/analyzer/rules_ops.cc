@@ -94,15 +94,18 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
     // line (at least), so this is the chain length per execution.
     double per_execution = chain.calls / chain.min_calls;
     if (per_execution < t.elementwise_chain_min) continue;
-    // Fused, k passes over memory become one; launches/dispatches k -> 1.
-    double high = chain.time * (1.0 - 1.0 / per_execution);
+    // Fused, k passes over memory become one and k launches one; the fused
+    // operator still costs at least the costliest single op of the chain.
+    double fused = std::max(chain.heaviest_time, chain.time / per_execution);
+    double high = chain.time - fused;
     if (!WorthReporting(view, t, high)) continue;
     Finding f = MakeFinding(
         view, "unfused_elementwise", line_node,
         "unfused chain of " + FormatCount(per_execution) +
             " elementwise operators per execution of this line",
         high * 0.5, high,
-        "chain time x (1 - 1/ops per execution): one fused pass instead of k");
+        "chain time - max(costliest op, chain time / ops per execution): "
+        "what one fused pass instead of k would save");
     f.context.op = "";
     f.evidence.push_back({"elementwise_ops_per_execution", per_execution,
                           "count",
@@ -243,14 +246,18 @@ RuleOutcome CheckSlowOptimizer(const ProfileView& view, const Thresholds& t) {
     loop.algorithm = frame.name.substr(sizeof("_single_tensor_") - 1);
   }
   for (const auto& [frame, loop] : loops) {
-    if (!WorthReporting(view, t, loop.time * t.optimizer_saving_high)) continue;
+    double low_share = view.HasGpu() ? t.optimizer_saving_low_gpu
+                                     : t.optimizer_saving_low_cpu;
+    double high_share = view.HasGpu() ? t.optimizer_saving_high_gpu
+                                      : t.optimizer_saving_high_cpu;
+    if (!WorthReporting(view, t, loop.time * high_share)) continue;
     const std::string& algorithm = loop.algorithm;
     double time = loop.time;
     double calls = loop.calls;
     Finding f = MakeFinding(
         view, "slow_optimizer", loop.line,
         "optimizer " + algorithm + " runs its per-parameter for-loop",
-        time * t.optimizer_saving_low, time * t.optimizer_saving_high,
+        time * low_share, time * high_share,
         "for-loop time x measured foreach/fused saving range");
     f.evidence.push_back({"optimizer_time", time, "ns", "", 0});
     f.evidence.push_back({"operator_calls", calls, "count", "", 0});

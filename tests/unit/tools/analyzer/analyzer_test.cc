@@ -255,7 +255,8 @@ TEST(UnfusedElementwise, FiresAtThreeOpsPerExecutionOfAUserLine) {
       FindingsOf(ElementwiseProfile("/w/model.py", 3), "unfused_elementwise");
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].context.line, 7u);
-  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 100 * kMs * (1 - 1.0 / 3));
+  // 100 ms of chain; the fused op costs at least tanh's 50 ms.
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 50 * kMs);
 }
 
 TEST(UnfusedElementwise, SilentOnShortChainsAndLibraryLines) {
@@ -299,7 +300,7 @@ TEST(SlowOptimizer, FiresOnceAtTheStepLineForTheForLoop) {
       FindingsOf(OptimizerProfile("_single_tensor_adam"), "slow_optimizer");
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].context.line, 13u);
-  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 200 * kMs * 0.8);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 200 * kMs * 0.5);  // CPU
   EXPECT_NE(findings[0].example.find("Adam("), std::string::npos);
 }
 
@@ -307,7 +308,7 @@ TEST(SlowOptimizer, OneFindingForALineReachedAlongTwoPaths) {
   auto findings =
       FindingsOf(OptimizerProfile("_single_tensor_adam", 2), "slow_optimizer");
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 400 * kMs * 0.8);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 400 * kMs * 0.5);
 }
 
 TEST(SlowOptimizer, SilentOnForeach) {
