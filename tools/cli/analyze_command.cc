@@ -123,8 +123,11 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>& action) {
       ->capture_default_str();
   command->add_option("--top", request->top, "Findings shown, 0 = all")
       ->check(CLI::NonNegativeNumber);
-  command->add_option("--rule", request->only,
-                      "Run only this built-in rule (repeatable)");
+  command
+      ->add_option("--rule", request->only,
+                   "Run only this built-in rule (repeatable)")
+      // One value per --rule, so files after it stay files.
+      ->allow_extra_args(false);
   command->add_option("--rules", request->rules_file,
                       "Python file defining more rules (docs/ANALYZER.md)");
   command->add_flag("--list-rules", *list, "List the built-in rules and exit");
