@@ -11,6 +11,7 @@ TWINS = {
     "unfused_elementwise": 7,
     "fwd_bwd_imbalance": 12,
     "slow_optimizer": 13,
+    "zero_grad_fill": 12,
 }
 
 

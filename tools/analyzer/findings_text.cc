@@ -45,8 +45,10 @@ std::string BenefitText(const Benefit& benefit) {
            FormatDuration(benefit.high_ns);
   }
   if (benefit.basis_ns > 0) {
-    text += " (" + FormatPercent(benefit.ShareLow()) + " - " +
-            FormatPercent(benefit.ShareHigh()) + " of " + benefit.basis + ")";
+    std::string low = FormatPercent(benefit.ShareLow());
+    std::string high = FormatPercent(benefit.ShareHigh());
+    text += " (" + (low == high ? high : low + " - " + high) + " of " +
+            benefit.basis + ")";
   }
   return text;
 }

@@ -42,6 +42,8 @@ const std::vector<Rule>& BuiltinRules() {
        CheckForwardBackwardImbalance},
       {"slow_optimizer", "optimizer step in its per-parameter for-loop form",
        CheckSlowOptimizer},
+      {"zero_grad_fill", "zero_grad writing zeros into every gradient",
+       CheckZeroGradFill},
       {"tensor_cores_unused", "FP32 GEMM kernels on a GPU with tensor cores",
        CheckTensorCoresUnused},
       {"low_occupancy", "hot kernels with low occupancy or tiny grids",

@@ -49,6 +49,7 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
 RuleOutcome CheckForwardBackwardImbalance(const ProfileView& view,
                                           const Thresholds& t);
 RuleOutcome CheckSlowOptimizer(const ProfileView& view, const Thresholds& t);
+RuleOutcome CheckZeroGradFill(const ProfileView& view, const Thresholds& t);
 // Rules over GPU kernels (rules_kernels.cc).
 RuleOutcome CheckTensorCoresUnused(const ProfileView& view,
                                    const Thresholds& t);

@@ -32,7 +32,7 @@ TEST(Analyzer, HealthyGpuProfileHasNoFindings) {
   ProfileTree tree = ProfileTree::FromProfile(MakeGpuProfile({}));
   Analysis analysis = Analyze(tree);
   EXPECT_TRUE(analysis.findings.empty()) << analysis.findings[0].rule_id;
-  EXPECT_EQ(analysis.rules_run.size(), 9u);
+  EXPECT_EQ(analysis.rules_run.size(), 10u);
 }
 
 TEST(Analyzer, CpuProfileSkipsGpuRulesAndSaysWhy) {
@@ -315,6 +315,48 @@ TEST(SlowOptimizer, SilentOnForeach) {
   EXPECT_TRUE(
       FindingsOf(OptimizerProfile("_multi_tensor_adam"), "slow_optimizer")
           .empty());
+}
+
+// A training line calling optimizer.zero_grad(), whose zero_ ops fill
+// every gradient (set_to_none=False), or module.zero_grad from `file`.
+format::Profile ZeroGradProfile(const std::string& function,
+                                const std::string& file, double fill_ms) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("wall_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "main", "/w/train.py", 12);
+  auto zero_grad = b.Add(line, FrameKind::kPythonFrame, function, file, 279);
+  auto zero = b.Add(zero_grad, FrameKind::kOperator, "aten::zero_");
+  auto fill = b.Add(zero, FrameKind::kOperator, "aten::fill_");
+  b.Value(zero, "wall_time", 1 * kMs, 1000);
+  b.Value(zero, "calls", 1000, 1000);
+  b.Value(fill, "wall_time", (fill_ms - 1) * kMs, 1000);
+  return b.profile();
+}
+
+TEST(ZeroGradFill, FiresOnFillsUnderTorchZeroGrad) {
+  const std::string optim =
+      "/usr/lib/python3/dist-packages/torch/optim/optimizer.py";
+  auto findings = FindingsOf(ZeroGradProfile("Optimizer.zero_grad", optim, 80),
+                             "zero_grad_fill");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 12u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 80 * kMs);
+  EXPECT_NE(findings[0].example.find("set_to_none=True"), std::string::npos);
+}
+
+TEST(ZeroGradFill, SilentOnSmallFillsAndOnUserFunctionsOfThatName) {
+  const std::string optim =
+      "/usr/lib/python3/dist-packages/torch/optim/optimizer.py";
+  EXPECT_TRUE(FindingsOf(ZeroGradProfile("Optimizer.zero_grad", optim, 9),
+                         "zero_grad_fill")
+                  .empty());
+  EXPECT_TRUE(FindingsOf(ZeroGradProfile("zero_grad", "/w/mine.py", 80),
+                         "zero_grad_fill")
+                  .empty());
 }
 
 TEST(Analyzer, RanksByBenefitAndDropsFindingsUnderOnePercent) {
