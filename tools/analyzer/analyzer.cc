@@ -12,6 +12,9 @@ namespace {
 
 void DropSmall(std::vector<Finding>& findings, const Thresholds& thresholds) {
   std::erase_if(findings, [&](const Finding& f) {
+    if (f.benefit.peak_bytes > 0) {
+      return f.benefit.BytesShare() < thresholds.memory_holder_share;
+    }
     return f.benefit.basis_ns > 0 &&
            f.benefit.ShareHigh() < thresholds.min_benefit_share;
   });

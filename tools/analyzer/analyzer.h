@@ -25,8 +25,8 @@ struct Analysis {
 };
 
 // Runs every built-in rule (or only those whose id is in `only`, when not
-// empty), drops findings below thresholds.min_benefit_share and ranks the
-// rest.
+// empty), drops findings below thresholds.min_benefit_share (memory
+// findings: below memory_holder_share of the peak) and ranks the rest.
 Analysis Analyze(const analysis::ProfileTree& tree,
                  const Thresholds& thresholds = {},
                  const std::vector<std::string>& only = {});

@@ -24,13 +24,14 @@ Severity SeverityForShare(double share) {
 }
 
 void RankFindings(std::vector<Finding>& findings) {
-  std::stable_sort(
-      findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-        return std::make_tuple(-a.benefit.high_ns, -a.benefit.low_ns, a.rule_id,
-                               a.context.node) <
-               std::make_tuple(-b.benefit.high_ns, -b.benefit.low_ns, b.rule_id,
-                               b.context.node);
-      });
+  auto key = [](const Finding& f) {
+    return std::make_tuple(-f.benefit.high_ns, -f.benefit.low_ns,
+                           -f.benefit.bytes, f.rule_id, f.context.node);
+  };
+  std::stable_sort(findings.begin(), findings.end(),
+                   [&](const Finding& a, const Finding& b) {
+                     return key(a) < key(b);
+                   });
 }
 
 }  // namespace deepcontext::analyzer

@@ -28,15 +28,20 @@ struct Evidence {
 
 // What fixing the finding could save, as a range of nanoseconds of the
 // profiled time (basis_ns); low == high when the estimate is exact enough.
+// Memory findings save bytes instead: the device memory at the peak that
+// the fix could release (bytes), and the peak it is a share of.
 struct Benefit {
   double low_ns = 0;
   double high_ns = 0;
-  double basis_ns = 0;  // the time the saving is a share of
-  std::string basis;    // "profiled wall time", "GPU busy time"
-  std::string method;   // how the range was computed, one line
+  double basis_ns = 0;    // the time the saving is a share of
+  std::string basis;      // "profiled wall time", "GPU busy time"
+  std::string method;     // how the range was computed, one line
+  double bytes = 0;       // memory findings: bytes at the peak
+  double peak_bytes = 0;  // memory findings: the peak those bytes are in
 
   double ShareLow() const { return basis_ns > 0 ? low_ns / basis_ns : 0; }
   double ShareHigh() const { return basis_ns > 0 ? high_ns / basis_ns : 0; }
+  double BytesShare() const { return peak_bytes > 0 ? bytes / peak_bytes : 0; }
 };
 
 // Where a finding sits, from the user's source line down to the kernel.
@@ -65,8 +70,8 @@ struct Finding {
 // Severity from the benefit's upper share: high from 10 %, medium from 3 %.
 Severity SeverityForShare(double share);
 
-// Orders findings by estimated benefit (upper then lower bound, then rule id
-// and node so the order is deterministic).
+// Orders findings by estimated time benefit (upper then lower bound), then
+// memory benefit, then rule id and node so the order is deterministic.
 void RankFindings(std::vector<Finding>& findings);
 
 }  // namespace deepcontext::analyzer

@@ -39,7 +39,9 @@ Json FindingJson(const Finding& f) {
         {"share_high", f.benefit.ShareHigh()},
         {"basis", f.benefit.basis},
         {"basis_seconds", f.benefit.basis_ns / 1e9},
-        {"method", f.benefit.method}}},
+        {"method", f.benefit.method},
+        {"bytes", f.benefit.bytes},
+        {"peak_bytes", f.benefit.peak_bytes}}},
       {"suggestion", f.suggestion},
       {"example", f.example},
   };
@@ -110,6 +112,8 @@ StatusOr<std::vector<Finding>> FindingsFromJson(const std::string& text,
         f.benefit.basis_ns = b.value("basis_seconds", 0.0) * 1e9;
         f.benefit.basis = b.value("basis", "");
         f.benefit.method = b.value("method", "");
+        f.benefit.bytes = b.value("bytes", 0.0);
+        f.benefit.peak_bytes = b.value("peak_bytes", 0.0);
       }
       if (f.benefit.basis_ns <= 0) {
         f.benefit.basis_ns = basis_ns;

@@ -36,7 +36,16 @@ std::string ContextLine(const FindingContext& context) {
   return line;
 }
 
+bool IsMemoryBenefit(const Benefit& benefit) {
+  return benefit.peak_bytes > 0 && benefit.high_ns <= 0;
+}
+
 std::string BenefitText(const Benefit& benefit) {
+  if (IsMemoryBenefit(benefit)) {
+    return "up to " + FormatBytes(benefit.bytes) + " of the " +
+           FormatBytes(benefit.peak_bytes) + " device memory peak (" +
+           FormatPercent(benefit.BytesShare()) + ")";
+  }
   std::string text;
   if (benefit.high_ns - benefit.low_ns <= 0.05 * benefit.high_ns) {
     text = FormatDuration(benefit.high_ns);
@@ -61,6 +70,15 @@ std::string EvidenceText(const Evidence& evidence) {
             FormatValue(evidence.threshold, evidence.unit) + ")";
   }
   return text;
+}
+
+std::string SummaryBenefit(const Benefit& benefit) {
+  if (IsMemoryBenefit(benefit)) {
+    return "holds " + FormatBytes(benefit.bytes) + " (" +
+           FormatPercent(benefit.BytesShare()) + " of the memory peak)";
+  }
+  return "saves up to " + FormatDuration(benefit.high_ns) + " (" +
+         FormatPercent(benefit.ShareHigh()) + ")";
 }
 
 }  // namespace
@@ -110,9 +128,8 @@ std::string RenderFindingsSummary(const Analysis& analysis, size_t top) {
   for (size_t i = 0; i < shown; ++i) {
     const Finding& f = analysis.findings[i];
     out += "  " + std::to_string(i + 1) + ". [" + SeverityName(f.severity) +
-           "] " + f.rule_id + " at " + ContextLine(f.context) +
-           ": saves up to " + FormatDuration(f.benefit.high_ns) + " (" +
-           FormatPercent(f.benefit.ShareHigh()) + ")\n";
+           "] " + f.rule_id + " at " + ContextLine(f.context) + ": " +
+           SummaryBenefit(f.benefit) + "\n";
   }
   if (shown < analysis.findings.size()) {
     out +=

@@ -48,6 +48,8 @@ const std::vector<Rule>& BuiltinRules() {
        CheckTensorCoresUnused},
       {"low_occupancy", "hot kernels with low occupancy or tiny grids",
        CheckLowOccupancy},
+      {"memory_peak", "source lines holding the device memory peak",
+       CheckMemoryPeak},
   };
   return kRules;
 }

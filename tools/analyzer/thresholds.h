@@ -77,11 +77,12 @@ struct Thresholds {
   // low_occupancy: the kernel must hold at least this share of GPU time.
   double occupancy_min_kernel_share = 0.01;
 
-  // memory_peak: contexts holding at least this share of the peak are named.
+  // memory_peak: source lines whose allocations hold at least this share of
+  // the device memory peak are named (the anchor's 10 % holders).
   double memory_holder_share = 0.10;
-  // memory_peak: the peak must reach this share of device memory before the
-  // analyzer calls it a problem (TensorBoard plugin: > 90 %).
-  double memory_peak_device_share = 0.9;
+  // memory_peak: one line holding at least this share of the peak is high
+  // severity (it alone decides whether the next batch size fits).
+  double memory_holder_high_share = 0.3;
 };
 
 }  // namespace deepcontext::analyzer

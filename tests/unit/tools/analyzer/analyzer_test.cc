@@ -359,6 +359,56 @@ TEST(ZeroGradFill, SilentOnSmallFillsAndOnUserFunctionsOfThatName) {
                   .empty());
 }
 
+// Device memory live at the peak (10 GB): 6 GB of activations saved in the
+// forward pass of line 90, 2.5 GB of optimizer state from line 91, 0.5 GB
+// from line 92, 1 GB outside any Python line.
+format::Profile MemoryProfile() {
+  ProfileBuilder b;
+  b.Metric("gpu_peak_live_bytes", "bytes");
+  b.Metric("wall_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  const std::string file = "/w/train.py";
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto forward_line = b.Add(thread, FrameKind::kPythonFrame, "main", file, 90);
+  auto phase = b.Add(forward_line, FrameKind::kPhase, "[forward]");
+  auto linear = b.Add(phase, FrameKind::kOperator, "aten::linear");
+  b.Value(linear, "gpu_peak_live_bytes", 6e9);
+  auto step_line = b.Add(thread, FrameKind::kPythonFrame, "main", file, 91);
+  auto adam = b.Add(step_line, FrameKind::kPythonFrame, "_init_group",
+                    "/usr/lib/python3/dist-packages/torch/optim/adam.py", 90);
+  auto zeros = b.Add(adam, FrameKind::kOperator, "aten::zeros_like");
+  b.Value(zeros, "gpu_peak_live_bytes", 2.5e9);
+  auto small_line = b.Add(thread, FrameKind::kPythonFrame, "main", file, 92);
+  auto small = b.Add(small_line, FrameKind::kOperator, "aten::empty");
+  b.Value(small, "gpu_peak_live_bytes", 0.5e9);
+  auto other = b.Add(thread, FrameKind::kOperator, "aten::empty");
+  b.Value(other, "gpu_peak_live_bytes", 1e9);
+  return b.profile();
+}
+
+TEST(MemoryPeak, NamesTheLinesHoldingThePeakWithAdviceByKind) {
+  auto findings = FindingsOf(MemoryProfile(), "memory_peak");
+  ASSERT_EQ(findings.size(), 3u);  // 90, 91 and the 1 GB without a line
+  EXPECT_EQ(findings[0].context.line, 90u);
+  EXPECT_EQ(findings[0].severity, Severity::kHigh);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.bytes, 6e9);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.peak_bytes, 10e9);
+  EXPECT_NE(findings[0].suggestion.find("checkpointing"), std::string::npos);
+  EXPECT_EQ(findings[1].context.line, 91u);
+  EXPECT_EQ(findings[1].severity, Severity::kMedium);
+  EXPECT_NE(findings[1].suggestion.find("Optimizer state"), std::string::npos);
+  EXPECT_EQ(findings[2].context.op, "aten::empty");
+}
+
+TEST(MemoryPeak, SkippedWithoutMemoryTracking) {
+  ProfileTree tree = ProfileTree::FromProfile(MakeGpuProfile({}));
+  Analysis analysis = Analyze(tree, {}, {"memory_peak"});
+  ASSERT_EQ(analysis.skipped.size(), 1u);
+  EXPECT_EQ(analysis.skipped[0].reason,
+            "no device memory tracked (gpu_peak_live_bytes)");
+}
+
 TEST(Analyzer, RanksByBenefitAndDropsFindingsUnderOnePercent) {
   GpuProfileSpec spec;
   spec.sync_ns = 50 * kMs;

@@ -41,6 +41,24 @@ TEST(FindingsJson, HasTheDocumentedShapeAndRoundTrips) {
   EXPECT_EQ(parsed.value()[0].severity, analysis.findings[0].severity);
 }
 
+TEST(FindingsJson, MemoryBenefitRoundTripsAndReadsAsBytes) {
+  Finding f;
+  f.rule_id = "memory_peak";
+  f.benefit.bytes = 3 * 1024.0 * 1024 * 1024;
+  f.benefit.peak_bytes = 12 * 1024.0 * 1024 * 1024;
+  Analysis analysis;
+  analysis.findings.push_back(f);
+  nlohmann::json document = nlohmann::json::parse(AnalysisToJson(analysis));
+  auto parsed = FindingsFromJson(document["findings"].dump());
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_DOUBLE_EQ(parsed.value()[0].benefit.peak_bytes, f.benefit.peak_bytes);
+  EXPECT_NE(
+      RenderFindingsText(analysis).find("benefit:    up to 3.00 GiB of the "
+                                        "12.0 GiB device memory peak (25.0%)"),
+      std::string::npos)
+      << RenderFindingsText(analysis);
+}
+
 TEST(FindingsJson, RejectsMalformedInputWithAMessage) {
   EXPECT_FALSE(FindingsFromJson("{").ok());
   EXPECT_FALSE(FindingsFromJson("{}").ok());
