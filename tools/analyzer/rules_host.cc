@@ -53,6 +53,58 @@ std::map<analysis::FrameId, LineTotal> TotalsByLine(
   return totals;
 }
 
+// Host waits for the GPU per user line: explicit synchronizations
+// (sync_time of sync nodes) and blocking device-to-host copies (.item(),
+// .cpu(), nonzero), whose wait is the host time of the operator that made
+// them. An operator holding both counts the larger, never the sum.
+std::map<analysis::FrameId, LineTotal> WaitsByLine(const ProfileView& view) {
+  const analysis::ProfileTree& tree = view.tree();
+  struct OpWait {
+    double sync_ns = 0, syncs = 0;
+    NodeIndex activity = kNoNode;  // the sync or copy node, for the context
+  };
+  std::map<NodeIndex, OpWait> ops;
+  std::map<analysis::FrameId, LineTotal> totals;
+  auto add = [&](NodeIndex blamed, NodeIndex anchor, double wait,
+                 double count) {
+    NodeIndex line = view.UserFrame(anchor);
+    LineTotal& total = totals[tree.node(line == kNoNode ? anchor : line).frame];
+    if (line != kNoNode) total.lines.insert(line);
+    total.sum += wait;
+    total.count += count;
+    if (wait > total.heaviest_sum) {
+      total.heaviest_sum = wait;
+      total.heaviest = blamed;
+    }
+  };
+  for (NodeIndex n = 1; n < tree.size(); ++n) {
+    const analysis::Frame& frame = tree.frame_of(n);
+    bool sync = frame.kind == FrameKind::kGpuSync;
+    bool device_to_host = frame.kind == FrameKind::kGpuMemcpy &&
+                          frame.name.starts_with("memcpy DtoH");
+    if (!sync && !device_to_host) continue;
+    double sync_ns = sync ? view.Exclusive(n, view.metrics().sync_time) : 0;
+    double syncs = sync ? view.Count(n, view.metrics().sync_time) : 0;
+    NodeIndex op = view.OuterOperator(n);
+    if (op == kNoNode) {
+      // torch.cuda.synchronize() and friends: no operator around the wait.
+      if (sync_ns > 0) add(n, n, sync_ns, syncs);
+      continue;
+    }
+    OpWait& wait = ops[op];
+    wait.sync_ns += sync_ns;
+    wait.syncs += syncs;
+    if (wait.activity == kNoNode || sync) wait.activity = n;
+  }
+  for (const auto& [op, wait] : ops) {
+    double host = view.Inclusive(op, view.metrics().wall_time);
+    double calls = view.Exclusive(op, view.metrics().calls);
+    add(wait.activity, op, std::max(host, wait.sync_ns),
+        std::max(calls, wait.syncs));
+  }
+  return totals;
+}
+
 bool IsPageableCopy(const std::string& name) {
   return name.starts_with("memcpy ") &&
          name.find("(pageable)") != std::string::npos;
@@ -146,12 +198,11 @@ RuleOutcome CheckGpuIdle(const ProfileView& view, const Thresholds& t) {
 
 RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t) {
   RuleOutcome outcome;
-  if (!view.metrics().sync_time) {
-    outcome.skipped = "no 'sync_time' metric (no GPU synchronization traced)";
+  if (!view.metrics().sync_time && !view.HasGpu()) {
+    outcome.skipped = kNoGpu;
     return outcome;
   }
-  auto totals = TotalsByLine(view, FrameKind::kGpuSync,
-                             view.metrics().sync_time, nullptr);
+  auto totals = WaitsByLine(view);
   for (const auto& [frame, total] : totals) {
     if (total.sum < t.sync_min_share * view.BasisNs()) continue;
     if (total.count < t.sync_min_count) continue;
@@ -165,7 +216,7 @@ RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t) {
         low, total.sum,
         "upper: time waited; lower: one GPU refill bubble (2 launch "
         "latencies) per synchronization");
-    f.evidence.push_back({"sync_time", total.sum, "ns",
+    f.evidence.push_back({"wait_time", total.sum, "ns",
                           ">=", t.sync_min_share * view.BasisNs()});
     f.evidence.push_back(
         {"synchronizations", total.count, "count", ">=", t.sync_min_count});

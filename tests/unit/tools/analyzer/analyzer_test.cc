@@ -94,6 +94,33 @@ TEST(HostDeviceSync, FiresAtTheItemLine) {
   EXPECT_NE(findings[0].suggestion.find(".item()"), std::string::npos);
 }
 
+TEST(HostDeviceSync, FiresOnBlockingCopiesWithoutASyncNode) {
+  // .item() as a synchronous device-to-host copy: the wait is the op's
+  // wall time; the copy itself takes microseconds on the GPU.
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("wall_time", "ns");
+  b.Metric("gpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "step", "/w/train.py", 17);
+  auto item = b.Add(line, FrameKind::kOperator, "aten::item");
+  auto dense = b.Add(item, FrameKind::kOperator, "aten::_local_scalar_dense");
+  auto api = b.Add(dense, FrameKind::kGpuApi, "cuMemcpyDtoHAsync_v2");
+  auto copy = b.Add(api, FrameKind::kGpuMemcpy, "memcpy DtoH (pageable)");
+  b.Value(item, "calls", 300, 300);
+  b.Value(item, "wall_time", 1 * kMs, 300);
+  b.Value(dense, "wall_time", 80 * kMs, 300);
+  b.Value(copy, "gpu_time", 0.6 * kMs, 300);
+  auto findings = FindingsOf(b.profile(), "host_device_sync");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 17u);
+  EXPECT_EQ(findings[0].context.kernel, "memcpy DtoH (pageable)");
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 81 * kMs);
+  EXPECT_DOUBLE_EQ(findings[0].evidence[1].value, 300);
+}
+
 TEST(HostDeviceSync, SilentBelowOnePercentOfTheRun) {
   GpuProfileSpec spec;
   spec.sync_ns = 9 * kMs;

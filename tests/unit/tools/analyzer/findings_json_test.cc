@@ -86,7 +86,7 @@ TEST(FindingsText, ShowsContextEvidenceBenefitAndSuggestion) {
           "at:         train.py:50 (train) -> aten::item -> sync: stream"),
       std::string::npos)
       << text;
-  EXPECT_NE(text.find("evidence:   sync_time = 50.0 ms (threshold >= 10.0 ms)"),
+  EXPECT_NE(text.find("evidence:   wait_time = 50.0 ms (threshold >= 10.0 ms)"),
             std::string::npos)
       << text;
   EXPECT_NE(
