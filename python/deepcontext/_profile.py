@@ -249,23 +249,33 @@ class Profile:
         return result
 
     def to_dataframe(self):
-        """One row per node: id, parent, kind, name, file, line and, per
-        metric, exclusive and inclusive columns. Needs pandas."""
+        """One row per node, indexed by id: parent, kind, name, file, line
+        and, per metric, the exclusive value (column named after the
+        metric) and the inclusive one (`<metric>_inclusive`). Needs pandas."""
         try:
             import pandas
         except ImportError as error:
             raise ImportError("to_dataframe() needs pandas (Debian: python3-pandas)") from error
+        import numpy  # pandas requires it
+
+        def array(column, dtype):  # a copy: the frame outlives nothing here
+            return numpy.frombuffer(column, dtype=dtype).copy()
+
+        names = [self._string(s) for s in range(len(self._offsets) - 1)]
+        strings = numpy.array(names, dtype=object)
+        kinds = numpy.array(list(KINDS) + ["unknown"] * (256 - len(KINDS)), dtype=object)
         data = {
-            "id": range(self._size),
-            "parent": self._parents.tolist(),
-            "kind": [KINDS[k] if k < len(KINDS) else "unknown" for k in self._kinds.tolist()],
-            "name": [self._string(s) for s in self._names.tolist()],
-            "file": [self._string(s) for s in self._files.tolist()],
-            "line": self._lines.tolist(),
+            "id": numpy.arange(self._size),
+            "parent": array(self._parents, numpy.uint32),
+            "kind": kinds[array(self._kinds, numpy.uint8)],
+            "name": strings[array(self._names, numpy.uint32)],
+            "file": strings[array(self._files, numpy.uint32)],
+            "line": array(self._lines, numpy.uint32),
         }
         for metric in self.metrics:
-            data[metric] = self._metric_column("exclusive", metric).tolist()
-            data[metric + "_inclusive"] = self._metric_column("inclusive", metric).tolist()
+            data[metric] = array(self._metric_column("exclusive", metric), numpy.float64)
+            data[metric + "_inclusive"] = array(self._metric_column("inclusive", metric),
+                                                numpy.float64)
         return pandas.DataFrame(data).set_index("id")
 
     def findings(self, rules=None, only=None):
