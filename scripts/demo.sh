@@ -11,3 +11,4 @@ if "$PYTHON" -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 
 fi
 "$BUILD/bin/deepcontext" run -o "$OUT" -- "$PYTHON" examples/train_cnn.py --steps 20 --device "$DEVICE"
 "$BUILD/bin/deepcontext" report "$OUT" --depth 14 --min-percent 2
+"$BUILD/bin/deepcontext" analyze "$OUT" --top 5

@@ -8,7 +8,7 @@ PACKAGES="
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
   libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler
   clang libclang-rt-14-dev
-  python3 python3-dev python3-pytest python3-torch python3-torchvision
+  python3 python3-dev python3-pytest python3-torch python3-torchvision python3-pandas
   libcpp-httplib-dev nodejs chromium
   python3-pip python3-setuptools python3-wheel python3-venv
 "

@@ -8,7 +8,7 @@ Profile a region of a program::
 
 or a whole program from the shell: ``deepcontext run -o out.dctx -- python3 train.py``
 (``python3 -m deepcontext run ...`` does the same). Read a profile with
-``deepcontext report out.dctx``.
+``deepcontext report out.dctx``, or from Python with ``deepcontext.load``.
 """
 
 import contextlib
@@ -16,8 +16,10 @@ import ctypes
 import os
 import sys
 
-__all__ = ["profile", "is_tracing", "__version__"]
+__all__ = ["profile", "is_tracing", "load", "rule", "Finding", "__version__"]
 __version__ = "0.1.0"
+
+from ._profile import Finding, load, rule  # noqa: E402  (reading profiles)
 
 
 @contextlib.contextmanager

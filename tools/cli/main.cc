@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/cli/diff_command.h"
+#include "tools/cli/analyze_command.h"
 #include "tools/cli/export_command.h"
 #include "tools/cli/merge_command.h"
 #include "tools/cli/report_command.h"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   deepcontext::cli::AddViewCommand(app, action);
   deepcontext::cli::AddMergeCommand(app, action);
   deepcontext::cli::AddDiffCommand(app, action);
+  deepcontext::cli::AddAnalyzeCommand(app, action);
   CLI11_PARSE(app, argc, argv);
   return action();
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tools/analysis/metric_selection.h"
+#include "tools/analyzer/findings_text.h"
 #include "tools/report/flat_section.h"
 #include "tools/report/hotspot_section.h"
 #include "tools/report/imbalance_section.h"
@@ -76,7 +77,8 @@ std::string RenderReport(const analysis::ProfileTree& tree,
                          const ReportOptions& options) {
   std::string out = (options.color ? "\x1b[1mDeepContext report\x1b[0m\n"
                                    : "DeepContext report\n") +
-                    RenderSourceHeader(tree);
+                    RenderSourceHeader(tree) +
+                    analyzer::SummarizeFindings(tree, /*top=*/3);
   analysis::MetricLookup lookup = analysis::ResolveMetric(tree, options.metric);
   if (!lookup.ok) {
     std::string error = lookup.error;

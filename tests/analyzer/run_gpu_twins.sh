@@ -1,0 +1,36 @@
+#!/bin/bash
+# On the GPU machine (no network): builds what the analyzer's GPU twins need
+# with the build dependencies from .deps/ (see README "GPU machine"), runs
+# the twins, then profiles and analyzes the benchmark models (ResNet-50,
+# GPT-2) as the no-false-alarm check. Results go to $OUT (default
+# ./gpu-twins-out): twins.txt, gpu_twins.json, models.txt, build.txt.
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-twins-out}
+mkdir -p "$OUT"
+PREFIX=/tmp/deepcontext-deps
+BUILD=${BUILD:-$PWD/build-gpu}
+mkdir -p "$PREFIX"
+for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
+extra=()
+if [ ! -f /usr/include/zlib.h ]; then
+  libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
+  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include" "-DZLIB_LIBRARY=$libz")
+fi
+{
+  nvidia-smi -L
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
+        -DDEEPCONTEXT_PYTHON="$(command -v python3)" "${extra[@]}" | tail -3
+  cmake --build "$BUILD" --target deepcontext deepcontext_cli deepcontext_python \
+        deepcontext_reader deepcontext_torch_adapter_source | tail -3
+} > "$OUT/build.txt" 2>&1
+export DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3 \
+       DEEPCONTEXT_CACHE_DIR=$BUILD/cache DEEPCONTEXT_ANALYZER_RESULTS=$OUT/gpu_twins.json \
+       DEEPCONTEXT_TWIN_REPEATS=${DEEPCONTEXT_TWIN_REPEATS:-1}
+(cd tests/analyzer && timeout "${TWINS_TIMEOUT:-360}" python3 -m pytest -q -rs \
+   -p no:cacheprovider test_gpu_twins.py) > "$OUT/twins.txt" 2>&1
+for model in ${MODELS:-resnet50 gpt2}; do
+  echo "== $model"
+  timeout 120 "$BUILD/bin/deepcontext" run -o "/tmp/$model.dctx" -- \
+    python3 bench/workloads/gpu_models.py --model "$model" --steps 30 2>&1 | tail -2
+  "$BUILD/bin/deepcontext" analyze "/tmp/$model.dctx"
+done > "$OUT/models.txt" 2>&1

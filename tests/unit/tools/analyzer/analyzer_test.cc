@@ -1,0 +1,453 @@
+// Each rule on both sides of its threshold, on hand-built profiles.
+#include "tools/analyzer/analyzer.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/tools/analysis/test_profiles.h"
+#include "tests/unit/tools/analyzer/gpu_profiles.h"
+
+namespace deepcontext::analyzer {
+namespace {
+
+using analysis::ProfileTree;
+using analysis::testing::kMs;
+using analysis::testing::ProfileBuilder;
+using format::FrameKind;
+using testing::GpuProfileSpec;
+using testing::MakeGpuProfile;
+
+std::vector<Finding> FindingsOf(const format::Profile& profile,
+                                const std::string& rule) {
+  ProfileTree tree = ProfileTree::FromProfile(profile);
+  Analysis analysis = Analyze(tree, {}, {rule});
+  return analysis.findings;
+}
+
+std::vector<Finding> FindingsOf(const GpuProfileSpec& spec,
+                                const std::string& rule) {
+  return FindingsOf(MakeGpuProfile(spec), rule);
+}
+
+TEST(Analyzer, HealthyGpuProfileHasNoFindings) {
+  ProfileTree tree = ProfileTree::FromProfile(MakeGpuProfile({}));
+  Analysis analysis = Analyze(tree);
+  EXPECT_TRUE(analysis.findings.empty()) << analysis.findings[0].rule_id;
+  EXPECT_EQ(analysis.rules_run.size(), 10u);
+}
+
+TEST(Analyzer, CpuProfileSkipsGpuRulesAndSaysWhy) {
+  ProfileTree tree =
+      ProfileTree::FromProfile(analysis::testing::MakeTrainingProfile());
+  Analysis analysis = Analyze(tree);
+  EXPECT_TRUE(analysis.findings.empty());
+  bool gpu_idle_skipped = false;
+  for (const SkippedRule& skipped : analysis.skipped) {
+    if (skipped.rule_id == "gpu_idle") {
+      gpu_idle_skipped = true;
+      EXPECT_EQ(skipped.reason, "no GPU activity in the profile");
+    }
+  }
+  EXPECT_TRUE(gpu_idle_skipped);
+}
+
+TEST(GpuIdle, FiresBelowHalfBusyAtTheLineHoldingTheCpu) {
+  GpuProfileSpec spec;
+  spec.gpu_busy_ns = 0.3e9;
+  spec.loader_host_ns = 0.6e9;
+  auto findings = FindingsOf(spec, "gpu_idle");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 42u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 0.7e9);
+  EXPECT_EQ(findings[0].severity, Severity::kHigh);
+  EXPECT_EQ(findings[0].evidence[0].metric, "gpu_busy_share");
+  EXPECT_DOUBLE_EQ(findings[0].evidence[0].threshold, 0.5);
+}
+
+TEST(GpuIdle, SilentAtHalfBusy) {
+  GpuProfileSpec spec;
+  spec.gpu_busy_ns = 0.5e9;
+  EXPECT_TRUE(FindingsOf(spec, "gpu_idle").empty());
+}
+
+TEST(GpuIdle, MeasuresIdleBetweenTheFirstAndLastGpuActivity) {
+  GpuProfileSpec spec;  // 30 % of the run, but 75 % of the GPU's active span
+  spec.gpu_busy_ns = 0.3e9;
+  spec.gpu_span_ns = 0.4e9;
+  EXPECT_TRUE(FindingsOf(spec, "gpu_idle").empty());
+  spec.gpu_span_ns = 0.8e9;
+  auto findings = FindingsOf(spec, "gpu_idle");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 0.5e9);
+}
+
+TEST(HostDeviceSync, FiresAtTheItemLine) {
+  GpuProfileSpec spec;
+  spec.sync_ns = 50 * kMs;
+  auto findings = FindingsOf(spec, "host_device_sync");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 50u);
+  EXPECT_EQ(findings[0].context.op, "aten::item");
+  EXPECT_EQ(findings[0].context.kernel, "sync: stream");
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 50 * kMs);
+  // 100 syncs x 2 launch latencies of 5 us.
+  EXPECT_DOUBLE_EQ(findings[0].benefit.low_ns, 1 * kMs);
+  EXPECT_NE(findings[0].suggestion.find(".item()"), std::string::npos);
+}
+
+TEST(HostDeviceSync, FiresOnBlockingCopiesWithoutASyncNode) {
+  // .item() as a synchronous device-to-host copy: the wait is the op's
+  // wall time; the copy itself takes microseconds on the GPU.
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("wall_time", "ns");
+  b.Metric("gpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "step", "/w/train.py", 17);
+  auto item = b.Add(line, FrameKind::kOperator, "aten::item");
+  auto dense = b.Add(item, FrameKind::kOperator, "aten::_local_scalar_dense");
+  auto api = b.Add(dense, FrameKind::kGpuApi, "cuMemcpyDtoHAsync_v2");
+  auto copy = b.Add(api, FrameKind::kGpuMemcpy, "memcpy DtoH (pageable)");
+  b.Value(item, "calls", 300, 300);
+  b.Value(item, "wall_time", 1 * kMs, 300);
+  b.Value(dense, "wall_time", 80 * kMs, 300);
+  b.Value(copy, "gpu_time", 0.6 * kMs, 300);
+  auto findings = FindingsOf(b.profile(), "host_device_sync");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 17u);
+  EXPECT_EQ(findings[0].context.kernel, "memcpy DtoH (pageable)");
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 81 * kMs);
+  EXPECT_DOUBLE_EQ(findings[0].evidence[1].value, 300);
+}
+
+TEST(HostDeviceSync, SilentBelowOnePercentOfTheRun) {
+  GpuProfileSpec spec;
+  spec.sync_ns = 9 * kMs;
+  EXPECT_TRUE(FindingsOf(spec, "host_device_sync").empty());
+}
+
+TEST(HostDeviceSync, SilentOnAFewNecessaryWaits) {
+  GpuProfileSpec spec;  // one long wait at the end of the loop
+  spec.sync_ns = 200 * kMs;
+  spec.sync_count = 9;
+  EXPECT_TRUE(FindingsOf(spec, "host_device_sync").empty());
+}
+
+TEST(PageableCopy, FiresOnLargeSlowCopies) {
+  GpuProfileSpec spec;
+  spec.pageable_bytes = 100 * 4.0 * 1024 * 1024;  // 100 x 4 MiB
+  spec.pageable_ns = 100 * kMs;                   // ~4 GB/s
+  auto findings = FindingsOf(spec, "pageable_copy");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 30u);
+  EXPECT_EQ(findings[0].context.kernel, "memcpy HtoD (pageable)");
+  double pinned = spec.pageable_bytes / 50.0;
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, spec.pageable_ns - pinned);
+}
+
+TEST(PageableCopy, SilentOnSmallCopiesAndOnCopiesAtPinnedSpeed) {
+  GpuProfileSpec small;
+  small.pageable_bytes = 100 * 32.0 * 1024;
+  small.pageable_ns = 100 * kMs;
+  EXPECT_TRUE(FindingsOf(small, "pageable_copy").empty());
+  GpuProfileSpec fast;
+  fast.pageable_bytes = 100 * 4.0 * 1024 * 1024;
+  fast.pageable_ns = fast.pageable_bytes / 60.0;
+  EXPECT_TRUE(FindingsOf(fast, "pageable_copy").empty());
+}
+
+TEST(TensorCoresUnused, FiresOnSimtSgemmKernels) {
+  for (const char* name :
+       {"ampere_sgemm_128x64_tn",
+        "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8"}) {
+    GpuProfileSpec spec;
+    spec.gemm_kernel = name;
+    auto findings = FindingsOf(spec, "tensor_cores_unused");
+    ASSERT_EQ(findings.size(), 1u) << name;
+    EXPECT_EQ(findings[0].context.line, 60u);
+    EXPECT_EQ(findings[0].context.kernel, name);
+    EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 0.3e9 * 0.85);
+  }
+}
+
+TEST(TensorCoresUnused, SilentOnTensorCoreKernels) {
+  for (const char* name : {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+                           "cutlass_80_tensorop_s1688gemm_128x128_32x3_nn",
+                           "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_gmma"}) {
+    GpuProfileSpec spec;
+    spec.gemm_kernel = name;
+    EXPECT_TRUE(FindingsOf(spec, "tensor_cores_unused").empty()) << name;
+  }
+}
+
+TEST(LaunchBound, FiresWhenHostTimeExceedsManyShortKernels) {
+  GpuProfileSpec spec;
+  spec.tiny_kernels = 2000;  // 3 us each: 6 ms of GPU time
+  spec.tiny_host_ns = 40 * kMs;
+  auto findings = FindingsOf(spec, "launch_bound");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 70u);
+  // min(2000 launches x 5 us, 40 ms - 6 ms).
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 10 * kMs);
+}
+
+TEST(LaunchBound, SilentWhenTheGpuIsTheBottleneckOrKernelsAreFew) {
+  GpuProfileSpec gpu_bound;
+  gpu_bound.tiny_kernels = 2000;
+  gpu_bound.tiny_host_ns = 5 * kMs;
+  EXPECT_TRUE(FindingsOf(gpu_bound, "launch_bound").empty());
+  GpuProfileSpec few;
+  few.tiny_kernels = 150;
+  few.tiny_host_ns = 40 * kMs;
+  EXPECT_TRUE(FindingsOf(few, "launch_bound").empty());
+}
+
+TEST(LowOccupancy, FiresOnSmallGridOfOwnKernel) {
+  GpuProfileSpec spec;
+  spec.custom_kernel_ns = 100 * kMs;
+  spec.custom_blocks = 33;
+  auto findings = FindingsOf(spec, "low_occupancy");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.kernel, "my_kernel");
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 100 * kMs * 0.75);
+}
+
+TEST(LowOccupancy, SilentOnFullGridsAndOnLibraryGemms) {
+  GpuProfileSpec spec;  // the GEMM has occupancy 0.125 but is library-tuned
+  spec.custom_kernel_ns = 100 * kMs;
+  spec.custom_blocks = 1024;
+  spec.custom_occupancy = 0.5;
+  EXPECT_TRUE(FindingsOf(spec, "low_occupancy").empty());
+}
+
+// A line calling ops with a [forward] and a [backward] phase below it.
+format::Profile ForwardBackwardProfile(double forward_ms, double backward_ms) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("cpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "main", "/w/train.py", 12);
+  auto fwd = b.Add(line, FrameKind::kPhase, "[forward]");
+  auto bwd = b.Add(line, FrameKind::kPhase, "[backward]");
+  auto emb = b.Add(fwd, FrameKind::kOperator, "aten::embedding");
+  auto emb_bwd = b.Add(bwd, FrameKind::kOperator, "EmbeddingBackward0");
+  auto small = b.Add(bwd, FrameKind::kOperator, "SumBackward0");
+  b.Value(emb, "cpu_time", forward_ms * kMs, 10);
+  b.Value(emb_bwd, "cpu_time", (backward_ms - 1) * kMs, 10);
+  b.Value(small, "cpu_time", 1 * kMs, 10);
+  return b.profile();
+}
+
+TEST(ForwardBackwardImbalance, FiresAboveThreeToOneOnTheCostliestBackwardOp) {
+  auto findings =
+      FindingsOf(ForwardBackwardProfile(10, 40), "fwd_bwd_imbalance");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 12u);
+  EXPECT_EQ(findings[0].context.op, "EmbeddingBackward0");
+  EXPECT_EQ(findings[0].context.phase, "backward");
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 40 * kMs * (4.0 - 2.0) / 4.0);
+  EXPECT_NE(findings[0].suggestion.find("sparse"), std::string::npos);
+}
+
+TEST(ForwardBackwardImbalance, SilentAtThreeToOne) {
+  EXPECT_TRUE(
+      FindingsOf(ForwardBackwardProfile(10, 30), "fwd_bwd_imbalance").empty());
+}
+
+// Elementwise ops called from one line, `per_execution` of them each time.
+format::Profile ElementwiseProfile(const std::string& file, int per_execution) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("cpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "gelu", file, 7);
+  auto tanh = b.Add(line, FrameKind::kOperator, "aten::tanh");
+  b.Value(tanh, "cpu_time", 50 * kMs, 100);
+  b.Value(tanh, "calls", 100, 100);
+  if (per_execution > 1) {
+    auto mul = b.Add(line, FrameKind::kOperator, "aten::mul");
+    b.Value(mul, "cpu_time", 50 * kMs, (per_execution - 1) * 100);
+    b.Value(mul, "calls", (per_execution - 1) * 100, (per_execution - 1) * 100);
+  }
+  return b.profile();
+}
+
+TEST(UnfusedElementwise, FiresAtThreeOpsPerExecutionOfAUserLine) {
+  auto findings =
+      FindingsOf(ElementwiseProfile("/w/model.py", 3), "unfused_elementwise");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 7u);
+  // 100 ms of chain; the fused op costs at least tanh's 50 ms.
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 50 * kMs);
+}
+
+TEST(UnfusedElementwise, SilentOnShortChainsAndLibraryLines) {
+  EXPECT_TRUE(
+      FindingsOf(ElementwiseProfile("/w/model.py", 2), "unfused_elementwise")
+          .empty());
+  EXPECT_TRUE(
+      FindingsOf(ElementwiseProfile("/usr/lib/python3/dist-packages/x/y.py", 6),
+                 "unfused_elementwise")
+          .empty());
+}
+
+// The step line is reached along `paths` call paths (warm-up and timed
+// loops calling the same helper).
+format::Profile OptimizerProfile(const std::string& function, int paths = 1) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("cpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  const std::string adam = "/usr/lib/python3/dist-packages/torch/optim/adam.py";
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  for (int path = 0; path < paths; ++path) {
+    auto caller = b.Add(thread, FrameKind::kPythonFrame, "timed", "/w/train.py",
+                        static_cast<uint32_t>(20 + path));
+    auto line =
+        b.Add(caller, FrameKind::kPythonFrame, "main", "/w/train.py", 13);
+    auto step = b.Add(line, FrameKind::kPythonFrame, "step", adam, 150);
+    for (uint32_t at : {300u, 310u}) {
+      auto loop = b.Add(step, FrameKind::kPythonFrame, function, adam, at);
+      auto op = b.Add(loop, FrameKind::kOperator, "aten::mul_");
+      b.Value(op, "cpu_time", 100 * kMs, 1000);
+      b.Value(op, "calls", 1000, 1000);
+    }
+  }
+  return b.profile();
+}
+
+TEST(SlowOptimizer, FiresOnceAtTheStepLineForTheForLoop) {
+  auto findings =
+      FindingsOf(OptimizerProfile("_single_tensor_adam"), "slow_optimizer");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 13u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 200 * kMs * 0.5);  // CPU
+  EXPECT_NE(findings[0].example.find("Adam("), std::string::npos);
+}
+
+TEST(SlowOptimizer, OneFindingForALineReachedAlongTwoPaths) {
+  auto findings =
+      FindingsOf(OptimizerProfile("_single_tensor_adam", 2), "slow_optimizer");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 400 * kMs * 0.5);
+}
+
+TEST(SlowOptimizer, SilentOnForeach) {
+  EXPECT_TRUE(
+      FindingsOf(OptimizerProfile("_multi_tensor_adam"), "slow_optimizer")
+          .empty());
+}
+
+// A training line calling optimizer.zero_grad(), whose zero_ ops fill
+// every gradient (set_to_none=False), or module.zero_grad from `file`.
+format::Profile ZeroGradProfile(const std::string& function,
+                                const std::string& file, double fill_ms) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("wall_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "main", "/w/train.py", 12);
+  auto zero_grad = b.Add(line, FrameKind::kPythonFrame, function, file, 279);
+  auto zero = b.Add(zero_grad, FrameKind::kOperator, "aten::zero_");
+  auto fill = b.Add(zero, FrameKind::kOperator, "aten::fill_");
+  b.Value(zero, "wall_time", 1 * kMs, 1000);
+  b.Value(zero, "calls", 1000, 1000);
+  b.Value(fill, "wall_time", (fill_ms - 1) * kMs, 1000);
+  return b.profile();
+}
+
+TEST(ZeroGradFill, FiresOnFillsUnderTorchZeroGrad) {
+  const std::string optim =
+      "/usr/lib/python3/dist-packages/torch/optim/optimizer.py";
+  auto findings = FindingsOf(ZeroGradProfile("Optimizer.zero_grad", optim, 80),
+                             "zero_grad_fill");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 12u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 80 * kMs);
+  EXPECT_NE(findings[0].example.find("set_to_none=True"), std::string::npos);
+}
+
+TEST(ZeroGradFill, SilentOnSmallFillsAndOnUserFunctionsOfThatName) {
+  const std::string optim =
+      "/usr/lib/python3/dist-packages/torch/optim/optimizer.py";
+  EXPECT_TRUE(FindingsOf(ZeroGradProfile("Optimizer.zero_grad", optim, 9),
+                         "zero_grad_fill")
+                  .empty());
+  EXPECT_TRUE(FindingsOf(ZeroGradProfile("zero_grad", "/w/mine.py", 80),
+                         "zero_grad_fill")
+                  .empty());
+}
+
+// Device memory live at the peak (10 GB): 6 GB of activations saved in the
+// forward pass of line 90, 2.5 GB of optimizer state from line 91, 0.5 GB
+// from line 92, 1 GB outside any Python line.
+format::Profile MemoryProfile() {
+  ProfileBuilder b;
+  b.Metric("gpu_peak_live_bytes", "bytes");
+  b.Metric("wall_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  const std::string file = "/w/train.py";
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto forward_line = b.Add(thread, FrameKind::kPythonFrame, "main", file, 90);
+  auto phase = b.Add(forward_line, FrameKind::kPhase, "[forward]");
+  auto linear = b.Add(phase, FrameKind::kOperator, "aten::linear");
+  b.Value(linear, "gpu_peak_live_bytes", 6e9);
+  auto step_line = b.Add(thread, FrameKind::kPythonFrame, "main", file, 91);
+  auto adam = b.Add(step_line, FrameKind::kPythonFrame, "_init_group",
+                    "/usr/lib/python3/dist-packages/torch/optim/adam.py", 90);
+  auto zeros = b.Add(adam, FrameKind::kOperator, "aten::zeros_like");
+  b.Value(zeros, "gpu_peak_live_bytes", 2.5e9);
+  auto small_line = b.Add(thread, FrameKind::kPythonFrame, "main", file, 92);
+  auto small = b.Add(small_line, FrameKind::kOperator, "aten::empty");
+  b.Value(small, "gpu_peak_live_bytes", 0.5e9);
+  auto other = b.Add(thread, FrameKind::kOperator, "aten::empty");
+  b.Value(other, "gpu_peak_live_bytes", 1e9);
+  return b.profile();
+}
+
+TEST(MemoryPeak, NamesTheLinesHoldingThePeakWithAdviceByKind) {
+  auto findings = FindingsOf(MemoryProfile(), "memory_peak");
+  ASSERT_EQ(findings.size(), 3u);  // 90, 91 and the 1 GB without a line
+  EXPECT_EQ(findings[0].context.line, 90u);
+  EXPECT_EQ(findings[0].severity, Severity::kHigh);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.bytes, 6e9);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.peak_bytes, 10e9);
+  EXPECT_NE(findings[0].suggestion.find("checkpointing"), std::string::npos);
+  EXPECT_EQ(findings[1].context.line, 91u);
+  EXPECT_EQ(findings[1].severity, Severity::kMedium);
+  EXPECT_NE(findings[1].suggestion.find("Optimizer state"), std::string::npos);
+  EXPECT_EQ(findings[2].context.op, "aten::empty");
+}
+
+TEST(MemoryPeak, SkippedWithoutMemoryTracking) {
+  ProfileTree tree = ProfileTree::FromProfile(MakeGpuProfile({}));
+  Analysis analysis = Analyze(tree, {}, {"memory_peak"});
+  ASSERT_EQ(analysis.skipped.size(), 1u);
+  EXPECT_EQ(analysis.skipped[0].reason,
+            "no device memory tracked (gpu_peak_live_bytes)");
+}
+
+TEST(Analyzer, RanksByBenefitAndDropsFindingsUnderOnePercent) {
+  GpuProfileSpec spec;
+  spec.sync_ns = 50 * kMs;
+  spec.gemm_kernel = "ampere_sgemm_128x64_tn";
+  spec.custom_kernel_ns = 20 * kMs;
+  spec.custom_blocks = 131;  // saves 20 ms / 132: below 1 %
+  ProfileTree tree = ProfileTree::FromProfile(MakeGpuProfile(spec));
+  Analysis analysis = Analyze(tree);
+  ASSERT_EQ(analysis.findings.size(), 2u);
+  EXPECT_EQ(analysis.findings[0].rule_id, "tensor_cores_unused");
+  EXPECT_EQ(analysis.findings[1].rule_id, "host_device_sync");
+}
+
+}  // namespace
+}  // namespace deepcontext::analyzer
