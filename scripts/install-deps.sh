@@ -1,6 +1,11 @@
 #!/bin/sh
 # Installs the Debian 12 packages needed to build, test and demo DeepContext.
 # Idempotent: only missing packages are installed (apt-get runs only then).
+#
+# libtorch-dev holds torch's C++ headers: python3-torch's torch/include/ATen is
+# a symlink into it, and without it the PyTorch adapter (compiled on first use
+# against the installed torch) cannot build, so profiles lose every operator.
+# --no-install-recommends does not bring it in with python3-torch.
 set -eu
 
 PACKAGES="
@@ -8,6 +13,7 @@ PACKAGES="
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pytest python3-torch python3-torchvision
+  libtorch-dev
 "
 # The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross
 # compiler, qemu-user, and the target's libraries as multiarch packages.
