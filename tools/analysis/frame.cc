@@ -1,6 +1,12 @@
 #include "tools/analysis/frame.h"
 
+#include <cxxabi.h>
+
+#include <array>
+#include <cstdlib>
 #include <functional>
+#include <memory>
+#include <string_view>
 
 namespace deepcontext::analysis {
 
@@ -37,9 +43,54 @@ std::string DisplayName(const Frame& frame) {
         return frame.name;
       }
       return "[" + frame.name + "]";
+    case FrameKind::kNativeFrame:
+    case FrameKind::kGpuKernel:
+    case FrameKind::kGpuApi:
+      return DemangledName(frame.name);
     default:
       return frame.name;
   }
+}
+
+std::string DemangledName(const std::string& name) {
+  // Mangled names start with "_Z"; CUDA kernels of some toolchains carry a
+  // "__device_stub_" or a leading extra underscore ("__Z").
+  std::string_view view = name;
+  if (view.starts_with("__Z")) view.remove_prefix(1);
+  if (!view.starts_with("_Z")) return name;
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> demangled(
+      abi::__cxa_demangle(std::string(view).c_str(), nullptr, nullptr, &status),
+      &std::free);
+  if (status != 0 || demangled == nullptr) return name;
+  return demangled.get();
+}
+
+bool IsFrameworkWrapper(const Frame& frame) {
+  if (frame.kind != format::FrameKind::kPythonFrame) return false;
+  // The file is checked so that a user's own _call_impl is never hidden.
+  if (!frame.file.ends_with("torch/nn/modules/module.py")) return false;
+  std::string_view name = frame.name;
+  if (size_t dot = name.rfind('.'); dot != std::string_view::npos) {
+    name.remove_prefix(dot + 1);
+  }
+  return name == "_call_impl" || name == "_wrapped_call_impl";
+}
+
+bool IsProfilerFrame(const Frame& frame) {
+  if (frame.kind != format::FrameKind::kNativeFrame) return false;
+  // Native frames may be mangled or already demangled by the symbolizer.
+  const std::string name = DemangledName(frame.name);
+  static constexpr std::array<std::string_view, 3> kProfilerScopes = {
+      "at::RecordFunction::", "c10::Dispatcher::runRecordFunction",
+      "at::RecordFunction::runStartCallbacks"};
+  for (std::string_view scope : kProfilerScopes) {
+    if (name.find(scope) != std::string::npos) return true;
+  }
+  // The runtime's and the adapter's own functions, should an unwinder step
+  // through them.
+  return name.find("deepcontext::") != std::string::npos ||
+         name.starts_with("dlmonitor_") || name.starts_with("deepcontext_");
 }
 
 bool IsStructuralKind(format::FrameKind kind) {

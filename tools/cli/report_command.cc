@@ -1,5 +1,7 @@
 #include "tools/cli/report_command.h"
 
+#include <unistd.h>
+
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -8,6 +10,7 @@
 #include "tools/analysis/metric_selection.h"
 #include "tools/analysis/profile_tree.h"
 #include "tools/cli/profile_inputs.h"
+#include "tools/cli/terminal_width.h"
 
 namespace deepcontext::cli {
 
@@ -30,7 +33,8 @@ int RunReportOrThrow(const ReportRequest& request, std::ostream& out,
     }
   }
   out << report::RenderReport(tree, request.options);
-  out.flush();
+  // Write errors (a full disk, a closed pipe) are reported by main, for
+  // every command alike.
   return kReportOk;
 }
 
@@ -61,9 +65,11 @@ void AddReportCommand(CLI::App& app, std::function<int()>& action) {
                    "View: top-down (callees under callers), bottom-up or flat")
       ->check(CLI::IsMember({"top-down", "bottom-up", "flat"}))
       ->capture_default_str();
-  command->add_option("--metric", request->options.metric,
-                      "Metric to show (default: gpu_time if recorded, else "
-                      "cpu_time)");
+  command->add_option(
+      "--metric", request->options.metric,
+      "Metric to show (default: gpu_time when the profile has GPU time, else "
+      "wall_time when op CPU time was sampled, else cpu_time); a metric "
+      "without values falls back to the first one with values, with a note");
   command
       ->add_option("--depth", request->options.depth,
                    "Deepest tree level shown, 0 = unlimited")
@@ -79,13 +85,29 @@ void AddReportCommand(CLI::App& app, std::function<int()>& action) {
                    "Number of hotspots listed, 0 = none")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  command
-      ->add_option("--width", request->options.width,
-                   "Truncate names so lines fit this width, 0 = unlimited")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  CLI::Option* width =
+      command
+          ->add_option("--width", request->options.width,
+                       "Shorten long names (in the middle) so lines fit this "
+                       "width, 0 = unlimited (default: $COLUMNS, else the "
+                       "terminal's width, else " +
+                           std::to_string(kDefaultReportWidth) + ")")
+          ->check(CLI::NonNegativeNumber);
+  auto wide = std::make_shared<bool>(false);
+  command->add_flag("--wide", *wide, "Show names whole (same as --width 0)")
+      ->excludes(width);
+  command->add_flag("--full-paths", request->options.full_paths,
+                    "Show whole file paths in the Location column");
+  command->add_flag("--all-frames", request->options.all_frames,
+                    "Show every frame: torch's Module._call_impl wrappers and "
+                    "the profiler's own native frames are folded otherwise");
   command->add_flag("--ascii", *ascii, "Draw tree guides with ASCII only");
-  command->callback([request, view, ascii, &action] {
+  command->callback([request, view, ascii, wide, width, &action] {
+    if (*wide) {
+      request->options.width = 0;
+    } else if (width->count() == 0) {
+      request->options.width = TerminalWidth(STDOUT_FILENO);
+    }
     // IsMember already rejected anything ParseView does not know.
     request->options.view =
         report::ParseView(*view).value_or(report::View::kTopDown);

@@ -34,6 +34,7 @@ std::string RenderFlat(const SectionContext& context) {
       continue;
     }
     const analysis::Frame& frame = context.tree.frames()[entry.frame];
+    if (IsFolded(frame, context.folding())) continue;
     std::vector<std::string> cells = {
         context.Value(entry.exclusive),
         FormatPercent(entry.exclusive, context.total),
@@ -41,11 +42,11 @@ std::string RenderFlat(const SectionContext& context) {
         FormatPercent(entry.inclusive, context.total)};
     if (context.calls) cells.push_back(context.Calls(entry.calls));
     cells.push_back(analysis::DisplayName(frame));
-    cells.push_back(FormatLocation(frame));
+    cells.push_back(context.Location(frame));
     table.AddRow(std::move(cells));
     ++rows;
   }
-  table.FitToWidth(name_column, context.LineWidth());
+  context.FitTable(table, name_column);
 
   std::string out = context.Title("Flat view (" + context.metric_name +
                                   " per distinct frame)") +

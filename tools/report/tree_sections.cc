@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/analysis/bottom_up.h"
+#include "tools/report/folded_tree.h"
 #include "tools/report/location.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
@@ -150,7 +151,6 @@ std::string RenderTable(const SectionContext& context, const TextTable& table,
 }  // namespace
 
 std::string RenderTopDown(const SectionContext& context) {
-  const analysis::ProfileTree& tree = context.tree;
   std::vector<TextTable::Column> columns = {
       {"Inclusive"}, {"Excl."}, {"%Total"}};
   if (context.calls) columns.push_back({"Calls"});
@@ -159,38 +159,35 @@ std::string RenderTopDown(const SectionContext& context) {
   TextTable table(columns);
   size_t rows = 0;
 
+  FoldedTree view(context.tree, context.metric, context.calls,
+                  context.folding());
   TreeShape shape;
-  shape.root = analysis::ProfileTree::kRootNode;
+  shape.root = FoldedTree::kRootNode;
   shape.children = [&](uint32_t node) {
-    std::vector<uint32_t> children(tree.node(node).children.begin(),
-                                   tree.node(node).children.end());
+    std::vector<uint32_t> children = view.Children(node);
     std::stable_sort(children.begin(), children.end(),
                      [&](uint32_t a, uint32_t b) {
-                       return tree.Inclusive(a, context.metric) >
-                              tree.Inclusive(b, context.metric);
+                       return view.Inclusive(a) > view.Inclusive(b);
                      });
     return children;
   };
-  shape.prune_value = [&](uint32_t node) {
-    return tree.Inclusive(node, context.metric);
-  };
+  shape.prune_value = [&](uint32_t node) { return view.Inclusive(node); };
   shape.add_row = [&](uint32_t node, const std::string& guide) {
-    const Frame& frame = tree.frame_of(node);
-    double inclusive = tree.Inclusive(node, context.metric);
-    std::vector<std::string> cells = {
-        context.Value(inclusive),
-        context.Value(tree.Exclusive(node, context.metric)),
-        FormatPercent(inclusive, context.total)};
-    if (context.calls) {
-      cells.push_back(context.Calls(tree.Exclusive(node, *context.calls)));
-    }
+    const Frame& frame = view.frame(node);
+    double inclusive = view.Inclusive(node);
+    std::vector<std::string> cells = {context.Value(inclusive),
+                                      context.Value(view.Exclusive(node)),
+                                      FormatPercent(inclusive, context.total)};
+    if (context.calls) cells.push_back(context.Calls(view.Calls(node)));
+    std::vector<size_t> kept_prefix(cells.size(), 0);
+    kept_prefix.push_back(guide.size());
     cells.push_back(guide + analysis::DisplayName(frame));
-    cells.push_back(FormatLocation(frame));
-    table.AddRow(std::move(cells));
+    cells.push_back(context.Location(frame));
+    table.AddRow(std::move(cells), std::move(kept_prefix));
     ++rows;
   };
   Hidden hidden = WalkTree(context, shape);
-  table.FitToWidth(name_column, context.LineWidth());
+  context.FitTable(table, name_column);
   return context.Title("Top-down view (inclusive " + context.metric_name +
                        ")") +
          "\n" + RenderTable(context, table, hidden, rows);
@@ -227,13 +224,15 @@ std::string RenderBottomUp(const SectionContext& context) {
         context.Value(caller.value),
         FormatPercent(caller.value, context.total)};
     if (context.calls) cells.push_back(context.Calls(caller.calls));
+    std::vector<size_t> kept_prefix(cells.size(), 0);
+    kept_prefix.push_back(guide.size());
     cells.push_back(guide + analysis::DisplayName(frame));
-    cells.push_back(FormatLocation(frame));
-    table.AddRow(std::move(cells));
+    cells.push_back(context.Location(frame));
+    table.AddRow(std::move(cells), std::move(kept_prefix));
     ++rows;
   };
   Hidden hidden = WalkTree(context, shape);
-  table.FitToWidth(name_column, context.LineWidth());
+  context.FitTable(table, name_column);
   std::string truncated =
       callers.truncated() ? "(stopped expanding callers after " +
                                 std::to_string(kMaxBottomUpNodes) +
