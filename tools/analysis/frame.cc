@@ -23,6 +23,28 @@ size_t FrameHash::operator()(const Frame& frame) const {
   return seed;
 }
 
+namespace {
+
+// A demangled kernel without what every kernel has: the "void" return type
+// and the parameter list, which the template arguments already imply
+// ("void k<float>(float*, int)" -> "k<float>"), as Nsight Systems shows them.
+std::string KernelName(std::string name) {
+  if (name.starts_with("void ")) name.erase(0, 5);
+  if (!name.empty() && name.back() == ')') {
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+      if (name[i] == ')') ++depth;
+      if (name[i] == '(' && --depth == 0) {
+        if (i > 0) name.erase(i);
+        break;
+      }
+    }
+  }
+  return name;
+}
+
+}  // namespace
+
 std::string DisplayName(const Frame& frame) {
   using format::FrameKind;
   if (frame.name.empty()) {
@@ -43,8 +65,9 @@ std::string DisplayName(const Frame& frame) {
         return frame.name;
       }
       return "[" + frame.name + "]";
-    case FrameKind::kNativeFrame:
     case FrameKind::kGpuKernel:
+      return KernelName(DemangledName(frame.name));
+    case FrameKind::kNativeFrame:
     case FrameKind::kGpuApi:
       return DemangledName(frame.name);
     default:

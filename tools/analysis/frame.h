@@ -38,7 +38,8 @@ struct FrameHash {
 // frames, the operator or kernel name, "[forward]" for phases, "thread main"
 // for threads. Never empty: unnamed frames show their kind, e.g. "<thread>".
 // Mangled C++ names (native frames, GPU kernels: "_ZN5cudnn...") are shown
-// demangled ("cudnn::bn_bw_1C11_kernel_new<...>(...)").
+// demangled; kernels without their "void" and parameter list
+// ("cudnn::bn_bw_1C11_kernel_new<float, float, 512, true, 1>").
 std::string DisplayName(const Frame& frame);
 
 // Returns the demangled form of an Itanium-ABI mangled name ("_Z...", as

@@ -47,8 +47,9 @@ void SectionContext::FitTable(TextTable& table, size_t name_column,
                               std::optional<size_t> extra_column) const {
   std::vector<TextTable::Shrink> steps;
   if (extra_column) steps.push_back({*extra_column, 30});
-  steps.push_back({name_column, 40});
-  steps.push_back({name_column + 1, 20});
+  steps.push_back({name_column + 1, 28});
+  steps.push_back({name_column, 48});
+  steps.push_back({name_column + 1, 16});
   steps.push_back({name_column, 16});
   table.FitToWidth(LineWidth(), steps);
 }

@@ -50,10 +50,10 @@ struct SectionContext {
   // Which frames the views fold.
   Folding folding() const;
 
-  // Fits table into the line width: the Name column (name_column) gives up
-  // room first, then the Location column after it, then Name again, each to
-  // a floor that keeps it readable. extra_column (e.g. "Mostly from")
-  // shrinks before all of them.
+  // Fits table into the line width: the Location column (after
+  // name_column) gives up room first, then the Name column, then both
+  // again, each to a floor that keeps it readable. extra_column (e.g.
+  // "Mostly from") shrinks before all of them.
   void FitTable(TextTable& table, size_t name_column,
                 std::optional<size_t> extra_column = std::nullopt) const;
 };
