@@ -6,6 +6,7 @@
 # a symlink into it, and without it the PyTorch adapter (compiled on first use
 # against the installed torch) cannot build, so profiles lose every operator.
 # --no-install-recommends does not bring it in with python3-torch.
+# python3-venv: the install test puts `cmake --install` into a venv.
 set -eu
 
 PACKAGES="
@@ -13,7 +14,7 @@ PACKAGES="
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-dev python3-pytest python3-torch python3-torchvision
-  libtorch-dev
+  libtorch-dev python3-venv
 "
 # The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross
 # compiler, qemu-user, and the target's libraries as multiarch packages.
