@@ -50,7 +50,8 @@ void SectionContext::FitTable(TextTable& table, size_t name_column,
   steps.push_back({name_column + 1, 28});
   steps.push_back({name_column, 48});
   steps.push_back({name_column + 1, 16});
-  steps.push_back({name_column, 16});
+  steps.push_back({name_column, TextTable::kMinShownText});
+  if (extra_column) steps.push_back({*extra_column, 16});
   table.FitToWidth(LineWidth(), steps);
 }
 

@@ -102,27 +102,36 @@ void TextTable::FitToWidth(size_t line_width,
   for (const Shrink& step : steps) {
     if (step.column < columns_.size()) columns_[step.column].max_width = 0;
   }
+  auto line_of = [](const std::vector<size_t>& widths) {
+    size_t total = 2 * (widths.size() - 1);
+    for (size_t width : widths) total += width;
+    return total;
+  };
   for (const Shrink& step : steps) {
     if (step.column >= columns_.size()) continue;
     std::vector<size_t> widths = ColumnWidths();
-    size_t total = 0;
-    for (size_t width : widths) total += width;
-    total += 2 * (widths.size() - 1);
-    if (total <= line_width) return;
-    const size_t current = widths[step.column];
-    if (current <= step.floor) continue;
-    const size_t excess = total - line_width;
-    columns_[step.column].max_width =
-        current - std::min(excess, current - step.floor);
+    // A lower cap may shrink the column by less than asked (rows keep
+    // kMinShownText of their text): lower it until the line fits, the floor
+    // is reached, or the column stops shrinking.
+    while (line_of(widths) > line_width && widths[step.column] > step.floor) {
+      const size_t current = widths[step.column];
+      const size_t excess = line_of(widths) - line_width;
+      columns_[step.column].max_width =
+          current - std::min(excess, current - step.floor);
+      widths = ColumnWidths();
+    }
+    if (line_of(widths) <= line_width) return;
   }
 }
 
 size_t TextTable::CellWidth(const Row& row, size_t i) const {
   size_t width = DisplayWidth(row.cells[i]);
-  if (columns_[i].max_width == 0) return width;
+  const Column& column = columns_[i];
+  if (column.max_width == 0) return width;
+  if (column.min_shown == 0) return std::min(width, column.max_width);
   const size_t kept = DisplayWidth(
       std::string_view(row.cells[i]).substr(0, row.kept_prefix[i]));
-  return std::min(width, std::max(columns_[i].max_width, kept + kMinShownText));
+  return std::min(width, std::max(column.max_width, kept + column.min_shown));
 }
 
 std::vector<size_t> TextTable::ColumnWidths() const {
@@ -132,8 +141,9 @@ std::vector<size_t> TextTable::ColumnWidths() const {
   }
   for (const Row& row : rows_) {
     for (size_t i = 0; i < columns_.size(); ++i) {
-      // A column's width follows its cap; a deep row's minimum shown text
-      // may make that row alone longer.
+      // The column follows its cap; a deep row whose guide leaves less than
+      // min_shown of its name overflows alone, so that a deep tree does not
+      // widen every row.
       size_t width = DisplayWidth(row.cells[i]);
       if (columns_[i].max_width > 0) {
         width = std::min(width, columns_[i].max_width);

@@ -31,12 +31,16 @@ class TextTable {
  public:
   enum class Align { kLeft, kRight };
 
-  // One column: its header and alignment. max_width > 0 truncates longer
-  // cells (header excluded) to that many columns.
+  // One column: its header and alignment. max_width > 0 shortens longer
+  // cells (header excluded) to that many columns; min_shown > 0 keeps that
+  // many columns of a cell after its kept prefix whatever max_width says
+  // (a name column: a deeply indented row then overflows alone rather than
+  // show nothing of its name).
   struct Column {
     std::string header;
     Align align = Align::kRight;
     size_t max_width = 0;
+    size_t min_shown = 0;
   };
 
   explicit TextTable(std::vector<Column> columns);
@@ -61,11 +65,12 @@ class TextTable {
   };
 
   // Caps columns, step by step in the given order, until lines fit in
-  // line_width columns or every step reached its floor. Whatever the caps, a
-  // shortened cell keeps kMinShownText columns after its kept prefix, so a
-  // deeply indented row may exceed line_width rather than show nothing.
+  // line_width columns or every step reached its floor (see
+  // Column::min_shown for the rows that may still overflow).
   void FitToWidth(size_t line_width, const std::vector<Shrink>& steps);
 
+  // A good Column::min_shown for names: most operator and Python function
+  // names fit whole, and a shortened C++ name still shows both ends.
   static constexpr size_t kMinShownText = 24;
 
   // Returns the width every column would get, after truncation.

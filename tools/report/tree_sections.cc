@@ -135,7 +135,8 @@ std::string HiddenNote(const SectionContext& context, const Hidden& hidden) {
 
 // The columns both tree views end with.
 void AddNameColumns(std::vector<TextTable::Column>& columns) {
-  columns.push_back({"Name", TextTable::Align::kLeft});
+  columns.push_back(
+      {"Name", TextTable::Align::kLeft, 0, TextTable::kMinShownText});
   columns.push_back({"Location", TextTable::Align::kLeft});
 }
 

@@ -47,11 +47,26 @@ TEST(TextTableTest, FitToWidthShortensOneColumnInTheMiddle) {
   EXPECT_EQ(table.Render(),
             "N  Name\n"
             "1  a_very_long_kerne..._on_and_on_and_on\n");
-  // Never below kMinShownText columns of text, whatever the cap.
+  // Never below the floor given.
   table.FitToWidth(1, 5, 8);
   EXPECT_EQ(table.Render(),
             "N  Name\n"
-            "1  a_very_long..._on_and_on\n");
+            "1  a_v...on\n");
+}
+
+TEST(TextTableTest, TreeCellsKeepSomeOfTheirNameWhateverTheCap) {
+  TextTable table({{"N"}, {"Name", Align::kLeft, 0, TextTable::kMinShownText}});
+  const std::string guide = "   └─ ";
+  table.AddRow({"1", guide + "a_very_long_kernel_name_that_goes_on_and_on_and_on"},
+               {0, guide.size()});
+  table.AddRow({"2", "short"});
+  table.FitToWidth(1, 12, 4);
+  // The guide, then kMinShownText columns of the name: that row alone
+  // overflows, the column stays at its cap.
+  EXPECT_EQ(table.Render(),
+            "N  Name\n"
+            "1  " + guide + "a_very_long..._on_and_on\n"
+            "2  short\n");
 }
 
 TEST(TextTableTest, FitToWidthShrinksColumnsInOrder) {
