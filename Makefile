@@ -46,7 +46,9 @@ test-gpu: deps build
 
 # Profiles the bundled training loop and prints the report. Builds only what
 # the demo runs (DEMO_TARGETS); fails if the profile lacks torch's operators.
-demo: deps configure
+demo:
+	./scripts/install-deps.sh --demo
+	$(MAKE) configure
 	cmake --build $(BUILD) --target $(DEMO_TARGETS)
 	./scripts/demo.sh $(BUILD) $(PYTHON)
 
