@@ -20,7 +20,7 @@ fi
 FULL=$("$BUILD/bin/deepcontext" report "$OUT" --depth 0 --min-percent 0 --top 0 --width 0)
 missing=""
 case "$FULL" in *"aten::"*) ;; *) missing="aten:: operators" ;; esac
-case "$FULL" in *"[backward]"*) ;; *) missing="${missing:+$missing and }the [backward] subtrees" ;; esac
+case "$FULL" in *"[backward]"*) ;; *) missing="${missing:+$missing and no }[backward] subtrees" ;; esac
 if [ -n "$missing" ]; then
   echo "demo: FAILED: the profile $OUT has no $missing." >&2
   echo "demo: the PyTorch adapter did not load (see the warning at the start of the run);" >&2

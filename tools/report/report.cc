@@ -65,9 +65,10 @@ std::string EmptyProfileMessage(const analysis::ProfileTree& tree) {
              "measurable time.\n";
     }
   }
-  return "No samples in this profile: nothing ran while it was recorded (the "
-         "program ended, or profiling stopped, before any Python code or "
-         "operator was timed).\n";
+  return "No samples in this profile: no operator, GPU work or CPU time was "
+         "recorded (the program's work ran outside the profiled region, or "
+         "the framework's operators were not intercepted: see any warning "
+         "above).\n";
 }
 
 }  // namespace
