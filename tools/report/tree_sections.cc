@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/analysis/bottom_up.h"
+#include "tools/report/folded_callers.h"
 #include "tools/report/folded_tree.h"
 #include "tools/report/location.h"
 #include "tools/report/text_table.h"
@@ -200,7 +201,12 @@ std::string RenderBottomUp(const SectionContext& context) {
   analysis::BottomUpLimits limits;
   if (context.options.min_percent > 0) limits.min_value = context.Threshold();
   if (context.options.depth > 0) {
-    limits.max_depth = static_cast<uint32_t>(context.options.depth) + 1;
+    // Folded wrappers do not count as levels: torch 2 puts two around every
+    // module call, so three built levels may make one shown.
+    const uint32_t per_level =
+        context.folding() == Folding::kNone ? 1 : 3;
+    limits.max_depth =
+        (static_cast<uint32_t>(context.options.depth) + 1) * per_level;
   }
   // Without pruning the full tree holds one node per (leaf, ancestor) pair,
   // which deep programs make larger than memory; far more than readable.
@@ -214,17 +220,25 @@ std::string RenderBottomUp(const SectionContext& context) {
   TextTable table(columns);
   size_t rows = 0;
 
+  FoldedCallers view(context.tree, callers, context.folding());
   TreeShape shape;
-  shape.root = analysis::BottomUpTree::kRootNode;
-  shape.children = [&](uint32_t node) { return callers.node(node).children; };
-  shape.prune_value = [&](uint32_t node) { return callers.node(node).value; };
+  shape.root = FoldedCallers::kRootNode;
+  shape.children = [&](uint32_t node) {
+    std::vector<uint32_t> children = view.Children(node);
+    // Merged callers may change the order: largest first again.
+    std::stable_sort(children.begin(), children.end(),
+                     [&](uint32_t a, uint32_t b) {
+                       return view.Value(a) > view.Value(b);
+                     });
+    return children;
+  };
+  shape.prune_value = [&](uint32_t node) { return view.Value(node); };
   shape.add_row = [&](uint32_t node, const std::string& guide) {
-    const analysis::CallerNode& caller = callers.node(node);
-    const Frame& frame = context.tree.frames()[caller.frame];
+    const Frame& frame = view.frame(node);
     std::vector<std::string> cells = {
-        context.Value(caller.value),
-        FormatPercent(caller.value, context.total)};
-    if (context.calls) cells.push_back(context.Calls(caller.calls));
+        context.Value(view.Value(node)),
+        FormatPercent(view.Value(node), context.total)};
+    if (context.calls) cells.push_back(context.Calls(view.Calls(node)));
     std::vector<size_t> kept_prefix(cells.size(), 0);
     kept_prefix.push_back(guide.size());
     cells.push_back(guide + analysis::DisplayName(frame));
