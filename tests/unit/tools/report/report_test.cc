@@ -392,6 +392,31 @@ TEST(ReportMultiProfileTest, ProcessesAreShownSideBySide) {
   EXPECT_EQ(table[3], "(4 nodes deeper than --depth 1 not shown)");
 }
 
+TEST(ReportMultiProfileTest, EveryWarningEntryIsAHeaderLineOnce) {
+  format::Profile rank0 = MakeTrainingProfile();
+  format::Profile rank1 = MakeTrainingProfileOf("4243", "1");
+  const std::string adapter = "PyTorch adapter not built: no operators";
+  rank0.metadata.emplace_back("warning_torch_adapter", adapter);
+  rank1.metadata.emplace_back("warning_torch_adapter", adapter);
+  rank1.metadata.emplace_back("warning_disk", "profile written late");
+  rank1.metadata.emplace_back("not_a_warning_x", "ignored");
+  ProfileTree tree =
+      ProfileTree::FromProfiles({{&rank0, "r0.dctx"}, {&rank1, "r1.dctx"}});
+  std::vector<std::string> lines = Lines(RenderReport(tree, ReportOptions{}));
+  std::vector<std::string> warnings;
+  for (const std::string& line : lines) {
+    if (line.rfind("Warning:", 0) == 0) warnings.push_back(line);
+  }
+  EXPECT_EQ(warnings,
+            (std::vector<std::string>{"Warning:   " + adapter,
+                                      "Warning:   profile written late"}));
+
+  // One profile: its warning under its header.
+  ProfileTree single = ProfileTree::FromProfile(rank0, "r0.dctx");
+  EXPECT_EQ(LineWith(Lines(RenderReport(single, ReportOptions{})), "Warning:"),
+            "Warning:   " + adapter);
+}
+
 TEST(ReportMultiProfileTest, EachProcessSaysWhatItsTraceWindowsCovered) {
   format::Profile rank0 = MakeTrainingProfile();
   format::Profile rank1 = MakeTrainingProfileOf("4243", "1");
