@@ -102,11 +102,18 @@ bool IsFrameworkWrapper(const Frame& frame) {
 
 bool IsProfilerFrame(const Frame& frame) {
   if (frame.kind != format::FrameKind::kNativeFrame) return false;
+  // Mangled names hold their identifiers verbatim: most frames are ruled
+  // out without demangling them.
+  const std::string& raw = frame.name;
+  if (raw.find("RecordFunction") == std::string::npos &&
+      raw.find("deepcontext") == std::string::npos &&
+      raw.find("dlmonitor") == std::string::npos) {
+    return false;
+  }
   // Native frames may be mangled or already demangled by the symbolizer.
-  const std::string name = DemangledName(frame.name);
-  static constexpr std::array<std::string_view, 3> kProfilerScopes = {
-      "at::RecordFunction::", "c10::Dispatcher::runRecordFunction",
-      "at::RecordFunction::runStartCallbacks"};
+  const std::string name = DemangledName(raw);
+  static constexpr std::array<std::string_view, 2> kProfilerScopes = {
+      "at::RecordFunction::", "c10::Dispatcher::runRecordFunction"};
   for (std::string_view scope : kProfilerScopes) {
     if (name.find(scope) != std::string::npos) return true;
   }
