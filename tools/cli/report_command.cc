@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -17,6 +18,20 @@ namespace deepcontext::cli {
 namespace {
 
 constexpr const char* kPrefix = "deepcontext report: ";
+
+// CLI::Range compares with < and >, which NaN passes: "nan" would hide
+// nothing and print a "nan%" note.
+CLI::Validator NotANumberRejected() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double value = 0;
+        if (CLI::detail::lexical_cast(text, value) && std::isnan(value)) {
+          return "not a number: " + text;
+        }
+        return "";
+      },
+      "", "not NaN");
+}
 
 int RunReportOrThrow(const ReportRequest& request, std::ostream& out,
                      std::ostream& err) {
@@ -78,7 +93,7 @@ void AddReportCommand(CLI::App& app, std::function<int()>& action) {
   command
       ->add_option("--min-percent", request->options.min_percent,
                    "Hide nodes below this percentage of the total")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(NotANumberRejected() & CLI::Range(0.0, 100.0))
       ->capture_default_str();
   command
       ->add_option("--top", request->options.top,
