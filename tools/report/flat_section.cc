@@ -6,6 +6,7 @@
 
 #include "tools/analysis/flat_view.h"
 #include "tools/report/location.h"
+#include "tools/report/name_shortening.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
 
@@ -18,7 +19,7 @@ std::string RenderFlat(const SectionContext& context) {
       {"Excl."}, {"%Excl."}, {"Inclusive"}, {"%Incl."}};
   if (context.calls) columns.push_back({"Calls"});
   const size_t name_column = columns.size();
-  columns.push_back({"Name", TextTable::Align::kLeft});
+  columns.push_back({"Name", TextTable::Align::kLeft, 0, 0, &ShortenName});
   columns.push_back({"Location", TextTable::Align::kLeft});
   TextTable table(columns);
 

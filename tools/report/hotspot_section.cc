@@ -4,6 +4,7 @@
 
 #include "tools/analysis/hotspots.h"
 #include "tools/report/location.h"
+#include "tools/report/name_shortening.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
 
@@ -52,7 +53,7 @@ std::string RenderHotspots(const SectionContext& context) {
   std::vector<TextTable::Column> columns = {{"#"}, {"Excl."}, {"%Total"}};
   if (context.calls) columns.push_back({"Calls"});
   const size_t name_column = columns.size();
-  columns.push_back({"Name", TextTable::Align::kLeft});
+  columns.push_back({"Name", TextTable::Align::kLeft, 0, 0, &ShortenName});
   columns.push_back({"Location", TextTable::Align::kLeft});
   if (any_caller) columns.push_back({"Mostly from", TextTable::Align::kLeft});
   TextTable table(columns);

@@ -36,11 +36,16 @@ class TextTable {
   // many columns of a cell after its kept prefix whatever max_width says
   // (a name column: a deeply indented row then overflows alone rather than
   // show nothing of its name).
+  // How a cell is shortened: (cell, width, kept prefix bytes) -> text.
+  using Shortener = std::string (*)(std::string_view, size_t, size_t);
+
   struct Column {
     std::string header;
     Align align = Align::kRight;
     size_t max_width = 0;
     size_t min_shown = 0;
+    // EllipsizeMiddle when null.
+    Shortener shorten = nullptr;
   };
 
   explicit TextTable(std::vector<Column> columns);

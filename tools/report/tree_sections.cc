@@ -12,6 +12,7 @@
 #include "tools/report/folded_callers.h"
 #include "tools/report/folded_tree.h"
 #include "tools/report/location.h"
+#include "tools/report/name_shortening.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
 
@@ -136,8 +137,8 @@ std::string HiddenNote(const SectionContext& context, const Hidden& hidden) {
 
 // The columns both tree views end with.
 void AddNameColumns(std::vector<TextTable::Column>& columns) {
-  columns.push_back(
-      {"Name", TextTable::Align::kLeft, 0, TextTable::kMinShownText});
+  columns.push_back({"Name", TextTable::Align::kLeft, 0,
+                     TextTable::kMinShownText, &ShortenName});
   columns.push_back({"Location", TextTable::Align::kLeft});
 }
 
