@@ -20,7 +20,8 @@ std::string RenderFlat(const SectionContext& context) {
   if (context.calls) columns.push_back({"Calls"});
   const size_t name_column = columns.size();
   columns.push_back({"Name", TextTable::Align::kLeft, 0, 0, &ShortenName});
-  columns.push_back({"Location", TextTable::Align::kLeft});
+  columns.push_back(
+      {"Location", TextTable::Align::kLeft, 0, 0, &ShortenLocation});
   TextTable table(columns);
 
   const double threshold = context.Threshold();

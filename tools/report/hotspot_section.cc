@@ -54,7 +54,8 @@ std::string RenderHotspots(const SectionContext& context) {
   if (context.calls) columns.push_back({"Calls"});
   const size_t name_column = columns.size();
   columns.push_back({"Name", TextTable::Align::kLeft, 0, 0, &ShortenName});
-  columns.push_back({"Location", TextTable::Align::kLeft});
+  columns.push_back(
+      {"Location", TextTable::Align::kLeft, 0, 0, &ShortenLocation});
   if (any_caller) columns.push_back({"Mostly from", TextTable::Align::kLeft});
   TextTable table(columns);
   for (size_t i = 0; i < spots.size(); ++i) {

@@ -51,4 +51,15 @@ std::string ShortenName(std::string_view cell, size_t width, size_t kept_bytes) 
   return EllipsizeMiddle(collapsed, width, kept_bytes);
 }
 
+std::string ShortenLocation(std::string_view cell, size_t width,
+                            size_t /*kept_bytes: locations have none*/) {
+  std::string_view rest = cell;
+  while (DisplayWidth(rest) > width) {
+    size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  return EllipsizeMiddle(rest, width);
+}
+
 }  // namespace deepcontext::report

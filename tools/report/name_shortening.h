@@ -18,4 +18,10 @@ std::string CollapseTemplateArguments(std::string_view name);
 // reader recognizes, then by removing the middle (EllipsizeMiddle).
 std::string ShortenName(std::string_view cell, size_t width, size_t kept_bytes);
 
+// Shortens a "dir/file.py:line" cell to width columns by dropping leading
+// directories ("examples/train.py:63" -> "train.py:63"); what still does not
+// fit loses its middle. Location cells have no kept prefix.
+std::string ShortenLocation(std::string_view cell, size_t width,
+                            size_t kept_bytes);
+
 }  // namespace deepcontext::report

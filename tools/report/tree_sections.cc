@@ -139,7 +139,8 @@ std::string HiddenNote(const SectionContext& context, const Hidden& hidden) {
 void AddNameColumns(std::vector<TextTable::Column>& columns) {
   columns.push_back({"Name", TextTable::Align::kLeft, 0,
                      TextTable::kMinShownText, &ShortenName});
-  columns.push_back({"Location", TextTable::Align::kLeft});
+  columns.push_back(
+      {"Location", TextTable::Align::kLeft, 0, 0, &ShortenLocation});
 }
 
 std::string RenderTable(const SectionContext& context, const TextTable& table,
