@@ -55,7 +55,8 @@ std::string DisplayName(const Frame& frame) {
     case FrameKind::kThread:
       // The runtime names threads "main thread" and "thread <tid> (<name>)";
       // bare names ("main", a Python thread's name) get the word once.
-      if (frame.name.starts_with("thread ") || frame.name.ends_with(" thread")) {
+      if (frame.name.starts_with("thread ") ||
+          frame.name.ends_with(" thread")) {
         return frame.name;
       }
       return "thread " + frame.name;

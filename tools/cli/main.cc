@@ -58,8 +58,8 @@ int UsageError(CLI::App& app, const CLI::ParseError& error, int argc,
 int FinishStdout(int status) {
   errno = 0;
   std::cout.flush();
-  const bool failed = !std::cout.good() || std::fflush(stdout) != 0 ||
-                      std::ferror(stdout) != 0;
+  const bool failed =
+      !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
   if (!failed) return status;
   const int error = errno;
   std::cerr << "deepcontext: cannot write to standard output"
@@ -73,8 +73,9 @@ int FinishStdout(int status) {
 int main(int argc, char** argv) {
   // Named here, not after argv[0]: help reads "deepcontext" also when run
   // through `python3 -m deepcontext` or a build path.
-  CLI::App app{"DeepContext: calling-context profiler for deep-learning programs",
-               "deepcontext"};
+  CLI::App app{
+      "DeepContext: calling-context profiler for deep-learning programs",
+      "deepcontext"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(DEEPCONTEXT_VERSION));
   std::function<int()> action = [] { return 0; };

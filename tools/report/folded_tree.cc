@@ -6,9 +6,8 @@
 namespace deepcontext::report {
 
 bool IsFolded(const analysis::Frame& frame, Folding folding) {
-  return folding == Folding::kDefault &&
-         (analysis::IsFrameworkWrapper(frame) ||
-          analysis::IsProfilerFrame(frame));
+  return folding == Folding::kDefault && (analysis::IsFrameworkWrapper(frame) ||
+                                          analysis::IsProfilerFrame(frame));
 }
 
 FoldedTree::FoldedTree(const analysis::ProfileTree& tree,

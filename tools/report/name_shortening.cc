@@ -43,7 +43,8 @@ std::string CollapseTemplateArguments(std::string_view name) {
   return out;
 }
 
-std::string ShortenName(std::string_view cell, size_t width, size_t kept_bytes) {
+std::string ShortenName(std::string_view cell, size_t width,
+                        size_t kept_bytes) {
   if (DisplayWidth(cell) <= width) return std::string(cell);
   if (kept_bytes > cell.size()) kept_bytes = cell.size();
   std::string collapsed = std::string(cell.substr(0, kept_bytes)) +

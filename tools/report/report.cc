@@ -52,7 +52,8 @@ std::string MetricLine(const SectionContext& context) {
 std::string WhyNoValues(const analysis::ProfileTree& tree,
                         analysis::MetricIndex metric) {
   if (tree.HasSamples(metric)) return "all its samples are zero";
-  if (tree.metrics()[metric].name == "gpu_time") return "no GPU work was recorded";
+  if (tree.metrics()[metric].name == "gpu_time")
+    return "no GPU work was recorded";
   return "it was not recorded";
 }
 

@@ -142,7 +142,8 @@ std::string WarningLines(const std::vector<analysis::SourceInfo>& sources) {
       indented += c;
       if (c == '\n') indented += "           ";
     }
-    while (!indented.empty() && (indented.back() == ' ' || indented.back() == '\n')) {
+    while (!indented.empty() &&
+           (indented.back() == ' ' || indented.back() == '\n')) {
       indented.pop_back();
     }
     out += Line("Warning:", indented);
@@ -190,7 +191,8 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
     if (std::string duration = DurationText(source); !duration.empty()) {
       details += (details.empty() ? "" : ", ") + duration;
     }
-    if (std::string traced = source.Metadata("trace_windows"); !traced.empty()) {
+    if (std::string traced = source.Metadata("trace_windows");
+        !traced.empty()) {
       details += (details.empty() ? "" : ", ") + traced;
     }
     if (!same_command && !source.Metadata("command_line").empty()) {

@@ -162,9 +162,8 @@ std::string TextTable::Render(bool bold_header) const {
     for (size_t i = 0; i < columns_.size(); ++i) {
       std::string cell = cells[i];
       if (row != nullptr && columns_[i].max_width > 0) {
-        Shortener shorten = columns_[i].shorten != nullptr
-                                ? columns_[i].shorten
-                                : &EllipsizeMiddle;
+        Shortener shorten = columns_[i].shorten != nullptr ? columns_[i].shorten
+                                                           : &EllipsizeMiddle;
         cell = shorten(cell, CellWidth(*row, i), row->kept_prefix[i]);
       }
       std::string padding(widths[i] - std::min(widths[i], DisplayWidth(cell)),

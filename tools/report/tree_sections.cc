@@ -205,8 +205,7 @@ std::string RenderBottomUp(const SectionContext& context) {
   if (context.options.depth > 0) {
     // Folded wrappers do not count as levels: torch 2 puts two around every
     // module call, so three built levels may make one shown.
-    const uint32_t per_level =
-        context.folding() == Folding::kNone ? 1 : 3;
+    const uint32_t per_level = context.folding() == Folding::kNone ? 1 : 3;
     limits.max_depth =
         (static_cast<uint32_t>(context.options.depth) + 1) * per_level;
   }
@@ -228,10 +227,9 @@ std::string RenderBottomUp(const SectionContext& context) {
   shape.children = [&](uint32_t node) {
     std::vector<uint32_t> children = view.Children(node);
     // Merged callers may change the order: largest first again.
-    std::stable_sort(children.begin(), children.end(),
-                     [&](uint32_t a, uint32_t b) {
-                       return view.Value(a) > view.Value(b);
-                     });
+    std::stable_sort(
+        children.begin(), children.end(),
+        [&](uint32_t a, uint32_t b) { return view.Value(a) > view.Value(b); });
     return children;
   };
   shape.prune_value = [&](uint32_t node) { return view.Value(node); };

@@ -51,37 +51,42 @@ Profile MakeGpuProfile() {
                     site + "module.py", 1520);
   auto forward = b.Add(call, FrameKind::kPythonFrame, "ResNet.forward",
                        "/home/user/project/models/resnet.py", 40);
-  auto bn_wrapped = b.Add(forward, FrameKind::kPythonFrame,
-                          "Module._wrapped_call_impl", site + "module.py", 1511);
-  auto bn_call = b.Add(bn_wrapped, FrameKind::kPythonFrame,
-                       "Module._call_impl", site + "module.py", 1520);
+  auto bn_wrapped =
+      b.Add(forward, FrameKind::kPythonFrame, "Module._wrapped_call_impl",
+            site + "module.py", 1511);
+  auto bn_call = b.Add(bn_wrapped, FrameKind::kPythonFrame, "Module._call_impl",
+                       site + "module.py", 1520);
   auto bn = b.Add(bn_call, FrameKind::kPythonFrame, "BatchNorm2d.forward",
                   site + "batchnorm.py", 171);
   auto fwd = b.Add(bn, FrameKind::kPhase, "[forward]");
   auto op = b.Add(fwd, FrameKind::kOperator, "aten::batch_norm");
   b.Value(op, "wall_time", 0.4 * kMs);
-  auto dispatch = b.Add(op, FrameKind::kNativeFrame,
-                        "c10::Dispatcher::runRecordFunction(at::RecordFunction&, "
-                        "c10::OperatorHandle const&)");
+  auto dispatch =
+      b.Add(op, FrameKind::kNativeFrame,
+            "c10::Dispatcher::runRecordFunction(at::RecordFunction&, "
+            "c10::OperatorHandle const&)");
   auto callbacks = b.Add(dispatch, FrameKind::kNativeFrame,
                          "_ZN2at14RecordFunction17runStartCallbacksEv");
   auto launch = b.Add(callbacks, FrameKind::kGpuApi, "cudaLaunchKernel");
   b.Value(launch, "wall_time", 0.1 * kMs);
-  auto add = b.Add(launch, FrameKind::kGpuKernel,
-                   "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_"
-                   "addIfEENS_6detail5ArrayIPcLi3EEEEEviT0_T1_");
+  auto add = b.Add(
+      launch, FrameKind::kGpuKernel,
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_"
+      "addIfEENS_6detail5ArrayIPcLi3EEEEEviT0_T1_");
   b.Value(add, "gpu_time", 12 * kMs, 20);
   auto bwd = b.Add(bn, FrameKind::kPhase, "[backward]");
-  auto bn_backward = b.Add(bwd, FrameKind::kOperator,
-                           "CudnnBatchNormBackward0");
+  auto bn_backward =
+      b.Add(bwd, FrameKind::kOperator, "CudnnBatchNormBackward0");
   b.Value(bn_backward, "wall_time", 0.3 * kMs);
-  auto kernel = b.Add(bn_backward, FrameKind::kGpuKernel,
-                      "_ZN5cudnn21bn_bw_1C11_kernel_newIffLi512ELb1ELi1EEEvT0_S1_PKT_");
+  auto kernel =
+      b.Add(bn_backward, FrameKind::kGpuKernel,
+            "_ZN5cudnn21bn_bw_1C11_kernel_newIffLi512ELb1ELi1EEEvT0_S1_PKT_");
   b.Value(kernel, "gpu_time", 30 * kMs, 20);
-  auto mul = b.Add(forward, FrameKind::kGpuKernel,
-                   "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_"
-                   "nocastINS0_13BinaryFunctorIfffNS0_15binary_internal10MulFunctorIf"
-                   "EEEEEEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_");
+  auto mul = b.Add(
+      forward, FrameKind::kGpuKernel,
+      "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_"
+      "nocastINS0_13BinaryFunctorIfffNS0_15binary_internal10MulFunctorIf"
+      "EEEEEEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_");
   b.Value(mul, "gpu_time", 8 * kMs, 20);
   b.Meta("pid", "5150");
   b.Meta("host", "gpu07");

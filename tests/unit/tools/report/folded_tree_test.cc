@@ -16,21 +16,28 @@ using format::FrameKind;
 const std::string kModule = "/site-packages/torch/nn/modules/module.py";
 
 // step -> _call_impl -> Linear.forward -> aten::linear (4)
-//      -> _call_impl (1 own) -> _call_impl -> Linear.forward -> aten::linear (2)
+//      -> _call_impl (1 own) -> _call_impl -> Linear.forward -> aten::linear
+//      (2)
 //      -> Linear.forward -> aten::relu (3)
 ProfileTree MakeTree() {
   ProfileBuilder b;
   b.Metric("wall_time");
   auto step = b.Add(0, FrameKind::kPythonFrame, "step", "/p/train.py", 3);
-  auto call1 = b.Add(step, FrameKind::kPythonFrame, "Module._call_impl", kModule, 1);
-  auto fwd1 = b.Add(call1, FrameKind::kPythonFrame, "Linear.forward", "/p/l.py", 9);
+  auto call1 =
+      b.Add(step, FrameKind::kPythonFrame, "Module._call_impl", kModule, 1);
+  auto fwd1 =
+      b.Add(call1, FrameKind::kPythonFrame, "Linear.forward", "/p/l.py", 9);
   b.Value(b.Add(fwd1, FrameKind::kOperator, "aten::linear"), "wall_time", 4);
-  auto call2 = b.Add(step, FrameKind::kPythonFrame, "Module._call_impl", kModule, 2);
+  auto call2 =
+      b.Add(step, FrameKind::kPythonFrame, "Module._call_impl", kModule, 2);
   b.Value(call2, "wall_time", 1);
-  auto call3 = b.Add(call2, FrameKind::kPythonFrame, "Module._call_impl", kModule, 1);
-  auto fwd2 = b.Add(call3, FrameKind::kPythonFrame, "Linear.forward", "/p/l.py", 9);
+  auto call3 =
+      b.Add(call2, FrameKind::kPythonFrame, "Module._call_impl", kModule, 1);
+  auto fwd2 =
+      b.Add(call3, FrameKind::kPythonFrame, "Linear.forward", "/p/l.py", 9);
   b.Value(b.Add(fwd2, FrameKind::kOperator, "aten::linear"), "wall_time", 2);
-  auto fwd3 = b.Add(step, FrameKind::kPythonFrame, "Linear.forward", "/p/l.py", 9);
+  auto fwd3 =
+      b.Add(step, FrameKind::kPythonFrame, "Linear.forward", "/p/l.py", 9);
   b.Value(b.Add(fwd3, FrameKind::kOperator, "aten::relu"), "wall_time", 3);
   return ProfileTree::FromProfile(b.profile());
 }

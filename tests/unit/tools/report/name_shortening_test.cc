@@ -36,7 +36,8 @@ TEST(NameShorteningTest, ShortenNameCollapsesBeforeCutting) {
 }
 
 TEST(NameShorteningTest, LocationsDropLeadingDirectoriesFirst) {
-  EXPECT_EQ(ShortenLocation("examples/train_cnn.py:63", 16, 0), "train_cnn.py:63");
+  EXPECT_EQ(ShortenLocation("examples/train_cnn.py:63", 16, 0),
+            "train_cnn.py:63");
   EXPECT_EQ(ShortenLocation("torch/nn/modules/module.py:1194", 20, 0),
             "module.py:1194");
   EXPECT_EQ(ShortenLocation("a/very_long_file_name_here.py:12", 16, 0),
