@@ -48,7 +48,7 @@ test-gpu: deps build
 # the demo runs (DEMO_TARGETS); fails if the profile lacks torch's operators.
 demo:
 	./scripts/install-deps.sh --demo
-	$(MAKE) configure
+	$(MAKE) --no-print-directory configure
 	cmake --build $(BUILD) --target $(DEMO_TARGETS)
 	./scripts/demo.sh $(BUILD) $(PYTHON)
 

@@ -47,8 +47,12 @@ void SectionContext::FitTable(TextTable& table, size_t name_column,
                               std::optional<size_t> extra_column) const {
   std::vector<TextTable::Shrink> steps;
   if (extra_column) steps.push_back({*extra_column, 30});
+  // A location keeps a typical "file.py:line" (about 20 columns) longer
+  // than a name keeps room beyond its tree guide.
   steps.push_back({name_column + 1, 28});
   steps.push_back({name_column, 48});
+  steps.push_back({name_column + 1, 20});
+  steps.push_back({name_column, 32});
   steps.push_back({name_column + 1, 16});
   steps.push_back({name_column, TextTable::kMinShownText});
   if (extra_column) steps.push_back({*extra_column, 16});
