@@ -1,16 +1,34 @@
 #!/bin/sh
 # Installs the Debian 12 packages needed to build, test and demo DeepContext.
 # Idempotent: only missing packages are installed (apt-get runs only then).
+#
+#   scripts/install-deps.sh          everything (`make deps`, `make test`)
+#   scripts/install-deps.sh --demo   what `make demo` needs: no torchvision,
+#                                    no aarch64 cross toolchain
+#
+# libtorch-dev holds torch's C++ headers: python3-torch's torch/include/ATen is
+# a symlink into it, and without it the PyTorch adapter (compiled on first use
+# against the installed torch) cannot build, so profiles lose every operator.
+# --no-install-recommends does not bring it in with python3-torch.
+# python3-venv: the install test puts `cmake --install` into a venv.
 set -eu
 
+DEMO_ONLY=0
+case "${1:-}" in
+  --demo) DEMO_ONLY=1 ;;
+  "") ;;
+  *) echo "install-deps: unknown argument '$1' (--demo or nothing)" >&2; exit 2 ;;
+esac
+
+# The build (GoogleTest too, so that configuring never warns of missing
+# tests; protobuf for the pprof export; cpp-httplib and Node.js for the
+# viewer, which is part of the command), the adapter's compile and the demo.
 PACKAGES="
   cmake ninja-build g++ make pkg-config
   zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
   libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler
-  clang libclang-rt-14-dev
-  python3 python3-dev python3-pytest python3-torch python3-torchvision python3-pandas
-  libcpp-httplib-dev nodejs chromium
-  python3-pip python3-setuptools python3-wheel python3-venv
+  libcpp-httplib-dev nodejs
+  python3 python3-dev python3-pytest python3-torch libtorch-dev
 "
 # The viewer's front end is built with npm (web/package-lock.json). A
 # Node.js from elsewhere (e.g. NodeSource) brings its own npm, which
@@ -18,10 +36,19 @@ PACKAGES="
 if ! command -v npm >/dev/null 2>&1; then
   PACKAGES="$PACKAGES npm"
 fi
+# The tests alone: torchvision models, the reader's fuzzer (clang, libFuzzer),
+# the browser tests (chromium), the analyzer's pandas interface, and the
+# install tests (venv, pip).
+if [ "$DEMO_ONLY" -eq 0 ]; then
+  PACKAGES="$PACKAGES
+  python3-torchvision python3-pandas clang libclang-rt-14-dev chromium
+  python3-venv python3-pip python3-setuptools python3-wheel
+"
+fi
 # The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross
 # compiler, qemu-user, and the target's libraries as multiarch packages.
 CROSS_ARCH=""
-if [ "$(uname -m)" = "x86_64" ]; then
+if [ "$DEMO_ONLY" -eq 0 ] && [ "$(uname -m)" = "x86_64" ]; then
   CROSS_ARCH="arm64"
   PACKAGES="$PACKAGES
   g++-aarch64-linux-gnu qemu-user-static

@@ -11,10 +11,11 @@ or a whole program from the shell: ``deepcontext run -o out.dctx -- python3 trai
 ``deepcontext report out.dctx``, or from Python with ``deepcontext.load``.
 """
 
-import contextlib
-import ctypes
-import os
-import sys
+# Imported under private names: the package's namespace is its API only.
+import contextlib as _contextlib
+import ctypes as _ctypes
+import os as _os
+import sys as _sys
 
 __all__ = ["profile", "is_tracing", "load", "rule", "Finding", "__version__"]
 __version__ = "0.1.0"
@@ -22,7 +23,7 @@ __version__ = "0.1.0"
 from ._profile import Finding, load, rule  # noqa: E402  (reading profiles)
 
 
-@contextlib.contextmanager
+@_contextlib.contextmanager
 def profile(path="deepcontext.dctx", native=False, cpu_time="sampled",
             trace_fraction=1.0, trace_window_ms=50):
     """Profiles the enclosed block and writes the profile to `path`.
@@ -53,7 +54,7 @@ def profile(path="deepcontext.dctx", native=False, cpu_time="sampled",
     """
     from . import _frameworks, _runtime, _torch_adapter
 
-    path = os.fspath(path)
+    path = _os.fspath(path)
     nested = _runtime.is_active()
     if not nested:
         # Checked before anything changes: a bad value leaves no state behind.
@@ -74,8 +75,8 @@ def profile(path="deepcontext.dctx", native=False, cpu_time="sampled",
             raise
         _runtime.warn_if_gpu_blocked()
         _runtime.reset()
-        _runtime.set_metadata("python_version", sys.version.split()[0])
-        _runtime.set_metadata("python_executable", sys.executable)
+        _runtime.set_metadata("python_version", _sys.version.split()[0])
+        _runtime.set_metadata("python_executable", _sys.executable)
         _frameworks.attach()
         _torch_adapter.enable(True)
     try:
@@ -116,7 +117,7 @@ def _set_native(on):
     from . import _runtime
 
     lib = _runtime.library()
-    lib.dlmonitor_native_enable.restype = ctypes.c_int
-    lib.dlmonitor_native_enable.argtypes = [ctypes.c_int]
+    lib.dlmonitor_native_enable.restype = _ctypes.c_int
+    lib.dlmonitor_native_enable.argtypes = [_ctypes.c_int]
     if lib.dlmonitor_native_enable(1 if on else 0) != 0:
         raise RuntimeError("native frames could not be turned %s" % ("on" if on else "off"))

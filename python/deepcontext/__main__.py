@@ -17,7 +17,8 @@ def main():
         return 2
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(cli, [cli] + sys.argv[1:])
+    # argv[0] is what usage messages name: the command, not its path.
+    os.execv(cli, ["deepcontext"] + sys.argv[1:])
 
 
 if __name__ == "__main__":

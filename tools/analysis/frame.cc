@@ -1,6 +1,12 @@
 #include "tools/analysis/frame.h"
 
+#include <cxxabi.h>
+
+#include <array>
+#include <cstdlib>
 #include <functional>
+#include <memory>
+#include <string_view>
 
 namespace deepcontext::analysis {
 
@@ -17,6 +23,28 @@ size_t FrameHash::operator()(const Frame& frame) const {
   return seed;
 }
 
+namespace {
+
+// A demangled kernel without what every kernel has: the "void" return type
+// and the parameter list, which the template arguments already imply
+// ("void k<float>(float*, int)" -> "k<float>"), as Nsight Systems shows them.
+std::string KernelName(std::string name) {
+  if (name.starts_with("void ")) name.erase(0, 5);
+  if (!name.empty() && name.back() == ')') {
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+      if (name[i] == ')') ++depth;
+      if (name[i] == '(' && --depth == 0) {
+        if (i > 0) name.erase(i);
+        break;
+      }
+    }
+  }
+  return name;
+}
+
+}  // namespace
+
 std::string DisplayName(const Frame& frame) {
   using format::FrameKind;
   if (frame.name.empty()) {
@@ -27,7 +55,8 @@ std::string DisplayName(const Frame& frame) {
     case FrameKind::kThread:
       // The runtime names threads "main thread" and "thread <tid> (<name>)";
       // bare names ("main", a Python thread's name) get the word once.
-      if (frame.name.starts_with("thread ") || frame.name.ends_with(" thread")) {
+      if (frame.name.starts_with("thread ") ||
+          frame.name.ends_with(" thread")) {
         return frame.name;
       }
       return "thread " + frame.name;
@@ -37,9 +66,62 @@ std::string DisplayName(const Frame& frame) {
         return frame.name;
       }
       return "[" + frame.name + "]";
+    case FrameKind::kGpuKernel:
+      return KernelName(DemangledName(frame.name));
+    case FrameKind::kNativeFrame:
+    case FrameKind::kGpuApi:
+      return DemangledName(frame.name);
     default:
       return frame.name;
   }
+}
+
+std::string DemangledName(const std::string& name) {
+  // Mangled names start with "_Z"; CUDA kernels of some toolchains carry a
+  // "__device_stub_" or a leading extra underscore ("__Z").
+  std::string_view view = name;
+  if (view.starts_with("__Z")) view.remove_prefix(1);
+  if (!view.starts_with("_Z")) return name;
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> demangled(
+      abi::__cxa_demangle(std::string(view).c_str(), nullptr, nullptr, &status),
+      &std::free);
+  if (status != 0 || demangled == nullptr) return name;
+  return demangled.get();
+}
+
+bool IsFrameworkWrapper(const Frame& frame) {
+  if (frame.kind != format::FrameKind::kPythonFrame) return false;
+  // The file is checked so that a user's own _call_impl is never hidden.
+  if (!frame.file.ends_with("torch/nn/modules/module.py")) return false;
+  std::string_view name = frame.name;
+  if (size_t dot = name.rfind('.'); dot != std::string_view::npos) {
+    name.remove_prefix(dot + 1);
+  }
+  return name == "_call_impl" || name == "_wrapped_call_impl";
+}
+
+bool IsProfilerFrame(const Frame& frame) {
+  if (frame.kind != format::FrameKind::kNativeFrame) return false;
+  // Mangled names hold their identifiers verbatim: most frames are ruled
+  // out without demangling them.
+  const std::string& raw = frame.name;
+  if (raw.find("RecordFunction") == std::string::npos &&
+      raw.find("deepcontext") == std::string::npos &&
+      raw.find("dlmonitor") == std::string::npos) {
+    return false;
+  }
+  // Native frames may be mangled or already demangled by the symbolizer.
+  const std::string name = DemangledName(raw);
+  static constexpr std::array<std::string_view, 2> kProfilerScopes = {
+      "at::RecordFunction::", "c10::Dispatcher::runRecordFunction"};
+  for (std::string_view scope : kProfilerScopes) {
+    if (name.find(scope) != std::string::npos) return true;
+  }
+  // The runtime's and the adapter's own functions, should an unwinder step
+  // through them.
+  return name.find("deepcontext::") != std::string::npos ||
+         name.starts_with("dlmonitor_") || name.starts_with("deepcontext_");
 }
 
 bool IsStructuralKind(format::FrameKind kind) {

@@ -37,7 +37,27 @@ struct FrameHash {
 // Returns the label a human reads for a frame: the function name for Python
 // frames, the operator or kernel name, "[forward]" for phases, "thread main"
 // for threads. Never empty: unnamed frames show their kind, e.g. "<thread>".
+// Mangled C++ names (native frames, GPU kernels: "_ZN5cudnn...") are shown
+// demangled; kernels without their "void" and parameter list
+// ("cudnn::bn_bw_1C11_kernel_new<float, float, 512, true, 1>").
 std::string DisplayName(const Frame& frame);
+
+// Returns the demangled form of an Itanium-ABI mangled name ("_Z...", as
+// nvcc and g++ emit), or name unchanged when it is not one or does not
+// demangle.
+std::string DemangledName(const std::string& name);
+
+// True for torch's nn.Module call wrappers (Module._call_impl,
+// Module._wrapped_call_impl in torch/nn/modules/module.py): every module
+// call passes through them, so they double the depth of a model's tree
+// without telling anything. Reports fold them into their callers.
+bool IsFrameworkWrapper(const Frame& frame);
+
+// True for the profiler's own frames that op callbacks run under
+// (at::RecordFunction::runStartCallbacks, c10::Dispatcher::runRecordFunction
+// and the like, seen in native stacks): they are how DeepContext observes
+// an op, not the program's work. Reports hide them.
+bool IsProfilerFrame(const Frame& frame);
 
 // True for nodes that only group work (root, process, thread, phase) rather
 // than being code that runs; such nodes are never reported as hotspots.

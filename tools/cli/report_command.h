@@ -30,7 +30,8 @@ int RunReport(const ReportRequest& request, std::ostream& out,
 
 // Registers the `report` subcommand on app:
 //   report FILES... [--view top-down|bottom-up|flat] [--metric NAME]
-//          [--depth N] [--min-percent P] [--top N] [--width N] [--ascii]
+//          [--depth N] [--min-percent P] [--top N] [--width N | --wide]
+//          [--full-paths] [--all-frames] [--ascii]
 // When the subcommand is parsed it sets action to run the report on stdout
 // and stderr.
 void AddReportCommand(CLI::App& app, std::function<int()>& action);

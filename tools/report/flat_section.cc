@@ -6,6 +6,7 @@
 
 #include "tools/analysis/flat_view.h"
 #include "tools/report/location.h"
+#include "tools/report/name_shortening.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
 
@@ -18,8 +19,9 @@ std::string RenderFlat(const SectionContext& context) {
       {"Excl."}, {"%Excl."}, {"Inclusive"}, {"%Incl."}};
   if (context.calls) columns.push_back({"Calls"});
   const size_t name_column = columns.size();
-  columns.push_back({"Name", TextTable::Align::kLeft});
-  columns.push_back({"Location", TextTable::Align::kLeft});
+  columns.push_back({"Name", TextTable::Align::kLeft, 0, 0, &ShortenName});
+  columns.push_back(
+      {"Location", TextTable::Align::kLeft, 0, 0, &ShortenLocation});
   TextTable table(columns);
 
   const double threshold = context.Threshold();
@@ -34,6 +36,7 @@ std::string RenderFlat(const SectionContext& context) {
       continue;
     }
     const analysis::Frame& frame = context.tree.frames()[entry.frame];
+    if (IsFolded(frame, context.folding())) continue;
     std::vector<std::string> cells = {
         context.Value(entry.exclusive),
         FormatPercent(entry.exclusive, context.total),
@@ -41,11 +44,11 @@ std::string RenderFlat(const SectionContext& context) {
         FormatPercent(entry.inclusive, context.total)};
     if (context.calls) cells.push_back(context.Calls(entry.calls));
     cells.push_back(analysis::DisplayName(frame));
-    cells.push_back(FormatLocation(frame));
+    cells.push_back(context.Location(frame));
     table.AddRow(std::move(cells));
     ++rows;
   }
-  table.FitToWidth(name_column, context.LineWidth());
+  context.FitTable(table, name_column);
 
   std::string out = context.Title("Flat view (" + context.metric_name +
                                   " per distinct frame)") +

@@ -4,6 +4,7 @@
 
 #include "tools/analysis/hotspots.h"
 #include "tools/report/location.h"
+#include "tools/report/name_shortening.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
 
@@ -12,9 +13,10 @@ namespace deepcontext::report {
 namespace {
 
 // "forward (model.py:10)": the caller's name and where it is.
-std::string CallerText(const analysis::Frame& frame) {
+std::string CallerText(const SectionContext& context,
+                       const analysis::Frame& frame) {
   std::string text = analysis::DisplayName(frame);
-  std::string location = FormatLocation(frame);
+  std::string location = context.Location(frame);
   if (!location.empty()) text += " (" + location + ")";
   return text;
 }
@@ -23,9 +25,19 @@ std::string CallerText(const analysis::Frame& frame) {
 
 std::string RenderHotspots(const SectionContext& context) {
   if (context.options.top <= 0) return "";
+  const size_t top = static_cast<size_t>(context.options.top);
+  // Folded frames (wrappers, the profiler's own) are left out of the list;
+  // they are few, so asking for that many more keeps it full.
+  size_t folded = 0;
+  for (const analysis::Frame& frame : context.tree.frames()) {
+    if (IsFolded(frame, context.folding())) ++folded;
+  }
   std::vector<analysis::Hotspot> spots = analysis::Hotspots(
-      context.tree, context.metric, static_cast<size_t>(context.options.top),
-      context.calls);
+      context.tree, context.metric, top + folded, context.calls);
+  std::erase_if(spots, [&](const analysis::Hotspot& spot) {
+    return IsFolded(context.tree.frames()[spot.frame], context.folding());
+  });
+  if (spots.size() > top) spots.resize(top);
   std::string out =
       context.Title("Top hotspots (exclusive " + context.metric_name + ")") +
       "\n";
@@ -41,8 +53,9 @@ std::string RenderHotspots(const SectionContext& context) {
   std::vector<TextTable::Column> columns = {{"#"}, {"Excl."}, {"%Total"}};
   if (context.calls) columns.push_back({"Calls"});
   const size_t name_column = columns.size();
-  columns.push_back({"Name", TextTable::Align::kLeft});
-  columns.push_back({"Location", TextTable::Align::kLeft});
+  columns.push_back({"Name", TextTable::Align::kLeft, 0, 0, &ShortenName});
+  columns.push_back(
+      {"Location", TextTable::Align::kLeft, 0, 0, &ShortenLocation});
   if (any_caller) columns.push_back({"Mostly from", TextTable::Align::kLeft});
   TextTable table(columns);
   for (size_t i = 0; i < spots.size(); ++i) {
@@ -53,13 +66,16 @@ std::string RenderHotspots(const SectionContext& context) {
         FormatPercent(spot.exclusive, context.total)};
     if (context.calls) cells.push_back(context.Calls(spot.calls));
     cells.push_back(analysis::DisplayName(frame));
-    cells.push_back(FormatLocation(frame));
+    cells.push_back(context.Location(frame));
     if (spot.python_caller != analysis::kNoFrame) {
-      cells.push_back(CallerText(context.tree.frames()[spot.python_caller]));
+      cells.push_back(
+          CallerText(context, context.tree.frames()[spot.python_caller]));
     }
     table.AddRow(std::move(cells));
   }
-  table.FitToWidth(name_column, context.LineWidth());
+  context.FitTable(table, name_column,
+                   any_caller ? std::optional<size_t>(name_column + 2)
+                              : std::nullopt);
   return out + table.Render(context.options.color);
 }
 

@@ -16,9 +16,9 @@ std::string ShortenPath(std::string_view path) {
   return std::string(path.substr(second + 1));
 }
 
-std::string FormatLocation(const analysis::Frame& frame) {
+std::string FormatLocation(const analysis::Frame& frame, bool full_path) {
   if (frame.file.empty()) return "";
-  std::string location = ShortenPath(frame.file);
+  std::string location = full_path ? frame.file : ShortenPath(frame.file);
   if (frame.line != 0) {
     location += ':';
     location += std::to_string(frame.line);

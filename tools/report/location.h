@@ -15,8 +15,9 @@ namespace deepcontext::report {
 // ("/home/u/proj/src/model.py" -> "src/model.py").
 std::string ShortenPath(std::string_view path);
 
-// Returns "file:line" with the file shortened, just the file when the line
-// is unknown, and "" when the file is unknown.
-std::string FormatLocation(const analysis::Frame& frame);
+// Returns "file:line" with the file shortened (whole with full_path), just
+// the file when the line is unknown, and "" when the file is unknown.
+std::string FormatLocation(const analysis::Frame& frame,
+                           bool full_path = false);
 
 }  // namespace deepcontext::report

@@ -24,14 +24,18 @@ constexpr struct {
                   {View::kBottomUp, "bottom-up"},
                   {View::kFlat, "flat"}};
 
-// Names of the metrics whose total is nonzero, for the "no values" note.
-std::string MetricsWithValues(const analysis::ProfileTree& tree) {
-  std::string names;
+// The metric shown instead of one without values: the first one with a
+// nonzero total, a call count only when nothing else has values (it says
+// little about cost).
+std::optional<analysis::MetricIndex> FallbackMetric(
+    const analysis::ProfileTree& tree) {
+  std::optional<analysis::MetricIndex> calls;
   for (analysis::MetricIndex i = 0; i < tree.metrics().size(); ++i) {
     if (tree.Total(i) == 0) continue;
-    names += (names.empty() ? "" : ", ") + tree.metrics()[i].name;
+    if (tree.metrics()[i].name != "calls") return i;
+    calls = i;
   }
-  return names;
+  return calls;
 }
 
 std::string MetricLine(const SectionContext& context) {
@@ -46,15 +50,28 @@ std::string MetricLine(const SectionContext& context) {
   return line;
 }
 
-std::string NoValuesMessage(const SectionContext& context) {
-  std::string message = "No " + context.metric_name + " values in this profile";
-  if (context.tree.HasSamples(context.metric)) {
-    message += " (all samples are zero)";
+// Why a metric has no values, in a few words.
+std::string WhyNoValues(const analysis::ProfileTree& tree,
+                        analysis::MetricIndex metric) {
+  if (tree.HasSamples(metric)) return "all its samples are zero";
+  if (tree.metrics()[metric].name == "gpu_time")
+    return "no GPU work was recorded";
+  return "it was not recorded";
+}
+
+// One line saying why a profile in which no metric has values shows
+// nothing.
+std::string EmptyProfileMessage(const analysis::ProfileTree& tree) {
+  for (analysis::MetricIndex i = 0; i < tree.metrics().size(); ++i) {
+    if (tree.HasSamples(i)) {
+      return "Every value in this profile is zero: the profiled work took no "
+             "measurable time.\n";
+    }
   }
-  message += ".";
-  std::string others = MetricsWithValues(context.tree);
-  if (!others.empty()) message += " Metrics with values: " + others + ".";
-  return message + "\n";
+  return "No samples in this profile: no operator, GPU work or CPU time was "
+         "recorded (the program's work ran outside the profiled region, or "
+         "the framework's operators were not intercepted: see any warning "
+         "above).\n";
 }
 
 }  // namespace
@@ -86,14 +103,25 @@ std::string RenderReport(const analysis::ProfileTree& tree,
     return out + "\n" + error + ".\n";
   }
 
+  std::string note;
+  if (tree.Total(lookup.metric) == 0) {
+    // A report that only says "no values" helps nobody when another metric
+    // has them: show that one, and say so.
+    std::optional<analysis::MetricIndex> fallback = FallbackMetric(tree);
+    if (!fallback) return out + "\n" + EmptyProfileMessage(tree);
+    note = "Note:      no " + tree.metrics()[lookup.metric].name +
+           " values in this profile (" + WhyNoValues(tree, lookup.metric) +
+           "); showing " + tree.metrics()[*fallback].name + "\n";
+    lookup.metric = *fallback;
+  }
+
   SectionContext context{tree, options};
   context.metric = lookup.metric;
   context.metric_name = tree.metrics()[lookup.metric].name;
   context.unit = tree.metrics()[lookup.metric].unit;
   context.total = tree.Total(lookup.metric);
   context.calls = tree.FindMetric("calls");
-  out += MetricLine(context) + "\n";
-  if (context.total == 0) return out + NoValuesMessage(context);
+  out += note + MetricLine(context) + "\n";
 
   switch (options.view) {
     case View::kTopDown:

@@ -31,8 +31,15 @@ struct ReportOptions {
   double min_percent = 1.0;
   // Number of hotspots listed after the view; 0 leaves the list out.
   int top = 10;
-  // Maximum line width; names are truncated to fit. 0 = unlimited.
+  // Maximum line width; names are shortened in the middle to fit.
+  // 0 = unlimited.
   int width = 0;
+  // Location columns show whole file paths instead of the package-relative
+  // or last two components.
+  bool full_paths = false;
+  // Show every frame: torch's Module._call_impl / _wrapped_call_impl
+  // wrappers and the profiler's own native frames are folded otherwise.
+  bool all_frames = false;
   // ANSI bold for titles and table headers.
   bool color = false;
   // Unicode box-drawing tree guides; false uses plain ASCII.

@@ -118,6 +118,58 @@ std::string GpuWarningText(const analysis::SourceInfo& source) {
   return out;
 }
 
+// The GPU line. Without an NVIDIA driver the runtime's reason (a loader
+// error) says nothing a CPU user needs: one short phrase instead. Other
+// reasons (CUPTI missing, profiling refused) matter on GPU machines and are
+// shown whole.
+std::string GpuText(const analysis::SourceInfo& source) {
+  constexpr std::string_view kNoActivity = "no GPU activity recorded: ";
+  constexpr std::string_view kNoDriver = "no NVIDIA driver";
+  const std::string status = source.Metadata("gpu");
+  std::string_view reason = status;
+  if (reason.starts_with(kNoActivity)) reason.remove_prefix(kNoActivity.size());
+  if (reason.starts_with(kNoDriver)) return "none (no NVIDIA driver)";
+  return status;
+}
+
+// One "Warning:" line per metadata entry whose key starts with "warning_"
+// (what the launcher wants a reader to know, e.g. that the PyTorch adapter
+// could not be built), then the GPU collection warnings. Profiles of one
+// job usually carry the same warnings: each text is shown once.
+std::string WarningLines(const std::vector<analysis::SourceInfo>& sources) {
+  std::vector<std::string> texts;
+  auto add = [&texts](const std::string& text) {
+    if (text.empty()) return;
+    for (const std::string& seen : texts) {
+      if (seen == text) return;
+    }
+    texts.push_back(text);
+  };
+  for (const analysis::SourceInfo& source : sources) {
+    for (const auto& [key, value] : source.metadata) {
+      if (key.starts_with("warning_")) add(value);
+    }
+  }
+  for (const analysis::SourceInfo& source : sources) {
+    add(GpuWarningText(source));
+  }
+  std::string out;
+  for (const std::string& text : texts) {
+    // A multi-line text stays under its label.
+    std::string indented;
+    for (char c : text) {
+      indented += c;
+      if (c == '\n') indented += "           ";
+    }
+    while (!indented.empty() &&
+           (indented.back() == ' ' || indented.back() == '\n')) {
+      indented.pop_back();
+    }
+    out += Line("Warning:", indented);
+  }
+  return out;
+}
+
 }  // namespace
 
 double DurationNs(const analysis::SourceInfo& source) {
@@ -140,10 +192,9 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
            Line("Duration:", DurationText(source)) +
            Line("Traced:", TracedText(source)) +
            Line("Versions:", VersionsText(source)) +
-           Line("GPU:", source.Metadata("gpu")) +
+           Line("GPU:", GpuText(source)) +
            Line("Devices:", source.Metadata("gpu_devices")) +
-           Line("Warning:", GpuWarningText(source)) +
-           Line("Memory:", MemoryText(source));
+           WarningLines(sources) + Line("Memory:", MemoryText(source));
   }
 
   // Profiles of one job usually share the command; print it once then.
@@ -159,7 +210,8 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
     if (std::string duration = DurationText(source); !duration.empty()) {
       details += (details.empty() ? "" : ", ") + duration;
     }
-    if (std::string traced = source.Metadata("trace_windows"); !traced.empty()) {
+    if (std::string traced = source.Metadata("trace_windows");
+        !traced.empty()) {
       details += (details.empty() ? "" : ", ") + traced;
     }
     if (!same_command && !source.Metadata("command_line").empty()) {
@@ -172,9 +224,10 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
   if (same_command) out += Line("Command:", command);
   if (!sources.empty()) {
     out += Line("Versions:", VersionsText(sources[0]));
-    out += Line("GPU:", sources[0].Metadata("gpu"));
+    out += Line("GPU:", GpuText(sources[0]));
     out += Line("Devices:", sources[0].Metadata("gpu_devices"));
   }
+  out += WarningLines(sources);
   return out;
 }
 

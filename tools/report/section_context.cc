@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
+#include "tools/report/location.h"
 #include "tools/report/value_format.h"
 
 namespace deepcontext::report {
@@ -35,6 +37,30 @@ size_t SectionContext::LineWidth() const {
 
 std::string SectionContext::Title(const std::string& text) const {
   return options.color ? "\x1b[1m" + text + "\x1b[0m" : text;
+}
+
+std::string SectionContext::Location(const analysis::Frame& frame) const {
+  return FormatLocation(frame, options.full_paths);
+}
+
+void SectionContext::FitTable(TextTable& table, size_t name_column,
+                              std::optional<size_t> extra_column) const {
+  std::vector<TextTable::Shrink> steps;
+  if (extra_column) steps.push_back({*extra_column, 30});
+  // A location keeps a typical "file.py:line" (about 20 columns) longer
+  // than a name keeps room beyond its tree guide.
+  steps.push_back({name_column + 1, 28});
+  steps.push_back({name_column, 48});
+  steps.push_back({name_column + 1, 20});
+  steps.push_back({name_column, 32});
+  steps.push_back({name_column + 1, 16});
+  steps.push_back({name_column, TextTable::kMinShownText});
+  if (extra_column) steps.push_back({*extra_column, 16});
+  table.FitToWidth(LineWidth(), steps);
+}
+
+Folding SectionContext::folding() const {
+  return options.all_frames ? Folding::kNone : Folding::kDefault;
 }
 
 }  // namespace deepcontext::report

@@ -5,7 +5,9 @@
 #include <string>
 
 #include "tools/analysis/profile_tree.h"
+#include "tools/report/folded_tree.h"
 #include "tools/report/report.h"
+#include "tools/report/text_table.h"
 
 namespace deepcontext::report {
 
@@ -41,6 +43,19 @@ struct SectionContext {
 
   // Wraps a title line in ANSI bold when color is on.
   std::string Title(const std::string& text) const;
+
+  // The frame's location as the options ask for.
+  std::string Location(const analysis::Frame& frame) const;
+
+  // Which frames the views fold.
+  Folding folding() const;
+
+  // Fits table into the line width: the Location column (after
+  // name_column) gives up room first, then the Name column, then both
+  // again, each to a floor that keeps it readable. extra_column (e.g.
+  // "Mostly from") shrinks before all of them.
+  void FitTable(TextTable& table, size_t name_column,
+                std::optional<size_t> extra_column = std::nullopt) const;
 };
 
 }  // namespace deepcontext::report

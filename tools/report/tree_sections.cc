@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "tools/analysis/bottom_up.h"
+#include "tools/report/folded_callers.h"
+#include "tools/report/folded_tree.h"
 #include "tools/report/location.h"
+#include "tools/report/name_shortening.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
 
@@ -134,8 +137,10 @@ std::string HiddenNote(const SectionContext& context, const Hidden& hidden) {
 
 // The columns both tree views end with.
 void AddNameColumns(std::vector<TextTable::Column>& columns) {
-  columns.push_back({"Name", TextTable::Align::kLeft});
-  columns.push_back({"Location", TextTable::Align::kLeft});
+  columns.push_back({"Name", TextTable::Align::kLeft, 0,
+                     TextTable::kMinShownText, &ShortenName});
+  columns.push_back(
+      {"Location", TextTable::Align::kLeft, 0, 0, &ShortenLocation});
 }
 
 std::string RenderTable(const SectionContext& context, const TextTable& table,
@@ -150,7 +155,6 @@ std::string RenderTable(const SectionContext& context, const TextTable& table,
 }  // namespace
 
 std::string RenderTopDown(const SectionContext& context) {
-  const analysis::ProfileTree& tree = context.tree;
   std::vector<TextTable::Column> columns = {
       {"Inclusive"}, {"Excl."}, {"%Total"}};
   if (context.calls) columns.push_back({"Calls"});
@@ -159,38 +163,35 @@ std::string RenderTopDown(const SectionContext& context) {
   TextTable table(columns);
   size_t rows = 0;
 
+  FoldedTree view(context.tree, context.metric, context.calls,
+                  context.folding());
   TreeShape shape;
-  shape.root = analysis::ProfileTree::kRootNode;
+  shape.root = FoldedTree::kRootNode;
   shape.children = [&](uint32_t node) {
-    std::vector<uint32_t> children(tree.node(node).children.begin(),
-                                   tree.node(node).children.end());
+    std::vector<uint32_t> children = view.Children(node);
     std::stable_sort(children.begin(), children.end(),
                      [&](uint32_t a, uint32_t b) {
-                       return tree.Inclusive(a, context.metric) >
-                              tree.Inclusive(b, context.metric);
+                       return view.Inclusive(a) > view.Inclusive(b);
                      });
     return children;
   };
-  shape.prune_value = [&](uint32_t node) {
-    return tree.Inclusive(node, context.metric);
-  };
+  shape.prune_value = [&](uint32_t node) { return view.Inclusive(node); };
   shape.add_row = [&](uint32_t node, const std::string& guide) {
-    const Frame& frame = tree.frame_of(node);
-    double inclusive = tree.Inclusive(node, context.metric);
-    std::vector<std::string> cells = {
-        context.Value(inclusive),
-        context.Value(tree.Exclusive(node, context.metric)),
-        FormatPercent(inclusive, context.total)};
-    if (context.calls) {
-      cells.push_back(context.Calls(tree.Exclusive(node, *context.calls)));
-    }
+    const Frame& frame = view.frame(node);
+    double inclusive = view.Inclusive(node);
+    std::vector<std::string> cells = {context.Value(inclusive),
+                                      context.Value(view.Exclusive(node)),
+                                      FormatPercent(inclusive, context.total)};
+    if (context.calls) cells.push_back(context.Calls(view.Calls(node)));
+    std::vector<size_t> kept_prefix(cells.size(), 0);
+    kept_prefix.push_back(guide.size());
     cells.push_back(guide + analysis::DisplayName(frame));
-    cells.push_back(FormatLocation(frame));
-    table.AddRow(std::move(cells));
+    cells.push_back(context.Location(frame));
+    table.AddRow(std::move(cells), std::move(kept_prefix));
     ++rows;
   };
   Hidden hidden = WalkTree(context, shape);
-  table.FitToWidth(name_column, context.LineWidth());
+  context.FitTable(table, name_column);
   return context.Title("Top-down view (inclusive " + context.metric_name +
                        ")") +
          "\n" + RenderTable(context, table, hidden, rows);
@@ -202,7 +203,11 @@ std::string RenderBottomUp(const SectionContext& context) {
   analysis::BottomUpLimits limits;
   if (context.options.min_percent > 0) limits.min_value = context.Threshold();
   if (context.options.depth > 0) {
-    limits.max_depth = static_cast<uint32_t>(context.options.depth) + 1;
+    // Folded wrappers do not count as levels: torch 2 puts two around every
+    // module call, so three built levels may make one shown.
+    const uint32_t per_level = context.folding() == Folding::kNone ? 1 : 3;
+    limits.max_depth =
+        (static_cast<uint32_t>(context.options.depth) + 1) * per_level;
   }
   // Without pruning the full tree holds one node per (leaf, ancestor) pair,
   // which deep programs make larger than memory; far more than readable.
@@ -216,24 +221,33 @@ std::string RenderBottomUp(const SectionContext& context) {
   TextTable table(columns);
   size_t rows = 0;
 
+  FoldedCallers view(context.tree, callers, context.folding());
   TreeShape shape;
-  shape.root = analysis::BottomUpTree::kRootNode;
-  shape.children = [&](uint32_t node) { return callers.node(node).children; };
-  shape.prune_value = [&](uint32_t node) { return callers.node(node).value; };
+  shape.root = FoldedCallers::kRootNode;
+  shape.children = [&](uint32_t node) {
+    std::vector<uint32_t> children = view.Children(node);
+    // Merged callers may change the order: largest first again.
+    std::stable_sort(
+        children.begin(), children.end(),
+        [&](uint32_t a, uint32_t b) { return view.Value(a) > view.Value(b); });
+    return children;
+  };
+  shape.prune_value = [&](uint32_t node) { return view.Value(node); };
   shape.add_row = [&](uint32_t node, const std::string& guide) {
-    const analysis::CallerNode& caller = callers.node(node);
-    const Frame& frame = context.tree.frames()[caller.frame];
+    const Frame& frame = view.frame(node);
     std::vector<std::string> cells = {
-        context.Value(caller.value),
-        FormatPercent(caller.value, context.total)};
-    if (context.calls) cells.push_back(context.Calls(caller.calls));
+        context.Value(view.Value(node)),
+        FormatPercent(view.Value(node), context.total)};
+    if (context.calls) cells.push_back(context.Calls(view.Calls(node)));
+    std::vector<size_t> kept_prefix(cells.size(), 0);
+    kept_prefix.push_back(guide.size());
     cells.push_back(guide + analysis::DisplayName(frame));
-    cells.push_back(FormatLocation(frame));
-    table.AddRow(std::move(cells));
+    cells.push_back(context.Location(frame));
+    table.AddRow(std::move(cells), std::move(kept_prefix));
     ++rows;
   };
   Hidden hidden = WalkTree(context, shape);
-  table.FitToWidth(name_column, context.LineWidth());
+  context.FitTable(table, name_column);
   std::string truncated =
       callers.truncated() ? "(stopped expanding callers after " +
                                 std::to_string(kMaxBottomUpNodes) +

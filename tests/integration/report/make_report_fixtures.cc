@@ -1,8 +1,11 @@
 // Writes the .dctx files the `deepcontext report` integration tests read:
 // two ranks of the training example, a profile whose gpu_time metric has no
-// values, a file with foreign bytes, a truncated copy of a real profile,
-// and two small hostile files: millions of empty strings compressed to a few
-// KB, and 8k metrics over 8k nodes.
+// values, a file with foreign bytes and a truncated copy of a real profile,
+// a GPU training step as a CUDA machine records it (mangled kernel names,
+// torch's module wrappers, the profiler's own native frames, a launcher
+// warning), a CPU profile with only wall_time values, and two small
+// hostile files: millions of empty strings compressed to a few KB, and 8k
+// metrics over 8k nodes.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -12,7 +15,10 @@
 
 namespace {
 
+using deepcontext::analysis::testing::kMs;
+using deepcontext::analysis::testing::ProfileBuilder;
 using deepcontext::format::EncodeProfile;
+using deepcontext::format::FrameKind;
 using deepcontext::format::Profile;
 using deepcontext::format::WriteProfileFile;
 
@@ -26,6 +32,95 @@ bool WriteBytes(const std::string& bytes, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << bytes;
   return static_cast<bool>(out);
+}
+
+// A forward and backward step of a model on a GPU, with the frames a CUDA
+// run of torch 2 records: Module._wrapped_call_impl / _call_impl around each
+// module, native frames down to the dispatcher (--native), mangled kernels.
+Profile MakeGpuProfile() {
+  ProfileBuilder b;
+  b.Metric("gpu_time", "ns", "GPU kernel time");
+  b.Metric("wall_time", "ns", "wall time spent in the op itself");
+  const std::string site = "/usr/lib/python3/dist-packages/torch/nn/modules/";
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto module = b.Add(thread, FrameKind::kPythonFrame, "<module>",
+                      "/home/user/project/experiments/train_resnet.py", 88);
+  auto step = b.Add(module, FrameKind::kPythonFrame, "train_step",
+                    "/home/user/project/experiments/train_resnet.py", 61);
+  auto wrapped = b.Add(step, FrameKind::kPythonFrame,
+                       "Module._wrapped_call_impl", site + "module.py", 1511);
+  auto call = b.Add(wrapped, FrameKind::kPythonFrame, "Module._call_impl",
+                    site + "module.py", 1520);
+  auto forward = b.Add(call, FrameKind::kPythonFrame, "ResNet.forward",
+                       "/home/user/project/models/resnet.py", 40);
+  auto bn_wrapped =
+      b.Add(forward, FrameKind::kPythonFrame, "Module._wrapped_call_impl",
+            site + "module.py", 1511);
+  auto bn_call = b.Add(bn_wrapped, FrameKind::kPythonFrame, "Module._call_impl",
+                       site + "module.py", 1520);
+  auto bn = b.Add(bn_call, FrameKind::kPythonFrame, "BatchNorm2d.forward",
+                  site + "batchnorm.py", 171);
+  auto fwd = b.Add(bn, FrameKind::kPhase, "[forward]");
+  auto op = b.Add(fwd, FrameKind::kOperator, "aten::batch_norm");
+  b.Value(op, "wall_time", 0.4 * kMs);
+  auto dispatch =
+      b.Add(op, FrameKind::kNativeFrame,
+            "c10::Dispatcher::runRecordFunction(at::RecordFunction&, "
+            "c10::OperatorHandle const&)");
+  auto callbacks = b.Add(dispatch, FrameKind::kNativeFrame,
+                         "_ZN2at14RecordFunction17runStartCallbacksEv");
+  auto launch = b.Add(callbacks, FrameKind::kGpuApi, "cudaLaunchKernel");
+  b.Value(launch, "wall_time", 0.1 * kMs);
+  auto add = b.Add(
+      launch, FrameKind::kGpuKernel,
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_"
+      "addIfEENS_6detail5ArrayIPcLi3EEEEEviT0_T1_");
+  b.Value(add, "gpu_time", 12 * kMs, 20);
+  auto bwd = b.Add(bn, FrameKind::kPhase, "[backward]");
+  auto bn_backward =
+      b.Add(bwd, FrameKind::kOperator, "CudnnBatchNormBackward0");
+  b.Value(bn_backward, "wall_time", 0.3 * kMs);
+  auto kernel =
+      b.Add(bn_backward, FrameKind::kGpuKernel,
+            "_ZN5cudnn21bn_bw_1C11_kernel_newIffLi512ELb1ELi1EEEvT0_S1_PKT_");
+  b.Value(kernel, "gpu_time", 30 * kMs, 20);
+  auto mul = b.Add(
+      forward, FrameKind::kGpuKernel,
+      "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_"
+      "nocastINS0_13BinaryFunctorIfffNS0_15binary_internal10MulFunctorIf"
+      "EEEEEEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_");
+  b.Value(mul, "gpu_time", 8 * kMs, 20);
+  b.Meta("pid", "5150");
+  b.Meta("host", "gpu07");
+  b.Meta("command_line", "python3 experiments/train_resnet.py");
+  b.Meta("start_time_ns", "1000000000");
+  b.Meta("end_time_ns", "3500000000");
+  b.Meta("python_version", "3.11.2");
+  b.Meta("torch_version", "2.1.0");
+  b.Meta("gpu", "CUPTI 12.1, activity tracing of kernels, copies and syncs");
+  b.Meta("warning_torch_adapter",
+         "the PyTorch adapter did not load: no operators (aten::) in this "
+         "profile; fix: apt-get install libtorch-dev");
+  return b.profile();
+}
+
+// A CPU run whose op CPU time was sampled too rarely to get any value:
+// only wall_time has values, and the machine has no NVIDIA driver.
+Profile MakeWallTimeOnlyProfile() {
+  ProfileBuilder b;
+  b.Metric("cpu_time", "ns", "thread CPU time");
+  b.Metric("wall_time", "ns", "wall time spent in the op itself");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "main",
+                    "/home/user/project/tiny.py", 5);
+  auto fwd = b.Add(line, FrameKind::kPhase, "[forward]");
+  auto op = b.Add(fwd, FrameKind::kOperator, "aten::add");
+  b.Value(op, "wall_time", 2 * kMs, 4);
+  b.Meta("gpu",
+         "no GPU activity recorded: no NVIDIA driver: cannot load libcuda.so.1 "
+         "(libcuda.so.1: cannot open shared object file: No such file or "
+         "directory)");
+  return b.profile();
 }
 
 }  // namespace
@@ -67,13 +162,14 @@ int main(int argc, char** argv) {
   }
 
   std::string encoded = EncodeProfile(rank0);
-  bool ok = Write(rank0, path("rank0.dctx")) &&
-            Write(rank1, path("rank1.dctx")) &&
-            Write(no_gpu, path("no_gpu.dctx")) &&
-            WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
-            WriteBytes(encoded.substr(0, encoded.size() / 2),
-                       path("truncated.dctx")) &&
-            Write(empty_strings, path("empty_strings.dctx")) &&
-            Write(many_metrics, path("many_metrics.dctx"));
+  bool ok =
+      Write(rank0, path("rank0.dctx")) && Write(rank1, path("rank1.dctx")) &&
+      Write(no_gpu, path("no_gpu.dctx")) &&
+      Write(MakeGpuProfile(), path("gpu_step.dctx")) &&
+      Write(MakeWallTimeOnlyProfile(), path("wall_only.dctx")) &&
+      WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
+      WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx")) &&
+      Write(empty_strings, path("empty_strings.dctx")) &&
+      Write(many_metrics, path("many_metrics.dctx"));
   return ok ? 0 : 1;
 }

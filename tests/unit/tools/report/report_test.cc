@@ -277,11 +277,11 @@ TEST_F(ReportTest, AsciiGuidesAndColor) {
 }
 
 TEST_F(ReportTest, WidthLimitTruncatesNames) {
-  options_.width = 72;
+  options_.width = 80;
   options_.top = 0;
   std::vector<std::string> table = Section(Render(), "Top-down view");
   for (const std::string& line : table) {
-    EXPECT_LE(DisplayWidth(line), 72u) << line;
+    EXPECT_LE(DisplayWidth(line), 80u) << line;
   }
   EXPECT_NE(LineWith(table, "..."), "");
 }
@@ -315,17 +315,33 @@ TEST(ReportMessagesTest, MetricWithoutValuesIsSaidClearly) {
   ReportOptions options;
   options.metric = "gpu_time";
   std::string report = RenderReport(tree, options);
-  EXPECT_NE(report.find("No gpu_time values in this profile. Metrics with "
-                        "values: cpu_time."),
+  // The report falls back to the metric that has values, and says so.
+  EXPECT_NE(report.find("Note:      no gpu_time values in this profile (no "
+                        "GPU work was recorded); showing cpu_time\n"
+                        "Metric:    cpu_time"),
             std::string::npos)
       << report;
-  EXPECT_EQ(report.find("Top hotspots"), std::string::npos);
-  EXPECT_EQ(report.find("Inclusive"), std::string::npos);
+  EXPECT_NE(report.find("Top-down view (inclusive cpu_time)"),
+            std::string::npos);
 
   // Without --metric the default falls back to cpu_time, which has values.
   options.metric.clear();
   EXPECT_NE(RenderReport(tree, options).find("Top-down view"),
             std::string::npos);
+}
+
+TEST(ReportMessagesTest, ProfileWithoutValuesSaysWhyInOneLine) {
+  ProfileBuilder b;
+  b.Metric("cpu_time", "ns");
+  b.Metric("wall_time", "ns");
+  b.Add(0, FrameKind::kThread, "main");
+  ProfileTree tree = ProfileTree::FromProfile(b.profile());
+  std::string report = RenderReport(tree, ReportOptions{});
+  EXPECT_NE(report.find("\nNo samples in this profile: no operator, GPU work "
+                        "or CPU time was recorded"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("Top-down view"), std::string::npos);
 }
 
 TEST(ReportMessagesTest, ProfileWithoutMetrics) {
@@ -381,6 +397,31 @@ TEST(ReportMultiProfileTest, ProcessesAreShownSideBySide) {
             std::string::npos)
       << table[2];
   EXPECT_EQ(table[3], "(4 nodes deeper than --depth 1 not shown)");
+}
+
+TEST(ReportMultiProfileTest, EveryWarningEntryIsAHeaderLineOnce) {
+  format::Profile rank0 = MakeTrainingProfile();
+  format::Profile rank1 = MakeTrainingProfileOf("4243", "1");
+  const std::string adapter = "PyTorch adapter not built: no operators";
+  rank0.metadata.emplace_back("warning_torch_adapter", adapter);
+  rank1.metadata.emplace_back("warning_torch_adapter", adapter);
+  rank1.metadata.emplace_back("warning_disk", "profile written late");
+  rank1.metadata.emplace_back("not_a_warning_x", "ignored");
+  ProfileTree tree =
+      ProfileTree::FromProfiles({{&rank0, "r0.dctx"}, {&rank1, "r1.dctx"}});
+  std::vector<std::string> lines = Lines(RenderReport(tree, ReportOptions{}));
+  std::vector<std::string> warnings;
+  for (const std::string& line : lines) {
+    if (line.rfind("Warning:", 0) == 0) warnings.push_back(line);
+  }
+  EXPECT_EQ(warnings,
+            (std::vector<std::string>{"Warning:   " + adapter,
+                                      "Warning:   profile written late"}));
+
+  // One profile: its warning under its header.
+  ProfileTree single = ProfileTree::FromProfile(rank0, "r0.dctx");
+  EXPECT_EQ(LineWith(Lines(RenderReport(single, ReportOptions{})), "Warning:"),
+            "Warning:   " + adapter);
 }
 
 TEST(ReportMultiProfileTest, EachProcessSaysWhatItsTraceWindowsCovered) {

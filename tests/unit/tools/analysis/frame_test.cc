@@ -1,0 +1,67 @@
+#include "tools/analysis/frame.h"
+
+#include <gtest/gtest.h>
+
+namespace deepcontext::analysis {
+namespace {
+
+using format::FrameKind;
+
+Frame Make(FrameKind kind, std::string name, std::string file = "") {
+  return Frame{kind, std::move(name), std::move(file), 0};
+}
+
+TEST(FrameTest, KernelNamesAreDemangledWithoutReturnTypeAndParameters) {
+  EXPECT_EQ(
+      DisplayName(Make(
+          FrameKind::kGpuKernel,
+          "_ZN5cudnn21bn_bw_1C11_kernel_newIffLi512ELb1ELi1EEEvT0_S1_PKT_")),
+      "cudnn::bn_bw_1C11_kernel_new<float, float, 512, true, 1>");
+  // A kernel that is no C++ symbol (extern "C", Triton) is shown as it is.
+  EXPECT_EQ(DisplayName(Make(FrameKind::kGpuKernel, "triton_poi_fused_add_0")),
+            "triton_poi_fused_add_0");
+  // Some toolchains add an underscore.
+  EXPECT_EQ(DisplayName(Make(FrameKind::kGpuKernel, "__Z6kernelPf")), "kernel");
+}
+
+TEST(FrameTest, NativeFramesKeepTheirParameters) {
+  EXPECT_EQ(DisplayName(Make(FrameKind::kNativeFrame,
+                             "_ZN2at14RecordFunction17runStartCallbacksEv")),
+            "at::RecordFunction::runStartCallbacks()");
+  EXPECT_EQ(DemangledName("_Znot_a_symbol"), "_Znot_a_symbol");
+  // Operators and Python frames are never touched.
+  EXPECT_EQ(DisplayName(Make(FrameKind::kOperator, "_Z_like_op")),
+            "_Z_like_op");
+}
+
+TEST(FrameTest, TorchModuleWrappersAreRecognizedByNameAndFile) {
+  const std::string module =
+      "/usr/lib/python3/dist-packages/torch/nn/modules/module.py";
+  EXPECT_TRUE(IsFrameworkWrapper(
+      Make(FrameKind::kPythonFrame, "Module._call_impl", module)));
+  EXPECT_TRUE(IsFrameworkWrapper(
+      Make(FrameKind::kPythonFrame, "Module._wrapped_call_impl", module)));
+  EXPECT_TRUE(
+      IsFrameworkWrapper(Make(FrameKind::kPythonFrame, "_call_impl", module)));
+  EXPECT_FALSE(IsFrameworkWrapper(
+      Make(FrameKind::kPythonFrame, "Module.__call__", module)));
+  // A user's own _call_impl stays.
+  EXPECT_FALSE(IsFrameworkWrapper(
+      Make(FrameKind::kPythonFrame, "Model._call_impl", "/home/u/model.py")));
+}
+
+TEST(FrameTest, ProfilerFramesAreRecognizedMangledOrNot) {
+  EXPECT_TRUE(IsProfilerFrame(Make(
+      FrameKind::kNativeFrame, "_ZN2at14RecordFunction17runStartCallbacksEv")));
+  EXPECT_TRUE(IsProfilerFrame(
+      Make(FrameKind::kNativeFrame,
+           "c10::Dispatcher::runRecordFunction(at::RecordFunction&, "
+           "c10::OperatorHandle const&)")));
+  EXPECT_FALSE(
+      IsProfilerFrame(Make(FrameKind::kNativeFrame, "at::native::add")));
+  EXPECT_FALSE(IsProfilerFrame(
+      Make(FrameKind::kOperator, "at::RecordFunction::runStartCallbacks")));
+}
+
+}  // namespace
+}  // namespace deepcontext::analysis
