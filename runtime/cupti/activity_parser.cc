@@ -5,61 +5,61 @@
 namespace deepcontext::cupti {
 namespace {
 
-gpu::MemoryKind ToMemoryKind(uint32_t kind) {
+MemoryKind ToMemoryKind(uint32_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
-      return gpu::MemoryKind::kPageable;
+      return MemoryKind::kPageable;
     case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
-      return gpu::MemoryKind::kPinned;
+      return MemoryKind::kPinned;
     case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
     case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
-      return gpu::MemoryKind::kDevice;
+      return MemoryKind::kDevice;
     case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
-      return gpu::MemoryKind::kArray;
+      return MemoryKind::kArray;
     case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
     case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
-      return gpu::MemoryKind::kManaged;
+      return MemoryKind::kManaged;
     default:
-      return gpu::MemoryKind::kUnknown;
+      return MemoryKind::kUnknown;
   }
 }
 
 // CUDA arrays are device memory with a texture layout; for advice they are
 // device memory, so array kinds fold into the device directions.
-gpu::CopyKind ToCopyKind(uint32_t kind) {
+CopyKind ToCopyKind(uint32_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-      return gpu::CopyKind::kHostToDevice;
+      return CopyKind::kHostToDevice;
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-      return gpu::CopyKind::kDeviceToHost;
+      return CopyKind::kDeviceToHost;
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-      return gpu::CopyKind::kDeviceToDevice;
+      return CopyKind::kDeviceToDevice;
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-      return gpu::CopyKind::kHostToHost;
+      return CopyKind::kHostToHost;
     case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-      return gpu::CopyKind::kPeerToPeer;
+      return CopyKind::kPeerToPeer;
     default:
-      return gpu::CopyKind::kUnknown;
+      return CopyKind::kUnknown;
   }
 }
 
-gpu::SyncKind ToSyncKind(CUpti_ActivitySynchronizationType type) {
+SyncKind ToSyncKind(CUpti_ActivitySynchronizationType type) {
   switch (type) {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
-      return gpu::SyncKind::kEvent;
+      return SyncKind::kEvent;
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
-      return gpu::SyncKind::kStreamWaitEvent;
+      return SyncKind::kStreamWaitEvent;
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
-      return gpu::SyncKind::kStream;
+      return SyncKind::kStream;
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
-      return gpu::SyncKind::kContext;
+      return SyncKind::kContext;
     default:
-      return gpu::SyncKind::kUnknown;
+      return SyncKind::kUnknown;
   }
 }
 
@@ -80,7 +80,7 @@ void ParsePlacement(const Activity& in, Record* out) {
   out->end_ns = in.end;
 }
 
-void ParseKernel(const CUpti_ActivityKernel10& in, gpu::KernelRecord* out) {
+void ParseKernel(const CUpti_ActivityKernel10& in, KernelRecord* out) {
   ParsePlacement(in, out);
   out->graph_id = in.graphId;
   out->name = in.name != nullptr ? in.name : "<unknown kernel>";
@@ -97,7 +97,7 @@ void ParseKernel(const CUpti_ActivityKernel10& in, gpu::KernelRecord* out) {
 }
 
 template <typename Copy>
-void ParseCopyCommon(const Copy& in, gpu::MemcpyRecord* out) {
+void ParseCopyCommon(const Copy& in, MemcpyRecord* out) {
   ParsePlacement(in, out);
   out->bytes = in.bytes;
   out->kind = ToCopyKind(in.copyKind);
@@ -116,20 +116,20 @@ ActivityType ParseActivity(const void* record, ParsedActivity* out) {
       ParseKernel(*static_cast<const CUpti_ActivityKernel10*>(record), &out->kernel);
       return ActivityType::kKernel;
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-      out->memcpy = gpu::MemcpyRecord{};
+      out->memcpy = MemcpyRecord{};
       ParseCopyCommon(*static_cast<const CUpti_ActivityMemcpy6*>(record),
                       &out->memcpy);
       return ActivityType::kMemcpy;
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-      out->memcpy = gpu::MemcpyRecord{};
+      out->memcpy = MemcpyRecord{};
       ParseCopyCommon(*static_cast<const CUpti_ActivityMemcpyPtoP4*>(record),
                       &out->memcpy);
       return ActivityType::kMemcpy;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& in = *static_cast<const CUpti_ActivityMemset4*>(record);
-      gpu::MemsetRecord& m = out->memset;
-      m = gpu::MemsetRecord{};
+      MemsetRecord& m = out->memset;
+      m = MemsetRecord{};
       ParsePlacement(in, &m);
       m.bytes = in.bytes;
       m.memory_kind = ToMemoryKind(in.memoryKind);
@@ -137,8 +137,8 @@ ActivityType ParseActivity(const void* record, ParsedActivity* out) {
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       const auto& in = *static_cast<const CUpti_ActivitySynchronization2*>(record);
-      gpu::SyncRecord& s = out->sync;
-      s = gpu::SyncRecord{};
+      SyncRecord& s = out->sync;
+      s = SyncRecord{};
       s.correlation_id = in.correlationId;
       s.context_id = in.contextId;
       s.stream = in.streamId;

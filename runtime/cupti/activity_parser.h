@@ -6,7 +6,7 @@
 // not include the vendor headers.
 #pragma once
 
-#include "runtime/gpu/gpu_records.h"
+#include "runtime/cupti/gpu_records.h"
 
 namespace deepcontext::cupti {
 
@@ -20,10 +20,10 @@ enum class ActivityType {
 
 // One converted record; only the member named by the returned type is set.
 struct ParsedActivity {
-  gpu::KernelRecord kernel;
-  gpu::MemcpyRecord memcpy;
-  gpu::MemsetRecord memset;
-  gpu::SyncRecord sync;
+  KernelRecord kernel;
+  MemcpyRecord memcpy;
+  MemsetRecord memset;
+  SyncRecord sync;
 };
 
 // Converts `record`, a `const CUpti_Activity*` as returned by

@@ -7,7 +7,6 @@
 
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cupti/cupti_loader.h"
-#include "tests/unit/runtime/gpu/fake_context_sink.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -22,22 +21,11 @@ bool HasKey(const std::vector<std::pair<std::string, std::string>>& metadata,
   return false;
 }
 
-// Makes in-memory sinks, counting them.
-struct SinkFactory {
-  GpuBackend::SinkFactory Get() {
-    return [this] {
-      ++made;
-      return std::make_unique<gpu::FakeContextSink>();
-    };
-  }
-  int made = 0;
-};
-
 // With a GPU the backend runs; without one (CI) it says why. Either way
 // nothing crashes and the backend can be flushed and stopped repeatedly.
-void StartAndCheck(SinkFactory& sinks) {
+void StartAndCheck(profiler::MetricStore& store) {
   std::string status;
-  std::unique_ptr<GpuBackend> backend = GpuBackend::Start(sinks.Get(), &status);
+  std::unique_ptr<GpuBackend> backend = GpuBackend::Start(store, &status);
   ASSERT_FALSE(status.empty());
   std::printf("status: %s\n", status.c_str());
   if (backend == nullptr) {
@@ -55,20 +43,20 @@ void StartAndCheck(SinkFactory& sinks) {
 }
 
 TEST(GpuBackendTest, StartEitherRunsOrExplainsWhyNot) {
-  SinkFactory sinks;
-  StartAndCheck(sinks);
+  profiler::MetricStore store;
+  StartAndCheck(store);
 }
 
 TEST(GpuBackendTest, MissingDriverIsReportedBeforeCuptiIsTouched) {
   if (!CuptiLibrary::Get().available()) GTEST_SKIP() << CuptiLibrary::Get().error();
   setenv("DEEPCONTEXT_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
-  SinkFactory sinks;
+  profiler::MetricStore store;
   std::string status;
-  EXPECT_EQ(GpuBackend::Start(sinks.Get(), &status), nullptr);
+  EXPECT_EQ(GpuBackend::Start(store, &status), nullptr);
   unsetenv("DEEPCONTEXT_CUDA_DRIVER");
   EXPECT_EQ(status.rfind(std::string(kNotRecorded) + ": no NVIDIA driver", 0), 0u)
       << status;
-  EXPECT_EQ(sinks.made, 0);  // nothing registered for a backend that cannot run
+  EXPECT_TRUE(store.Metrics().empty());
 }
 
 // A driver library is found, but CUPTI cannot attach to a real driver
@@ -77,16 +65,16 @@ TEST(GpuBackendTest, MissingDriverIsReportedBeforeCuptiIsTouched) {
 TEST(GpuBackendTest, FailureAfterLoadingCleansUp) {
   if (!CuptiLibrary::Get().available()) GTEST_SKIP() << CuptiLibrary::Get().error();
   setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
-  SinkFactory sinks;
-  for (int attempt = 0; attempt < 2; ++attempt) StartAndCheck(sinks);
+  profiler::MetricStore store;
+  for (int attempt = 0; attempt < 2; ++attempt) StartAndCheck(store);
   unsetenv("DEEPCONTEXT_CUDA_DRIVER");
   dlmonitor_context_t context = 0;
   EXPECT_EQ(dlmonitor_context_current(&context), DLMONITOR_ERROR_NOT_INITIALIZED);
 }
 
 TEST(GpuBackendTest, StatusPointerIsOptional) {
-  SinkFactory sinks;
-  std::unique_ptr<GpuBackend> backend = GpuBackend::Start(sinks.Get(), nullptr);
+  profiler::MetricStore store;
+  std::unique_ptr<GpuBackend> backend = GpuBackend::Start(store, nullptr);
   if (backend != nullptr) backend->Stop();
 }
 
