@@ -25,7 +25,7 @@ def test_python_m_deepcontext_after_install(tmp_path):
                        "print(sorted(n for n in dir(deepcontext) if not n.startswith('_')))"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, check=True, timeout=60).stdout.decode()
     assert names.splitlines() == [str(venv / "python" / "deepcontext" / "__init__.py"),
-                                  "['is_tracing', 'profile']"]
+                                  "['Finding', 'is_tracing', 'load', 'profile', 'rule']"]
     # A usage error through the package: exit 2, the command's name.
     bad = subprocess.run([python, "-m", "deepcontext", "reprot"], cwd=tmp_path, env=env,
                          stderr=subprocess.PIPE, timeout=60)

@@ -45,10 +45,14 @@ def test_merged_ranks_name_the_slow_rank_and_its_line(tmp_path):
     report = cli("report", merged, "--metric", "wall_time", "--width", "200").stdout.decode()
     rows = imbalance_rows(report)
     line = marker_line(program("ranks_gloo.py"), "SLOW_RANK_LINE")
-    top = rows[0].split()
+    # The straggler's extra work is among the first rows; on a fast machine
+    # the other ranks' wait in the next collective (the wait it causes) can
+    # rank above it.
+    slow = [row for row in rows[:3] if "ranks_gloo.py:%d" % line in row]
+    assert slow, rows
     # #, Excess, "rank", N, Max, Median, Min, Ranks, Name, Line...
-    assert "rank 2" in rows[0] and "ranks_gloo.py:%d" % line in rows[0], rows
-    assert "1/4" in rows[0] and top[-3] in ("aten::mm", "aten::matmul", "aten::tanh"), rows
+    assert "rank 2" in slow[0] and "1/4" in slow[0], rows
+    assert slow[0].split()[-3] in ("aten::mm", "aten::matmul", "aten::tanh"), rows
 
     # `report` given the rank files shows the same section.
     side_by_side = cli("report", *ranks, "--metric", "wall_time", "--width", "200").stdout.decode()

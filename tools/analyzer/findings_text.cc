@@ -33,7 +33,8 @@ std::string ContextLine(const FindingContext& context) {
     line += (line.empty() ? "" : " -> ") + context.kernel;
   }
   if (line.empty() && !context.path.empty()) line = context.path.back();
-  return line;
+  // The root: a finding about the whole run (no line holds the time).
+  return line.empty() ? "the whole run" : line;
 }
 
 bool IsMemoryBenefit(const Benefit& benefit) {

@@ -50,7 +50,6 @@ ProfileView::ProfileView(const analysis::ProfileTree& tree) : tree_(tree) {
         if (device >= 8) break;  // devices are numbered densely in practice
         continue;
       }
-      has_gpu_ = true;
       metadata_busy += ParseNumber(busy);
       double first = ParseNumber(source.Metadata(prefix + "first_start_ns"));
       double last = ParseNumber(source.Metadata(prefix + "last_end_ns"));
@@ -66,7 +65,9 @@ ProfileView::ProfileView(const analysis::ProfileTree& tree) : tree_(tree) {
     }
   }
   double gpu_total = metrics_.gpu_time ? tree.Total(*metrics_.gpu_time) : 0;
-  if (gpu_total > 0) has_gpu_ = true;
+  // A device the program never used (a CPU program on a GPU machine) is no
+  // GPU activity: the GPU rules have nothing to say about it.
+  has_gpu_ = metadata_busy > 0 || gpu_total > 0;
   gpu_busy_ns_ = metadata_busy > 0 ? metadata_busy : gpu_total;
 }
 

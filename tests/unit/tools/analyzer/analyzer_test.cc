@@ -50,6 +50,23 @@ TEST(Analyzer, CpuProfileSkipsGpuRulesAndSaysWhy) {
   EXPECT_TRUE(gpu_idle_skipped);
 }
 
+TEST(Analyzer, CpuProgramOnAGpuMachineSkipsGpuRules) {
+  // A CPU program run where CUDA is available: the profile names the device
+  // but records no GPU work, which is no idle GPU to report.
+  format::Profile profile = analysis::testing::MakeTrainingProfile();
+  profile.metadata.emplace_back("gpu0_compute_capability", "9.0");
+  profile.metadata.emplace_back("gpu0_sm_count", "132");
+  profile.metadata.emplace_back("gpu0_busy_ns", "0");
+  ProfileTree tree = ProfileTree::FromProfile(profile);
+  Analysis analysis = Analyze(tree);
+  EXPECT_TRUE(analysis.findings.empty()) << analysis.findings[0].rule_id;
+  bool gpu_idle_skipped = false;
+  for (const SkippedRule& skipped : analysis.skipped) {
+    if (skipped.rule_id == "gpu_idle") gpu_idle_skipped = true;
+  }
+  EXPECT_TRUE(gpu_idle_skipped);
+}
+
 TEST(GpuIdle, FiresBelowHalfBusyAtTheLineHoldingTheCpu) {
   GpuProfileSpec spec;
   spec.gpu_busy_ns = 0.3e9;
