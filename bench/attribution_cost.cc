@@ -22,18 +22,18 @@
 
 #include "bench/median.h"
 #include "deepcontext/dlmonitor.h"
-#include "runtime/cupti/gpu_attribution.h"
-#include "runtime/cupti/metric_store_sink.h"
+#include "runtime/gpu/gpu_attribution.h"
 #include "runtime/profiler/metric_store.h"
+#include "runtime/profiler/metric_store_sink.h"
 
 namespace {
 
 using deepcontext::bench::Median;
 
-using deepcontext::cupti::GpuAttribution;
-using deepcontext::cupti::KernelRecord;
-using deepcontext::cupti::LaunchRecord;
-using deepcontext::cupti::MetricStoreSink;
+using deepcontext::gpu::GpuAttribution;
+using deepcontext::gpu::KernelRecord;
+using deepcontext::gpu::LaunchRecord;
+using deepcontext::profiler::MetricStoreSink;
 
 constexpr const char* kKernelNames[] = {"_Z10gemm_kernelv", "_Z12relu_forwardv",
                                         "_Z11add_tensorsv", "_Z9reduce_opv"};

@@ -5,61 +5,61 @@
 namespace deepcontext::cupti {
 namespace {
 
-MemoryKind ToMemoryKind(uint32_t kind) {
+gpu::MemoryKind ToMemoryKind(uint32_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
-      return MemoryKind::kPageable;
+      return gpu::MemoryKind::kPageable;
     case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
-      return MemoryKind::kPinned;
+      return gpu::MemoryKind::kPinned;
     case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
     case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
-      return MemoryKind::kDevice;
+      return gpu::MemoryKind::kDevice;
     case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
-      return MemoryKind::kArray;
+      return gpu::MemoryKind::kArray;
     case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
     case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
-      return MemoryKind::kManaged;
+      return gpu::MemoryKind::kManaged;
     default:
-      return MemoryKind::kUnknown;
+      return gpu::MemoryKind::kUnknown;
   }
 }
 
 // CUDA arrays are device memory with a texture layout; for advice they are
 // device memory, so array kinds fold into the device directions.
-CopyKind ToCopyKind(uint32_t kind) {
+gpu::CopyKind ToCopyKind(uint32_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-      return CopyKind::kHostToDevice;
+      return gpu::CopyKind::kHostToDevice;
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-      return CopyKind::kDeviceToHost;
+      return gpu::CopyKind::kDeviceToHost;
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-      return CopyKind::kDeviceToDevice;
+      return gpu::CopyKind::kDeviceToDevice;
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-      return CopyKind::kHostToHost;
+      return gpu::CopyKind::kHostToHost;
     case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-      return CopyKind::kPeerToPeer;
+      return gpu::CopyKind::kPeerToPeer;
     default:
-      return CopyKind::kUnknown;
+      return gpu::CopyKind::kUnknown;
   }
 }
 
-SyncKind ToSyncKind(CUpti_ActivitySynchronizationType type) {
+gpu::SyncKind ToSyncKind(CUpti_ActivitySynchronizationType type) {
   switch (type) {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
-      return SyncKind::kEvent;
+      return gpu::SyncKind::kEvent;
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
-      return SyncKind::kStreamWaitEvent;
+      return gpu::SyncKind::kStreamWaitEvent;
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
-      return SyncKind::kStream;
+      return gpu::SyncKind::kStream;
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
-      return SyncKind::kContext;
+      return gpu::SyncKind::kContext;
     default:
-      return SyncKind::kUnknown;
+      return gpu::SyncKind::kUnknown;
   }
 }
 
@@ -80,7 +80,7 @@ void ParsePlacement(const Activity& in, Record* out) {
   out->end_ns = in.end;
 }
 
-void ParseKernel(const CUpti_ActivityKernel10& in, KernelRecord* out) {
+void ParseKernel(const CUpti_ActivityKernel10& in, gpu::KernelRecord* out) {
   ParsePlacement(in, out);
   out->graph_id = in.graphId;
   out->name = in.name != nullptr ? in.name : "<unknown kernel>";
@@ -97,7 +97,7 @@ void ParseKernel(const CUpti_ActivityKernel10& in, KernelRecord* out) {
 }
 
 template <typename Copy>
-void ParseCopyCommon(const Copy& in, MemcpyRecord* out) {
+void ParseCopyCommon(const Copy& in, gpu::MemcpyRecord* out) {
   ParsePlacement(in, out);
   out->bytes = in.bytes;
   out->kind = ToCopyKind(in.copyKind);
@@ -116,20 +116,20 @@ ActivityType ParseActivity(const void* record, ParsedActivity* out) {
       ParseKernel(*static_cast<const CUpti_ActivityKernel10*>(record), &out->kernel);
       return ActivityType::kKernel;
     case CUPTI_ACTIVITY_KIND_MEMCPY:
-      out->memcpy = MemcpyRecord{};
+      out->memcpy = gpu::MemcpyRecord{};
       ParseCopyCommon(*static_cast<const CUpti_ActivityMemcpy6*>(record),
                       &out->memcpy);
       return ActivityType::kMemcpy;
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-      out->memcpy = MemcpyRecord{};
+      out->memcpy = gpu::MemcpyRecord{};
       ParseCopyCommon(*static_cast<const CUpti_ActivityMemcpyPtoP4*>(record),
                       &out->memcpy);
       return ActivityType::kMemcpy;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& in = *static_cast<const CUpti_ActivityMemset4*>(record);
-      MemsetRecord& m = out->memset;
-      m = MemsetRecord{};
+      gpu::MemsetRecord& m = out->memset;
+      m = gpu::MemsetRecord{};
       ParsePlacement(in, &m);
       m.bytes = in.bytes;
       m.memory_kind = ToMemoryKind(in.memoryKind);
@@ -137,8 +137,8 @@ ActivityType ParseActivity(const void* record, ParsedActivity* out) {
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       const auto& in = *static_cast<const CUpti_ActivitySynchronization2*>(record);
-      SyncRecord& s = out->sync;
-      s = SyncRecord{};
+      gpu::SyncRecord& s = out->sync;
+      s = gpu::SyncRecord{};
       s.correlation_id = in.correlationId;
       s.context_id = in.contextId;
       s.stream = in.streamId;

@@ -6,7 +6,7 @@
 // not include the vendor headers.
 #pragma once
 
-#include "runtime/cupti/gpu_records.h"
+#include "runtime/gpu/gpu_records.h"
 
 namespace deepcontext::cupti {
 
@@ -20,10 +20,10 @@ enum class ActivityType {
 
 // One converted record; only the member named by the returned type is set.
 struct ParsedActivity {
-  KernelRecord kernel;
-  MemcpyRecord memcpy;
-  MemsetRecord memset;
-  SyncRecord sync;
+  gpu::KernelRecord kernel;
+  gpu::MemcpyRecord memcpy;
+  gpu::MemsetRecord memset;
+  gpu::SyncRecord sync;
 };
 
 // Converts `record`, a `const CUpti_Activity*` as returned by

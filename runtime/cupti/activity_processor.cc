@@ -20,7 +20,7 @@ bool NextCuptiRecord(void* user, uint8_t* buffer, size_t valid_size,
   return true;
 }
 
-ActivityProcessor::ActivityProcessor(GpuAttribution& attribution,
+ActivityProcessor::ActivityProcessor(gpu::GpuAttribution& attribution,
                                      DeviceInfoQuery query)
     : attribution_(attribution), query_(std::move(query)) {}
 
@@ -88,7 +88,7 @@ void ActivityProcessor::EnsureDeviceInfo(uint32_t device) {
     return;
   }
   ++queries;
-  DeviceInfo info;
+  gpu::DeviceInfo info;
   if (query_(device, &info)) {
     attribution_.SetDeviceInfo(device, info);
     devices_.emplace(device, std::move(info));
@@ -101,7 +101,7 @@ ActivityCounters ActivityProcessor::Counters() const {
   return counters_;
 }
 
-std::map<uint32_t, DeviceInfo> ActivityProcessor::Devices() const {
+std::map<uint32_t, gpu::DeviceInfo> ActivityProcessor::Devices() const {
   std::lock_guard<std::mutex> guard(devices_mutex_);
   return devices_;
 }

@@ -14,8 +14,8 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/cupti/gpu_attribution.h"
-#include "runtime/cupti/occupancy.h"
+#include "runtime/gpu/gpu_attribution.h"
+#include "runtime/gpu/occupancy.h"
 
 namespace deepcontext::cupti {
 
@@ -32,7 +32,7 @@ bool NextCuptiRecord(void* user, uint8_t* buffer, size_t valid_size,
 
 // Limits of a device, by the ordinal activity records carry; false when
 // they cannot be had (yet).
-using DeviceInfoQuery = std::function<bool(uint32_t device, DeviceInfo* info)>;
+using DeviceInfoQuery = std::function<bool(uint32_t device, gpu::DeviceInfo* info)>;
 
 struct ActivityCounters {
   uint64_t buffers = 0;
@@ -49,7 +49,7 @@ class ActivityProcessor {
  public:
   // `attribution` must outlive this object; `query` may be empty (no
   // occupancy then).
-  ActivityProcessor(GpuAttribution& attribution, DeviceInfoQuery query);
+  ActivityProcessor(gpu::GpuAttribution& attribution, DeviceInfoQuery query);
   ActivityProcessor(const ActivityProcessor&) = delete;
   ActivityProcessor& operator=(const ActivityProcessor&) = delete;
 
@@ -61,7 +61,7 @@ class ActivityProcessor {
 
   ActivityCounters Counters() const;
   // The devices whose limits were found, by ordinal.
-  std::map<uint32_t, DeviceInfo> Devices() const;
+  std::map<uint32_t, gpu::DeviceInfo> Devices() const;
 
  private:
   // Tries to give attribution the device's limits before its first kernel.
@@ -71,13 +71,13 @@ class ActivityProcessor {
   // the driver cannot describe does not cost a query per kernel.
   static constexpr int kMaxQueries = 3;
 
-  GpuAttribution& attribution_;
+  gpu::GpuAttribution& attribution_;
   const DeviceInfoQuery query_;
   // Bit d set: device d < 64 is settled (found or given up on); the fast
   // path for the common case, read once per kernel.
   std::atomic<uint64_t> settled_{0};
   mutable std::mutex devices_mutex_;  // guards everything below
-  std::map<uint32_t, DeviceInfo> devices_;
+  std::map<uint32_t, gpu::DeviceInfo> devices_;
   std::map<uint32_t, int> queries_;
   ActivityCounters counters_;
 };

@@ -21,7 +21,7 @@ constexpr std::string_view kGraphNodeApi = "<graph node>";
 struct ApiCall {
   const char* name = nullptr;
   uint64_t correlation_id = 0;
-  ContextId context = 0;
+  gpu::ContextId context = 0;
   // A graph node was created inside the call: the call was captured into
   // a graph and will produce no records of its own.
   bool created_graph_node = false;
@@ -78,13 +78,13 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     // DLMonitor fills event.context when a tool listens to GPU API events;
     // otherwise the context is looked up here.
     dlmonitor_event_emit(&event);
-    ContextId context = event.context;
+    gpu::ContextId context = event.context;
     if (context == 0 && dlmonitor_context_current(&context) != DLMONITOR_OK) {
       context = 0;
     }
     t_call = ApiCall{name, data.correlationId, context, false};
     if (!ProducesRecords(api)) return;
-    LaunchRecord launch;
+    gpu::LaunchRecord launch;
     launch.correlation_id = data.correlationId;
     launch.context = context;
     launch.api_name = name;
@@ -116,7 +116,7 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     // The wait is the time spent in the call; its record is made here.
     if (api == DriverApiClass::kSync && !captured &&
         t_call.correlation_id == data.correlationId && t_call.sync_start_ns != 0) {
-      SyncRecord sync;
+      gpu::SyncRecord sync;
       sync.correlation_id = data.correlationId;
       sync.start_ns = t_call.sync_start_ns;
       sync.end_ns = static_cast<uint64_t>(cpu::MonotonicNs());
@@ -164,7 +164,7 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
   }
   // Inside a traced call (a launch captured from a stream, or cuGraphAdd*)
   // the call's context was taken at its entry.
-  ContextId context = t_call.context;
+  gpu::ContextId context = t_call.context;
   std::string_view api = kGraphNodeApi;
   if (t_call.name != nullptr) {
     api = t_call.name;

@@ -30,12 +30,12 @@ Fn As(void* symbol) {
 
 }  // namespace
 
-DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& a) {
-  DeviceInfo info = DeviceInfoForArch(a.compute_major, a.compute_minor, a.sm_count);
+gpu::DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& a) {
+  gpu::DeviceInfo info = gpu::DeviceInfoForArch(a.compute_major, a.compute_minor, a.sm_count);
   if (!info.Valid()) {
     // An architecture newer than the table: the granularities have been
     // stable since sm_80, so use those; the limits come from the driver.
-    const DeviceInfo newest = DeviceInfoForArch(9, 0, a.sm_count);
+    const gpu::DeviceInfo newest = gpu::DeviceInfoForArch(9, 0, a.sm_count);
     info.reg_alloc_unit = newest.reg_alloc_unit;
     info.sub_partitions = newest.sub_partitions;
     info.shared_alloc_unit = newest.shared_alloc_unit;

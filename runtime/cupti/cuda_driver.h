@@ -13,7 +13,7 @@
 #include <string>
 
 #include "runtime/cupti/driver_api.h"
-#include "runtime/cupti/occupancy.h"
+#include "runtime/gpu/occupancy.h"
 
 namespace deepcontext::cupti {
 
@@ -37,7 +37,7 @@ struct DeviceAttributes {
 // Device limits from driver attributes. Allocation granularities, which the
 // driver does not report, come from DeviceInfoForArch(), or, for
 // architectures it does not know, from the rules of the newest one it does.
-DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& attributes);
+gpu::DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& attributes);
 
 class CudaDriver {
  public:

@@ -11,16 +11,16 @@ DriverApiClass ClassifyDriverApi(std::string_view name) {
   if (name.starts_with("cuLaunch")) return DriverApiClass::kKernelLaunch;
   if (name.starts_with("cuMemcpy")) return DriverApiClass::kCopy;
   if (name.starts_with("cuMemset")) return DriverApiClass::kMemset;
-  if (SyncKindOfApi(name) != SyncKind::kUnknown) return DriverApiClass::kSync;
+  if (SyncKindOfApi(name) != gpu::SyncKind::kUnknown) return DriverApiClass::kSync;
   return DriverApiClass::kOther;
 }
 
-SyncKind SyncKindOfApi(std::string_view name) {
-  if (name.starts_with("cuCtxSynchronize")) return SyncKind::kContext;
-  if (name.starts_with("cuStreamSynchronize")) return SyncKind::kStream;
-  if (name.starts_with("cuEventSynchronize")) return SyncKind::kEvent;
-  if (name.starts_with("cuStreamWaitEvent")) return SyncKind::kStreamWaitEvent;
-  return SyncKind::kUnknown;
+gpu::SyncKind SyncKindOfApi(std::string_view name) {
+  if (name.starts_with("cuCtxSynchronize")) return gpu::SyncKind::kContext;
+  if (name.starts_with("cuStreamSynchronize")) return gpu::SyncKind::kStream;
+  if (name.starts_with("cuEventSynchronize")) return gpu::SyncKind::kEvent;
+  if (name.starts_with("cuStreamWaitEvent")) return gpu::SyncKind::kStreamWaitEvent;
+  return gpu::SyncKind::kUnknown;
 }
 
 uint32_t ExpectedRecords(DriverApiClass api, std::string_view name,

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "runtime/cupti/gpu_records.h"
+#include "runtime/gpu/gpu_records.h"
 
 namespace deepcontext::cupti {
 
@@ -30,7 +30,7 @@ DriverApiClass ClassifyDriverApi(std::string_view name);
 
 // What a synchronization function (DriverApiClass::kSync) waits for;
 // kUnknown for every other function.
-SyncKind SyncKindOfApi(std::string_view name);
+gpu::SyncKind SyncKindOfApi(std::string_view name);
 
 // True for the classes whose calls produce activity records and are
 // therefore reported to attribution as launches.

@@ -4,12 +4,13 @@
 
 namespace deepcontext::cupti {
 
-GpuBackend::GpuBackend(std::unique_ptr<GpuBackendState> state)
-    : state_(std::move(state)) {}
+GpuBackend::GpuBackend(std::unique_ptr<gpu::ContextSink> sink,
+                       std::unique_ptr<GpuBackendState> state)
+    : sink_(std::move(sink)), state_(std::move(state)) {}
 
 GpuBackend::~GpuBackend() = default;
 
-std::unique_ptr<GpuBackend> GpuBackend::Start(profiler::MetricStore& store,
+std::unique_ptr<GpuBackend> GpuBackend::Start(const SinkFactory& make_sink,
                                               std::string* status) {
   std::string ignored;
   std::string& out = status != nullptr ? *status : ignored;
@@ -25,7 +26,12 @@ std::unique_ptr<GpuBackend> GpuBackend::Start(profiler::MetricStore& store,
       out = "no GPU activity recorded: " + driver_error;
       return nullptr;
     }
-    auto state = std::make_unique<GpuBackendState>(store, library, std::move(driver));
+    std::unique_ptr<gpu::ContextSink> sink = make_sink();
+    if (sink == nullptr) {
+      out = "no GPU activity recorded: no sink for the GPU metrics";
+      return nullptr;
+    }
+    auto state = std::make_unique<GpuBackendState>(*sink, library, std::move(driver));
     const std::string error = state->Start();
     if (!error.empty()) {
       state->Stop();
@@ -33,7 +39,7 @@ std::unique_ptr<GpuBackend> GpuBackend::Start(profiler::MetricStore& store,
       return nullptr;
     }
     out = state->description();
-    return std::unique_ptr<GpuBackend>(new GpuBackend(std::move(state)));
+    return std::unique_ptr<GpuBackend>(new GpuBackend(std::move(sink), std::move(state)));
   } catch (...) {
     out = "no GPU activity recorded: out of memory while starting";
     return nullptr;

@@ -1,19 +1,20 @@
 // The live NVIDIA backend: subscribes to CUPTI, reports GPU API calls
 // (kernel launches, copies, memsets, synchronizations, graph launches) with
 // the caller's calling context, collects the activity records CUPTI
-// produces and feeds both to GpuAttribution, whose metrics land in the
-// profiler's MetricStore under the launching contexts. No vendor headers:
-// CUPTI and the driver are loaded with dlopen at Start().
+// produces and feeds both to gpu::GpuAttribution, whose metrics go to the
+// gpu::ContextSink its caller supplies (the profiler's MetricStoreSink).
+// No vendor headers: CUPTI and the driver are loaded with dlopen at
+// Start().
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "runtime/cupti/metric_store_sink.h"
-#include "runtime/profiler/metric_store.h"
+#include "runtime/gpu/context_sink.h"
 
 namespace deepcontext::cupti {
 
@@ -27,9 +28,12 @@ class GpuBackend {
   // Initializes DLMonitor (released again by Stop()). Returns nullptr, with
   // the reason in *status, when CUPTI or the NVIDIA driver is missing, when
   // another CUPTI client holds the subscription, or when CUPTI refuses;
-  // otherwise *status describes what is traced. `store` must outlive the
-  // backend. One backend per process. Never throws.
-  static std::unique_ptr<GpuBackend> Start(profiler::MetricStore& store,
+  // otherwise *status describes what is traced. `make_sink` is called once
+  // CUPTI and the driver are found, so that nothing is registered for a
+  // backend that cannot run; the backend owns the sink. One backend per
+  // process. Never throws.
+  using SinkFactory = std::function<std::unique_ptr<gpu::ContextSink>()>;
+  static std::unique_ptr<GpuBackend> Start(const SinkFactory& make_sink,
                                            std::string* status);
 
   GpuBackend(const GpuBackend&) = delete;
@@ -41,7 +45,7 @@ class GpuBackend {
 
   // Forces CUPTI to hand over every record, including those of work still
   // running (such records may lack an end time: synchronize first for
-  // exact numbers), and credits everything to the store. Launches that
+  // exact numbers), and credits everything to the sink. Launches that
   // still have no record after it, with no record for any later launch
   // either, mean another CUPTI client took the activity records: they are
   // counted (metadata gpu_warning) and reported once on stderr. Safe to
@@ -76,9 +80,11 @@ class GpuBackend {
   void Stop();
 
  private:
-  explicit GpuBackend(std::unique_ptr<GpuBackendState> state);
+  GpuBackend(std::unique_ptr<gpu::ContextSink> sink,
+             std::unique_ptr<GpuBackendState> state);
 
-  std::unique_ptr<GpuBackendState> state_;
+  std::unique_ptr<gpu::ContextSink> sink_;
+  std::unique_ptr<GpuBackendState> state_;  // uses sink_: destroyed first
 };
 
 }  // namespace deepcontext::cupti

@@ -1,6 +1,7 @@
 #include "runtime/cupti/gpu_backend_state.h"
 
 #include <array>
+#include <cassert>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -10,7 +11,7 @@
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cupti/activity_buffer_pool.h"
-#include "runtime/cupti/buffer_worker.h"
+#include "runtime/gpu/buffer_worker.h"
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/gpu_metadata.h"
 
@@ -57,7 +58,7 @@ GpuBackendState* g_active = nullptr;  // guarded by ActiveMutex()
 
 // Gives a completed buffer to the running backend, if any, and takes it
 // back into the pool.
-void HandleCompleted(const CompletedBuffer& buffer) {
+void HandleCompleted(const gpu::CompletedBuffer& buffer) {
   {
     std::lock_guard<std::mutex> guard(ActiveMutex());
     if (g_active != nullptr) {
@@ -72,8 +73,8 @@ void HandleCompleted(const CompletedBuffer& buffer) {
 // Completed buffers are processed here, off the application threads that
 // CUPTI hands them back on (see buffer_worker.h). Like the pool, it outlives
 // every backend.
-BufferWorker& Worker() {
-  static auto* worker = new BufferWorker(&HandleCompleted);
+gpu::BufferWorker& Worker() {
+  static auto* worker = new gpu::BufferWorker(&HandleCompleted);
   return *worker;
 }
 
@@ -130,7 +131,7 @@ void CUPTIAPI RequestBuffer(uint8_t** buffer, size_t* size,
 void CUPTIAPI CompleteBuffer(CUcontext context, uint32_t stream_id,
                                 uint8_t* buffer, size_t /*size*/,
                                 size_t valid_size) {
-  CompletedBuffer completed;
+  gpu::CompletedBuffer completed;
   completed.context = context;
   completed.stream_id = stream_id;
   completed.data = buffer;
@@ -140,10 +141,34 @@ void CUPTIAPI CompleteBuffer(CUcontext context, uint32_t stream_id,
 
 }  // namespace
 
+void GpuBackendState::MoveTo(BackendLifecycle next) {
+  if (!IsLegalTransition(lifecycle_, next)) {
+    // A bug in this file or window_pause.cc: keep the state, whose CUPTI
+    // rules still hold, rather than one that was never reached legally.
+    std::fprintf(stderr,
+                 "deepcontext: internal error: GPU backend lifecycle %.*s -> %.*s\n",
+                 static_cast<int>(LifecycleName(lifecycle_).size()),
+                 LifecycleName(lifecycle_).data(),
+                 static_cast<int>(LifecycleName(next).size()),
+                 LifecycleName(next).data());
+    assert(false && "illegal GPU backend lifecycle transition");
+    return;
+  }
+  lifecycle_ = next;
+}
+
+bool GpuBackendState::Active() const {
+  std::lock_guard<std::mutex> active(ActiveMutex());
+  return g_active == this;
+}
+
 std::string GpuBackendState::Start() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+  if (lifecycle_ != BackendLifecycle::kIdle) {
+    return "the GPU backend was started already";
+  }
   if (dlmonitor_init() != DLMONITOR_OK) return "DLMonitor failed to initialize";
-  dlmonitor_initialized_ = true;
+  MoveTo(BackendLifecycle::kStarting);
 
   api_classes_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, DriverApiClass::kOther);
   api_names_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, nullptr);
@@ -167,6 +192,7 @@ std::string GpuBackendState::Start() {
   std::string kinds;
   size_t traced = 0;
   if (std::string error = Attach(&kinds, &traced); !error.empty()) return error;
+  MoveTo(BackendLifecycle::kTracing);
 
   description_ = "CUPTI " + std::to_string(library_.runtime_version()) + " (" +
                  library_.path() + "): tracing " + kinds +
@@ -197,6 +223,7 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
   } else {
     result = f_.subscribe(&subscriber_, &CuptiCallback, this);
   }
+  if (result != CUPTI_SUCCESS) subscriber_ = nullptr;
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     std::string message = kAnotherClient;
     if (old_subscriber[0] != '\0') {
@@ -208,12 +235,10 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
     return "no GPU activity recorded: cuptiSubscribe failed: " +
            library_.ResultString(result);
   }
-  subscribed_ = true;
   held_subscription_ = true;
-  if (!registered_) {
+  {
     std::lock_guard<std::mutex> active(ActiveMutex());
     g_active = this;
-    registered_ = true;
   }
 
   result = f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer);
@@ -286,10 +311,11 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
 
 void GpuBackendState::Stop() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  if (stopped_) return;
+  if (Stopped()) return;
   // A detach asked for in a pause and not begun is called off; one under
   // way is waited for, and then CUPTI must not be called again.
-  if (subscribed_) EndPause();
+  if (subscriber_ != nullptr) EndPause();
+  const bool cupti_gone = CuptiGone();
   stopping_.store(true, std::memory_order_release);
   const bool was_tracing = TurnCallbacksAndKindsOff();
   // Kernels still running write their records when they end; waiting for
@@ -297,19 +323,18 @@ void GpuBackendState::Stop() {
   // without work in flight. Callbacks are off, so these calls are not
   // traced.
   const bool waited = was_tracing && driver_->SynchronizeAllContexts();
-  if (registered_) {
+  if (Active()) {
     // The last records, processed by the worker before the backend lets go.
-    if (!cupti_detached_) {
+    if (!cupti_gone) {
       f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       Worker().Drain();
     }
     std::lock_guard<std::mutex> active(ActiveMutex());
     if (g_active == this) g_active = nullptr;
-    registered_ = false;
   }
-  if (subscribed_) {
+  if (subscriber_ != nullptr) {
     f_.unsubscribe(subscriber_);
-    subscribed_ = false;
+    subscriber_ = nullptr;
   }
   // A callback that started before the unsubscription may still run on
   // another thread; it only touches this object, so wait for it (briefly:
@@ -322,18 +347,16 @@ void GpuBackendState::Stop() {
   attribution_.Flush();
   WarnIfRecordsMissing();
   // Detached in a pause: cuptiFinalize waited for the GPU then.
-  gpu_idle_at_stop_ = waited || cupti_detached_ ? 1 : 0;
-  detach_ = was_tracing && f_.finalize != nullptr &&
-            DetachRefusal(DetachState()).empty();
-  if (dlmonitor_initialized_) {
-    dlmonitor_finalize();
-    dlmonitor_initialized_ = false;
-  }
-  stopped_ = true;
+  gpu_idle_at_stop_ = waited || cupti_gone ? 1 : 0;
+  finalize_after_stop_ = was_tracing && f_.finalize != nullptr &&
+                         DetachRefusal(DetachState()).empty();
+  // Every state but kIdle holds the DLMonitor reference Start() took.
+  if (lifecycle_ != BackendLifecycle::kIdle) dlmonitor_finalize();
+  MoveTo(cupti_gone ? BackendLifecycle::kReleased : BackendLifecycle::kStopped);
 }
 
 bool GpuBackendState::TurnCallbacksAndKindsOff() {
-  if (subscribed_) {
+  if (subscriber_ != nullptr) {
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
   }
@@ -359,7 +382,7 @@ void GpuBackendState::FlushRecords(bool judge_missing) {
   // therefore not held here. A pause that asked for a detach handed every
   // record over already; a CUPTI call now could race with the detach, and
   // one after it would attach CUPTI again.
-  if (registered_ && !stopped_ && CuptiCallable()) {
+  if (!Stopped() && CuptiCallable() && Active()) {
     if (judge_missing) attribution_.BeginFlush();
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     Worker().Drain();
@@ -370,8 +393,11 @@ void GpuBackendState::FlushRecords(bool judge_missing) {
 
 void GpuBackendState::Detach() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  if (detach_ && !cupti_detached_) f_.finalize();
-  detach_ = false;
+  if (finalize_after_stop_ && lifecycle_ == BackendLifecycle::kStopped) {
+    f_.finalize();
+    MoveTo(BackendLifecycle::kReleased);
+  }
+  finalize_after_stop_ = false;
 }
 
 void GpuBackendState::WarnIfRecordsMissing() {
@@ -423,7 +449,7 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
   if (detach_between_windows_) {
-    for (auto& entry : WindowDetachMetadata(window_detach_.stats(), window_error_)) {
+    for (auto& entry : gpu::WindowDetachMetadata(window_detach_.stats(), window_error_)) {
       metadata.push_back(std::move(entry));
     }
   }

@@ -15,16 +15,16 @@
 #include <vector>
 
 #include "runtime/cupti/activity_processor.h"
+#include "runtime/cupti/backend_lifecycle.h"
 #include "runtime/cupti/cuda_driver.h"
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/driver_api.h"
-#include "runtime/cupti/gpu_attribution.h"
+#include "runtime/gpu/context_sink.h"
+#include "runtime/gpu/gpu_attribution.h"
 #include "runtime/cupti/graph_launch_tracker.h"
-#include "runtime/cupti/metric_store_sink.h"
-#include "runtime/cupti/window_detach.h"
-#include "runtime/profiler/metric_store.h"
+#include "runtime/gpu/window_detach.h"
 
 namespace deepcontext::cupti {
 
@@ -37,14 +37,14 @@ TracedActivity TracedFromBits(unsigned bits);
 // buffers).
 class GpuBackendState {
  public:
-  GpuBackendState(profiler::MetricStore& store, const CuptiLibrary& library,
+  // `sink` must outlive the state.
+  GpuBackendState(gpu::ContextSink& sink, const CuptiLibrary& library,
                   std::unique_ptr<CudaDriver> driver)
       : library_(library),
         f_(*library.functions()),
         driver_(std::move(driver)),
-        sink_(store),
-        attribution_(sink_),
-        processor_(attribution_, [this](uint32_t device, DeviceInfo* info) {
+        attribution_(sink),
+        processor_(attribution_, [this](uint32_t device, gpu::DeviceInfo* info) {
           DeviceAttributes attributes;
           if (!driver_->QueryDevice(device, &attributes)) return false;
           *info = DeviceInfoFromAttributes(attributes);
@@ -59,10 +59,11 @@ class GpuBackendState {
     Detach();
   }
 
-  // "" when tracing, otherwise why not; Stop() cleans up either way.
+  // "" when tracing, otherwise why not; Stop() cleans up either way. Only
+  // from kIdle.
   std::string Start();
   // Ends tracing: waits for every device's GPU work, hands every record to
-  // the store. Metadata() still works afterwards.
+  // the sink. Metadata() still works afterwards.
   void Stop();
   // After Stop(): detaches CUPTI from the process if DetachRefusal allows
   // (cupti_detach.h). No CUPTI call may follow, since any would attach it
@@ -79,6 +80,11 @@ class GpuBackendState {
   std::vector<std::pair<std::string, std::string>> Metadata() const;
   // What Start() enabled, for the status line.
   const std::string& description() const { return description_; }
+  // Where the backend is in its lifecycle (backend_lifecycle.h).
+  BackendLifecycle lifecycle() const {
+    std::lock_guard<std::mutex> guard(lifecycle_mutex_);
+    return lifecycle_;
+  }
 
   // CUPTI entry points (see the functions in the anonymous namespace).
   void OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -98,17 +104,34 @@ class GpuBackendState {
   // Pausing: hands the window's completed records over and asks the next
   // traced call to detach CUPTI.
   void AskToDetach();
-  // Resuming: true when CUPTI is still attached, false when a pause
-  // detached it (then subscribed_ is false and cupti_detached_ true).
+  // Resuming or stopping: true when CUPTI is still attached, false when a
+  // pause detached it (then kDetached, or kEnded when the detach under way
+  // did not finish in time; the subscription is gone either way).
   bool EndPause();
   void AttachAgain();
   bool MayDetachNow() const;
   // Whether CUPTI may be called: attached, and no detach asked or under way.
   bool CuptiCallable() const {
-    const WindowDetach::State state = window_detach_.state();
-    return !cupti_detached_ && (state == WindowDetach::State::kAttached ||
-                                state == WindowDetach::State::kQuiet);
+    if (CuptiGone()) return false;
+    const gpu::WindowDetach::State state = window_detach_.state();
+    return state == gpu::WindowDetach::State::kAttached ||
+           state == gpu::WindowDetach::State::kQuiet;
   }
+  // CUPTI was detached or left to another client: no CUPTI call any more
+  // (until attached again, from kDetached).
+  bool CuptiGone() const {
+    return lifecycle_ == BackendLifecycle::kDetached ||
+           lifecycle_ == BackendLifecycle::kEnded ||
+           lifecycle_ == BackendLifecycle::kReleased;
+  }
+  bool Stopped() const {
+    return lifecycle_ == BackendLifecycle::kStopped ||
+           lifecycle_ == BackendLifecycle::kReleased;
+  }
+  // The one place lifecycle_ changes; caller holds lifecycle_mutex_.
+  void MoveTo(BackendLifecycle next);
+  // Whether this backend receives the completed activity buffers.
+  bool Active() const;
   void OnCallbackWhilePaused(CUpti_CallbackDomain domain, const void* data);
   // Hands every record over; caller holds lifecycle_mutex_. With
   // `judge_missing`, launches left without records are counted (see
@@ -133,8 +156,7 @@ class GpuBackendState {
   const CuptiLibrary& library_;
   const CuptiFunctions& f_;
   const std::unique_ptr<CudaDriver> driver_;
-  MetricStoreSink sink_;
-  GpuAttribution attribution_;
+  gpu::GpuAttribution attribution_;
   ActivityProcessor processor_;
   GraphLaunchTracker graphs_;
 
@@ -144,19 +166,16 @@ class GpuBackendState {
 
   // Serializes Start, Flush, SetTracing, Stop and Metadata.
   mutable std::mutex lifecycle_mutex_;
-  bool dlmonitor_initialized_ = false;
-  bool subscribed_ = false;
-  bool held_subscription_ = false;  // subscribed_ as it was before Stop()
-  bool registered_ = false;  // activity callbacks point at this backend
-  bool stopped_ = false;
+  BackendLifecycle lifecycle_ = BackendLifecycle::kIdle;  // MoveTo() only
+  // Non-null while subscribed.
   CUpti_SubscriberHandle subscriber_ = nullptr;
+  // The backend held the subscription at some point (no other client did);
+  // decides, with the rest of DetachInput, whether stopping detaches.
+  bool held_subscription_ = false;
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   std::vector<CUpti_CallbackId> traced_callbacks_;  // driver API
-  bool tracing_ = true;  // false between trace windows
-  bool detach_between_windows_ = false;
-  WindowDetach window_detach_;
-  // A pause detached CUPTI and it is not attached again: no CUPTI call.
-  bool cupti_detached_ = false;
+  bool detach_between_windows_ = false;  // SetShortestPause()
+  gpu::WindowDetach window_detach_;
   std::string window_error_;  // why GPU tracing ended at a window
   // The GPU clock's offset, taken before each detach: asking CUPTI for a
   // timestamp while detached would attach it again.
@@ -164,7 +183,8 @@ class GpuBackendState {
   std::string description_;
   std::string warnings_;
   bool warned_missing_records_ = false;
-  bool detach_ = false;  // decided by Stop(), done by Detach()
+  // Decided by Stop() (DetachRefusal), done by Detach().
+  bool finalize_after_stop_ = false;
   // Whether Stop() could wait for every device's work; -1 before Stop().
   int gpu_idle_at_stop_ = -1;
   std::atomic<uint64_t> dropped_records_{0};

@@ -38,7 +38,7 @@ std::vector<std::pair<std::string, std::string>> GpuMetadata(
     gpu += n > 1 ? std::to_string(n) + "x " + name : name;
   }
   if (!gpu.empty()) add("gpu_devices", gpu);
-  for (const DeviceActivity& activity : in.activity) {
+  for (const gpu::DeviceActivity& activity : in.activity) {
     const std::string prefix = "gpu" + std::to_string(activity.device) + "_";
     add(prefix + "busy_ns", std::to_string(activity.busy_ns));
     add(prefix + "kernels", std::to_string(activity.kernels));

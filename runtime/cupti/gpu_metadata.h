@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "runtime/cupti/activity_processor.h"
-#include "runtime/cupti/gpu_attribution.h"
-#include "runtime/cupti/occupancy.h"
+#include "runtime/gpu/gpu_attribution.h"
+#include "runtime/gpu/occupancy.h"
 
 namespace deepcontext::cupti {
 
@@ -20,9 +20,9 @@ struct GpuMetadataInput {
   uint32_t cupti_version = 0;
   std::string cupti_library;
   int driver_version = 0;  // cuDriverGetVersion(); 0 = unknown
-  std::map<uint32_t, DeviceInfo> devices;  // by ordinal
-  std::vector<DeviceActivity> activity;
-  AttributionStats stats;
+  std::map<uint32_t, gpu::DeviceInfo> devices;  // by ordinal
+  std::vector<gpu::DeviceActivity> activity;
+  gpu::AttributionStats stats;
   ActivityCounters counters;
   uint64_t dropped_records = 0;  // as counted by CUPTI
   // CUPTI timestamp minus CLOCK_REALTIME, both in ns; unset = unknown.

@@ -21,17 +21,20 @@ constexpr std::chrono::seconds kDetachTimeout{10};
 
 void GpuBackendState::SetShortestPause(int64_t pause_ns) {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  detach_between_windows_ = pause_ns >= kMinDetachedPauseNs;
+  detach_between_windows_ = pause_ns >= gpu::kMinDetachedPauseNs;
 }
 
 void GpuBackendState::SetTracing(bool on) {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
-  if (stopped_ || on == tracing_) return;
-  if (!subscribed_ && !cupti_detached_) return;
+  // Only a tracing backend pauses and only a paused one resumes: before
+  // Start, after Stop and once GPU tracing ended at a window (kEnded) this
+  // changes nothing.
+  if (lifecycle_ != (on ? BackendLifecycle::kPaused : BackendLifecycle::kTracing)) {
+    return;
+  }
   // Records of work launched between the two steps have no launch; the
   // attribution leaves them out instead of calling them unattributed.
   attribution_.SetWindowed(true);
-  tracing_ = on;
   if (on) {
     if (!EndPause()) {
       AttachAgain();
@@ -44,13 +47,14 @@ void GpuBackendState::SetTracing(bool on) {
       f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     }
     window_detach_.Attached();
+    MoveTo(BackendLifecycle::kTracing);
     return;
   }
-  if (cupti_detached_) return;  // GPU tracing ended at an earlier window
   // Callbacks first, for the same reason. Records of work already launched
   // still arrive after the kinds are disabled.
   f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
   for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
+  MoveTo(BackendLifecycle::kPaused);
   if (MayDetachNow()) AskToDetach();
 }
 
@@ -79,34 +83,35 @@ void GpuBackendState::AskToDetach() {
 
 bool GpuBackendState::EndPause() {
   switch (window_detach_.EndPause(kDetachTimeout)) {
-    case WindowDetach::Resumed::kStillAttached:
+    case gpu::WindowDetach::Resumed::kStillAttached:
       return true;
-    case WindowDetach::Resumed::kDetached:
+    case gpu::WindowDetach::Resumed::kDetached:
+      MoveTo(BackendLifecycle::kDetached);
       break;
-    case WindowDetach::Resumed::kStuck:
+    case gpu::WindowDetach::Resumed::kStuck:
       // Calling CUPTI while another thread is inside cuptiFinalize could
       // crash the program: GPU tracing ends here.
       window_error_ = "CUPTI took longer than " +
                       std::to_string(kDetachTimeout.count()) +
                       " s to detach between two windows; GPU tracing ended";
       std::fprintf(stderr, "deepcontext: warning: %s\n", window_error_.c_str());
+      MoveTo(BackendLifecycle::kEnded);
       break;
   }
   // The subscription died with the detach.
-  cupti_detached_ = true;
-  subscribed_ = false;
+  subscriber_ = nullptr;
   enabled_kinds_.clear();
   return false;
 }
 
 void GpuBackendState::AttachAgain() {
-  if (!window_error_.empty()) return;  // tracing the GPU has ended
+  if (lifecycle_ != BackendLifecycle::kDetached) return;  // tracing the GPU has ended
   const int64_t start = cpu::MonotonicNs();
-  cupti_detached_ = false;
   const std::string error = Attach(nullptr, nullptr);
   window_detach_.RecordAttach(cpu::MonotonicNs() - start);
   if (error.empty()) {
     window_detach_.Attached();
+    MoveTo(BackendLifecycle::kTracing);
     return;
   }
   // Most likely another CUPTI client (torch.profiler, Nsight Systems)
@@ -115,13 +120,13 @@ void GpuBackendState::AttachAgain() {
                   "tracing ended: " + error;
   std::fprintf(stderr, "deepcontext: warning: %s\n", window_error_.c_str());
   TurnCallbacksAndKindsOff();
-  if (subscribed_) {
+  if (subscriber_ != nullptr) {
     f_.unsubscribe(subscriber_);
-    subscribed_ = false;
+    subscriber_ = nullptr;
   }
   // CUPTI may be attached again by the failed attempt, but another client
   // may use it now: no more calls, no detach at stop.
-  cupti_detached_ = true;
+  MoveTo(BackendLifecycle::kEnded);
 }
 
 }  // namespace deepcontext::cupti

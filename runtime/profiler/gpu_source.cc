@@ -5,6 +5,7 @@
 
 #if DEEPCONTEXT_HAVE_GPU_BACKEND
 #include "runtime/cupti/gpu_backend.h"
+#include "runtime/profiler/metric_store_sink.h"
 #endif
 
 namespace deepcontext::profiler {
@@ -41,7 +42,10 @@ std::unique_ptr<GpuSource> StartGpuSource(MetricStore& store,
   }
 #if DEEPCONTEXT_HAVE_GPU_BACKEND
   std::string why;
-  auto backend = cupti::GpuBackend::Start(store, &why);
+  // The sink is made only once the backend knows it can run, so a profile
+  // without GPU activity registers no GPU metrics.
+  auto backend = cupti::GpuBackend::Start(
+      [&store] { return std::make_unique<MetricStoreSink>(store); }, &why);
   if (backend == nullptr) {
     *status = why;  // "no GPU activity recorded: <reason>"
     return nullptr;

@@ -42,7 +42,7 @@ TEST(ActivityParserTest, Kernel) {
 
   ParsedActivity out;
   ASSERT_EQ(ParseActivity(&in, &out), ActivityType::kKernel);
-  const KernelRecord& k = out.kernel;
+  const gpu::KernelRecord& k = out.kernel;
   EXPECT_EQ(k.correlation_id, 1234u);
   EXPECT_EQ(k.device, 1u);
   EXPECT_EQ(k.context_id, 2u);
@@ -82,9 +82,9 @@ TEST(ActivityParserTest, Memcpy) {
   ParsedActivity out;
   ASSERT_EQ(ParseActivity(&in, &out), ActivityType::kMemcpy);
   EXPECT_EQ(out.memcpy.correlation_id, 55u);
-  EXPECT_EQ(out.memcpy.kind, CopyKind::kHostToDevice);
-  EXPECT_EQ(out.memcpy.src_kind, MemoryKind::kPageable);
-  EXPECT_EQ(out.memcpy.dst_kind, MemoryKind::kDevice);
+  EXPECT_EQ(out.memcpy.kind, gpu::CopyKind::kHostToDevice);
+  EXPECT_EQ(out.memcpy.src_kind, gpu::MemoryKind::kPageable);
+  EXPECT_EQ(out.memcpy.dst_kind, gpu::MemoryKind::kDevice);
   EXPECT_EQ(out.memcpy.bytes, 1u << 20);
   EXPECT_EQ(out.memcpy.device, 3u);
   EXPECT_EQ(out.memcpy.stream, 7u);
@@ -95,9 +95,9 @@ TEST(ActivityParserTest, Memcpy) {
   in.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_ARRAY;
   in.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   ASSERT_EQ(ParseActivity(&in, &out), ActivityType::kMemcpy);
-  EXPECT_EQ(out.memcpy.kind, CopyKind::kDeviceToHost);
-  EXPECT_EQ(out.memcpy.src_kind, MemoryKind::kArray);
-  EXPECT_EQ(out.memcpy.dst_kind, MemoryKind::kPinned);
+  EXPECT_EQ(out.memcpy.kind, gpu::CopyKind::kDeviceToHost);
+  EXPECT_EQ(out.memcpy.src_kind, gpu::MemoryKind::kArray);
+  EXPECT_EQ(out.memcpy.dst_kind, gpu::MemoryKind::kPinned);
 }
 
 TEST(ActivityParserTest, PeerToPeerMemcpy) {
@@ -111,7 +111,7 @@ TEST(ActivityParserTest, PeerToPeerMemcpy) {
   in.deviceId = 1;
   ParsedActivity out;
   ASSERT_EQ(ParseActivity(&in, &out), ActivityType::kMemcpy);
-  EXPECT_EQ(out.memcpy.kind, CopyKind::kPeerToPeer);
+  EXPECT_EQ(out.memcpy.kind, gpu::CopyKind::kPeerToPeer);
   EXPECT_EQ(out.memcpy.correlation_id, 77u);
   EXPECT_EQ(out.memcpy.bytes, 4096u);
 }
@@ -128,7 +128,7 @@ TEST(ActivityParserTest, Memset) {
   ASSERT_EQ(ParseActivity(&in, &out), ActivityType::kMemset);
   EXPECT_EQ(out.memset.correlation_id, 66u);
   EXPECT_EQ(out.memset.bytes, 512u);
-  EXPECT_EQ(out.memset.memory_kind, MemoryKind::kManaged);
+  EXPECT_EQ(out.memset.memory_kind, gpu::MemoryKind::kManaged);
 }
 
 TEST(ActivityParserTest, Synchronization) {
@@ -141,14 +141,14 @@ TEST(ActivityParserTest, Synchronization) {
   in.streamId = 4;
   ParsedActivity out;
   ASSERT_EQ(ParseActivity(&in, &out), ActivityType::kSync);
-  EXPECT_EQ(out.sync.kind, SyncKind::kStream);
+  EXPECT_EQ(out.sync.kind, gpu::SyncKind::kStream);
   EXPECT_EQ(out.sync.correlation_id, 88u);
   EXPECT_EQ(out.sync.stream, 4u);
   EXPECT_EQ(out.sync.end_ns - out.sync.start_ns, 800u);
 
   in.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
   ASSERT_EQ(ParseActivity(&in, &out), ActivityType::kSync);
-  EXPECT_EQ(out.sync.kind, SyncKind::kContext);
+  EXPECT_EQ(out.sync.kind, gpu::SyncKind::kContext);
 }
 
 TEST(ActivityParserTest, OtherKindsAreUnsupported) {

@@ -10,12 +10,12 @@
 
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
-#include "tests/unit/runtime/cupti/fake_context_sink.h"
+#include "tests/unit/runtime/gpu/fake_context_sink.h"
 
 namespace deepcontext::cupti {
 namespace {
 
-constexpr ContextId kLaunchContext = 10;
+constexpr gpu::ContextId kLaunchContext = 10;
 
 template <typename T>
 T Zeroed() {
@@ -81,8 +81,8 @@ CUpti_ActivityKernel10 Kernel(uint32_t correlation, uint32_t device, const char*
   return k;
 }
 
-LaunchRecord Launch(uint64_t correlation, std::string_view api) {
-  LaunchRecord launch;
+gpu::LaunchRecord Launch(uint64_t correlation, std::string_view api) {
+  gpu::LaunchRecord launch;
   launch.correlation_id = correlation;
   launch.context = kLaunchContext;
   launch.api_name = api;
@@ -93,10 +93,10 @@ class ActivityProcessorTest : public ::testing::Test {
  protected:
   ActivityProcessorTest()
       : attribution_(sink_),
-        processor_(attribution_, [this](uint32_t device, DeviceInfo* info) {
+        processor_(attribution_, [this](uint32_t device, gpu::DeviceInfo* info) {
           ++queries_;
           if (device != 0) return false;  // only device 0 is described
-          *info = DeviceInfoForArch(9, 0, 132);
+          *info = gpu::DeviceInfoForArch(9, 0, 132);
           return true;
         }) {}
 
@@ -139,22 +139,22 @@ class ActivityProcessorTest : public ::testing::Test {
   }
 
   void ExpectMixedBufferCredited() {
-    EXPECT_EQ(sink_.Sum(kLaunchContext, {"cuLaunchKernel", "gemm"}, GpuMetric::kGpuTime),
+    EXPECT_EQ(sink_.Sum(kLaunchContext, {"cuLaunchKernel", "gemm"}, gpu::GpuMetric::kGpuTime),
               400);
     EXPECT_EQ(sink_.Count(kLaunchContext, {"cuLaunchKernel", "gemm"},
-                          GpuMetric::kGpuTime),
+                          gpu::GpuMetric::kGpuTime),
               2u);
     EXPECT_EQ(sink_.Sum(kLaunchContext, {"cuMemcpyAsync", "memcpy HtoD (pinned)"},
-                        GpuMetric::kBytes),
+                        gpu::GpuMetric::kBytes),
               4096);
-    EXPECT_EQ(sink_.Sum(kLaunchContext, {"cuMemcpyAsync", "memset"}, GpuMetric::kBytes),
+    EXPECT_EQ(sink_.Sum(kLaunchContext, {"cuMemcpyAsync", "memset"}, gpu::GpuMetric::kBytes),
               512);
     EXPECT_EQ(sink_.Sum(kLaunchContext, {"cuMemcpyAsync", "sync: stream"},
-                        GpuMetric::kSyncTime),
+                        gpu::GpuMetric::kSyncTime),
               1000);
     // Occupancy needs the device limits, which were asked for once.
     EXPECT_EQ(sink_.Count(kLaunchContext, {"cuLaunchKernel", "gemm"},
-                          GpuMetric::kOccupancy),
+                          gpu::GpuMetric::kOccupancy),
               2u);
     EXPECT_EQ(queries_, 1);
     const ActivityCounters counters = processor_.Counters();
@@ -169,8 +169,8 @@ class ActivityProcessorTest : public ::testing::Test {
     EXPECT_EQ(attribution_.Stats().tracked, 0u);
   }
 
-  FakeContextSink sink_;
-  GpuAttribution attribution_;
+  gpu::FakeContextSink sink_;
+  gpu::GpuAttribution attribution_;
   int queries_ = 0;
   ActivityProcessor processor_;
   HandBuffer buffer_;
@@ -219,9 +219,9 @@ TEST_F(ActivityProcessorTest, UndescribedDevicesAreAskedABoundedNumberOfTimes) {
   }
   processor_.ProcessBuffer(buffer_.data(), buffer_.size(), &HandBuffer::Next, &buffer_);
   EXPECT_EQ(queries_, 3);
-  EXPECT_EQ(sink_.Count(kLaunchContext, {"cuLaunchKernel", "k"}, GpuMetric::kGpuTime),
+  EXPECT_EQ(sink_.Count(kLaunchContext, {"cuLaunchKernel", "k"}, gpu::GpuMetric::kGpuTime),
             10u);
-  EXPECT_EQ(sink_.Count(kLaunchContext, {"cuLaunchKernel", "k"}, GpuMetric::kOccupancy),
+  EXPECT_EQ(sink_.Count(kLaunchContext, {"cuLaunchKernel", "k"}, gpu::GpuMetric::kOccupancy),
             0u);
   EXPECT_TRUE(processor_.Devices().empty());
 }
@@ -232,7 +232,7 @@ TEST_F(ActivityProcessorTest, RecordsBeforeTheirLaunchWaitForIt) {
   EXPECT_EQ(attribution_.Stats().parked, 1u);
   attribution_.OnLaunch(Launch(77, "cuLaunchKernel"));
   attribution_.Flush();
-  EXPECT_EQ(sink_.Sum(kLaunchContext, {"cuLaunchKernel", "early"}, GpuMetric::kGpuTime),
+  EXPECT_EQ(sink_.Sum(kLaunchContext, {"cuLaunchKernel", "early"}, gpu::GpuMetric::kGpuTime),
             9);
 }
 
@@ -261,7 +261,7 @@ TEST_F(ActivityProcessorTest, FailuresAbandonTheBufferWithoutThrowing) {
             1u);
   EXPECT_EQ(processor_.Counters().failed, 1u);
   EXPECT_EQ(processor_.Counters().buffers, 1u);
-  EXPECT_EQ(sink_.Count(kLaunchContext, {"cuLaunchKernel", "k"}, GpuMetric::kGpuTime),
+  EXPECT_EQ(sink_.Count(kLaunchContext, {"cuLaunchKernel", "k"}, gpu::GpuMetric::kGpuTime),
             1u);
 }
 

@@ -30,8 +30,8 @@ DeviceAttributes H200() {
 }
 
 TEST(DeviceInfoFromAttributesTest, MatchesTheArchitectureTableForH200) {
-  const DeviceInfo info = DeviceInfoFromAttributes(H200());
-  const DeviceInfo table = DeviceInfoForArch(9, 0, 132);
+  const gpu::DeviceInfo info = DeviceInfoFromAttributes(H200());
+  const gpu::DeviceInfo table = gpu::DeviceInfoForArch(9, 0, 132);
   ASSERT_TRUE(info.Valid());
   EXPECT_EQ(info.name, "NVIDIA H200");
   EXPECT_EQ(info.sm_count, 132);
@@ -44,9 +44,9 @@ TEST(DeviceInfoFromAttributesTest, MatchesTheArchitectureTableForH200) {
   EXPECT_EQ(info.reg_alloc_unit, table.reg_alloc_unit);
   EXPECT_EQ(info.shared_alloc_unit, table.shared_alloc_unit);
   // Same limits, same occupancy.
-  const LaunchShape shape{256, 64, 16 * 1024, 0};
-  EXPECT_DOUBLE_EQ(ComputeOccupancy(info, shape).fraction,
-                   ComputeOccupancy(table, shape).fraction);
+  const gpu::LaunchShape shape{256, 64, 16 * 1024, 0};
+  EXPECT_DOUBLE_EQ(gpu::ComputeOccupancy(info, shape).fraction,
+                   gpu::ComputeOccupancy(table, shape).fraction);
 }
 
 TEST(DeviceInfoFromAttributesTest, UnknownArchitectureUsesDriverLimits) {
@@ -56,13 +56,13 @@ TEST(DeviceInfoFromAttributesTest, UnknownArchitectureUsesDriverLimits) {
   a.max_blocks_per_sm = 24;
   a.shared_per_sm = 100 * 1024;
   a.shared_per_block_optin = 99 * 1024;
-  const DeviceInfo info = DeviceInfoFromAttributes(a);
+  const gpu::DeviceInfo info = DeviceInfoFromAttributes(a);
   ASSERT_TRUE(info.Valid());
   EXPECT_EQ(info.compute_major, 12);
   EXPECT_EQ(info.max_threads_per_sm, 1536);
   EXPECT_EQ(info.max_blocks_per_sm, 24);
   EXPECT_EQ(info.shared_per_sm, 100 * 1024);
-  EXPECT_GT(ComputeOccupancy(info, LaunchShape{128, 32, 0, 0}).fraction, 0.0);
+  EXPECT_GT(gpu::ComputeOccupancy(info, gpu::LaunchShape{128, 32, 0, 0}).fraction, 0.0);
 }
 
 TEST(DeviceInfoFromAttributesTest, MissingAttributesKeepTableValues) {
@@ -70,7 +70,7 @@ TEST(DeviceInfoFromAttributesTest, MissingAttributesKeepTableValues) {
   a.compute_major = 8;
   a.compute_minor = 0;
   a.sm_count = 108;
-  const DeviceInfo info = DeviceInfoFromAttributes(a);
+  const gpu::DeviceInfo info = DeviceInfoFromAttributes(a);
   EXPECT_TRUE(info.Valid());
   EXPECT_EQ(info.max_threads_per_sm, 2048);
   EXPECT_EQ(info.sm_count, 108);
@@ -111,7 +111,7 @@ TEST_F(CudaDriverTest, QueriesDevicesThroughTheDriver) {
   EXPECT_EQ(attributes.sm_count, 132);
   EXPECT_EQ(attributes.shared_per_sm, 228 * 1024);
   EXPECT_FALSE(driver->QueryDevice(2, &attributes));
-  const DeviceInfo info = DeviceInfoFromAttributes(attributes);
+  const gpu::DeviceInfo info = DeviceInfoFromAttributes(attributes);
   EXPECT_TRUE(info.Valid());
   EXPECT_EQ(info.shared_per_block_optin, 227 * 1024);
 }

@@ -37,17 +37,17 @@ TEST(DriverApiTest, ClassifiesByNameIncludingVariants) {
 }
 
 TEST(DriverApiTest, SynchronizationsAreNamedByWhatTheyWaitFor) {
-  EXPECT_EQ(SyncKindOfApi("cuCtxSynchronize"), SyncKind::kContext);
-  EXPECT_EQ(SyncKindOfApi("cuCtxSynchronize_v2"), SyncKind::kContext);
-  EXPECT_EQ(SyncKindOfApi("cuStreamSynchronize_ptsz"), SyncKind::kStream);
-  EXPECT_EQ(SyncKindOfApi("cuEventSynchronize"), SyncKind::kEvent);
-  EXPECT_EQ(SyncKindOfApi("cuStreamWaitEvent_ptsz"), SyncKind::kStreamWaitEvent);
-  EXPECT_EQ(SyncKindOfApi("cuLaunchKernel"), SyncKind::kUnknown);
+  EXPECT_EQ(SyncKindOfApi("cuCtxSynchronize"), gpu::SyncKind::kContext);
+  EXPECT_EQ(SyncKindOfApi("cuCtxSynchronize_v2"), gpu::SyncKind::kContext);
+  EXPECT_EQ(SyncKindOfApi("cuStreamSynchronize_ptsz"), gpu::SyncKind::kStream);
+  EXPECT_EQ(SyncKindOfApi("cuEventSynchronize"), gpu::SyncKind::kEvent);
+  EXPECT_EQ(SyncKindOfApi("cuStreamWaitEvent_ptsz"), gpu::SyncKind::kStreamWaitEvent);
+  EXPECT_EQ(SyncKindOfApi("cuLaunchKernel"), gpu::SyncKind::kUnknown);
   // Every function classified as a synchronization has a kind.
   for (const char* name : {"cuCtxSynchronize", "cuStreamSynchronize",
                            "cuEventSynchronize", "cuStreamWaitEvent"}) {
     EXPECT_EQ(ClassifyDriverApi(name), DriverApiClass::kSync) << name;
-    EXPECT_NE(SyncKindOfApi(name), SyncKind::kUnknown) << name;
+    EXPECT_NE(SyncKindOfApi(name), gpu::SyncKind::kUnknown) << name;
   }
 }
 

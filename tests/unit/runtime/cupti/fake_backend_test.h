@@ -16,8 +16,8 @@
 
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/gpu_backend_state.h"
-#include "runtime/profiler/metric_store.h"
 #include "tests/unit/runtime/cupti/fake_cupti.h"
+#include "tests/unit/runtime/gpu/fake_context_sink.h"
 
 namespace deepcontext::cupti::fake {
 
@@ -49,21 +49,17 @@ class FakeBackendTest : public ::testing::Test {
     std::string error;
     std::unique_ptr<CudaDriver> driver = CudaDriver::Load(&error);
     ASSERT_NE(driver, nullptr) << error;
-    state_ = std::make_unique<GpuBackendState>(store_, *library_, std::move(driver));
+    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(driver));
   }
 
   // The samples of metric `name` over every context.
-  profiler::Accumulator Total(const std::string& name) const {
-    const std::vector<profiler::MetricInfo> metrics = store_.Metrics();
-    profiler::Accumulator total;
-    store_.ForEach(ContextId{1} << 24, [&](ContextId, profiler::MetricId metric,
-                                           const profiler::Accumulator& value) {
-      if (metric < metrics.size() && metrics[metric].name == name) {
-        total.count += value.count;
-        total.sum += value.sum;
-      }
-    });
-    return total;
+  gpu::FakeContextSink::Sample Total(const std::string& name) const {
+    for (int i = 0; i < static_cast<int>(gpu::GpuMetric::kCount); ++i) {
+      const auto metric = static_cast<gpu::GpuMetric>(i);
+      if (gpu::MetricInfo(metric).name == name) return sink_.Total(metric);
+    }
+    ADD_FAILURE() << "no GPU metric named " << name;
+    return {};
   }
 
   // Synchronizations of device 0's context so far.
@@ -85,7 +81,7 @@ class FakeBackendTest : public ::testing::Test {
   void* fake_driver_ = nullptr;
   CUcontext primary_ = nullptr;
   std::unique_ptr<CuptiLibrary> library_;
-  profiler::MetricStore store_;
+  gpu::FakeContextSink sink_;
   std::unique_ptr<GpuBackendState> state_;
 };
 

@@ -17,8 +17,8 @@ std::map<std::string, std::string> AsMap(
   return out;
 }
 
-DeviceInfo Named(const std::string& name, int major, int minor, int sms) {
-  DeviceInfo info = DeviceInfoForArch(major, minor, sms);
+gpu::DeviceInfo Named(const std::string& name, int major, int minor, int sms) {
+  gpu::DeviceInfo info = gpu::DeviceInfoForArch(major, minor, sms);
   info.name = name;
   return info;
 }
@@ -31,7 +31,7 @@ TEST(GpuMetadataTest, DescribesDevicesActivityAndCounters) {
   in.devices = {{0, Named("NVIDIA H200", 9, 0, 132)},
                 {1, Named("NVIDIA H200", 9, 0, 132)},
                 {2, Named("NVIDIA A100-SXM4-80GB", 8, 0, 108)}};
-  DeviceActivity busy;
+  gpu::DeviceActivity busy;
   busy.device = 1;
   busy.busy_ns = 5000;
   busy.kernels = 3;

@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/cupti/gpu_attribution.h"
-#include "tests/unit/runtime/cupti/fake_context_sink.h"
+#include "runtime/gpu/gpu_attribution.h"
+#include "tests/unit/runtime/gpu/fake_context_sink.h"
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
 
 namespace deepcontext::cupti {
@@ -145,8 +145,8 @@ TEST(CountGraphRecordsTest, AttributionReleasesAGraphLaunchAtItsLastRecord) {
       CountGraphRecords(FakeFunctions(), graph.root(), TracedActivity{});
   ASSERT_EQ(expected, 8u);
 
-  FakeContextSink sink;
-  GpuAttribution attribution(sink);
+  gpu::FakeContextSink sink;
+  gpu::GpuAttribution attribution(sink);
   // Captured nodes: the kernels' creation contexts are known, the copies'
   // and memsets' are not (they fall back to the launch).
   for (uint64_t node = 1; node <= MixedGraph::kKernels; ++node) {
@@ -154,7 +154,7 @@ TEST(CountGraphRecordsTest, AttributionReleasesAGraphLaunchAtItsLastRecord) {
   }
   for (uint64_t replay = 0; replay < 2; ++replay) {
     const uint64_t correlation = 100 + replay;
-    LaunchRecord launch;
+    gpu::LaunchRecord launch;
     launch.correlation_id = correlation;
     launch.context = 40;
     launch.api_name = "cuGraphLaunch";
@@ -165,21 +165,21 @@ TEST(CountGraphRecordsTest, AttributionReleasesAGraphLaunchAtItsLastRecord) {
     auto deliver = [&](int kind) {
       ++node;
       if (kind == 0) {
-        KernelRecord k;
+        gpu::KernelRecord k;
         k.correlation_id = correlation;
         k.graph_node_id = node;
         k.name = "k" + std::to_string(node);
         k.end_ns = 10;
         attribution.OnKernel(k);
       } else if (kind == 1) {
-        MemcpyRecord c;
+        gpu::MemcpyRecord c;
         c.correlation_id = correlation;
         c.graph_node_id = node;
-        c.kind = CopyKind::kDeviceToDevice;
+        c.kind = gpu::CopyKind::kDeviceToDevice;
         c.end_ns = 5;
         attribution.OnMemcpy(c);
       } else {
-        MemsetRecord m;
+        gpu::MemsetRecord m;
         m.correlation_id = correlation;
         m.graph_node_id = node;
         m.end_ns = 3;
@@ -193,15 +193,15 @@ TEST(CountGraphRecordsTest, AttributionReleasesAGraphLaunchAtItsLastRecord) {
     deliver(2);
     EXPECT_EQ(attribution.Stats().tracked, 0u) << "released at its last record";
   }
-  const AttributionStats stats = attribution.Stats();
+  const gpu::AttributionStats stats = attribution.Stats();
   EXPECT_EQ(stats.records, 16u);
   EXPECT_EQ(stats.attributed, 16u);
   EXPECT_EQ(stats.via_graph_node, 8u);
   EXPECT_EQ(stats.unattributed, 0u);
-  EXPECT_EQ(sink.Count(30, {"cuLaunchKernel", "k1"}, GpuMetric::kGpuTime), 2u);
-  EXPECT_EQ(sink.Count(40, {"cuGraphLaunch", "memcpy DtoD"}, GpuMetric::kGpuTime),
+  EXPECT_EQ(sink.Count(30, {"cuLaunchKernel", "k1"}, gpu::GpuMetric::kGpuTime), 2u);
+  EXPECT_EQ(sink.Count(40, {"cuGraphLaunch", "memcpy DtoD"}, gpu::GpuMetric::kGpuTime),
             4u);
-  EXPECT_EQ(sink.Count(40, {"cuGraphLaunch", "memset"}, GpuMetric::kGpuTime), 4u);
+  EXPECT_EQ(sink.Count(40, {"cuGraphLaunch", "memset"}, gpu::GpuMetric::kGpuTime), 4u);
   attribution.Flush();
   EXPECT_EQ(attribution.Stats().unattributed, 0u);
 }

@@ -1,0 +1,63 @@
+// The narrow interface through which GPU attribution creates calling-context
+// nodes and records metrics. The production implementation wraps
+// dlmonitor_context_child() and the profiler's MetricStore; tests use an
+// in-memory fake. Keeping it this small lets the attribution logic be
+// tested without DLMonitor, CUPTI or a GPU.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/gpu/gpu_records.h"
+
+namespace deepcontext::gpu {
+
+// Kinds of the nodes attribution creates. The values equal the matching
+// dlmonitor_frame_kind_t values, so the production sink can pass them
+// through (it static_asserts the equality).
+enum class GpuNodeKind : int {
+  kApi = 7,      // DLMONITOR_FRAME_GPU_API: "cuLaunchKernel", "<unattributed>"
+  kKernel = 8,   // DLMONITOR_FRAME_GPU_KERNEL
+  kMemcpy = 9,   // DLMONITOR_FRAME_GPU_MEMCPY
+  kMemset = 10,  // DLMONITOR_FRAME_GPU_MEMSET
+  kSync = 11,    // DLMONITOR_FRAME_GPU_SYNC
+};
+
+// The metrics attribution records. Every sample is one record, so a
+// metric's count is the number of kernels / copies / waits of a node.
+enum class GpuMetric : int {
+  kGpuTime = 0,            // ns a kernel, copy or memset ran
+  kSyncTime = 1,           // ns a synchronization waited
+  kBytes = 2,              // bytes copied or set
+  kBlocks = 3,             // grid size (blocks per launch)
+  kThreadsPerBlock = 4,    // block size
+  kThreadsLaunched = 5,    // blocks x threads per block (parallelism)
+  kRegistersPerThread = 6,
+  kSharedMemoryBytes = 7,  // static + dynamic shared memory per block
+  kOccupancy = 8,          // theoretical occupancy, 0..1
+  kCount = 9,
+};
+
+// Stable name, unit and description of a metric, as stored in the profile.
+struct GpuMetricInfo {
+  std::string_view name;
+  std::string_view unit;
+  std::string_view description;
+};
+const GpuMetricInfo& MetricInfo(GpuMetric metric);
+
+// Receives the nodes and samples attribution produces. Implementations must
+// be callable from the activity-processing thread while application threads
+// create other contexts.
+class ContextSink {
+ public:
+  virtual ~ContextSink() = default;
+  // The child of `parent` with this kind and name, created on first use.
+  // Returns 0 when no node can be created (the sample is then dropped).
+  virtual ContextId Child(ContextId parent, GpuNodeKind kind,
+                          std::string_view name) = 0;
+  // Adds one sample of `metric` to `context`.
+  virtual void Add(ContextId context, GpuMetric metric, double value) = 0;
+};
+
+}  // namespace deepcontext::gpu
