@@ -26,6 +26,17 @@ def run(args, env, cwd, timeout=600):
 def test_pip_install_into_a_virtualenv(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", venv], check=True)
+    # When PYTHON itself runs in a virtualenv (torch installed there), the new
+    # one sees only the base interpreter's packages: add the outer one's.
+    outer = subprocess.run([PYTHON, "-c", "import site, sys; print('\\n'.join("
+                            "site.getsitepackages()) if sys.prefix != sys.base_prefix else '')"],
+                           stdout=subprocess.PIPE, check=True).stdout.decode()
+    if outer.strip():
+        inner = subprocess.run([venv / "bin" / "python", "-c",
+                                "import site; print(site.getsitepackages()[0])"],
+                               stdout=subprocess.PIPE, check=True).stdout.decode().strip()
+        with open(os.path.join(inner, "outer_environment.pth"), "w") as pth:
+            pth.write(outer)
     env = {key: value for key, value in os.environ.items()
            if key not in ("PYTHONPATH", "DEEPCONTEXT_HOME", "DEEPCONTEXT_BUILD")}
     env["PATH"] = "%s:%s" % (venv / "bin", env.get("PATH", "/usr/bin:/bin"))
