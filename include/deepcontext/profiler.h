@@ -76,6 +76,18 @@ DEEPCONTEXT_API int deepcontext_set_trace_windows(double fraction,
 typedef int (*deepcontext_op_switch_fn)(int on);
 DEEPCONTEXT_API int deepcontext_set_op_switch(deepcontext_op_switch_fn op_switch);
 
+/* Guards the handler installed for `signum` (a Python-level one, which
+   only runs when the main thread next checks for signals): the signal is
+   sent again to the calling thread every 20 ms, up to 5 s, until
+   deepcontext_signal_handled() says the handler ran, so that a signal that
+   arrived just before the main thread blocked in a C call is not lost. Call
+   it from the main thread after installing the handler, and again in a
+   forked child. Fails if the signal has no handler. */
+DEEPCONTEXT_API int deepcontext_guard_signal(int signum);
+
+/* The guarded signal's handler ran: stop sending it again. */
+DEEPCONTEXT_API void deepcontext_signal_handled(void);
+
 /* One line on GPU collection in the current (or last) session: what is
    traced, or "no GPU activity recorded: <reason>". Valid until the next
    deepcontext_start(). */

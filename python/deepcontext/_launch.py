@@ -115,6 +115,7 @@ def _die_of(signum):
 
 
 def _on_sigterm(signum, frame):
+    _runtime.signal_handled()  # the guard stops sending it again
     pid = os.getpid()
     if _state["finishing_by"] == pid and _state["finished_by"] != pid:
         # This handler interrupted finish() (or runs beside it in another
@@ -142,7 +143,21 @@ def _after_fork_in_child():
     # handler; the child only needs its own file name.
     _state["path"] = output_path()
     _state["finishing_by"] = _state["finished_by"] = _state["pending_signal"] = None
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+        _guard_sigterm()  # the guard's thread did not survive the fork
     _tell_launcher("started")
+
+
+def _guard_sigterm():
+    """Python runs _on_sigterm only when the main thread next checks for
+    signals: a SIGTERM that arrives just before it blocks in a C call (a
+    multiprocessing pool's worker waiting on the task queue's lock) would be
+    lost, and the pool's exit would wait for that worker for ever. The
+    runtime's guard sends it again until the handler has run."""
+    try:
+        _runtime.guard_signal(signal.SIGTERM)
+    except Exception as error:
+        _warn("SIGTERM may go unnoticed in blocking calls: %s" % error)
 
 
 def _record_metadata():
@@ -186,6 +201,7 @@ def main():
     try:
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _on_sigterm)
+            _guard_sigterm()
     except ValueError:
         pass  # not the main thread of the main interpreter
     _wrap_os_exit()

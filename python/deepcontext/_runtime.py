@@ -43,6 +43,10 @@ def library():
         lib.deepcontext_version.restype = ctypes.c_char_p
         lib.deepcontext_gpu_status.restype = ctypes.c_char_p
         lib.deepcontext_gpu_status.argtypes = []
+        lib.deepcontext_guard_signal.restype = ctypes.c_int
+        lib.deepcontext_guard_signal.argtypes = [ctypes.c_int]
+        lib.deepcontext_signal_handled.restype = None
+        lib.deepcontext_signal_handled.argtypes = []
         lib.dlmonitor_python_hide_leaf_files.restype = ctypes.c_int
         lib.dlmonitor_python_hide_leaf_files.argtypes = [ctypes.c_char_p]
         lib.dlmonitor_describe.restype = ctypes.c_char_p
@@ -95,6 +99,17 @@ def set_op_switch(address):
 
 def reset():
     _check(library().deepcontext_reset())
+
+
+def guard_signal(signum):
+    """Makes sure the Python handler just installed for `signum` runs even
+    when the signal arrives as the main thread blocks in a C call (see
+    deepcontext_guard_signal); call signal_handled() first in the handler."""
+    _check(library().deepcontext_guard_signal(int(signum)))
+
+
+def signal_handled():
+    library().deepcontext_signal_handled()
 
 
 def write(path):

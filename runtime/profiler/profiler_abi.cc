@@ -5,6 +5,7 @@
 #include <string>
 
 #include "runtime/profiler/session.h"
+#include "runtime/profiler/signal_guard.h"
 
 using deepcontext::profiler::Session;
 
@@ -90,6 +91,14 @@ int deepcontext_reset(void) {
     Session::Instance().Reset();
     return std::string();
   });
+}
+
+int deepcontext_guard_signal(int signum) {
+  return Guarded([signum] { return deepcontext::profiler::GuardSignal(signum); });
+}
+
+void deepcontext_signal_handled(void) {
+  deepcontext::profiler::AcknowledgeSignal();
 }
 
 const char* deepcontext_gpu_status(void) {
