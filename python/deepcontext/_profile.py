@@ -58,6 +58,7 @@ def _library():
             "dc_reader_sources_json": (ctypes.c_char_p, [p]),
             "dc_reader_analyze": (ctypes.c_char_p, [p, ctypes.c_char_p, ctypes.c_char_p,
                                                     ctypes.c_int32, ctypes.c_uint32]),
+            "dc_reader_diff": (ctypes.c_char_p, [p, p, ctypes.c_char_p]),
         }
         for column in ("parents", "kinds", "names", "files", "lines"):
             signatures["dc_reader_" + column] = (p, [p])
@@ -296,6 +297,19 @@ class Profile:
             raise ValueError(self._lib.dc_reader_error(self._handle).decode("utf-8", "replace"))
         return output.decode("utf-8", "replace")
 
+    def diff(self, other, metric=None):
+        """Compares this profile (before) with other (after: a Profile or a
+        path), as `deepcontext diff --format json` does. Returns a Diff whose
+        contexts are ranked by the change of metric (default: the report's
+        default metric)."""
+        if not isinstance(other, Profile):
+            other = Profile(other)
+        output = self._lib.dc_reader_diff(self._handle, other._handle,
+                                          (metric or "").encode())
+        if output is None:
+            raise ValueError(self._lib.dc_reader_error(self._handle).decode("utf-8", "replace"))
+        return Diff(json.loads(output))
+
     # Internals.
 
     def _string(self, index):
@@ -334,6 +348,44 @@ class Profile:
                 children[parents[child]].append(child)
             self._children = children
         return self._children[index]
+
+
+class Diff:
+    """Two profiles compared by `Profile.diff`: the "deepcontext-diff" JSON
+    document of `deepcontext diff --format json` (``document``) with
+    shortcuts to its parts.
+
+    metric: the metric contexts are ranked by.
+    units: {metric: unit}.
+    totals: {metric: {"before", "after", "change", "relative"}} (relative is
+    (after - before) / before, None when before is 0).
+    contexts: one dict per context whose value of any metric changed, those
+    whose exclusive value of ``metric`` changed first, largest absolute
+    change first (the CLI's ranking), then the rest:
+    {"status": "changed" | "added" | "removed",
+     "path": [{"kind", "name", "file", "line"}, ...] (outermost frame first),
+     "metrics": {metric: {"exclusive": values, "inclusive": values}}}
+    where values are dicts like those of totals.
+    """
+
+    def __init__(self, document):
+        self.document = document
+        self.before = document["before"]
+        self.after = document["after"]
+        self.metric = document["ranked_by"]
+        self.units = {m["name"]: m["unit"] for m in document["metrics"]}
+        self.totals = {m["name"]: m["total"] for m in document["metrics"]}
+        self.contexts = document["contexts"]
+
+    def change(self, context, metric=None, which="exclusive"):
+        """The change of metric (default: the ranked one) in a context of
+        contexts: after - before of its exclusive (or inclusive) value."""
+        values = context["metrics"].get(metric or self.metric)
+        return values[which]["change"] if values else 0.0
+
+    def __repr__(self):
+        return "<Diff %s -> %s: %d contexts changed, ranked by %s>" % (
+            self.before, self.after, len(self.contexts), self.metric)
 
 
 def _same_file(recorded, wanted):

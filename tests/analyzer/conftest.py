@@ -15,10 +15,10 @@ PYTHON = os.environ.get("DEEPCONTEXT_TEST_PYTHON", "/usr/bin/python3")
 sys.path.insert(0, os.path.join(BUILD, "python"))
 
 
-def profile_program(name, output, python=PYTHON, timeout=300):
-    """Profiles programs/<name> into output and returns its path."""
+def profile_program(name, output, python=PYTHON, timeout=300, args=()):
+    """Profiles programs/<name> (with args) into output and returns its path."""
     result = subprocess.run([CLI, "run", "-o", str(output), "--", python,
-                             os.path.join(PROGRAMS, name)],
+                             os.path.join(PROGRAMS, name)] + [str(a) for a in args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     assert result.returncode == 0, result.stderr.decode()
     return str(output)

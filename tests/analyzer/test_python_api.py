@@ -2,13 +2,14 @@
 read through the same C++ reader as the CLI."""
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 import deepcontext
-from conftest import BUILD, CLI, analyze, profile_program
+from conftest import BUILD, CLI, PROGRAMS, analyze, profile_program
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +124,66 @@ def test_bad_files_raise_with_the_readers_message(tmp_path):
         deepcontext.load(str(bad))
     result = analyze(bad, check=1)
     assert b"bad magic" in result.stderr
+
+
+DIFF_PROGRAM = os.path.join(PROGRAMS, "diff_work.py")
+DIFF_LINE = [i for i, text in enumerate(open(DIFF_PROGRAM), 1) if "# DIFF_LINE" in text][0]
+
+
+@pytest.fixture(scope="module")
+def diff_profiles(tmp_path_factory):
+    """Two runs of diff_work.py: 20, then 400 matrix products at DIFF_LINE."""
+    folder = tmp_path_factory.mktemp("diff")
+    return (profile_program("diff_work.py", folder / "before.dctx", args=[20]),
+            profile_program("diff_work.py", folder / "after.dctx", args=[400]))
+
+
+def cli_diff(*args):
+    result = subprocess.run([CLI, "diff", "--format", "json"] + [str(a) for a in args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(result.stdout)
+
+
+def at_diff_line(context):
+    return any(f["kind"] == "python" and f["file"].endswith("diff_work.py")
+               and f["line"] == DIFF_LINE for f in context["path"])
+
+
+def test_diff_ranks_the_changed_line_first_like_the_cli(diff_profiles):
+    before, after = diff_profiles
+    diff = deepcontext.load(before).diff(after)
+    assert diff.document == cli_diff(before, after)
+    assert (diff.before, diff.after) == (before, after)
+    top = diff.contexts[0]
+    assert at_diff_line(top), top["path"]
+    assert top["status"] == "changed" and diff.change(top) > 0
+    assert diff.totals[diff.metric]["change"] > 0
+
+    calls = deepcontext.load(before).diff(deepcontext.load(after), metric="calls")
+    assert calls.document == cli_diff("--metric", "calls", before, after)
+    assert calls.metric == "calls"
+    assert at_diff_line(calls.contexts[0]) and calls.change(calls.contexts[0]) > 0
+    (mm,) = [c for c in calls.contexts if at_diff_line(c) and c["path"][-1]["name"] == "aten::mm"]
+    assert mm["status"] == "changed"
+    assert mm["metrics"]["calls"]["exclusive"] == {
+        "before": 20, "after": 400, "change": 380, "relative": 19}
+    changes = [abs(calls.change(c)) for c in calls.contexts if calls.change(c) != 0]
+    assert changes == sorted(changes, reverse=True)
+
+    backwards = deepcontext.load(after).diff(before, metric="calls")
+    assert at_diff_line(backwards.contexts[0]) and backwards.change(backwards.contexts[0]) < 0
+    (mm,) = [c for c in backwards.contexts
+             if at_diff_line(c) and c["path"][-1]["name"] == "aten::mm"]
+    assert backwards.change(mm) == -380
+
+
+def test_diff_errors_carry_the_readers_message(diff_profiles, tmp_path):
+    before, _ = diff_profiles
+    bad = tmp_path / "bad.dctx"
+    bad.write_bytes(b"not a profile")
+    profile = deepcontext.load(before)
+    with pytest.raises(deepcontext._profile.ProfileError, match="bad magic"):
+        profile.diff(str(bad))
+    with pytest.raises(ValueError, match="unknown metric 'no_such'; available metrics: .*calls"):
+        profile.diff(before, metric="no_such")

@@ -16,6 +16,8 @@
 #include "tools/analyzer/findings_json.h"
 #include "tools/analyzer/findings_text.h"
 #include "tools/analyzer/profile_view.h"
+#include "tools/diff/diff_render.h"
+#include "tools/diff/profile_diff.h"
 
 struct dc_reader {
   std::string error;
@@ -27,7 +29,8 @@ struct dc_reader {
   // metric-major: one column of node values per metric, filled on first
   // request (most callers read one or two metrics of many).
   mutable std::vector<std::vector<double>> exclusive, inclusive, counts;
-  std::string sources_json, analysis_output;
+  std::string paths;  // as opened, joined by ", " (the diff names them)
+  std::string sources_json, analysis_output, diff_output;
 };
 
 namespace {
@@ -127,6 +130,7 @@ dc_reader* dc_reader_open(const char* const* paths, int32_t count) {
       }
       reads.push_back(std::move(read));
       names.emplace_back(paths[i]);
+      reader->paths += (reader->paths.empty() ? "" : ", ") + names.back();
     }
     if (count <= 0) reader->error = "no profile given";
     if (!reader->error.empty()) return reader;
@@ -238,6 +242,33 @@ const char* dc_reader_analyze(dc_reader* r, const char* extra_findings_json,
     return r->analysis_output.c_str();
   } catch (const std::exception& e) {
     r->error = e.what();
+    return nullptr;
+  }
+}
+
+const char* dc_reader_diff(dc_reader* before, const dc_reader* after,
+                           const char* metric) {
+  if (!before->tree) return nullptr;
+  if (!after->tree) {
+    before->error = "cannot compare with an unread profile: " + after->error;
+    return nullptr;
+  }
+  namespace diff = deepcontext::diff;
+  try {
+    diff::ProfileDiff result = diff::DiffProfiles(*before->tree, *after->tree);
+    auto chosen = diff::ChooseRankMetric(result, *before->tree, *after->tree,
+                                         metric != nullptr ? metric : "");
+    if (!chosen.ok()) {
+      before->error = chosen.status().message();
+      return nullptr;
+    }
+    diff::DiffOptions options{before->paths, after->paths, chosen.value()};
+    before->diff_output =
+        diff::RenderDiffJson(*before->tree, *after->tree, result, options);
+    before->error.clear();
+    return before->diff_output.c_str();
+  } catch (const std::exception& e) {
+    before->error = e.what();
     return nullptr;
   }
 }

@@ -59,6 +59,15 @@ DC_READER_API const char* dc_reader_sources_json(dc_reader* reader);
 DC_READER_API const char* dc_reader_analyze(dc_reader* reader, const char* extra_findings_json,
                               const char* only_rules, int32_t format, uint32_t top);
 
+/* Compares two profiles as `deepcontext diff --format json` does (schema
+ * "deepcontext-diff"): contexts matched by their path of frames, ranked by
+ * the change of metric (NULL or "" = the default metric). "before" and
+ * "after" in it are the paths each reader was opened with, joined by ", ".
+ * The text stays valid until the next call on before or its close. Returns
+ * NULL on error (see dc_reader_error(before)). */
+DC_READER_API const char* dc_reader_diff(dc_reader* before, const dc_reader* after,
+                                         const char* metric);
+
 #ifdef __cplusplus
 }
 #endif

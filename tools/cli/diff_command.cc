@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 
-#include "tools/analysis/metric_selection.h"
 #include "tools/cli/profile_inputs.h"
 #include "tools/diff/diff_render.h"
 #include "tools/diff/profile_diff.h"
@@ -19,21 +18,6 @@ namespace {
 
 constexpr const char* kPrefix = "deepcontext diff: ";
 
-// The metric to rank by: the one asked for, else the report's default of
-// the after profile (or of the before one when after has none).
-std::optional<size_t> ChooseMetric(const DiffRequest& request,
-                                   const analysis::ProfileTree& before,
-                                   const analysis::ProfileTree& after,
-                                   const diff::ProfileDiff& result) {
-  if (!request.metric.empty()) return result.FindMetric(request.metric);
-  for (const analysis::ProfileTree* tree : {&after, &before}) {
-    if (auto metric = analysis::DefaultMetric(*tree)) {
-      return result.FindMetric(tree->metrics()[*metric].name);
-    }
-  }
-  return std::nullopt;
-}
-
 int RunDiffOrThrow(const DiffRequest& request, std::ostream& out,
                    std::ostream& err) {
   std::optional<analysis::ProfileTree> before =
@@ -42,20 +26,13 @@ int RunDiffOrThrow(const DiffRequest& request, std::ostream& out,
       ReadProfileTree({request.after}, kPrefix, err);
   if (!before || !after) return kDiffBadFile;
   diff::ProfileDiff result = diff::DiffProfiles(*before, *after);
-  std::optional<size_t> metric = ChooseMetric(request, *before, *after, result);
-  if (!metric) {
-    std::string names;
-    for (const diff::DiffMetric& m : result.metrics) {
-      names += (names.empty() ? "" : ", ") + m.name;
-    }
-    err << kPrefix
-        << (request.metric.empty() ? std::string("the profiles contain no metrics")
-                                   : "unknown metric '" + request.metric +
-                                         "'; available metrics: " + names)
-        << "\n";
+  merge::StatusOr<size_t> metric =
+      diff::ChooseRankMetric(result, *before, *after, request.metric);
+  if (!metric.ok()) {
+    err << kPrefix << metric.status().message() << "\n";
     return kDiffUsage;
   }
-  diff::DiffOptions options{request.before, request.after, *metric,
+  diff::DiffOptions options{request.before, request.after, metric.value(),
                             static_cast<size_t>(request.top),
                             static_cast<size_t>(request.width)};
   const std::string text =

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "tools/analysis/metric_selection.h"
 #include "tools/merge/rank_columns.h"
 #include "tools/merge/rank_merger.h"
 
@@ -169,6 +170,33 @@ std::vector<size_t> RankByChange(const ProfileDiff& diff, size_t metric,
     ranked.resize(n);
   }
   return ranked;
+}
+
+merge::StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
+                                         const analysis::ProfileTree& before,
+                                         const analysis::ProfileTree& after,
+                                         const std::string& requested) {
+  std::optional<size_t> metric;
+  if (!requested.empty()) {
+    metric = diff.FindMetric(requested);
+  } else {
+    for (const analysis::ProfileTree* tree : {&after, &before}) {
+      if (auto chosen = analysis::DefaultMetric(*tree)) {
+        metric = diff.FindMetric(tree->metrics()[*chosen].name);
+        break;
+      }
+    }
+  }
+  if (metric) return *metric;
+  if (requested.empty()) {
+    return merge::Status::Error("the profiles contain no metrics");
+  }
+  std::string names;
+  for (const DiffMetric& m : diff.metrics) {
+    names += (names.empty() ? "" : ", ") + m.name;
+  }
+  return merge::Status::Error("unknown metric '" + requested +
+                              "'; available metrics: " + names);
 }
 
 }  // namespace deepcontext::diff

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/analysis/profile_tree.h"
+#include "tools/merge/status.h"
 
 namespace deepcontext::diff {
 
@@ -71,5 +72,14 @@ ProfileDiff DiffProfiles(const analysis::ProfileTree& before,
 // first; at most n, all when n is 0.
 std::vector<size_t> RankByChange(const ProfileDiff& diff, size_t metric,
                                  size_t n);
+
+// The metric to rank by (an index into diff.metrics): the one called
+// requested, else the report's default metric of after (of before when
+// after has none). The error names an unknown metric and lists the
+// available ones, like `deepcontext report --metric`.
+merge::StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
+                                         const analysis::ProfileTree& before,
+                                         const analysis::ProfileTree& after,
+                                         const std::string& requested);
 
 }  // namespace deepcontext::diff

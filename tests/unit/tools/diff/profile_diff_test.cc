@@ -83,6 +83,24 @@ TEST(ProfileDiff, LeavesOutTheRankCompanionMetrics) {
   EXPECT_EQ(diff.metrics[0].name, "wall_time");
 }
 
+TEST(ProfileDiff, ChoosesTheRankMetric) {
+  ProfileTree before = ProfileTree::FromProfile(ProgramRun(10, false, "1"));
+  ProfileTree after = ProfileTree::FromProfile(ProgramRun(4, true, "1"));
+  ProfileDiff diff = DiffProfiles(before, after);
+  auto chosen = ChooseRankMetric(diff, before, after, "");
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_EQ(diff.metrics[chosen.value()].name, "wall_time");
+  EXPECT_EQ(ChooseRankMetric(diff, before, after, "wall_time").value(), chosen.value());
+  auto unknown = ChooseRankMetric(diff, before, after, "gpu");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "unknown metric 'gpu'; available metrics: wall_time");
+  ProfileTree empty = ProfileTree::FromProfile(format::Profile{});
+  ProfileDiff none = DiffProfiles(empty, empty);
+  EXPECT_EQ(ChooseRankMetric(none, empty, empty, "").status().message(),
+            "the profiles contain no metrics");
+}
+
 TEST(ProfileDiff, RelativeOfZeroIsNew) {
   EXPECT_FALSE(Relative(0, 5));
   EXPECT_DOUBLE_EQ(*Relative(4, 5), 0.25);
