@@ -74,6 +74,16 @@ rooted=$(date +%s)
 say "cloning $(git -C "$REPO" rev-parse --short HEAD) into the root"
 git clone --quiet --no-local "$REPO" "$ROOT/root/deepcontext"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# Behind a proxy that re-signs TLS (a company's, or this machine's), the
+# viewer's npm packages only download with the proxy's CA: hand the one the
+# host's Node.js trusts (NODE_EXTRA_CA_CERTS) to the root, as a user there
+# would configure it. Nothing else is taken from the host.
+EXTRA_CA=""
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+  cp "$NODE_EXTRA_CA_CERTS" "$ROOT/root/host-extra-ca.crt"
+  EXTRA_CA=/root/host-extra-ca.crt
+  say "passing the host's extra CA certificates to npm ($NODE_EXTRA_CA_CERTS)"
+fi
 
 # What runs inside: the README's commands from the repository root, then an
 # independent check of the demo's profile.
@@ -117,8 +127,9 @@ unshare --mount --pid --fork --propagation private sh -c '
   mount -t tmpfs tmpfs "$ROOT/tmp"
   exec chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    ${2:+NODE_EXTRA_CA_CERTS=$2} \
     /bin/sh /root/fresh-run.sh
-' fresh-machine-check "$ROOT"
+' fresh-machine-check "$ROOT" "$EXTRA_CA"
 done_at=$(date +%s)
 say "root built in $((rooted - start)) s; README commands and checks in $((done_at - rooted)) s; total $((done_at - start)) s"
 say "PASSED"

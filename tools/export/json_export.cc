@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "format/profile_data.h"
+#include "tools/export/json_common.h"
 
 namespace deepcontext::exporter {
 
@@ -13,31 +14,6 @@ namespace {
 // order the schema documents.
 using Json = nlohmann::ordered_json;
 
-// Profiles carry file and function names straight from the profiled
-// process; a non-UTF-8 byte in one must not make the whole export fail.
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-Json SourcesJson(const analysis::ProfileTree& tree) {
-  Json sources = Json::array();
-  for (const analysis::SourceInfo& source : tree.sources()) {
-    Json metadata = Json::object();
-    for (const auto& [key, value] : source.metadata) metadata[key] = value;
-    sources.push_back({{"path", source.path}, {"metadata", metadata}});
-  }
-  return sources;
-}
-
-Json MetricsJson(const analysis::ProfileTree& tree) {
-  Json metrics = Json::array();
-  for (const analysis::MetricInfo& metric : tree.metrics()) {
-    metrics.push_back({{"name", metric.name},
-                       {"unit", metric.unit},
-                       {"description", metric.description}});
-  }
-  return metrics;
-}
 
 Json NodeJson(const analysis::ProfileTree& tree, analysis::NodeIndex index) {
   const analysis::TreeNode& node = tree.node(index);
@@ -74,14 +50,14 @@ Json NodeJson(const analysis::ProfileTree& tree, analysis::NodeIndex index) {
 std::string RenderJson(const analysis::ProfileTree& tree) {
   // Written piece by piece rather than as one Json value so that only one
   // node's object is alive at a time; a tree can hold millions of nodes.
-  std::string text = "{\"format\":" + Dump(kJsonFormatName) +
-                     ",\"version\":" + Dump(kJsonFormatVersion) +
-                     ",\n\"sources\":" + Dump(SourcesJson(tree)) +
-                     ",\n\"metrics\":" + Dump(MetricsJson(tree)) +
+  std::string text = "{\"format\":" + DumpJson(kJsonFormatName) +
+                     ",\"version\":" + DumpJson(kJsonFormatVersion) +
+                     ",\n\"sources\":" + DumpJson(SourcesJson(tree)) +
+                     ",\n\"metrics\":" + DumpJson(MetricsJson(tree)) +
                      ",\n\"nodes\":[";
   for (analysis::NodeIndex i = 0; i < tree.size(); ++i) {
     text += i == 0 ? "\n" : ",\n";
-    text += Dump(NodeJson(tree, i));
+    text += DumpJson(NodeJson(tree, i));
   }
   text += "\n]}\n";
   return text;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "format/profile_data.h"
+#include "tools/export/json_common.h"
 #include "tools/analysis/metric_selection.h"
 #include "tools/export/view_data.h"
 
@@ -15,31 +16,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Profiles carry names straight from the profiled process; a non-UTF-8 byte
-// must not make the whole document fail.
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-Json SourcesJson(const analysis::ProfileTree& tree) {
-  Json sources = Json::array();
-  for (const analysis::SourceInfo& source : tree.sources()) {
-    Json metadata = Json::object();
-    for (const auto& [key, value] : source.metadata) metadata[key] = value;
-    sources.push_back({{"path", source.path}, {"metadata", metadata}});
-  }
-  return sources;
-}
-
-Json MetricsJson(const analysis::ProfileTree& tree) {
-  Json metrics = Json::array();
-  for (const analysis::MetricInfo& metric : tree.metrics()) {
-    metrics.push_back({{"name", metric.name},
-                       {"unit", metric.unit},
-                       {"description", metric.description}});
-  }
-  return metrics;
-}
 
 Json KindsJson() {
   Json kinds = Json::array();
@@ -101,18 +77,18 @@ std::string ViewHeaderFields(const analysis::ProfileTree& tree,
                              const ViewColumns& columns) {
   std::optional<analysis::MetricIndex> default_metric =
       analysis::DefaultMetric(tree);
-  std::string out = "\"format\":" + Dump(kViewDataFormatName) +
-                    ",\"version\":" + Dump(kViewDataVersion) +
-                    ",\n\"sources\":" + Dump(SourcesJson(tree)) +
-                    ",\n\"metrics\":" + Dump(MetricsJson(tree)) +
+  std::string out = "\"format\":" + DumpJson(kViewDataFormatName) +
+                    ",\"version\":" + DumpJson(kViewDataVersion) +
+                    ",\n\"sources\":" + DumpJson(SourcesJson(tree)) +
+                    ",\n\"metrics\":" + DumpJson(MetricsJson(tree)) +
                     ",\n\"defaultMetric\":" +
                     std::to_string(default_metric
                                        ? static_cast<long>(*default_metric)
                                        : -1L) +
-                    ",\n\"kinds\":" + Dump(KindsJson()) + ",\n\"strings\":[";
+                    ",\n\"kinds\":" + DumpJson(KindsJson()) + ",\n\"strings\":[";
   for (size_t i = 0; i < columns.strings.size(); ++i) {
     if (i > 0) out += ',';
-    out += Dump(columns.strings[i]);
+    out += DumpJson(columns.strings[i]);
   }
   out += ']';
   return out;
