@@ -230,6 +230,43 @@ test('a profile that cannot be read shows its error; the others still open', asy
   assert.equal(await page.textContent('.status'), '');
 });
 
+test('findings list jumps to the node it blames; badges mark it', async () => {
+  // The fixture holds its whole device-memory peak in aten::linear.
+  await page.waitForSelector('.finding');
+  assert.equal(await page.textContent('.findings-title'), 'Findings (1)');
+  const entry = page.locator('.finding').first();
+  assert.equal(await entry.getAttribute('data-rule'), 'memory_peak');
+  const text = await entry.textContent();
+  assert.match(text, /high/);
+  assert.match(text, /model\.py:6/);
+  assert.match(text, /aten::linear/);
+  assert.match(text, /Could save up to 64(\.0)? MiB of device memory \(100%/);
+  assert.match(text, /Free them earlier/);
+  await page.waitForFunction(() => window.__dc.flameBoxes().some((b) => b.label === 'aten::linear' && b.badged));
+  const badged = (await boxes()).filter((b) => b.badged).map((b) => b.label);
+  assert.deepEqual(badged, ['aten::linear']);
+  await shot('findings');
+  // In the flame graph, the entry zooms to its node and selects it.
+  await entry.click();
+  await page.waitForFunction(() => window.__dc.flameBoxes()[0]?.label === 'aten::linear');
+  assert.equal(await page.textContent('.details-name'), 'aten::linear');
+  // From a view whose rows are not nodes, it opens the top-down tree there.
+  await page.click('.tab[data-view="flat"]');
+  await page.waitForSelector('.table-body .row');
+  await entry.click();
+  await page.waitForFunction(() => document.querySelector('.tab.active')?.dataset.view === 'top-down');
+  await page.waitForFunction(() => document.querySelector('.table-body .row.selected .label')?.textContent === 'aten::linear');
+  assert.equal(await page.textContent('.details-name'), 'aten::linear');
+  const marked = await page.$$eval('.table-body .row', (rows) => rows
+    .filter((r) => r.querySelector('.finding-badge'))
+    .map((r) => r.querySelector('.label').textContent));
+  assert.deepEqual(marked, ['aten::linear']);
+  assert.match(await page.getAttribute('.row.selected .finding-badge', 'title'), /high: .*device memory peak/);
+  await shot('findings-top-down');
+  await page.click('.tab[data-view="flame"]');
+  await page.keyboard.press('Escape');
+});
+
 test('the page raised no errors (CSP included)', () => {
   assert.deepEqual(pageErrors.filter((e) => !e.includes('422')), []);
 });
@@ -251,6 +288,7 @@ test('HTML export opens from file:// with no server', async () => {
   await offline.click('.show-source');
   await offline.waitForSelector('.source-error');
   assert.match(await offline.textContent('.source-error'), /not included in exported HTML/);
+  assert.match(await offline.textContent('.findings'), /Findings are not included in exported HTML/);
   await offline.screenshot({ path: `${artifacts}/export.png` });
   assert.deepEqual(errors, []);
   await offline.close();

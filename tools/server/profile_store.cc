@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "format/dctx_file.h"
+#include "tools/analyzer/analyzer.h"
+#include "tools/analyzer/findings_json.h"
 #include "tools/export/view_data.h"
 #include "tools/export/view_data_binary.h"
 
@@ -29,6 +31,13 @@ const std::string& LoadedProfile::view_json() const {
   std::call_once(json_once_,
                  [this] { view_json_ = exporter::RenderViewData(tree_); });
   return view_json_;
+}
+
+const std::string& LoadedProfile::findings_json() const {
+  std::call_once(findings_once_, [this] {
+    findings_json_ = analyzer::AnalysisToJson(analyzer::Analyze(tree_));
+  });
+  return findings_json_;
 }
 
 ProfileStore::ProfileStore(std::vector<std::string> files) {

@@ -27,6 +27,10 @@ class LoadedProfile {
   const std::string& view_binary() const { return view_binary_; }
   // exporter::RenderViewData(tree), made on first use (scripts only).
   const std::string& view_json() const;
+  // analyzer::AnalysisToJson(analyzer::Analyze(tree)), made on first use:
+  // the rules walk the whole tree, which a user who never opens the list
+  // should not wait for. Its node ids index the same tree as view_binary.
+  const std::string& findings_json() const;
   // Every file a frame names: the only files the source view may open.
   const std::set<std::string>& source_files() const { return source_files_; }
 
@@ -36,6 +40,8 @@ class LoadedProfile {
   std::set<std::string> source_files_;
   mutable std::once_flag json_once_;
   mutable std::string view_json_;
+  mutable std::once_flag findings_once_;
+  mutable std::string findings_json_;
 };
 
 using LoadResult = StatusOr<std::shared_ptr<const LoadedProfile>>;

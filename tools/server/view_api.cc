@@ -95,6 +95,15 @@ void RegisterViewApi(httplib::Server& server, const ProfileStore& store) {
                response.set_content(loaded.value()->view_binary(),
                                     "application/octet-stream");
              });
+  server.Get(R"(/api/profiles/([0-9]+)/findings)",
+             [&store](const httplib::Request& request,
+                      httplib::Response& response) {
+               StatusOr<size_t> id = ProfileId(request, store);
+               if (!id.ok()) return SendError(response, id.error());
+               LoadResult loaded = store.Get(id.value());
+               if (!loaded.ok()) return SendError(response, loaded.error());
+               response.set_content(loaded.value()->findings_json(), kJsonType);
+             });
   server.Get(R"(/api/profiles/([0-9]+)/source)",
              [&store](const httplib::Request& request,
                       httplib::Response& response) {

@@ -4,6 +4,7 @@
 //   GET /api/profiles/<id>/tree         one profile's view data (view_data.h)
 //   GET /api/profiles/<id>/tree.bin     the same in binary (view_data_binary.h)
 //   GET /api/profiles/<id>/source?file= a named source file with line metrics
+//   GET /api/profiles/<id>/findings     the analyzer's findings (findings_json.h)
 // Every request must carry the access token (?token= or the
 // X-DeepContext-Token header) and a Host of 127.0.0.1 or localhost; see
 // access_guard.h.

@@ -1,8 +1,9 @@
 // The application: a toolbar (profile, metric, view, search), the current
 // view, the details panel and the source view, with the state in the URL
 // hash so a link reopens the same view.
-import { ApiError, type DataSource, type ProfileEntry } from './data';
+import { ApiError, type DataSource, type FindingsDocument, type ProfileEntry } from './data';
 import { renderDetails } from './details';
+import { FindingsPanel } from './findings_panel';
 import { FlameGraph } from './flame';
 import { el, kindColor, LEGEND_KINDS } from './format';
 import { ProfileModel } from './model';
@@ -36,6 +37,7 @@ function readHash(): Partial<State> {
 export class App {
   private profiles: ProfileEntry[] = [];
   private readonly models = new Map<number, Promise<ProfileModel>>();
+  private readonly findingsOf = new Map<number, Promise<FindingsDocument | null>>();
   private model: ProfileModel | null = null;
   private state: State = { profile: 0, compare: -1, metric: '', view: 'flame', search: '' };
   private selected = -1;
@@ -53,6 +55,7 @@ export class App {
   private readonly main = el('div', 'main');
   private readonly viewArea = el('div', 'view-area');
   private readonly details = el('div', 'details');
+  readonly findings = new FindingsPanel();
   private readonly status = el('div', 'status');
   readonly flame = new FlameGraph();
   readonly table = new TreeTable('table');
@@ -84,7 +87,10 @@ export class App {
       item.append(swatch, document.createTextNode(name));
       this.legend.append(item);
     }
-    this.main.append(this.viewArea, this.details);
+    const sidebar = el('div', 'sidebar');
+    sidebar.append(this.findings.element, this.details);
+    this.main.append(this.viewArea, sidebar);
+    this.findings.onJump = (node) => this.jumpTo(node);
     root.append(toolbar, this.status, this.main, this.source.element);
 
     this.profileSelect.addEventListener('change', () => this.update({ profile: Number(this.profileSelect.value) }));
@@ -141,6 +147,53 @@ export class App {
     return model;
   }
 
+  // Findings come after the tree: the views never wait for the analyzer.
+  private async loadFindings(id: number): Promise<void> {
+    let doc = this.findingsOf.get(id);
+    if (!doc) {
+      doc = this.data.findings(id);
+      this.findingsOf.set(id, doc);
+      doc.catch(() => this.findingsOf.delete(id));
+    }
+    this.findings.showLoading();
+    try {
+      const result = await doc;
+      if (id !== this.state.profile) return;
+      this.findings.show(result);
+    } catch (e) {
+      if (id !== this.state.profile) return;
+      this.findings.showError((e as Error).message);
+    }
+    // Badges appear on what is already drawn.
+    this.table.render();
+    this.flame.requestDraw();
+  }
+
+  private badgeText(node: number): string | null {
+    const list = this.findings.byNode.get(node);
+    return list ? list.map((f) => `${f.severity}: ${f.title}`).join('\n') : null;
+  }
+
+  // A finding's node: zoomed to in the flame graph, else opened and
+  // selected in the top-down tree.
+  private jumpTo(node: number): void {
+    const model = this.model;
+    if (!model || node < 0 || node >= model.size) return;
+    if (this.state.view === 'flame') {
+      this.flame.zoomTo(node);
+      this.select(node, '');
+      return;
+    }
+    const path: number[] = [];
+    for (let n = node; n > 0; n = model.parent[n]) path.unshift(n);
+    if (this.state.view === 'top-down') {
+      this.table.reveal(path);
+    } else {
+      void this.update({ view: 'top-down' }).then(() => this.table.reveal(path));
+    }
+    this.select(node, '');
+  }
+
   private showError(message: string): void {
     this.status.textContent = message;
     this.status.className = 'status error';
@@ -178,6 +231,7 @@ export class App {
       this.selected = -1;
       this.status.textContent = '';
       this.renderMetricOptions();
+      void this.loadFindings(this.state.profile);
     }
     const model = this.model!;
     if (model.metricIndex(this.state.metric) < 0) {
@@ -213,15 +267,25 @@ export class App {
     const model = this.model!;
     this.bottomUp = null;
     this.selectionNote = '';
+    this.table.badges = this.state.view === 'top-down' ? (row) => this.badgeText(row) : null;
     if (this.metric < 0) {
       this.viewArea.replaceChildren(el('p', 'hint', 'This profile has no metrics.'));
       return;
     }
     switch (this.state.view) {
-      case 'flame':
+      case 'flame': {
         this.viewArea.replaceChildren(this.legend, this.flame.element);
-        this.flame.setTree(flameTree(model, this.metric));
+        const tree = flameTree(model, this.metric);
+        this.flame.setTree({
+          ...tree,
+          badged: (n) => this.findings.byNode.has(n),
+          tooltip: (n) => {
+            const badge = this.badgeText(n);
+            return badge ? `${tree.tooltip(n)}\n${badge}` : tree.tooltip(n);
+          },
+        });
         break;
+      }
       case 'top-down':
         this.viewArea.replaceChildren(this.table.element);
         this.table.setModel(topDownModel(model, this.metric));

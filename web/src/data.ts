@@ -47,12 +47,36 @@ export interface SourceDocument {
   lines: SourceLine[];
 }
 
+// One finding of the analyzer (tools/analyzer/findings_json.h); node.id is
+// an index into the same tree as ViewData's nodes.
+export interface Finding {
+  rule: string;
+  severity: 'low' | 'medium' | 'high';
+  title: string;
+  node: { id: number; path: string[] };
+  context: { file: string; line: number; function: string; operator: string; phase: string; kernel: string };
+  benefit: {
+    low_seconds: number; high_seconds: number; share_low: number; share_high: number;
+    basis: string; bytes: number; peak_bytes: number;
+  };
+  suggestion: string;
+  example: string;
+}
+
+export interface FindingsDocument {
+  findings: Finding[];
+  not_checked: { rule: string; reason: string }[];
+}
+
 export interface DataSource {
   // True when source files can be asked for (only the server has them).
   readonly servesSources: boolean;
   profiles(): Promise<ProfileEntry[]>;
   tree(id: number): Promise<ViewData>;
   source(id: number, file: string): Promise<SourceDocument>;
+  // The analyzer's findings, or null where they are not available (the
+  // exported HTML file carries none).
+  findings(id: number): Promise<FindingsDocument | null>;
 }
 
 export class ApiError extends Error {}
@@ -91,6 +115,10 @@ class ServerSource implements DataSource {
     return this.get<SourceDocument>(
       `/api/profiles/${id}/source?file=${encodeURIComponent(file)}`);
   }
+
+  findings(id: number): Promise<FindingsDocument> {
+    return this.get<FindingsDocument>(`/api/profiles/${id}/findings`);
+  }
 }
 
 interface EmbeddedProfile extends ProfileEntry {
@@ -119,6 +147,10 @@ class EmbeddedSource implements DataSource {
       error: 'source files are not included in exported HTML; open the profile with `deepcontext view` to see them',
       lines: [],
     };
+  }
+
+  async findings(): Promise<null> {
+    return null;
   }
 }
 

@@ -14,6 +14,8 @@ export interface FlameTree {
   label(node: number): string;
   color(node: number): string;
   tooltip(node: number): string;
+  // True for a node the analyzer has findings on: its box gets a marker.
+  badged?(node: number): boolean;
 }
 
 export interface DrawnBox {
@@ -24,6 +26,7 @@ export interface DrawnBox {
   w: number;
   h: number;
   matched: boolean;
+  badged: boolean;
 }
 
 const ROW = 18;
@@ -172,8 +175,20 @@ export class FlameGraph {
       ctx.fillStyle = '#111';
       ctx.fillText(text, x + 3, y + ROW / 2);
     }
+    const badged = node >= 0 && (this.tree?.badged?.(node) ?? false);
+    if (badged && w >= 8) {
+      // A red corner, like a spreadsheet comment: visible at any width
+      // that shows a box, never over the label.
+      ctx.fillStyle = '#d0021b';
+      ctx.beginPath();
+      ctx.moveTo(x + w - 8, y);
+      ctx.lineTo(x + w - 1, y);
+      ctx.lineTo(x + w - 1, y + 7);
+      ctx.closePath();
+      ctx.fill();
+    }
     ctx.globalAlpha = 1;
-    this.boxes.push({ node, label, x, y, w, h: ROW - 1, matched });
+    this.boxes.push({ node, label, x, y, w, h: ROW - 1, matched, badged });
   }
 
   private renderBreadcrumbs(tree: FlameTree): void {

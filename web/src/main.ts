@@ -11,7 +11,7 @@ document.body.append(root);
 const app = new App(openDataSource(), root);
 (window as unknown as { __dc: unknown }).__dc = {
   app,
-  flameBoxes: () => app.flame.drawnBoxes().map(({ node, label, x, y, w, h, matched }) => ({ node, label, x, y, w, h, matched })),
+  flameBoxes: () => app.flame.drawnBoxes().map(({ node, label, x, y, w, h, matched, badged }) => ({ node, label, x, y, w, h, matched, badged })),
   drawFlame: () => app.flame.draw(),
 };
 void app.start();

@@ -40,6 +40,9 @@ export class TreeTable {
   private sortDescending = true;
   selected = -1;
   onSelect: (row: number) => void = () => {};
+  // Rows that carry a finding badge, with its tooltip; null where the rows
+  // are not calling-context nodes (bottom-up, flat, diff).
+  badges: ((row: number) => string | null) | null = null;
 
   constructor(readonly name: string) {
     this.element = el('div', 'table');
@@ -202,7 +205,14 @@ export class TreeTable {
       swatch.style.background = model.color(entry.row);
       const label = model.label(entry.row);
       name.title = label;
-      name.append(twisty, swatch, el('span', 'label', label));
+      name.append(twisty, swatch);
+      const badge = this.badges?.(entry.row);
+      if (badge) {
+        const mark = el('span', 'finding-badge', '!');
+        mark.title = badge;
+        name.append(mark);
+      }
+      name.append(el('span', 'label', label));
       rowElement.append(name);
       for (const column of model.columns) {
         const cell = el('div', 'cell num', column.text(entry.row));

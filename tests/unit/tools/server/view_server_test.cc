@@ -14,7 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format/dctx_file.h"
 #include "tests/unit/tools/server/view_fixtures.h"
+#include "tools/analyzer/analyzer.h"
+#include "tools/analyzer/findings_json.h"
 
 namespace deepcontext::server {
 namespace {
@@ -74,7 +77,8 @@ TEST_F(ViewServerTest, UrlIsLoopbackWithToken) {
 }
 
 TEST_F(ViewServerTest, RequestsWithoutTheTokenAreRefused) {
-  for (const char* path : {"/", "/api/profiles", "/api/profiles/0/tree"}) {
+  for (const char* path : {"/", "/api/profiles", "/api/profiles/0/tree",
+                           "/api/profiles/0/findings"}) {
     auto missing = client_->Get(path);
     ASSERT_TRUE(missing);
     EXPECT_EQ(missing->status, 401) << path;
@@ -149,6 +153,44 @@ TEST_F(ViewServerTest, BadProfileGivesAClearErrorAndTheServerStaysUp) {
   EXPECT_EQ(Get("/api/profiles/1/tree")->status, 200);
   EXPECT_EQ(Get("/api/profiles/7/tree")->status, 404);
   EXPECT_EQ(Get("/api/profiles/99999999999999999999/tree")->status, 404);
+}
+
+TEST_F(ViewServerTest, FindingsAreTheAnalyzersAndNameViewNodes) {
+  auto response = Get("/api/profiles/0/findings");
+  ASSERT_EQ(response->status, 200) << response->body;
+  EXPECT_EQ(response->get_header_value("Content-Type"),
+            "application/json; charset=utf-8");
+  // Exactly what `deepcontext analyze --format json` prints for the file.
+  format::ReadResult read = format::ReadProfileFile(Dir() + "/before.dctx");
+  ASSERT_TRUE(read.ok) << read.error;
+  analysis::ProfileTree tree =
+      analysis::ProfileTree::FromProfile(read.profile, Dir() + "/before.dctx");
+  EXPECT_EQ(response->body,
+            analyzer::AnalysisToJson(analyzer::Analyze(tree)));
+
+  // The fixture holds its whole 64 MiB device-memory peak in aten::linear.
+  json doc = json::parse(response->body);
+  ASSERT_FALSE(doc["findings"].empty());
+  const json& finding = doc["findings"][0];
+  EXPECT_EQ(finding["rule"], "memory_peak");
+  EXPECT_EQ(finding["severity"], "high");
+  // Its node id indexes the tree the page draws.
+  json view = json::parse(Get("/api/profiles/0/tree")->body);
+  size_t node = finding["node"]["id"];
+  ASSERT_LT(node, view["nodes"]["frame"].size());
+  size_t frame = view["nodes"]["frame"][node];
+  size_t name = view["frames"]["name"][frame];
+  EXPECT_EQ(view["strings"][name], "aten::linear");
+  EXPECT_EQ(finding["node"]["path"].back(), "aten::linear");
+
+  // Computed once, then served as is.
+  EXPECT_EQ(Get("/api/profiles/0/findings")->body, response->body);
+  EXPECT_EQ(Get("/api/profiles/2/findings")->status, 422);
+  EXPECT_EQ(Get("/api/profiles/7/findings")->status, 404);
+  EXPECT_EQ(client_->Get("/api/profiles/0/findings")->status, 401);
+  EXPECT_EQ(client_->Get("/api/profiles/0/findings",
+                         {{"X-DeepContext-Token", "0123"}})->status,
+            403);
 }
 
 TEST_F(ViewServerTest, SourceOfANamedFileWithLineMetrics) {
