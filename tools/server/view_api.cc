@@ -68,6 +68,22 @@ void ServeProfiles(const ProfileStore& store, httplib::Response& response) {
   response.set_content(DumpJson({{"profiles", profiles}}), kJsonType);
 }
 
+// A route that answers with one document of the profile the request names
+// (`document` picks it); an unknown id or an unreadable profile is a JSON
+// error.
+template <typename Document>
+httplib::Server::Handler ServeFromProfile(const ProfileStore& store,
+                                          const char* type, Document document) {
+  return [&store, type, document](const httplib::Request& request,
+                                  httplib::Response& response) {
+    StatusOr<size_t> id = ProfileId(request, store);
+    if (!id.ok()) return SendError(response, id.error());
+    LoadResult loaded = store.Get(id.value());
+    if (!loaded.ok()) return SendError(response, loaded.error());
+    response.set_content(document(*loaded.value()), type);
+  };
+}
+
 }  // namespace
 
 void RegisterViewApi(httplib::Server& server, const ProfileStore& store) {
@@ -76,34 +92,22 @@ void RegisterViewApi(httplib::Server& server, const ProfileStore& store) {
              [&store](const httplib::Request&, httplib::Response& response) {
                ServeProfiles(store, response);
              });
+  using Document = const std::string&;
   server.Get(R"(/api/profiles/([0-9]+)/tree)",
-             [&store](const httplib::Request& request,
-                      httplib::Response& response) {
-               StatusOr<size_t> id = ProfileId(request, store);
-               if (!id.ok()) return SendError(response, id.error());
-               LoadResult loaded = store.Get(id.value());
-               if (!loaded.ok()) return SendError(response, loaded.error());
-               response.set_content(loaded.value()->view_json(), kJsonType);
-             });
+             ServeFromProfile(store, kJsonType,
+                              [](const LoadedProfile& profile) -> Document {
+                                return profile.view_json();
+                              }));
   server.Get(R"(/api/profiles/([0-9]+)/tree\.bin)",
-             [&store](const httplib::Request& request,
-                      httplib::Response& response) {
-               StatusOr<size_t> id = ProfileId(request, store);
-               if (!id.ok()) return SendError(response, id.error());
-               LoadResult loaded = store.Get(id.value());
-               if (!loaded.ok()) return SendError(response, loaded.error());
-               response.set_content(loaded.value()->view_binary(),
-                                    "application/octet-stream");
-             });
+             ServeFromProfile(store, "application/octet-stream",
+                              [](const LoadedProfile& profile) -> Document {
+                                return profile.view_binary();
+                              }));
   server.Get(R"(/api/profiles/([0-9]+)/findings)",
-             [&store](const httplib::Request& request,
-                      httplib::Response& response) {
-               StatusOr<size_t> id = ProfileId(request, store);
-               if (!id.ok()) return SendError(response, id.error());
-               LoadResult loaded = store.Get(id.value());
-               if (!loaded.ok()) return SendError(response, loaded.error());
-               response.set_content(loaded.value()->findings_json(), kJsonType);
-             });
+             ServeFromProfile(store, kJsonType,
+                              [](const LoadedProfile& profile) -> Document {
+                                return profile.findings_json();
+                              }));
   server.Get(R"(/api/profiles/([0-9]+)/source)",
              [&store](const httplib::Request& request,
                       httplib::Response& response) {
