@@ -80,6 +80,10 @@ def runs(tmp_path_factory):
                 for repeat in range(repeats):
                     futures[(rule, variant, repeat)] = pool.submit(plain_run, program)
     yield futures
+
+
+def write_results():
+    """After every twin, so a run cut short keeps what it measured."""
     path = os.environ.get("DEEPCONTEXT_ANALYZER_RESULTS")
     if path:
         with open(path, "w") as out:
@@ -120,6 +124,7 @@ def test_gpu_twin(rule, runs):
         result["estimated_loop_share"] = [s / bad["loop_seconds"]
                                           for s in result["estimated_loop_seconds"]]
     RESULTS[rule] = result
+    write_results()
     assert len(fired) >= 1, result["all_bad_rules"]
     flagged = marked_line(bad_program, "# flagged")
     at_line = [f for f in fired if f["context"]["line"] == flagged]
