@@ -4,7 +4,7 @@
 # the twins, then profiles and analyzes the benchmark models (ResNet-50,
 # GPT-2) as the no-false-alarm check. Results go to $OUT (default
 # ./gpu-twins-out): twins.txt, gpu_twins.json, models.txt (+ <model>.json),
-# build.txt, adapter.txt.
+# build.txt, adapter.txt, runs.txt (one line per twin run).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-twins-out}
 mkdir -p "$OUT"
@@ -26,6 +26,7 @@ fi
 } > "$OUT/build.txt" 2>&1
 export DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3 PYTHONUNBUFFERED=1 \
        DEEPCONTEXT_CACHE_DIR=$BUILD/cache DEEPCONTEXT_ANALYZER_RESULTS=$OUT/gpu_twins.json \
+       DEEPCONTEXT_TWIN_LOG=$OUT/runs.txt \
        DEEPCONTEXT_TWIN_REPEATS=${DEEPCONTEXT_TWIN_REPEATS:-1}
 # The first profiled run builds the PyTorch adapter; the others reuse it.
 { time "$BUILD/bin/deepcontext" run -o /tmp/adapter.dctx -- \

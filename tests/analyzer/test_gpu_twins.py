@@ -17,6 +17,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -50,17 +51,36 @@ def parse_run(stdout):
     return {key.decode(): float(value) for key, value in fields.items()}
 
 
+def log_run(program, kind, began, what):
+    """With DEEPCONTEXT_TWIN_LOG=FILE, one line per finished run."""
+    path = os.environ.get("DEEPCONTEXT_TWIN_LOG")
+    if path:
+        with open(path, "a") as log:
+            log.write("%s %s %.1fs %s\n" % (program, kind, time.time() - began, what))
+
+
 def plain_run(program):
+    began = time.time()
     result = subprocess.run([PYTHON, os.path.join(PROGRAMS, program)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    log_run(program, "plain", began, result.stdout.decode()[-300:].replace("\n", " ")
+            if result.returncode == 0 else result.stderr.decode()[-1500:])
     assert result.returncode == 0, result.stderr.decode()[-3000:]
     return parse_run(result.stdout)
 
 
 def profiled_run(program, directory):
-    path = profile_program(program, os.path.join(directory, program + ".dctx"))
-    document = json.loads(analyze("--format", "json", path).stdout)
-    return document["findings"]
+    began = time.time()
+    try:
+        path = profile_program(program, os.path.join(directory, program + ".dctx"))
+    except AssertionError as error:
+        log_run(program, "profiled", began, str(error)[-1500:])
+        raise
+    findings = json.loads(analyze("--format", "json", path).stdout)["findings"]
+    log_run(program, "profiled", began, [(f["rule"], f["context"]["line"],
+                                          round(f["benefit"]["high_seconds"], 4))
+                                         for f in findings])
+    return findings
 
 
 @pytest.fixture(scope="module")
