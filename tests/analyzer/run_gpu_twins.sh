@@ -12,17 +12,31 @@ PREFIX=/tmp/deepcontext-deps
 BUILD=${BUILD:-$PWD/build-gpu}
 mkdir -p "$PREFIX"
 for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
+# As scripts/gpu-machine-check.sh: the unpacked libraries are found through
+# the prefix, the viewer comes prebuilt (no npm there), zlib is the
+# machine's shared one.
+libdir="$PREFIX/usr/lib/x86_64-linux-gnu"
+export PKG_CONFIG_PATH="$libdir/pkgconfig:$PREFIX/usr/share/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$PREFIX"
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$PATH:$PREFIX/usr/bin"
 extra=()
+if [ -f .deps/web-dist/app.js ]; then
+  extra+=("-DDEEPCONTEXT_WEB_DIST=$PWD/.deps/web-dist")
+fi
+rm -f "$libdir/libz.a"
+libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
+if [ -n "$libz" ]; then extra+=("-DZLIB_LIBRARY=$libz"); fi
 if [ ! -f /usr/include/zlib.h ]; then
-  libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
-  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include" "-DZLIB_LIBRARY=$libz")
+  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include")
 fi
 {
   nvidia-smi -L
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
         -DDEEPCONTEXT_PYTHON="$(command -v python3)" "${extra[@]}" | tail -3
   cmake --build "$BUILD" --target deepcontext deepcontext_cli deepcontext_python \
-        deepcontext_reader deepcontext_torch_adapter_source | tail -3
+        deepcontext_torch_adapter_source | tail -3
+  echo "built after ${SECONDS}s"
 } > "$OUT/build.txt" 2>&1
 export DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3 PYTHONUNBUFFERED=1 \
        DEEPCONTEXT_CACHE_DIR=$BUILD/cache DEEPCONTEXT_ANALYZER_RESULTS=$OUT/gpu_twins.json \
@@ -33,6 +47,7 @@ export DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3 PYTHONUNBUFFERED
     python3 -c "import torch; torch.zeros(1, device='cuda')"; } > "$OUT/adapter.txt" 2>&1
 (cd tests/analyzer && timeout "${TWINS_TIMEOUT:-360}" \
    python3 -m pytest -q -rs -p no:cacheprovider test_gpu_twins.py) > "$OUT/twins.txt" 2>&1
+echo "twins done after ${SECONDS}s" >> "$OUT/twins.txt"
 for model in ${MODELS:-resnet50 gpt2}; do
   echo "== $model"
   timeout "${MODEL_TIMEOUT:-120}" "$BUILD/bin/deepcontext" run -o "/tmp/$model.dctx" -- \
@@ -40,3 +55,4 @@ for model in ${MODELS:-resnet50 gpt2}; do
   "$BUILD/bin/deepcontext" analyze "/tmp/$model.dctx"
   "$BUILD/bin/deepcontext" analyze --format json "/tmp/$model.dctx" > "$OUT/$model.json"
 done > "$OUT/models.txt" 2>&1
+echo "models done after ${SECONDS}s" >> "$OUT/models.txt"

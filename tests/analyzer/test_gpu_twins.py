@@ -23,9 +23,15 @@ import pytest
 
 from conftest import PROGRAMS, PYTHON, analyze, profile_program
 
-RULES = ["gpu_idle", "launch_bound", "host_device_sync", "pageable_copy", "low_occupancy",
-         "unfused_elementwise", "fwd_bwd_imbalance", "tensor_cores_unused", "slow_optimizer",
-         "memory_peak"]
+ALL_RULES = ["gpu_idle", "launch_bound", "host_device_sync", "pageable_copy", "low_occupancy",
+             "unfused_elementwise", "fwd_bwd_imbalance", "tensor_cores_unused",
+             "slow_optimizer", "memory_peak"]
+# DEEPCONTEXT_TWIN_RULES=a,b runs only those twins; DEEPCONTEXT_TWIN_UNTIMED=a,b
+# profiles those but skips their plain timed runs (the test then checks the
+# findings and reports itself skipped for the timing).
+RULES = [rule for rule in os.environ.get("DEEPCONTEXT_TWIN_RULES", ",".join(ALL_RULES)).split(",")
+         if rule]
+UNTIMED = set(os.environ.get("DEEPCONTEXT_TWIN_UNTIMED", "").split(","))
 RESULTS = {}
 
 
@@ -92,12 +98,16 @@ def runs(tmp_path_factory):
     jobs = int(os.environ.get("DEEPCONTEXT_TWIN_JOBS", "3"))
     futures = {}
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        # Profiled runs first: with few jobs they wait least for the lock.
         for rule in RULES:
             for variant in ("bad", "fixed"):
                 program = "gpu_%s_%s.py" % (rule, variant)
                 futures[(rule, variant, "findings")] = pool.submit(profiled_run, program,
                                                                    directory)
-                for repeat in range(repeats):
+        for rule in RULES:
+            for variant in ("bad", "fixed"):
+                program = "gpu_%s_%s.py" % (rule, variant)
+                for repeat in range(0 if rule in UNTIMED else repeats):
                     futures[(rule, variant, repeat)] = pool.submit(plain_run, program)
     yield futures
 
@@ -111,10 +121,14 @@ def write_results():
 
 
 def best_run(runs, rule, variant):
-    """The plain run with the shortest loop."""
+    """The plain run with the shortest loop; None without plain runs."""
     done = [future.result() for key, future in runs.items()
             if key[0] == rule and key[1] == variant and key[2] != "findings"]
-    return min(done, key=lambda run: run["loop_seconds"])
+    return min(done, key=lambda run: run["loop_seconds"]) if done else None
+
+
+UNMEASURED = {"loop_seconds": float("nan"), "steps": float("nan"), "warmup_steps": 5,
+              "peak_bytes": float("nan")}
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -124,7 +138,8 @@ def test_gpu_twin(rule, runs):
     fixed_findings = runs[(rule, "fixed", "findings")].result()
     fired = [f for f in bad_findings if f["rule"] == rule]
     silent = [f for f in fixed_findings if f["rule"] == rule]
-    bad, fixed = best_run(runs, rule, "bad"), best_run(runs, rule, "fixed")
+    bad = best_run(runs, rule, "bad") or UNMEASURED
+    fixed = best_run(runs, rule, "fixed") or UNMEASURED
     result = {
         "bad_loop_seconds": bad["loop_seconds"], "fixed_loop_seconds": fixed["loop_seconds"],
         "steps": bad["steps"], "bad_peak_bytes": bad["peak_bytes"],
@@ -135,10 +150,12 @@ def test_gpu_twin(rule, runs):
         "all_bad_rules": [(f["rule"], f["severity"]) for f in bad_findings],
         "all_fixed_rules": [(f["rule"], f["severity"]) for f in fixed_findings],
     }
-    if fired:
+    if fired and bad is not UNMEASURED:
         # The profile covers the warm-up steps too; the timed loop only steps.
         scale = bad["steps"] / (bad["steps"] + bad["warmup_steps"])
-        benefit = fired[0]["benefit"]
+        flagged_findings = [f for f in fired
+                            if f["context"]["line"] == marked_line(bad_program, "# flagged")]
+        benefit = (flagged_findings or fired)[0]["benefit"]
         result["estimated_loop_seconds"] = [benefit["low_seconds"] * scale,
                                             benefit["high_seconds"] * scale]
         result["estimated_loop_share"] = [s / bad["loop_seconds"]
@@ -151,12 +168,16 @@ def test_gpu_twin(rule, runs):
     assert len(at_line) == 1, [f["context"] for f in fired]
     assert at_line[0]["context"]["file"].endswith("programs/" + bad_program)
     if rule == "memory_peak":
-        # A memory finding is about bytes: the fixed twin holds nothing at the
-        # changed line, and its peak is lower.
+        # Every program's peak has holders (weights, inputs): the fixed twin
+        # holds nothing at the changed line, and its peak is lower.
         assert not [f for f in silent
                     if f["context"]["line"] == marked_line(fixed_program, "# fixed")], silent
-        assert fixed["peak_bytes"] < 0.5 * bad["peak_bytes"], result
     else:
         assert len(fired) == 1, [f["context"] for f in fired]
         assert silent == [], [f["context"] for f in silent]
+    if bad is UNMEASURED:
+        pytest.skip("findings checked; loop times not measured (DEEPCONTEXT_TWIN_UNTIMED)")
+    if rule == "memory_peak":
+        assert fixed["peak_bytes"] < 0.5 * bad["peak_bytes"], result
+    else:
         assert fixed["loop_seconds"] < 0.9 * bad["loop_seconds"], result

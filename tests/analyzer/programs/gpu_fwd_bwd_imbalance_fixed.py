@@ -14,4 +14,4 @@ def step(_):
     table.weight.grad = None
 
 
-timed(step, 300)
+timed(step, 600)

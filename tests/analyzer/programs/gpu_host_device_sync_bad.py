@@ -20,5 +20,5 @@ def step(_):
     prepare_next_step()
 
 
-timed(step, 150)
+timed(step, 300)
 print(total[0])

@@ -11,4 +11,4 @@ def step(_):
     torch.nn.functional.layer_norm(x, x.shape[1:])  # flagged
 
 
-timed(step, 300)
+timed(step, 60)

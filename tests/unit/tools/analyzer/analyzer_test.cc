@@ -230,6 +230,19 @@ TEST(LowOccupancy, FiresOnSmallGridOfOwnKernel) {
   EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 100 * kMs * 0.75);
 }
 
+TEST(LowOccupancy, OneFindingPerLineForSeveralKernels) {
+  // Two small-grid kernels under one line (layer_norm's moments and
+  // normalization kernels): one finding, blaming the first, both saved.
+  GpuProfileSpec spec;
+  spec.custom_kernel_ns = 100 * kMs;
+  spec.custom_blocks = 33;
+  spec.custom_kernels = 2;
+  auto findings = FindingsOf(spec, "low_occupancy");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 80u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 2 * 100 * kMs * 0.75);
+}
+
 TEST(LowOccupancy, SilentOnFullGridsAndOnLibraryGemms) {
   GpuProfileSpec spec;  // the GEMM has occupancy 0.125 but is library-tuned
   spec.custom_kernel_ns = 100 * kMs;
