@@ -268,6 +268,7 @@ RuleOutcome CheckPageableCopy(const ProfileView& view, const Thresholds& t) {
   for (const auto& [frame, total] : totals) {
     double mean_bytes = total.count > 0 ? total.bytes / total.count : 0;
     if (mean_bytes < t.pageable_min_bytes) continue;
+    if (total.count < t.pageable_min_copies) continue;
     double pinned = total.bytes / t.pinned_bytes_per_ns;
     double saving = total.sum - pinned;
     if (saving <= 0 || !WorthReporting(view, t, saving)) continue;
@@ -282,6 +283,8 @@ RuleOutcome CheckPageableCopy(const ProfileView& view, const Thresholds& t) {
     f.evidence.push_back({"pageable_copy_time", total.sum, "ns", "", 0});
     f.evidence.push_back(
         {"mean_copy_bytes", mean_bytes, "bytes", ">=", t.pageable_min_bytes});
+    f.evidence.push_back(
+        {"copies", total.count, "count", ">=", t.pageable_min_copies});
     f.evidence.push_back({"achieved_bandwidth", total.bytes / total.sum, "GB/s",
                           "<", t.pinned_bytes_per_ns});
     f.suggestion =

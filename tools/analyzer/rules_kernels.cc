@@ -164,7 +164,7 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
     at.high += high;
     at.count += 1;
     if (high > at.worst_high) {
-      at = LineKernels{n,    high,   at.high,    at.count,     time,
+      at = LineKernels{n,      high,      at.high,    at.count,     time,
                        blocks, occupancy, small_grid, low_occupancy};
     }
   }

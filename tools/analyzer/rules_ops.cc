@@ -137,8 +137,8 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
     // Per call, not per operator: `0.5 * v * ...` calls aten::mul six times
     // per execution, and on the H200 twin the fused GELU cost one pass.
     double executions = chain.min_calls;
-    double fused = std::max(chain.costliest_call * executions,
-                            chain.time / per_execution);
+    double fused =
+        std::max(chain.costliest_call * executions, chain.time / per_execution);
     double high = chain.time - fused;
     if (!WorthReporting(view, t, high)) continue;
     Finding f = MakeFinding(

@@ -174,6 +174,19 @@ TEST(PageableCopy, SilentOnSmallCopiesAndOnCopiesAtPinnedSpeed) {
   EXPECT_TRUE(FindingsOf(fast, "pageable_copy").empty());
 }
 
+TEST(PageableCopy, SilentOnAOneTimeLoad) {
+  // One 400 MiB copy (an embedding table moved to the GPU once): pinning
+  // it first would cost as much as it saves. Ten copies at the line fire.
+  GpuProfileSpec once;
+  once.pageable_bytes = 400.0 * 1024 * 1024;
+  once.pageable_count = 1;
+  once.pageable_ns = 100 * kMs;
+  EXPECT_TRUE(FindingsOf(once, "pageable_copy").empty());
+  GpuProfileSpec repeated = once;
+  repeated.pageable_count = 10;
+  EXPECT_EQ(FindingsOf(repeated, "pageable_copy").size(), 1u);
+}
+
 TEST(TensorCoresUnused, FiresOnSimtSgemmKernels) {
   for (const char* name :
        {"ampere_sgemm_128x64_tn",
@@ -328,7 +341,8 @@ TEST(UnfusedElementwise, FusedCostIsOneCallPerExecutionNotOneOperator) {
   auto thread = b.Add(0, FrameKind::kThread, "main thread");
   auto line = b.Add(thread, FrameKind::kPythonFrame, "gelu", "/w/model.py", 7);
   for (auto [name, per_execution] :
-       {std::pair<const char*, int>{"aten::tanh", 1}, {"aten::mul", 6},
+       {std::pair<const char*, int>{"aten::tanh", 1},
+        {"aten::mul", 6},
         {"aten::add", 2}}) {
     auto op = b.Add(line, FrameKind::kOperator, name);
     b.Value(op, "cpu_time", per_execution * 10 * kMs, per_execution * 100);
@@ -424,8 +438,8 @@ TEST(SlowOptimizer, FiresWhenOnlyTheStepScopeMakesItWorthReporting) {
   b.Value(scope, "wall_time", 40 * kMs, 10);
   auto adam_fn = b.Add(scope, FrameKind::kPythonFrame, "adam", adam, 200);
   for (uint32_t at : {300u, 310u}) {
-    auto loop =
-        b.Add(adam_fn, FrameKind::kPythonFrame, "_single_tensor_adam", adam, at);
+    auto loop = b.Add(adam_fn, FrameKind::kPythonFrame, "_single_tensor_adam",
+                      adam, at);
     auto op = b.Add(loop, FrameKind::kOperator, "aten::mul_");
     b.Value(op, "wall_time", 5 * kMs, 1000);
     b.Value(op, "calls", 1000, 1000);
