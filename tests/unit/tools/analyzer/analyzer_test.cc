@@ -138,6 +138,43 @@ TEST(HostDeviceSync, FiresOnBlockingCopiesWithoutASyncNode) {
   EXPECT_DOUBLE_EQ(findings[0].evidence[1].value, 300);
 }
 
+// x.to("cuda") from pageable memory, 100 times at line 28: the copy takes
+// copy_ms on the GPU, the operator wall_ms on the host (the rest waits for
+// the GPU's queue), and torch synchronizes the stream after it.
+format::Profile BlockingUploadProfile(double wall_ms, double copy_ms) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("wall_time", "ns");
+  b.Metric("gpu_time", "ns");
+  b.Metric("sync_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "step", "/w/train.py", 28);
+  auto to = b.Add(line, FrameKind::kOperator, "aten::to");
+  auto copy_api = b.Add(to, FrameKind::kGpuApi, "cuMemcpyHtoDAsync_v2");
+  auto copy = b.Add(copy_api, FrameKind::kGpuMemcpy, "memcpy HtoD (pageable)");
+  auto sync_api = b.Add(to, FrameKind::kGpuApi, "cuStreamSynchronize");
+  auto sync = b.Add(sync_api, FrameKind::kGpuSync, "sync: stream");
+  b.Value(to, "calls", 100, 100);
+  b.Value(to, "wall_time", wall_ms * kMs, 100);
+  b.Value(copy, "gpu_time", copy_ms * kMs, 100);
+  b.Value(sync, "sync_time", 0.1 * kMs, 100);
+  return b.profile();
+}
+
+TEST(HostDeviceSync, BlockingUploadWaitsForTheQueueNotForItsCopy) {
+  auto findings = FindingsOf(BlockingUploadProfile(80, 30), "host_device_sync");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 28u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 50 * kMs);
+  EXPECT_NE(findings[0].suggestion.find("host-to-device"), std::string::npos);
+  EXPECT_NE(findings[0].example.find("non_blocking=True"), std::string::npos);
+  // With an idle GPU the upload is only its copy: pageable_copy's finding.
+  EXPECT_TRUE(
+      FindingsOf(BlockingUploadProfile(31, 30), "host_device_sync").empty());
+}
+
 TEST(HostDeviceSync, SilentBelowOnePercentOfTheRun) {
   GpuProfileSpec spec;
   spec.sync_ns = 9 * kMs;
