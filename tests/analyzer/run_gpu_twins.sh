@@ -3,7 +3,8 @@
 # with the build dependencies from .deps/ (see README "GPU machine"), runs
 # the twins, then profiles and analyzes the benchmark models (ResNet-50,
 # GPT-2) as the no-false-alarm check. Results go to $OUT (default
-# ./gpu-twins-out): twins.txt, gpu_twins.json, models.txt, build.txt.
+# ./gpu-twins-out): twins.txt, gpu_twins.json, models.txt (+ <model>.json),
+# build.txt, adapter.txt, runs.txt (one line per twin run).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-twins-out}
 mkdir -p "$OUT"
@@ -11,26 +12,47 @@ PREFIX=/tmp/deepcontext-deps
 BUILD=${BUILD:-$PWD/build-gpu}
 mkdir -p "$PREFIX"
 for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
+# As scripts/gpu-machine-check.sh: the unpacked libraries are found through
+# the prefix, the viewer comes prebuilt (no npm there), zlib is the
+# machine's shared one.
+libdir="$PREFIX/usr/lib/x86_64-linux-gnu"
+export PKG_CONFIG_PATH="$libdir/pkgconfig:$PREFIX/usr/share/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$PREFIX"
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$PATH:$PREFIX/usr/bin"
 extra=()
+if [ -f .deps/web-dist/app.js ]; then
+  extra+=("-DDEEPCONTEXT_WEB_DIST=$PWD/.deps/web-dist")
+fi
+rm -f "$libdir/libz.a"
+libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
+if [ -n "$libz" ]; then extra+=("-DZLIB_LIBRARY=$libz"); fi
 if [ ! -f /usr/include/zlib.h ]; then
-  libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
-  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include" "-DZLIB_LIBRARY=$libz")
+  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include")
 fi
 {
   nvidia-smi -L
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
         -DDEEPCONTEXT_PYTHON="$(command -v python3)" "${extra[@]}" | tail -3
   cmake --build "$BUILD" --target deepcontext deepcontext_cli deepcontext_python \
-        deepcontext_reader deepcontext_torch_adapter_source | tail -3
+        deepcontext_torch_adapter_source | tail -3
+  echo "built after ${SECONDS}s"
 } > "$OUT/build.txt" 2>&1
-export DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3 \
+export DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3 PYTHONUNBUFFERED=1 \
        DEEPCONTEXT_CACHE_DIR=$BUILD/cache DEEPCONTEXT_ANALYZER_RESULTS=$OUT/gpu_twins.json \
+       DEEPCONTEXT_TWIN_LOG=$OUT/runs.txt \
        DEEPCONTEXT_TWIN_REPEATS=${DEEPCONTEXT_TWIN_REPEATS:-1}
-(cd tests/analyzer && timeout "${TWINS_TIMEOUT:-360}" python3 -m pytest -q -rs \
-   -p no:cacheprovider test_gpu_twins.py) > "$OUT/twins.txt" 2>&1
+# The first profiled run builds the PyTorch adapter; the others reuse it.
+{ time "$BUILD/bin/deepcontext" run -o /tmp/adapter.dctx -- \
+    python3 -c "import torch; torch.zeros(1, device='cuda')"; } > "$OUT/adapter.txt" 2>&1
+(cd tests/analyzer && timeout "${TWINS_TIMEOUT:-360}" \
+   python3 -m pytest -q -rs -p no:cacheprovider test_gpu_twins.py) > "$OUT/twins.txt" 2>&1
+echo "twins done after ${SECONDS}s" >> "$OUT/twins.txt"
 for model in ${MODELS:-resnet50 gpt2}; do
   echo "== $model"
-  timeout 120 "$BUILD/bin/deepcontext" run -o "/tmp/$model.dctx" -- \
+  timeout "${MODEL_TIMEOUT:-120}" "$BUILD/bin/deepcontext" run -o "/tmp/$model.dctx" -- \
     python3 bench/workloads/gpu_models.py --model "$model" --steps 30 2>&1 | tail -2
   "$BUILD/bin/deepcontext" analyze "/tmp/$model.dctx"
+  "$BUILD/bin/deepcontext" analyze --format json "/tmp/$model.dctx" > "$OUT/$model.json"
 done > "$OUT/models.txt" 2>&1
+echo "models done after ${SECONDS}s" >> "$OUT/models.txt"

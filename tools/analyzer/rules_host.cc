@@ -25,7 +25,8 @@ struct LineTotal {
   double sum = 0, count = 0, bytes = 0;
   NodeIndex heaviest = kNoNode;
   double heaviest_sum = -1;
-  std::set<NodeIndex> lines;  // the line's Python frame nodes
+  std::set<NodeIndex> lines;        // the line's Python frame nodes
+  bool heaviest_to_device = false;  // host_device_sync: a blocking HtoD copy
 };
 
 std::map<analysis::FrameId, LineTotal> TotalsByLine(
@@ -56,17 +57,21 @@ std::map<analysis::FrameId, LineTotal> TotalsByLine(
 // Host waits for the GPU per user line: explicit synchronizations
 // (sync_time of sync nodes) and blocking device-to-host copies (.item(),
 // .cpu(), nonzero), whose wait is the host time of the operator that made
-// them. An operator holding both counts the larger, never the sum.
+// them. An operator holding both counts the larger, never the sum. A
+// blocking host-to-device copy (.to("cuda") without non_blocking: torch
+// synchronizes the stream after it) waits too, but its own copy time is
+// pageable_copy's to report, so it is left out of the wait.
 std::map<analysis::FrameId, LineTotal> WaitsByLine(const ProfileView& view) {
   const analysis::ProfileTree& tree = view.tree();
   struct OpWait {
-    double sync_ns = 0, syncs = 0;
+    double sync_ns = 0, syncs = 0, to_device_ns = 0;
     NodeIndex activity = kNoNode;  // the sync or copy node, for the context
   };
   std::map<NodeIndex, OpWait> ops;
+  std::map<NodeIndex, double> to_device;  // HtoD copy time per operator
   std::map<analysis::FrameId, LineTotal> totals;
-  auto add = [&](NodeIndex blamed, NodeIndex anchor, double wait,
-                 double count) {
+  auto add = [&](NodeIndex blamed, NodeIndex anchor, double wait, double count,
+                 bool host_to_device) {
     NodeIndex line = view.UserFrame(anchor);
     LineTotal& total = totals[tree.node(line == kNoNode ? anchor : line).frame];
     if (line != kNoNode) total.lines.insert(line);
@@ -75,10 +80,19 @@ std::map<analysis::FrameId, LineTotal> WaitsByLine(const ProfileView& view) {
     if (wait > total.heaviest_sum) {
       total.heaviest_sum = wait;
       total.heaviest = blamed;
+      total.heaviest_to_device = host_to_device;
     }
   };
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     const analysis::Frame& frame = tree.frame_of(n);
+    if (frame.kind == FrameKind::kGpuMemcpy &&
+        frame.name.starts_with("memcpy HtoD")) {
+      NodeIndex op = view.OuterOperator(n);
+      if (op != kNoNode) {
+        to_device[op] += view.Exclusive(n, view.metrics().gpu_time);
+      }
+      continue;
+    }
     bool sync = frame.kind == FrameKind::kGpuSync;
     bool device_to_host = frame.kind == FrameKind::kGpuMemcpy &&
                           frame.name.starts_with("memcpy DtoH");
@@ -88,7 +102,7 @@ std::map<analysis::FrameId, LineTotal> WaitsByLine(const ProfileView& view) {
     NodeIndex op = view.OuterOperator(n);
     if (op == kNoNode) {
       // torch.cuda.synchronize() and friends: no operator around the wait.
-      if (sync_ns > 0) add(n, n, sync_ns, syncs);
+      if (sync_ns > 0) add(n, n, sync_ns, syncs, false);
       continue;
     }
     OpWait& wait = ops[op];
@@ -97,10 +111,12 @@ std::map<analysis::FrameId, LineTotal> WaitsByLine(const ProfileView& view) {
     if (wait.activity == kNoNode || sync) wait.activity = n;
   }
   for (const auto& [op, wait] : ops) {
-    double host = view.Inclusive(op, view.metrics().wall_time);
+    auto copy = to_device.find(op);
+    double copy_ns = copy == to_device.end() ? 0 : copy->second;
+    double host = view.Inclusive(op, view.metrics().wall_time) - copy_ns;
     double calls = view.Exclusive(op, view.metrics().calls);
-    add(wait.activity, op, std::max(host, wait.sync_ns),
-        std::max(calls, wait.syncs));
+    add(wait.activity, op, std::max({host, wait.sync_ns - copy_ns, 0.0}),
+        std::max(calls, wait.syncs), copy != to_device.end());
   }
   return totals;
 }
@@ -221,8 +237,16 @@ RuleOutcome CheckHostDeviceSync(const ProfileView& view, const Thresholds& t) {
     f.evidence.push_back(
         {"synchronizations", total.count, "count", ">=", t.sync_min_count});
     const std::string& op = f.context.op;
-    if (op.find("item") != std::string::npos ||
-        op.find("_local_scalar_dense") != std::string::npos) {
+    if (total.heaviest_to_device) {
+      f.suggestion =
+          "A blocking host-to-device copy waits for everything queued on "
+          "the GPU before it. Copy from pinned memory with "
+          "non_blocking=True, or keep the data on the GPU.";
+      f.example =
+          "DataLoader(..., pin_memory=True); x = x.to(\"cuda\", "
+          "non_blocking=True)";
+    } else if (op.find("item") != std::string::npos ||
+               op.find("_local_scalar_dense") != std::string::npos) {
       f.suggestion =
           "`.item()` copies to the host and waits every time. Accumulate "
           "on the GPU and read the value every N steps.";
@@ -268,6 +292,7 @@ RuleOutcome CheckPageableCopy(const ProfileView& view, const Thresholds& t) {
   for (const auto& [frame, total] : totals) {
     double mean_bytes = total.count > 0 ? total.bytes / total.count : 0;
     if (mean_bytes < t.pageable_min_bytes) continue;
+    if (total.count < t.pageable_min_copies) continue;
     double pinned = total.bytes / t.pinned_bytes_per_ns;
     double saving = total.sum - pinned;
     if (saving <= 0 || !WorthReporting(view, t, saving)) continue;
@@ -282,6 +307,8 @@ RuleOutcome CheckPageableCopy(const ProfileView& view, const Thresholds& t) {
     f.evidence.push_back({"pageable_copy_time", total.sum, "ns", "", 0});
     f.evidence.push_back(
         {"mean_copy_bytes", mean_bytes, "bytes", ">=", t.pageable_min_bytes});
+    f.evidence.push_back(
+        {"copies", total.count, "count", ">=", t.pageable_min_copies});
     f.evidence.push_back({"achieved_bandwidth", total.bytes / total.sum, "GB/s",
                           "<", t.pinned_bytes_per_ns});
     f.suggestion =

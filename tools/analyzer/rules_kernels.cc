@@ -122,6 +122,17 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
   }
   const analysis::ProfileTree& tree = view.tree();
   double gpu_total = tree.Total(*m.gpu_time);
+  // One finding per user source line (a line's op may run several such
+  // kernels, e.g. layer_norm's moments and normalization): the kernel
+  // saving most is blamed, the savings of all add up.
+  struct LineKernels {
+    NodeIndex worst = kNoNode;
+    double worst_high = -1, high = 0, count = 0;
+    double time = 0, blocks = 0, occupancy = 0;
+    bool small_grid = false, low_occupancy = false;
+  };
+  std::map<analysis::FrameId, LineKernels> lines;
+  const double sms = view.SmCount();
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     const analysis::Frame& frame = tree.frame_of(n);
     if (frame.kind != FrameKind::kGpuKernel ||
@@ -137,7 +148,6 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
     double blocks_count = view.Count(n, m.blocks);
     double blocks =
         blocks_count > 0 ? view.Exclusive(n, m.blocks) / blocks_count : 0;
-    double sms = view.SmCount();
     bool small_grid = sms > 0 && blocks > 0 && blocks < sms;
     bool low_occupancy = occupancy_count > 0 && occupancy < t.occupancy_low;
     if (!small_grid && !low_occupancy) continue;
@@ -149,31 +159,47 @@ RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t) {
     if (low_occupancy)
       local = std::max(local, 1.0 - occupancy / t.occupancy_low);
     double high = time * local;
-    if (!WorthReporting(view, t, high)) continue;
+    NodeIndex line = view.UserFrame(n);
+    LineKernels& at = lines[tree.node(line == kNoNode ? n : line).frame];
+    at.high += high;
+    at.count += 1;
+    if (high > at.worst_high) {
+      at = LineKernels{n,      high,      at.high,    at.count,     time,
+                       blocks, occupancy, small_grid, low_occupancy};
+    }
+  }
+  for (const auto& [frame, at] : lines) {
+    if (!WorthReporting(view, t, at.high)) continue;
     Finding f = MakeFinding(
-        view, "low_occupancy", n,
-        small_grid ? "grid of " + FormatCount(blocks) + " blocks on " +
-                         FormatCount(sms) + " SMs"
-                   : "theoretical occupancy " + FormatPercent(occupancy),
-        high * 0.25, high,
+        view, "low_occupancy", at.worst,
+        at.small_grid ? "grid of " + FormatCount(at.blocks) + " blocks on " +
+                            FormatCount(sms) + " SMs"
+                      : "theoretical occupancy " + FormatPercent(at.occupancy),
+        at.high * 0.25, at.high,
         "kernel time x Nsight Compute's local speedup ((SMs-grid)/SMs or "
-        "1-occupancy/target); lower quarter since latency may hide");
-    f.evidence.push_back({"kernel_time", time, "ns",
+        "1-occupancy/target), summed over the line's kernels; lower quarter "
+        "since latency may hide");
+    f.evidence.push_back({"kernel_time", at.time, "ns",
                           ">=", t.occupancy_min_kernel_share * gpu_total});
-    if (small_grid) f.evidence.push_back({"blocks", blocks, "count", "<", sms});
-    if (low_occupancy) {
+    if (at.small_grid) {
+      f.evidence.push_back({"blocks", at.blocks, "count", "<", sms});
+    }
+    if (at.low_occupancy) {
       f.evidence.push_back(
-          {"occupancy", occupancy, "ratio", "<", t.occupancy_low});
+          {"occupancy", at.occupancy, "ratio", "<", t.occupancy_low});
+    }
+    if (at.count > 1) {
+      f.evidence.push_back({"kernels_at_line", at.count, "count", "", 0});
     }
     f.suggestion =
-        small_grid
+        at.small_grid
             ? "The grid leaves SMs empty. Give the kernel more parallel work "
               "(batch several calls, split the reduction dimension) or, for "
               "your own Triton/CUDA kernel, use smaller blocks."
             : "Registers or shared memory per block limit resident warps. For "
               "your own kernels lower num_warps/BLOCK sizes or cap registers; "
               "for library kernels change shapes or batch work.";
-    f.example = small_grid
+    f.example = at.small_grid
                     ? "triton.Config({\"BLOCK_SIZE\": 256}, num_warps=4)"
                     : "__launch_bounds__(256, 2)  // or triton num_warps=4";
     outcome.findings.push_back(std::move(f));

@@ -138,6 +138,43 @@ TEST(HostDeviceSync, FiresOnBlockingCopiesWithoutASyncNode) {
   EXPECT_DOUBLE_EQ(findings[0].evidence[1].value, 300);
 }
 
+// x.to("cuda") from pageable memory, 100 times at line 28: the copy takes
+// copy_ms on the GPU, the operator wall_ms on the host (the rest waits for
+// the GPU's queue), and torch synchronizes the stream after it.
+format::Profile BlockingUploadProfile(double wall_ms, double copy_ms) {
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("wall_time", "ns");
+  b.Metric("gpu_time", "ns");
+  b.Metric("sync_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "step", "/w/train.py", 28);
+  auto to = b.Add(line, FrameKind::kOperator, "aten::to");
+  auto copy_api = b.Add(to, FrameKind::kGpuApi, "cuMemcpyHtoDAsync_v2");
+  auto copy = b.Add(copy_api, FrameKind::kGpuMemcpy, "memcpy HtoD (pageable)");
+  auto sync_api = b.Add(to, FrameKind::kGpuApi, "cuStreamSynchronize");
+  auto sync = b.Add(sync_api, FrameKind::kGpuSync, "sync: stream");
+  b.Value(to, "calls", 100, 100);
+  b.Value(to, "wall_time", wall_ms * kMs, 100);
+  b.Value(copy, "gpu_time", copy_ms * kMs, 100);
+  b.Value(sync, "sync_time", 0.1 * kMs, 100);
+  return b.profile();
+}
+
+TEST(HostDeviceSync, BlockingUploadWaitsForTheQueueNotForItsCopy) {
+  auto findings = FindingsOf(BlockingUploadProfile(80, 30), "host_device_sync");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 28u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 50 * kMs);
+  EXPECT_NE(findings[0].suggestion.find("host-to-device"), std::string::npos);
+  EXPECT_NE(findings[0].example.find("non_blocking=True"), std::string::npos);
+  // With an idle GPU the upload is only its copy: pageable_copy's finding.
+  EXPECT_TRUE(
+      FindingsOf(BlockingUploadProfile(31, 30), "host_device_sync").empty());
+}
+
 TEST(HostDeviceSync, SilentBelowOnePercentOfTheRun) {
   GpuProfileSpec spec;
   spec.sync_ns = 9 * kMs;
@@ -172,6 +209,19 @@ TEST(PageableCopy, SilentOnSmallCopiesAndOnCopiesAtPinnedSpeed) {
   fast.pageable_bytes = 100 * 4.0 * 1024 * 1024;
   fast.pageable_ns = fast.pageable_bytes / 60.0;
   EXPECT_TRUE(FindingsOf(fast, "pageable_copy").empty());
+}
+
+TEST(PageableCopy, SilentOnAOneTimeLoad) {
+  // One 400 MiB copy (an embedding table moved to the GPU once): pinning
+  // it first would cost as much as it saves. Ten copies at the line fire.
+  GpuProfileSpec once;
+  once.pageable_bytes = 400.0 * 1024 * 1024;
+  once.pageable_count = 1;
+  once.pageable_ns = 100 * kMs;
+  EXPECT_TRUE(FindingsOf(once, "pageable_copy").empty());
+  GpuProfileSpec repeated = once;
+  repeated.pageable_count = 10;
+  EXPECT_EQ(FindingsOf(repeated, "pageable_copy").size(), 1u);
 }
 
 TEST(TensorCoresUnused, FiresOnSimtSgemmKernels) {
@@ -228,6 +278,19 @@ TEST(LowOccupancy, FiresOnSmallGridOfOwnKernel) {
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].context.kernel, "my_kernel");
   EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 100 * kMs * 0.75);
+}
+
+TEST(LowOccupancy, OneFindingPerLineForSeveralKernels) {
+  // Two small-grid kernels under one line (layer_norm's moments and
+  // normalization kernels): one finding, blaming the first, both saved.
+  GpuProfileSpec spec;
+  spec.custom_kernel_ns = 100 * kMs;
+  spec.custom_blocks = 33;
+  spec.custom_kernels = 2;
+  auto findings = FindingsOf(spec, "low_occupancy");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 80u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 2 * 100 * kMs * 0.75);
 }
 
 TEST(LowOccupancy, SilentOnFullGridsAndOnLibraryGemms) {
@@ -303,6 +366,30 @@ TEST(UnfusedElementwise, FiresAtThreeOpsPerExecutionOfAUserLine) {
   EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 50 * kMs);
 }
 
+TEST(UnfusedElementwise, FusedCostIsOneCallPerExecutionNotOneOperator) {
+  // GELU on the GPU: nine memory-bound calls per execution of equal cost,
+  // six of them aten::mul. Fused, one pass remains: 80 of 90 ms saved (the
+  // mul node's 60 ms is not the fused cost).
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("cpu_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "gelu", "/w/model.py", 7);
+  for (auto [name, per_execution] :
+       {std::pair<const char*, int>{"aten::tanh", 1},
+        {"aten::mul", 6},
+        {"aten::add", 2}}) {
+    auto op = b.Add(line, FrameKind::kOperator, name);
+    b.Value(op, "cpu_time", per_execution * 10 * kMs, per_execution * 100);
+    b.Value(op, "calls", per_execution * 100, per_execution * 100);
+  }
+  auto findings = FindingsOf(b.profile(), "unfused_elementwise");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 80 * kMs);
+}
+
 TEST(UnfusedElementwise, SilentOnShortChainsAndLibraryLines) {
   EXPECT_TRUE(
       FindingsOf(ElementwiseProfile("/w/model.py", 2), "unfused_elementwise")
@@ -315,7 +402,10 @@ TEST(UnfusedElementwise, SilentOnShortChainsAndLibraryLines) {
 
 // The step line is reached along `paths` call paths (warm-up and timed
 // loops calling the same helper).
-format::Profile OptimizerProfile(const std::string& function, int paths = 1) {
+// With step_scope_ms > 0, torch's "Optimizer.step#Adam.step" scope wraps
+// the loop and holds that much time itself (the Python for-loop).
+format::Profile OptimizerProfile(const std::string& function, int paths = 1,
+                                 double step_scope_ms = 0) {
   ProfileBuilder b;
   b.Metric("calls", "count");
   b.Metric("cpu_time", "ns");
@@ -329,6 +419,12 @@ format::Profile OptimizerProfile(const std::string& function, int paths = 1) {
     auto line =
         b.Add(caller, FrameKind::kPythonFrame, "main", "/w/train.py", 13);
     auto step = b.Add(line, FrameKind::kPythonFrame, "step", adam, 150);
+    if (step_scope_ms > 0) {
+      step = b.Add(step, FrameKind::kUserScope, "Optimizer.step#Adam.step");
+      b.Value(step, "cpu_time", step_scope_ms * kMs, 1000);
+      b.Value(step, "calls", 1000, 1000);
+      step = b.Add(step, FrameKind::kPythonFrame, "adam", adam, 200);
+    }
     for (uint32_t at : {300u, 310u}) {
       auto loop = b.Add(step, FrameKind::kPythonFrame, function, adam, at);
       auto op = b.Add(loop, FrameKind::kOperator, "aten::mul_");
@@ -353,6 +449,42 @@ TEST(SlowOptimizer, OneFindingForALineReachedAlongTwoPaths) {
       FindingsOf(OptimizerProfile("_single_tensor_adam", 2), "slow_optimizer");
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 400 * kMs * 0.5);
+}
+
+TEST(SlowOptimizer, CountsTheWholeStepScopeOnce) {
+  // 300 ms of Python loop in the scope itself plus 2 x 100 ms of operators:
+  // the loop's lines share one scope, counted once.
+  auto findings = FindingsOf(OptimizerProfile("_single_tensor_adam", 1, 300),
+                             "slow_optimizer");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 500 * kMs * 0.5);
+}
+
+TEST(SlowOptimizer, FiresWhenOnlyTheStepScopeMakesItWorthReporting) {
+  // The operators alone (2 x 5 ms, 5 ms saved) are under 1 % of the 1 s run;
+  // with the Python loop in the scope (40 ms) the step saves 25 ms.
+  ProfileBuilder b;
+  b.Metric("calls", "count");
+  b.Metric("wall_time", "ns");
+  b.Meta("start_time_ns", "0");
+  b.Meta("end_time_ns", "1000000000");
+  const std::string adam = "/usr/lib/python3/dist-packages/torch/optim/adam.py";
+  auto thread = b.Add(0, FrameKind::kThread, "main thread");
+  auto line = b.Add(thread, FrameKind::kPythonFrame, "main", "/w/train.py", 13);
+  auto scope = b.Add(line, FrameKind::kUserScope, "Optimizer.step#Adam.step");
+  b.Value(scope, "wall_time", 40 * kMs, 10);
+  auto adam_fn = b.Add(scope, FrameKind::kPythonFrame, "adam", adam, 200);
+  for (uint32_t at : {300u, 310u}) {
+    auto loop = b.Add(adam_fn, FrameKind::kPythonFrame, "_single_tensor_adam",
+                      adam, at);
+    auto op = b.Add(loop, FrameKind::kOperator, "aten::mul_");
+    b.Value(op, "wall_time", 5 * kMs, 1000);
+    b.Value(op, "calls", 1000, 1000);
+  }
+  auto findings = FindingsOf(b.profile(), "slow_optimizer");
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].context.line, 13u);
+  EXPECT_DOUBLE_EQ(findings[0].benefit.high_ns, 50 * kMs * 0.5);
 }
 
 TEST(SlowOptimizer, SilentOnForeach) {

@@ -89,9 +89,13 @@ format::Profile MakeGpuProfile(const GpuProfileSpec& spec) {
   }
   if (spec.custom_kernel_ns > 0) {
     NodeId op = b.Add(Line(b, module, 80), FrameKind::kOperator, "mylib::op");
-    NodeId k = Kernel(b, op, "my_kernel", spec.custom_kernel_ns, 100);
-    b.Value(k, "blocks", 100 * spec.custom_blocks, 100);
-    b.Value(k, "occupancy", 100 * spec.custom_occupancy, 100);
+    for (int i = 0; i < spec.custom_kernels; ++i) {
+      std::string name =
+          i == 0 ? "my_kernel" : "my_kernel_" + std::to_string(i);
+      NodeId k = Kernel(b, op, name, spec.custom_kernel_ns, 100);
+      b.Value(k, "blocks", 100 * spec.custom_blocks, 100);
+      b.Value(k, "occupancy", 100 * spec.custom_occupancy, 100);
+    }
   }
   return b.profile();
 }

@@ -28,6 +28,7 @@ struct GpuProfileSpec {
   double custom_kernel_ns = 0;  // my_kernel at line 80
   double custom_blocks = 1024;
   double custom_occupancy = 0.9;
+  int custom_kernels = 1;  // my_kernel, my_kernel_1, ... each as above
 };
 
 format::Profile MakeGpuProfile(const GpuProfileSpec& spec);
