@@ -82,6 +82,12 @@ test('flame graph draws the profile and zooms on click', async () => {
   assert.ok(drawn.includes('sm80_xmma_gemm_f32f32_tn'), drawn.join(','));
   assert.ok(drawn.includes('Memcpy HtoD (Pageable -> Device)'));
   assert.match(await page.textContent('.legend'), /Python.*operator.*kernel.*copy/);
+  // The first screen waits for the tree only; the samples' count, min and
+  // max come after it.
+  await page.waitForFunction(() => window.__dc.app.model?.hasSampleStats);
+  const fetched = await page.evaluate(() => performance.getEntriesByType('resource')
+    .map((e) => new URL(e.name).pathname).filter((p) => p.includes('/tree')));
+  assert.deepEqual(fetched, ['/api/profiles/0/tree.bin', '/api/profiles/0/tree-stats.bin']);
   await shot('flame');
   await clickBox('aten::mm');
   await page.waitForFunction(() => window.__dc.flameBoxes()[0]?.label === 'aten::mm');

@@ -103,6 +103,11 @@ void RegisterViewApi(httplib::Server& server, const ProfileStore& store) {
                               [](const LoadedProfile& profile) -> Document {
                                 return profile.view_binary();
                               }));
+  server.Get(R"(/api/profiles/([0-9]+)/tree-stats\.bin)",
+             ServeFromProfile(store, "application/octet-stream",
+                              [](const LoadedProfile& profile) -> Document {
+                                return profile.view_stats_binary();
+                              }));
   server.Get(R"(/api/profiles/([0-9]+)/findings)",
              ServeFromProfile(store, kJsonType,
                               [](const LoadedProfile& profile) -> Document {

@@ -143,8 +143,23 @@ export class App {
       model = this.data.tree(id).then((data) => new ProfileModel(data));
       this.models.set(id, model);
       model.catch(() => this.models.delete(id));  // a later visit retries
+      model.then((loaded) => this.loadSampleStats(id, loaded), () => {});
     }
     return model;
+  }
+
+  // The samples' count, min and max follow the first screen: asked for on
+  // the frame after it is drawn, shown in the details panel when they land.
+  private loadSampleStats(id: number, model: ProfileModel): void {
+    requestAnimationFrame(() => setTimeout(() => {
+      this.data.sampleStats(id).then((stats) => {
+        if (!stats) return;
+        model.attachSampleStats(stats);
+        if (model === this.model) this.renderDetails();
+      }).catch((e) => {
+        if (model === this.model) this.showError(`Cannot load the samples' counts: ${(e as Error).message}`);
+      });
+    }, 0));
   }
 
   // Findings come after the tree: the views never wait for the analyzer.

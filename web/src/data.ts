@@ -2,7 +2,7 @@
 // data embedded in an exported HTML file. Both hand out the same documents
 // (tools/export/view_data.h), so the rest of the app never knows which.
 
-import { decodeViewBinary } from './view_binary';
+import { decodeSampleStats, decodeViewBinary } from './view_binary';
 
 export interface ProfileEntry {
   id: number;
@@ -28,10 +28,15 @@ export interface ViewData {
   strings: string[];
   frames: { kind: ArrayLike<number>; name: ArrayLike<number>; file: ArrayLike<number>; line: ArrayLike<number> };
   nodes: { parent: ArrayLike<number>; frame: ArrayLike<number> };
-  values: {
-    node: ArrayLike<number>; sum: ArrayLike<number>; count: ArrayLike<number>;
-    min: ArrayLike<number>; max: ArrayLike<number>;
-  }[];
+  // count, min and max are absent until sampleStats() has brought them.
+  values: ({ node: ArrayLike<number>; sum: ArrayLike<number> } & Partial<SampleColumns>)[];
+}
+
+// The samples' count, min and max of one metric, parallel to its node/sum.
+export interface SampleColumns {
+  count: ArrayLike<number>;
+  min: ArrayLike<number>;
+  max: ArrayLike<number>;
 }
 
 export interface SourceLine {
@@ -73,6 +78,8 @@ export interface DataSource {
   readonly servesSources: boolean;
   profiles(): Promise<ProfileEntry[]>;
   tree(id: number): Promise<ViewData>;
+  // The rest of tree()'s samples, per metric, or null when tree() had them.
+  sampleStats(id: number): Promise<SampleColumns[] | null>;
   source(id: number, file: string): Promise<SourceDocument>;
   // The analyzer's findings, or null where they are not available (the
   // exported HTML file carries none).
@@ -111,6 +118,13 @@ class ServerSource implements DataSource {
     return decodeViewBinary(await response.arrayBuffer());
   }
 
+  // Asked for once the first screen is drawn: only the details panel needs
+  // these, and they would double what the first screen waits for.
+  async sampleStats(id: number): Promise<SampleColumns[]> {
+    const response = await this.request(`/api/profiles/${id}/tree-stats.bin`);
+    return decodeSampleStats(await response.arrayBuffer());
+  }
+
   source(id: number, file: string): Promise<SourceDocument> {
     return this.get<SourceDocument>(
       `/api/profiles/${id}/source?file=${encodeURIComponent(file)}`);
@@ -138,6 +152,10 @@ class EmbeddedSource implements DataSource {
     const entry = this.entries.find((e) => e.id === id);
     if (!entry) throw new ApiError(`no profile ${id}`);
     return entry.data;
+  }
+
+  async sampleStats(): Promise<null> {
+    return null;
   }
 
   async source(_id: number, file: string): Promise<SourceDocument> {
