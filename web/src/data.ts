@@ -81,8 +81,8 @@ export interface DataSource {
   // The rest of tree()'s samples, per metric, or null when tree() had them.
   sampleStats(id: number): Promise<SampleColumns[] | null>;
   source(id: number, file: string): Promise<SourceDocument>;
-  // The analyzer's findings, or null where they are not available (the
-  // exported HTML file carries none).
+  // The analyzer's findings, or null where they are not available (an
+  // exported HTML file written before exports carried them).
   findings(id: number): Promise<FindingsDocument | null>;
 }
 
@@ -137,6 +137,9 @@ class ServerSource implements DataSource {
 
 interface EmbeddedProfile extends ProfileEntry {
   data: ViewData;
+  // The analyzer's findings for data; absent in files from before exports
+  // carried them.
+  findings?: FindingsDocument;
 }
 
 // Reads the JSON the export put into the page.
@@ -167,8 +170,8 @@ class EmbeddedSource implements DataSource {
     };
   }
 
-  async findings(): Promise<null> {
-    return null;
+  async findings(id: number): Promise<FindingsDocument | null> {
+    return this.entries.find((e) => e.id === id)?.findings ?? null;
   }
 }
 

@@ -12,7 +12,7 @@ export interface DetailsActions {
 
 // Per-launch attributes the GPU backend records once per kernel: their sums
 // over a subtree mean nothing, so the table shows their mean instead.
-const LAUNCH_ATTRIBUTES = new Set([
+export const LAUNCH_ATTRIBUTES = new Set([
   'blocks', 'threads_per_block', 'threads_launched', 'registers_per_thread',
   'shared_memory_bytes', 'occupancy',
 ]);
