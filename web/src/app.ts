@@ -305,6 +305,7 @@ export class App {
     this.writeHash();
     this.flame.setSearch(this.state.search);
     if (rebuild) await this.renderView();
+    if (!document.body.dataset.ready) performance.mark('dc:first-view');
     document.body.dataset.ready = 'true';
   }
 
