@@ -82,7 +82,7 @@ export function renderDiffDetails(container: HTMLElement, diff: DiffModel, row: 
 
   const table = el('table', 'metrics diff-metrics');
   const head = el('tr');
-  for (const title of ['Metric', 'Before', 'After', 'Change', '%', 'Self change']) {
+  for (const title of ['Metric', 'Before', 'After', 'Change', '%', 'Self Δ']) {
     head.append(el('th', '', title));
   }
   table.append(head);
