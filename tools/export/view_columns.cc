@@ -1,7 +1,9 @@
 #include "tools/export/view_columns.h"
 
+#include <cstdint>
+#include <functional>
 #include <optional>
-#include <unordered_map>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -30,27 +32,47 @@ Json KindsJson() {
 ViewColumns GatherFrameColumns(const analysis::ProfileTree &tree) {
   ViewColumns columns;
   const size_t frames = tree.frames().size();
-  std::unordered_map<std::string_view, uint32_t> ids;
-  ids.reserve(frames);
-  // Frames own their strings for the tree's lifetime, so views into them
-  // stay valid while the table is built.
-  auto intern = [&](const std::string &text) {
-    auto [it, inserted] =
-        ids.try_emplace(text, static_cast<uint32_t>(columns.strings.size()));
-    if (inserted)
-      columns.strings.push_back(text);
-    return it->second;
+  // Ids of distinct strings: open addressing over string ids, as a
+  // node-based map would allocate once per string of a million-frame tree.
+  std::vector<uint32_t> slots(64, UINT32_MAX);
+  std::hash<std::string_view> hash;
+  auto intern = [&](const std::string &text) -> uint32_t {
+    if ((columns.strings.size() + 1) * 2 > slots.size()) {
+      slots.assign(slots.size() * 2, UINT32_MAX);
+      for (uint32_t id = 0; id < columns.strings.size(); ++id) {
+        size_t i = hash(columns.strings[id]) & (slots.size() - 1);
+        while (slots[i] != UINT32_MAX)
+          i = (i + 1) & (slots.size() - 1);
+        slots[i] = id;
+      }
+    }
+    const size_t mask = slots.size() - 1;
+    for (size_t i = hash(text) & mask;; i = (i + 1) & mask) {
+      if (slots[i] == UINT32_MAX) {
+        slots[i] = static_cast<uint32_t>(columns.strings.size());
+        columns.strings.push_back(text);
+        return slots[i];
+      }
+      if (columns.strings[slots[i]] == text)
+        return slots[i];
+    }
   };
-  static const std::string kEmpty;
-  intern(kEmpty);
+  intern("");
   columns.frame_kind.reserve(frames);
   columns.frame_name.reserve(frames);
   columns.frame_file.reserve(frames);
   columns.frame_line.reserve(frames);
+  // Neighbouring frames mostly share a file: compare before hashing.
+  const std::string *last_file = nullptr;
+  uint32_t last_file_id = 0;
   for (const analysis::Frame &frame : tree.frames()) {
     columns.frame_kind.push_back(static_cast<uint8_t>(frame.kind));
     columns.frame_name.push_back(intern(frame.name));
-    columns.frame_file.push_back(intern(frame.file));
+    if (last_file == nullptr || *last_file != frame.file) {
+      last_file = &frame.file;
+      last_file_id = intern(frame.file);
+    }
+    columns.frame_file.push_back(last_file_id);
     columns.frame_line.push_back(frame.line);
   }
   return columns;

@@ -37,6 +37,11 @@ function readHash(): Partial<State> {
   return state;
 }
 
+// Runs work once the next frame has been painted.
+function afterNextPaint(work: () => void): void {
+  requestAnimationFrame(() => setTimeout(work, 0));
+}
+
 export class App {
   private profiles: ProfileEntry[] = [];
   private readonly models = new Map<number, Promise<ProfileModel>>();
@@ -157,7 +162,7 @@ export class App {
   // The samples' count, min and max follow the first screen: asked for on
   // the frame after it is drawn, shown in the details panel when they land.
   private loadSampleStats(id: number, model: ProfileModel): void {
-    requestAnimationFrame(() => setTimeout(() => {
+    afterNextPaint(() => {
       this.data.sampleStats(id).then((stats) => {
         if (!stats) return;
         model.attachSampleStats(stats);
@@ -165,18 +170,18 @@ export class App {
       }).catch((e) => {
         if (model === this.model) this.showError(`Cannot load the samples' counts: ${(e as Error).message}`);
       });
-    }, 0));
+    });
   }
 
   // Findings come after the tree: the views never wait for the analyzer.
   private async loadFindings(id: number): Promise<void> {
+    if (id !== this.state.profile) return;
     let doc = this.findingsOf.get(id);
     if (!doc) {
       doc = this.data.findings(id);
       this.findingsOf.set(id, doc);
       doc.catch(() => this.findingsOf.delete(id));
     }
-    this.findings.showLoading();
     try {
       const result = await doc;
       if (id !== this.state.profile) return;
@@ -288,7 +293,11 @@ export class App {
       this.selected = -1;
       this.status.textContent = '';
       this.renderMetricOptions();
-      void this.loadFindings(this.state.profile);
+      // After the first screen: the rules would take the server's CPU
+      // while the page draws.
+      const id = this.state.profile;
+      this.findings.showLoading();
+      afterNextPaint(() => void this.loadFindings(id));
     }
     const model = this.model!;
     if (model.metricIndex(this.state.metric) < 0) {
