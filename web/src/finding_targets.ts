@@ -25,12 +25,20 @@ function groupBy(byNode: Map<number, Finding[]>, rowOf: (node: number) => number
 
 // A bottom-up row stands for its frame in several contexts: it carries the
 // findings of any of them.
+// A row's nodes never change, so each row is looked at once (a frame
+// called from everywhere stands for many nodes; scrolling must not pay).
 export function bottomUpBadges(bottomUp: BottomUpModel, byNode: Map<number, Finding[]>): Badges {
+  const known = new Map<number, string | null>();
   return (row) => {
     if (byNode.size === 0) return null;
-    const list: Finding[] = [];
-    for (const node of bottomUp.entriesOf(row)) list.push(...(byNode.get(node) ?? []));
-    return findingsText(list);
+    let text = known.get(row);
+    if (text === undefined) {
+      const list: Finding[] = [];
+      for (const node of bottomUp.entriesOf(row)) list.push(...(byNode.get(node) ?? []));
+      text = findingsText(list);
+      known.set(row, text);
+    }
+    return text;
   };
 }
 
