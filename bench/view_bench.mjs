@@ -6,7 +6,7 @@
 //   node bench/view_bench.mjs BUILD_DIR
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 
@@ -46,15 +46,40 @@ const report = (name, value, unit, budget) => {
   console.log(`${name}: ${value.toFixed(unit === 'MB' ? 2 : 0)} ${unit}${ratio}`);
 };
 
-// 1M nodes through the server; three runs, median reported.
+// CPU time (user + system) a process has used so far, in ms: steadier than
+// wall time on a shared machine.
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 1000 / 100;  // USER_HZ
+}
+
+// 1M nodes through the server; three runs, median reported, each split
+// into its steps (from the page's performance marks, on the same clock).
 const firstScreen = [];
+const splits = [];
 let nodes = 0;
 for (let run = 0; run < 3; run++) {
   const started = performance.now();
   const { child, url } = await startView(big);
+  const urlAt = performance.now() - started;
   await page.goto(url);
   await firstFlame();
   firstScreen.push(performance.now() - started);
+  const serverCpu = cpuMs(child.pid);
+  const marks = await page.evaluate(() => {
+    const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
+    const tree = performance.getEntriesByType('resource').find((e) => e.name.includes('/tree.bin'));
+    const nav = performance.getEntriesByType('navigation')[0];
+    return {
+      page: nav.domContentLoadedEventEnd, request: tree.startTime, answer: tree.responseStart,
+      received: at('dc:tree-received'), decoded: at('dc:tree-decoded'), view: at('dc:first-view'),
+      now: performance.now(),
+    };
+  });
+  // Page clock -> bench clock: the page's "now" is the bench's first-flame time.
+  const offset = firstScreen[run] - marks.now;
+  splits.push({ total: firstScreen[run], urlAt, serverCpu, ...Object.fromEntries(
+    Object.entries(marks).map(([k, v]) => [k, v + offset])) });
   if (run === 2) {
     nodes = await page.evaluate(() => window.__dc.app.model?.size ?? 0);
     // Redraw cost of the full view and after zooming two levels in.
@@ -71,6 +96,14 @@ for (let run = 0; run < 3; run++) {
 firstScreen.sort((a, b) => a - b);
 console.log(`1M profile: ${nodes} tree nodes`);
 report('1M: view start to first flame graph (median of 3)', firstScreen[1], 'ms', 1000);
+{
+  const median = splits.sort((a, b) => a.total - b.total)[1];
+  const f = (v) => `${v.toFixed(0)} ms`;
+  console.log(`1M: that run's steps, from the start: URL printed ${f(median.urlAt)}, page loaded ${f(median.page)}, `
+    + `tree.bin asked ${f(median.request)}, answered ${f(median.answer)}, received ${f(median.received)}, `
+    + `decoded ${f(median.decoded)}, view built ${f(median.view)}, first flame graph drawn ${f(median.total)}; `
+    + `server CPU time by then ${f(median.serverCpu)}`);
+}
 {
   // Where the time goes: the server's part (read, tree, view data) alone.
   const started = performance.now();

@@ -82,6 +82,12 @@ test('flame graph draws the profile and zooms on click', async () => {
   assert.ok(drawn.includes('sm80_xmma_gemm_f32f32_tn'), drawn.join(','));
   assert.ok(drawn.includes('Memcpy HtoD (Pageable -> Device)'));
   assert.match(await page.textContent('.legend'), /Python.*operator.*kernel.*copy/);
+  // The first screen waits for the tree only; the samples' count, min and
+  // max come after it.
+  await page.waitForFunction(() => window.__dc.app.model?.hasSampleStats);
+  const fetched = await page.evaluate(() => performance.getEntriesByType('resource')
+    .map((e) => new URL(e.name).pathname).filter((p) => p.includes('/tree')));
+  assert.deepEqual(fetched, ['/api/profiles/0/tree.bin', '/api/profiles/0/tree-stats.bin']);
   await shot('flame');
   await clickBox('aten::mm');
   await page.waitForFunction(() => window.__dc.flameBoxes()[0]?.label === 'aten::mm');
@@ -219,6 +225,42 @@ test('diff of two profiles is colored by change', async () => {
   await shot('diff');
 });
 
+test('details of a diff row show both sides and the change for every metric', async () => {
+  const diffRow = (label) => page.locator('.diff .table-body .row .cell.name', { hasText: label }).first();
+  await page.locator('.diff .table-body').click({ position: { x: 5, y: 5 } });
+  // Open the tree down to the GEMM kernel that doubled.
+  await page.evaluate(() => {
+    const { table, diff } = window.__dcDiff;
+    table.reveal(diff.pathTo(diff.label.indexOf('sm80_xmma_gemm_f32f32_tn')));
+  });
+  await diffRow('sm80_xmma_gemm_f32f32_tn').click();
+  await page.waitForFunction(() => document.querySelector('.details-name')?.textContent === 'sm80_xmma_gemm_f32f32_tn');
+  const cells = (metric) => page.$$eval(`table.diff-metrics tr[data-metric="${metric}"] td`, (tds) => tds.map((td) => td.textContent));
+  assert.deepEqual(await cells('gpu_time'), ['gpu_time', '20.0 ms', '40.0 ms', '+20.0 ms', '100.0%', '+20.0 ms']);
+  assert.equal(await page.getAttribute('table.diff-metrics tr[data-metric="gpu_time"]', 'class'), 'current');
+  assert.match(await detailsText(), /Kindgpu_kernel/);
+  assert.match(await detailsText(), /Depth8/);
+  // Every metric either side has; launch attributes as means per launch.
+  assert.deepEqual(await cells('registers_per_thread'), ['registers_per_thread (mean)', '96', '96', '0', '0.0%', '–']);
+  await shot('diff-details');
+  // A path on one side only says so; its other side is zero.
+  await page.evaluate(() => {
+    const { table, diff } = window.__dcDiff;
+    table.reveal(diff.pathTo(diff.label.indexOf('fused_relu_kernel')));
+  });
+  await page.waitForFunction(() => document.querySelector('.details-name')?.textContent === 'fused_relu_kernel');
+  assert.match(await detailsText(), /Statusonly in the after profile/);
+  assert.deepEqual((await cells('gpu_time')).slice(1, 5), ['0 ns', '3.00 ms', '+3.00 ms', 'new']);
+  // The diff flame graph selects the same way.
+  await page.evaluate(() => window.__dcDiff.flame.zoomTo(0));
+  await page.waitForFunction(() => window.__dcDiff.flame.drawnBoxes().some((b) => b.label === 'aten::mm'));
+  const box = await page.evaluate(() => window.__dcDiff.flame.drawnBoxes().find((b) => b.label === 'aten::mm'));
+  const area = await page.locator('.diff-flame .flame-scroller').boundingBox();
+  await page.mouse.click(area.x + box.x + Math.min(box.w / 2, 20), area.y + box.y + box.h / 2);
+  await page.waitForFunction(() => document.querySelector('.details-name')?.textContent === 'aten::mm');
+  assert.deepEqual((await cells('gpu_time')).slice(1, 4), ['30.0 ms', '30.0 ms', '0 ns']);
+});
+
 test('a profile that cannot be read shows its error; the others still open', async () => {
   await page.click('.tab[data-view="flame"]');
   await page.selectOption('.profile-select', '2');
@@ -250,19 +292,37 @@ test('findings list jumps to the node it blames; badges mark it', async () => {
   await entry.click();
   await page.waitForFunction(() => window.__dc.flameBoxes()[0]?.label === 'aten::linear');
   assert.equal(await page.textContent('.details-name'), 'aten::linear');
-  // From a view whose rows are not nodes, it opens the top-down tree there.
-  await page.click('.tab[data-view="flat"]');
-  await page.waitForSelector('.table-body .row');
-  await entry.click();
-  await page.waitForFunction(() => document.querySelector('.tab.active')?.dataset.view === 'top-down');
-  await page.waitForFunction(() => document.querySelector('.table-body .row.selected .label')?.textContent === 'aten::linear');
-  assert.equal(await page.textContent('.details-name'), 'aten::linear');
-  const marked = await page.$$eval('.table-body .row', (rows) => rows
+  // In each table view the entry opens and selects that view's row for the
+  // node, which carries the badge.
+  const marked = () => page.$$eval('.table-body .row', (rows) => rows
     .filter((r) => r.querySelector('.finding-badge'))
     .map((r) => r.querySelector('.label').textContent));
-  assert.deepEqual(marked, ['aten::linear']);
-  assert.match(await page.getAttribute('.row.selected .finding-badge', 'title'), /high: .*device memory peak/);
-  await shot('findings-top-down');
+  const selectedLabel = () => page.$eval('.table-body .row.selected .label', (e) => e.textContent);
+  for (const view of ['top-down', 'flat', 'bottom-up', 'diff']) {
+    await page.click(`.tab[data-view="${view}"]`);
+    await page.waitForSelector('.table-body .row');
+    await entry.click();
+    await page.waitForFunction(() => document.querySelector('.table-body .row.selected .label')?.textContent === 'aten::linear');
+    assert.equal(await page.$eval('.tab.active', (e) => e.dataset.view), view);
+    assert.equal(await page.textContent('.details-name'), 'aten::linear');
+    assert.equal(await selectedLabel(), 'aten::linear');
+    assert.deepEqual(await marked(), ['aten::linear'], view);
+    assert.match(await page.getAttribute('.row.selected .finding-badge', 'title'), /high: .*device memory peak/);
+    await shot(`findings-${view}`);
+  }
+  // Bottom-up reaches it as a caller of the kernel whose time it holds.
+  await page.click('.tab[data-view="bottom-up"]');
+  await page.waitForSelector('.table-body .row');
+  await entry.click();
+  await page.waitForFunction(() => document.querySelector('.table-body .row.selected .label')?.textContent === 'aten::linear');
+  const chain = await rowLabels();
+  const at = chain.indexOf('aten::linear');
+  assert.deepEqual(chain.slice(at - 2, at + 1), ['sm80_xmma_gemm_f32f32_tn', 'cudaLaunchKernel', 'aten::linear']);
+  // The diff's flame graph marks the path too.
+  await page.click('.tab[data-view="diff"]');
+  await page.waitForFunction(() => window.__dcDiff.flame.drawnBoxes().some((b) => b.badged));
+  const badgedDiff = await page.evaluate(() => window.__dcDiff.flame.drawnBoxes().filter((b) => b.badged).map((b) => b.label));
+  assert.deepEqual(badgedDiff, ['aten::linear']);
   await page.click('.tab[data-view="flame"]');
   await page.keyboard.press('Escape');
 });
@@ -288,7 +348,21 @@ test('HTML export opens from file:// with no server', async () => {
   await offline.click('.show-source');
   await offline.waitForSelector('.source-error');
   assert.match(await offline.textContent('.source-error'), /not included in exported HTML/);
-  assert.match(await offline.textContent('.findings'), /Findings are not included in exported HTML/);
+  // The file carries the analyzer's findings: the same list and badges.
+  assert.equal(await offline.textContent('.findings-title'), 'Findings (1)');
+  const entry = offline.locator('.finding').first();
+  assert.equal(await entry.getAttribute('data-rule'), 'memory_peak');
+  assert.match(await entry.textContent(), /Could save up to 64(\.0)? MiB of device memory/);
+  const marked = await offline.$$eval('.table-body .row', (rows) => rows
+    .filter((r) => r.querySelector('.finding-badge')).map((r) => r.querySelector('.label').textContent));
+  assert.deepEqual(marked, ['aten::linear']);
+  await offline.click('.source-close');
+  await offline.click('.tab[data-view="flame"]');
+  await offline.waitForFunction(() => window.__dc.flameBoxes().some((b) => b.badged));
+  assert.deepEqual(await offline.evaluate(() => window.__dc.flameBoxes().filter((b) => b.badged).map((b) => b.label)),
+    ['aten::linear']);
+  await entry.click();
+  await offline.waitForFunction(() => window.__dc.flameBoxes()[0]?.label === 'aten::linear');
   await offline.screenshot({ path: `${artifacts}/export.png` });
   assert.deepEqual(errors, []);
   await offline.close();

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <ranges>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -122,6 +123,13 @@ class ProfileTree {
 
   // Exclusive sum of metric at node.
   double Exclusive(NodeIndex node, MetricIndex metric) const;
+
+  // Every sample aggregate recorded in node itself, sorted by metric (no
+  // inclusive sums computed): for writers that visit all values once.
+  std::span<const format::MetricValue> samples(NodeIndex node) const {
+    return {entries_.data() + entry_begin_[node],
+            entries_.data() + entry_begin_[node + 1]};
+  }
 
   // Inclusive sum (whole subtree) of metric at node. The first call for a
   // metric sums its subtrees in one pass over the tree; later calls, from

@@ -9,8 +9,10 @@
 namespace deepcontext::exporter {
 
 // Returns one self-contained HTML page: the front end of `deepcontext view`
-// with tree embedded as view data (view_data.h). The source view has no
-// file text in an export and says so. May throw std::bad_alloc.
+// with tree embedded as view data (view_data.h) and the analyzer's findings
+// for it (what `deepcontext analyze --format json` prints), so the file
+// shows the same findings list and badges as the server. The source view
+// has no file text in an export and says so. May throw std::bad_alloc.
 std::string RenderHtml(const analysis::ProfileTree& tree);
 
 }  // namespace deepcontext::exporter

@@ -17,19 +17,23 @@ struct MetricSamples {
 };
 
 struct ViewColumns {
-  std::vector<std::string> strings;  // interned names and files; [0] = ""
+  std::vector<std::string> strings; // interned names and files; [0] = ""
   std::vector<uint8_t> frame_kind;
   std::vector<uint32_t> frame_name, frame_file, frame_line;
-  std::vector<uint32_t> parent, frame;  // per node
-  std::vector<MetricSamples> values;    // per metric
+  std::vector<uint32_t> parent, frame; // per node
+  std::vector<MetricSamples> values;   // per metric
 };
 
-ViewColumns GatherViewColumns(const analysis::ProfileTree& tree);
+ViewColumns GatherViewColumns(const analysis::ProfileTree &tree);
+
+// Only strings and frames of GatherViewColumns: what the binary form, which
+// writes nodes and values straight from the tree, takes from it.
+ViewColumns GatherFrameColumns(const analysis::ProfileTree &tree);
 
 // The document's leading fields, without braces:
 //   "format":..,"version":..,"sources":[..],"metrics":[..],
 //   "defaultMetric":..,"kinds":[..],"strings":[..]
-std::string ViewHeaderFields(const analysis::ProfileTree& tree,
-                             const ViewColumns& columns);
+std::string ViewHeaderFields(const analysis::ProfileTree &tree,
+                             const ViewColumns &columns);
 
-}  // namespace deepcontext::exporter
+} // namespace deepcontext::exporter

@@ -18,22 +18,35 @@ std::shared_ptr<const LoadedProfile> Prepare(analysis::ProfileTree tree) {
   return std::make_shared<LoadedProfile>(std::move(tree));
 }
 
-}  // namespace
+} // namespace
 
 LoadedProfile::LoadedProfile(analysis::ProfileTree tree)
-    : tree_(std::move(tree)), view_binary_(exporter::RenderViewBinary(tree_)) {
-  for (const analysis::Frame& frame : tree_.frames()) {
-    if (!frame.file.empty()) source_files_.insert(frame.file);
-  }
+    : tree_(std::move(tree)), view_binary_(exporter::RenderViewBinary(tree_)) {}
+
+const std::string &LoadedProfile::view_stats_binary() const {
+  std::call_once(stats_once_, [this] {
+    view_stats_binary_ = exporter::RenderViewStatsBinary(tree_);
+  });
+  return view_stats_binary_;
 }
 
-const std::string& LoadedProfile::view_json() const {
+const std::set<std::string> &LoadedProfile::source_files() const {
+  std::call_once(sources_once_, [this] {
+    for (const analysis::Frame &frame : tree_.frames()) {
+      if (!frame.file.empty())
+        source_files_.insert(frame.file);
+    }
+  });
+  return source_files_;
+}
+
+const std::string &LoadedProfile::view_json() const {
   std::call_once(json_once_,
                  [this] { view_json_ = exporter::RenderViewData(tree_); });
   return view_json_;
 }
 
-const std::string& LoadedProfile::findings_json() const {
+const std::string &LoadedProfile::findings_json() const {
   std::call_once(findings_once_, [this] {
     findings_json_ = analyzer::AnalysisToJson(analyzer::Analyze(tree_));
   });
@@ -41,7 +54,7 @@ const std::string& LoadedProfile::findings_json() const {
 }
 
 ProfileStore::ProfileStore(std::vector<std::string> files) {
-  for (const std::string& file : files) {
+  for (const std::string &file : files) {
     entries_.push_back(std::make_unique<Entry>());
     entries_.back()->label = file;
   }
@@ -49,7 +62,8 @@ ProfileStore::ProfileStore(std::vector<std::string> files) {
     entries_.push_back(std::make_unique<Entry>());
     entries_.back()->label = "all profiles";
   }
-  for (auto& entry : entries_) entry->result = entry->promise.get_future().share();
+  for (auto &entry : entries_)
+    entry->result = entry->promise.get_future().share();
   loader_ = std::thread([this, files = std::move(files)] { LoadAll(files); });
 }
 
@@ -64,35 +78,48 @@ LoadResult ProfileStore::Get(size_t id) const {
   return entries_[id]->result.get();
 }
 
-void ProfileStore::LoadAll(const std::vector<std::string>& files) {
+void ProfileStore::LoadAll(const std::vector<std::string> &files) {
   // Profiles stay in memory until the merged tree is built from them.
   std::vector<format::ReadResult> reads;
   std::string first_failure;
   for (size_t i = 0; i < files.size(); ++i) {
     format::ReadResult read = format::ReadProfileFile(files[i]);
     if (!read.ok) {
-      if (first_failure.empty()) first_failure = read.error;
+      if (first_failure.empty())
+        first_failure = read.error;
       entries_[i]->promise.set_value(Error{ErrorCode::kUnreadable, read.error});
       continue;
     }
     try {
-      entries_[i]->promise.set_value(Prepare(
-          analysis::ProfileTree::FromProfile(read.profile, files[i])));
-    } catch (const std::exception& e) {
+      if (files.size() == 1) {
+        // Nothing else needs the file's profile: the tree takes it over,
+        // which skips copying its values.
+        std::vector<format::Profile> owned;
+        owned.push_back(std::move(read.profile));
+        entries_[i]->promise.set_value(Prepare(
+            analysis::ProfileTree::FromOwnedProfiles(std::move(owned), files)));
+        return;
+      }
+      entries_[i]->promise.set_value(
+          Prepare(analysis::ProfileTree::FromProfile(read.profile, files[i])));
+    } catch (const std::exception &e) {
       entries_[i]->promise.set_value(
           Error{ErrorCode::kUnreadable, files[i] + ": " + e.what()});
-      if (first_failure.empty()) first_failure = files[i] + ": " + e.what();
+      if (first_failure.empty())
+        first_failure = files[i] + ": " + e.what();
       continue;
     }
-    if (files.size() > 1) reads.push_back(std::move(read));
+    if (files.size() > 1)
+      reads.push_back(std::move(read));
   }
-  if (files.size() <= 1) return;
-  Entry& merged = *entries_.back();
+  if (files.size() <= 1)
+    return;
+  Entry &merged = *entries_.back();
   if (!first_failure.empty()) {
     // A merge over the readable subset would misstate the job's totals.
-    merged.promise.set_value(Error{
-        ErrorCode::kUnreadable,
-        "not every profile could be read (" + first_failure + ")"});
+    merged.promise.set_value(
+        Error{ErrorCode::kUnreadable,
+              "not every profile could be read (" + first_failure + ")"});
     return;
   }
   std::vector<analysis::ProfileInput> inputs;
@@ -102,9 +129,9 @@ void ProfileStore::LoadAll(const std::vector<std::string>& files) {
   try {
     merged.promise.set_value(
         Prepare(analysis::ProfileTree::FromProfiles(inputs)));
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     merged.promise.set_value(Error{ErrorCode::kUnreadable, e.what()});
   }
 }
 
-}  // namespace deepcontext::server
+} // namespace deepcontext::server

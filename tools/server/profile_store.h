@@ -19,25 +19,33 @@ namespace deepcontext::server {
 
 // One readable profile, with what the API serves from it prepared once.
 class LoadedProfile {
- public:
+public:
   explicit LoadedProfile(analysis::ProfileTree tree);
 
-  const analysis::ProfileTree& tree() const { return tree_; }
-  // exporter::RenderViewBinary(tree), made at load: what the page asks for.
-  const std::string& view_binary() const { return view_binary_; }
+  const analysis::ProfileTree &tree() const { return tree_; }
+  // exporter::RenderViewBinary(tree), made at load: what the page asks for
+  // first.
+  const std::string &view_binary() const { return view_binary_; }
+  // exporter::RenderViewStatsBinary(tree), made on first use: the page asks
+  // for it once the first screen is drawn.
+  const std::string &view_stats_binary() const;
   // exporter::RenderViewData(tree), made on first use (scripts only).
-  const std::string& view_json() const;
+  const std::string &view_json() const;
   // analyzer::AnalysisToJson(analyzer::Analyze(tree)), made on first use:
   // the rules walk the whole tree, which a user who never opens the list
   // should not wait for. Its node ids index the same tree as view_binary.
-  const std::string& findings_json() const;
+  const std::string &findings_json() const;
   // Every file a frame names: the only files the source view may open.
-  const std::set<std::string>& source_files() const { return source_files_; }
+  // Gathered on first use, not before the first screen.
+  const std::set<std::string> &source_files() const;
 
- private:
+private:
   analysis::ProfileTree tree_;
   std::string view_binary_;
-  std::set<std::string> source_files_;
+  mutable std::once_flag stats_once_;
+  mutable std::string view_stats_binary_;
+  mutable std::once_flag sources_once_;
+  mutable std::set<std::string> source_files_;
   mutable std::once_flag json_once_;
   mutable std::string view_json_;
   mutable std::once_flag findings_once_;
@@ -47,18 +55,18 @@ class LoadedProfile {
 using LoadResult = StatusOr<std::shared_ptr<const LoadedProfile>>;
 
 class ProfileStore {
- public:
+public:
   // Starts reading files in order; the merged tree comes last.
   explicit ProfileStore(std::vector<std::string> files);
   ~ProfileStore();
-  ProfileStore(const ProfileStore&) = delete;
-  ProfileStore& operator=(const ProfileStore&) = delete;
+  ProfileStore(const ProfileStore &) = delete;
+  ProfileStore &operator=(const ProfileStore &) = delete;
 
   // Number of profiles: one per file, plus the merged one for 2+ files.
   size_t size() const { return entries_.size(); }
 
   // "train.dctx" as given on the command line, or "all profiles".
-  const std::string& Label(size_t id) const { return entries_[id]->label; }
+  const std::string &Label(size_t id) const { return entries_[id]->label; }
 
   // True once profile id has been read (or failed to be).
   bool Settled(size_t id) const;
@@ -67,16 +75,16 @@ class ProfileStore {
   // id must be < size().
   LoadResult Get(size_t id) const;
 
- private:
+private:
   struct Entry {
     std::string label;
     std::promise<LoadResult> promise;
     std::shared_future<LoadResult> result;
   };
-  void LoadAll(const std::vector<std::string>& files);
+  void LoadAll(const std::vector<std::string> &files);
 
   std::vector<std::unique_ptr<Entry>> entries_;
   std::thread loader_;
 };
 
-}  // namespace deepcontext::server
+} // namespace deepcontext::server

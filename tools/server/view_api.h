@@ -2,7 +2,9 @@
 //   GET /                               the app page
 //   GET /api/profiles                   the profiles and their load states
 //   GET /api/profiles/<id>/tree         one profile's view data (view_data.h)
-//   GET /api/profiles/<id>/tree.bin     the same in binary (view_data_binary.h)
+//   GET /api/profiles/<id>/tree.bin     the same in binary (view_data_binary.h),
+//                                       without the samples' count/min/max
+//   GET /api/profiles/<id>/tree-stats.bin  those, asked for after the first screen
 //   GET /api/profiles/<id>/source?file= a named source file with line metrics
 //   GET /api/profiles/<id>/findings     the analyzer's findings (findings_json.h)
 // Every request must carry the access token (?token= or the

@@ -3,13 +3,16 @@
 // hash so a link reopens the same view.
 import { ApiError, type DataSource, type FindingsDocument, type ProfileEntry } from './data';
 import { renderDetails } from './details';
+import { renderDiffDetails } from './diff_details';
+import { DiffModel } from './diff_model';
+import { bottomUpBadges, bottomUpPath, diffBadges, flatBadges, flatRow, findingsText, type Badges } from './finding_targets';
 import { FindingsPanel } from './findings_panel';
 import { FlameGraph } from './flame';
 import { el, kindColor, LEGEND_KINDS } from './format';
 import { ProfileModel } from './model';
 import { SourcePanel } from './source_panel';
 import { TreeTable } from './tree_table';
-import { BottomUpModel, DiffModel, flameTree, flatModel, hotPath, topDownModel, type FlatView } from './views';
+import { BottomUpModel, flameTree, flatModel, hotPath, topDownModel, type FlatView } from './views';
 
 export const VIEWS = ['flame', 'top-down', 'bottom-up', 'flat', 'diff'] as const;
 export type ViewName = (typeof VIEWS)[number];
@@ -34,6 +37,11 @@ function readHash(): Partial<State> {
   return state;
 }
 
+// Runs work once the next frame has been painted.
+function afterNextPaint(work: () => void): void {
+  requestAnimationFrame(() => setTimeout(work, 0));
+}
+
 export class App {
   private profiles: ProfileEntry[] = [];
   private readonly models = new Map<number, Promise<ProfileModel>>();
@@ -43,6 +51,9 @@ export class App {
   private selected = -1;
   private bottomUp: BottomUpModel | null = null;
   private flat: FlatView | null = null;
+  // The diff view's model, table and flame graph, and its selected row.
+  private diff: { model: DiffModel; table: TreeTable; flame: FlameGraph; badges: Badges } | null = null;
+  private diffSelected = -1;
   // Set when the selection is a frame of the bottom-up or flat view that
   // stands for several calling contexts.
   private selectionNote = '';
@@ -143,19 +154,34 @@ export class App {
       model = this.data.tree(id).then((data) => new ProfileModel(data));
       this.models.set(id, model);
       model.catch(() => this.models.delete(id));  // a later visit retries
+      model.then((loaded) => this.loadSampleStats(id, loaded), () => {});
     }
     return model;
   }
 
+  // The samples' count, min and max follow the first screen: asked for on
+  // the frame after it is drawn, shown in the details panel when they land.
+  private loadSampleStats(id: number, model: ProfileModel): void {
+    afterNextPaint(() => {
+      this.data.sampleStats(id).then((stats) => {
+        if (!stats) return;
+        model.attachSampleStats(stats);
+        if (model === this.model) this.renderDetails();
+      }).catch((e) => {
+        if (model === this.model) this.showError(`Cannot load the samples' counts: ${(e as Error).message}`);
+      });
+    });
+  }
+
   // Findings come after the tree: the views never wait for the analyzer.
   private async loadFindings(id: number): Promise<void> {
+    if (id !== this.state.profile) return;
     let doc = this.findingsOf.get(id);
     if (!doc) {
       doc = this.data.findings(id);
       this.findingsOf.set(id, doc);
       doc.catch(() => this.findingsOf.delete(id));
     }
-    this.findings.showLoading();
     try {
       const result = await doc;
       if (id !== this.state.profile) return;
@@ -165,28 +191,64 @@ export class App {
       this.findings.showError((e as Error).message);
     }
     // Badges appear on what is already drawn.
+    this.setBadges();
     this.table.render();
     this.flame.requestDraw();
+    this.diff?.table.render();
+    this.diff?.flame.requestDraw();
   }
 
   private badgeText(node: number): string | null {
-    const list = this.findings.byNode.get(node);
-    return list ? list.map((f) => `${f.severity}: ${f.title}`).join('\n') : null;
+    return findingsText(this.findings.byNode.get(node));
   }
 
-  // A finding's node: zoomed to in the flame graph, else opened and
-  // selected in the top-down tree.
+  // Each table view marks its own rows: nodes, frames or call paths.
+  private setBadges(): void {
+    const byNode = this.findings.byNode;
+    this.table.badges = null;
+    if (this.state.view === 'top-down') this.table.badges = (row) => this.badgeText(row);
+    else if (this.state.view === 'bottom-up' && this.bottomUp) this.table.badges = bottomUpBadges(this.bottomUp, byNode);
+    else if (this.state.view === 'flat' && this.flat) this.table.badges = flatBadges(this.model!, byNode);
+    if (this.diff) {
+      this.diff.badges = diffBadges(this.diff.model, byNode);
+      this.diff.table.badges = this.diff.badges;
+    }
+  }
+
+  // A finding's node, shown where the current view shows it: zoomed to in
+  // the flame graphs, its row opened in the tables (the frame's row in the
+  // flat view, the path from a costly frame up through its callers in the
+  // bottom-up view). A view that leaves the node out (no value in this
+  // metric) hands over to the top-down tree.
   private jumpTo(node: number): void {
     const model = this.model;
     if (!model || node < 0 || node >= model.size) return;
-    if (this.state.view === 'flame') {
+    const view = this.state.view;
+    if (view === 'flame') {
       this.flame.zoomTo(node);
+      this.select(node, '');
+      return;
+    }
+    if (view === 'diff' && this.diff) {
+      const row = this.diff.model.rowOfBefore[node];
+      this.diff.flame.zoomTo(row);
+      this.diff.table.reveal(this.diff.model.pathTo(row));
+      return;
+    }
+    let rows: number[] | null = null;
+    if (view === 'bottom-up' && this.bottomUp) rows = bottomUpPath(model, this.metric, this.bottomUp, node);
+    if (view === 'flat' && this.flat) {
+      const row = flatRow(model, this.flat, node);
+      rows = row === null ? null : [row];
+    }
+    if (rows) {
+      this.table.reveal(rows);
       this.select(node, '');
       return;
     }
     const path: number[] = [];
     for (let n = node; n > 0; n = model.parent[n]) path.unshift(n);
-    if (this.state.view === 'top-down') {
+    if (view === 'top-down') {
       this.table.reveal(path);
     } else {
       void this.update({ view: 'top-down' }).then(() => this.table.reveal(path));
@@ -231,7 +293,11 @@ export class App {
       this.selected = -1;
       this.status.textContent = '';
       this.renderMetricOptions();
-      void this.loadFindings(this.state.profile);
+      // After the first screen: the rules would take the server's CPU
+      // while the page draws.
+      const id = this.state.profile;
+      this.findings.showLoading();
+      afterNextPaint(() => void this.loadFindings(id));
     }
     const model = this.model!;
     if (model.metricIndex(this.state.metric) < 0) {
@@ -248,6 +314,7 @@ export class App {
     this.writeHash();
     this.flame.setSearch(this.state.search);
     if (rebuild) await this.renderView();
+    if (!document.body.dataset.ready) performance.mark('dc:first-view');
     document.body.dataset.ready = 'true';
   }
 
@@ -266,8 +333,12 @@ export class App {
   private async renderView(): Promise<void> {
     const model = this.model!;
     this.bottomUp = null;
+    this.flat = null;
+    this.diff = null;
+    this.diffSelected = -1;
     this.selectionNote = '';
-    this.table.badges = this.state.view === 'top-down' ? (row) => this.badgeText(row) : null;
+    // The last view's badges name its own rows, not the next view's.
+    this.table.badges = null;
     if (this.metric < 0) {
       this.viewArea.replaceChildren(el('p', 'hint', 'This profile has no metrics.'));
       return;
@@ -306,6 +377,8 @@ export class App {
         break;
     }
     this.table.element.dataset.view = this.state.view;
+    this.setBadges();
+    this.table.render();
     this.renderDetails();
   }
 
@@ -332,9 +405,25 @@ export class App {
     const table = new TreeTable('diff');
     wrapper.append(summary, flame.element, table.element);
     this.viewArea.replaceChildren(wrapper);
-    flame.setTree(diff.flame());
+    this.diff = { model: diff, table, flame, badges: () => null };
+    const tree = diff.flame();
+    flame.setTree({
+      ...tree,
+      badged: (row) => this.diff?.badges(row) != null,
+      tooltip: (row) => [tree.tooltip(row), this.diff?.badges(row)].filter(Boolean).join('\n'),
+    });
     flame.setSearch(this.state.search);
     table.setModel(diff.table(), 2);
+    const selectRow = (row: number) => {
+      this.diffSelected = row;
+      flame.selected = row;
+      flame.requestDraw();
+      table.selected = row;
+      table.render();
+      this.renderDetails();
+    };
+    table.onSelect = selectRow;
+    flame.onSelect = selectRow;
     (window as unknown as { __dcDiff: unknown }).__dcDiff = { flame, table, diff };
   }
 
@@ -363,6 +452,10 @@ export class App {
 
   private renderDetails(): void {
     if (!this.model) return;
+    if (this.diff) {
+      renderDiffDetails(this.details, this.diff.model, this.diffSelected, this.state.metric);
+      return;
+    }
     renderDetails(this.details, this.model, this.selected, this.selectionNote, {
       showSource: (node) => void this.showSource(node),
       hotPath: (node) => this.expandHotPath(node),

@@ -2,7 +2,7 @@
 // data embedded in an exported HTML file. Both hand out the same documents
 // (tools/export/view_data.h), so the rest of the app never knows which.
 
-import { decodeViewBinary } from './view_binary';
+import { decodeSampleStats, decodeViewBinary } from './view_binary';
 
 export interface ProfileEntry {
   id: number;
@@ -28,10 +28,15 @@ export interface ViewData {
   strings: string[];
   frames: { kind: ArrayLike<number>; name: ArrayLike<number>; file: ArrayLike<number>; line: ArrayLike<number> };
   nodes: { parent: ArrayLike<number>; frame: ArrayLike<number> };
-  values: {
-    node: ArrayLike<number>; sum: ArrayLike<number>; count: ArrayLike<number>;
-    min: ArrayLike<number>; max: ArrayLike<number>;
-  }[];
+  // count, min and max are absent until sampleStats() has brought them.
+  values: ({ node: ArrayLike<number>; sum: ArrayLike<number> } & Partial<SampleColumns>)[];
+}
+
+// The samples' count, min and max of one metric, parallel to its node/sum.
+export interface SampleColumns {
+  count: ArrayLike<number>;
+  min: ArrayLike<number>;
+  max: ArrayLike<number>;
 }
 
 export interface SourceLine {
@@ -73,9 +78,11 @@ export interface DataSource {
   readonly servesSources: boolean;
   profiles(): Promise<ProfileEntry[]>;
   tree(id: number): Promise<ViewData>;
+  // The rest of tree()'s samples, per metric, or null when tree() had them.
+  sampleStats(id: number): Promise<SampleColumns[] | null>;
   source(id: number, file: string): Promise<SourceDocument>;
-  // The analyzer's findings, or null where they are not available (the
-  // exported HTML file carries none).
+  // The analyzer's findings, or null where they are not available (an
+  // exported HTML file written before exports carried them).
   findings(id: number): Promise<FindingsDocument | null>;
 }
 
@@ -108,7 +115,19 @@ class ServerSource implements DataSource {
   // The binary form: a million-node tree is then a few typed arrays.
   async tree(id: number): Promise<ViewData> {
     const response = await this.request(`/api/profiles/${id}/tree.bin`);
-    return decodeViewBinary(await response.arrayBuffer());
+    const buffer = await response.arrayBuffer();
+    // Marks for bench/view_bench.mjs, which splits the first screen's time.
+    performance.mark('dc:tree-received');
+    const data = decodeViewBinary(buffer);
+    performance.mark('dc:tree-decoded');
+    return data;
+  }
+
+  // Asked for once the first screen is drawn: only the details panel needs
+  // these, and they would double what the first screen waits for.
+  async sampleStats(id: number): Promise<SampleColumns[]> {
+    const response = await this.request(`/api/profiles/${id}/tree-stats.bin`);
+    return decodeSampleStats(await response.arrayBuffer());
   }
 
   source(id: number, file: string): Promise<SourceDocument> {
@@ -123,6 +142,9 @@ class ServerSource implements DataSource {
 
 interface EmbeddedProfile extends ProfileEntry {
   data: ViewData;
+  // The analyzer's findings for data; absent in files from before exports
+  // carried them.
+  findings?: FindingsDocument;
 }
 
 // Reads the JSON the export put into the page.
@@ -140,6 +162,10 @@ class EmbeddedSource implements DataSource {
     return entry.data;
   }
 
+  async sampleStats(): Promise<null> {
+    return null;
+  }
+
   async source(_id: number, file: string): Promise<SourceDocument> {
     return {
       file,
@@ -149,8 +175,8 @@ class EmbeddedSource implements DataSource {
     };
   }
 
-  async findings(): Promise<null> {
-    return null;
+  async findings(id: number): Promise<FindingsDocument | null> {
+    return this.entries.find((e) => e.id === id)?.findings ?? null;
   }
 }
 

@@ -12,10 +12,13 @@ export interface DetailsActions {
 
 // Per-launch attributes the GPU backend records once per kernel: their sums
 // over a subtree mean nothing, so the table shows their mean instead.
-const LAUNCH_ATTRIBUTES = new Set([
+export const LAUNCH_ATTRIBUTES = new Set([
   'blocks', 'threads_per_block', 'threads_launched', 'registers_per_thread',
   'shared_memory_bytes', 'occupancy',
 ]);
+
+// Count, min and max are NaN until they have arrived (model.hasSampleStats).
+const pending = (value: number, text: () => string) => (Number.isNaN(value) ? '…' : text());
 
 function mean(stats: { sum: number; count: number } | null): number | null {
   return stats && stats.count > 0 ? stats.sum / stats.count : null;
@@ -105,8 +108,11 @@ export function renderDetails(container: HTMLElement, model: ProfileModel, node:
     if (LAUNCH_ATTRIBUTES.has(metric.name)) {
       if (!stats) return;
       const average = stats.count > 0 ? stats.sum / stats.count : 0;
-      for (const cell of [metric.name, '–', '', `mean ${formatValue(average, metric.unit)}`,
-        String(stats.count), formatValue(stats.min, metric.unit), formatValue(stats.max, metric.unit)]) {
+      for (const cell of [metric.name, '–', '',
+        pending(stats.count, () => `mean ${formatValue(average, metric.unit)}`),
+        pending(stats.count, () => String(stats.count)),
+        pending(stats.min, () => formatValue(stats.min, metric.unit)),
+        pending(stats.max, () => formatValue(stats.max, metric.unit))]) {
         row.append(el('td', '', cell));
       }
       row.title = metric.description;
@@ -118,9 +124,9 @@ export function renderDetails(container: HTMLElement, model: ProfileModel, node:
       formatValue(inclusive[node], metric.unit),
       formatPercent(inclusive[node], inclusive[0]),
       stats ? formatValue(stats.sum, metric.unit) : '',
-      stats ? String(stats.count) : '',
-      stats ? formatValue(stats.min, metric.unit) : '',
-      stats ? formatValue(stats.max, metric.unit) : '',
+      stats ? pending(stats.count, () => String(stats.count)) : '',
+      stats ? pending(stats.min, () => formatValue(stats.min, metric.unit)) : '',
+      stats ? pending(stats.max, () => formatValue(stats.max, metric.unit)) : '',
     ];
     for (const cell of cells) row.append(el('td', '', cell));
     row.title = metric.description;

@@ -47,13 +47,14 @@ export class FindingsPanel {
     this.element.replaceChildren(el('h3', 'findings-title', 'Findings'), el('p', 'hint', 'Analyzing…'));
   }
 
-  // null: this page has no analyzer to ask (the exported HTML file).
+  // null: this page has no findings to show (an exported HTML file from
+  // before exports carried them).
   show(doc: FindingsDocument | null): void {
     this.byNode = new Map();
     const title = el('h3', 'findings-title', 'Findings');
     if (!doc) {
       this.element.replaceChildren(title, el('p', 'hint',
-        'Findings are not included in exported HTML; run `deepcontext analyze` on the profile or open it with `deepcontext view`.'));
+        'This file carries no findings; run `deepcontext analyze` on the profile or open it with `deepcontext view`.'));
       return;
     }
     title.textContent = `Findings (${doc.findings.length})`;

@@ -1,7 +1,7 @@
 // One profile as typed arrays: a million nodes cost a few arrays, not a
 // million objects. Parents precede children (the C++ tree guarantees it),
 // so subtree sums are one backward pass and no traversal recurses.
-import type { MetricInfo, ViewData } from './data';
+import type { MetricInfo, SampleColumns, ViewData } from './data';
 
 export const enum Kind {
   Root = 0, Thread = 1, Python = 2, Operator = 3, Phase = 4, Scope = 5,
@@ -30,8 +30,13 @@ export class ProfileModel {
 
   constructor(readonly data: ViewData) {
     this.size = data.nodes.parent.length;
-    this.parent = Int32Array.from(data.nodes.parent);
-    this.frame = Uint32Array.from(data.nodes.frame);
+    // Typed arrays from the binary form are used in place (parents are
+    // below 2^31, so the same bytes read as Int32).
+    const parent = data.nodes.parent;
+    this.parent = parent instanceof Uint32Array
+      ? new Int32Array(parent.buffer, parent.byteOffset, parent.length) : Int32Array.from(parent);
+    const frame = data.nodes.frame;
+    this.frame = frame instanceof Uint32Array ? frame : Uint32Array.from(frame);
     this.metrics = data.metrics;
     this.defaultMetric = data.defaultMetric;
   }
@@ -83,7 +88,21 @@ export class ProfileModel {
     return values;
   }
 
-  // Samples of metric at node (count, min, max), or null when none.
+  // False until the samples' count, min and max have arrived.
+  get hasSampleStats(): boolean {
+    return this.data.values.every((column) => column.count !== undefined);
+  }
+
+  attachSampleStats(stats: SampleColumns[]): void {
+    stats.forEach((columns, metric) => {
+      const column = this.data.values[metric];
+      if (!column || columns.count.length !== column.node.length) throw new Error('sample stats do not match the tree');
+      Object.assign(column, columns);
+    });
+  }
+
+  // Samples of metric at node, or null when none; count, min and max are
+  // NaN until they have arrived.
   stats(node: number, metric: number): SampleStats | null {
     const column = this.data.values[metric];
     if (!column) return null;
@@ -93,7 +112,12 @@ export class ProfileModel {
       const mid = (lo + hi) >> 1;
       const at = column.node[mid];
       if (at === node) {
-        return { sum: column.sum[mid], count: column.count[mid], min: column.min[mid], max: column.max[mid] };
+        return {
+          sum: column.sum[mid],
+          count: column.count ? column.count[mid] : NaN,
+          min: column.min ? column.min[mid] : NaN,
+          max: column.max ? column.max[mid] : NaN,
+        };
       }
       if (at < node) lo = mid + 1; else hi = mid - 1;
     }

@@ -1,14 +1,16 @@
 // Decodes the binary view data (tools/export/view_data_binary.h) into the
 // same ViewData the JSON form gives, with typed arrays over the response's
-// own buffer: nothing is parsed or copied per node.
-import type { ViewData } from './data';
+// own buffer: nothing is parsed or copied per node. The tree comes first,
+// the samples' count, min and max in a second document (decodeSampleStats).
+import type { SampleColumns, ViewData } from './data';
 
-const MAGIC = 'DCVIEW01';
+const MAGIC = 'DCVIEW02';
+const STATS_MAGIC = 'DCSTAT01';
 
-export function decodeViewBinary(buffer: ArrayBuffer): ViewData {
+function reader(buffer: ArrayBuffer, expected: string) {
   const bytes = new Uint8Array(buffer);
   const magic = String.fromCharCode(...bytes.subarray(0, 8));
-  if (magic !== MAGIC) throw new Error('not DeepContext view data');
+  if (magic !== expected) throw new Error('not DeepContext view data');
   const headerSize = new DataView(buffer).getUint32(8, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerSize)));
   let offset = 12 + headerSize;
@@ -25,6 +27,11 @@ export function decodeViewBinary(buffer: ArrayBuffer): ViewData {
   const u32 = (n: number) => take((b, o, l) => new Uint32Array(b, o, l), n, 4);
   const u8 = (n: number) => take((b, o, l) => new Uint8Array(b, o, l), n, 1);
   const f64 = (n: number) => take((b, o, l) => new Float64Array(b, o, l), n, 8);
+  return { header, u32, u8, f64 };
+}
+
+export function decodeViewBinary(buffer: ArrayBuffer): ViewData {
+  const { header, u32, u8, f64 } = reader(buffer, MAGIC);
   const nodes = header.nodeCount as number;
   const frames = header.frameCount as number;
   const parent = u32(nodes);
@@ -34,7 +41,7 @@ export function decodeViewBinary(buffer: ArrayBuffer): ViewData {
   const file = u32(frames);
   const line = u32(frames);
   const values = (header.valueCounts as number[]).map((n) => ({
-    node: u32(n), sum: f64(n), count: f64(n), min: f64(n), max: f64(n),
+    node: u32(n), sum: f64(n),
   }));
   return {
     format: header.format,
@@ -48,4 +55,11 @@ export function decodeViewBinary(buffer: ArrayBuffer): ViewData {
     nodes: { parent, frame },
     values,
   };
+}
+
+// Per metric, the count, min and max of the samples decodeViewBinary's
+// values hold, in the same order.
+export function decodeSampleStats(buffer: ArrayBuffer): SampleColumns[] {
+  const { header, f64 } = reader(buffer, STATS_MAGIC);
+  return (header.valueCounts as number[]).map((n) => ({ count: f64(n), min: f64(n), max: f64(n) }));
 }

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/unit/tools/analysis/test_profiles.h"
+#include "tools/analyzer/analyzer.h"
+#include "tools/analyzer/findings_json.h"
 #include "tools/export/app_page.h"
 
 namespace deepcontext::exporter {
@@ -13,7 +15,7 @@ namespace {
 using analysis::ProfileTree;
 using nlohmann::json;
 
-size_t Count(const std::string& text, const std::string& part) {
+size_t Count(const std::string &text, const std::string &part) {
   size_t count = 0;
   for (size_t at = text.find(part); at != std::string::npos;
        at = text.find(part, at + 1)) {
@@ -23,7 +25,7 @@ size_t Count(const std::string& text, const std::string& part) {
 }
 
 // The text of the element opened by start, up to the next "</script>".
-std::string ScriptText(const std::string& page, const std::string& start) {
+std::string ScriptText(const std::string &page, const std::string &start) {
   size_t begin = page.find(start);
   EXPECT_NE(begin, std::string::npos) << start;
   begin += start.size();
@@ -40,7 +42,8 @@ TEST(HtmlExportTest, OneOfflinePageWithTheDataInline) {
   std::string page = RenderHtml(tree);
   EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
   // Offline: a meta policy that forbids every network request.
-  EXPECT_NE(page.find("http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"),
+  EXPECT_NE(page.find("http-equiv=\"Content-Security-Policy\" "
+                      "content=\"default-src 'none';"),
             std::string::npos);
   EXPECT_EQ(Count(page, "http://"), Count(page, "http://www.w3.org"));
   // The hostile name cannot close the data element: three scripts, three
@@ -51,11 +54,24 @@ TEST(HtmlExportTest, OneOfflinePageWithTheDataInline) {
   ASSERT_EQ(data["profiles"].size(), 1u);
   EXPECT_EQ(data["profiles"][0]["label"], "x.dctx");
   EXPECT_EQ(data["profiles"][0]["state"], "ready");
-  const json& view = data["profiles"][0]["data"];
+  const json &view = data["profiles"][0]["data"];
   EXPECT_EQ(view["format"], "deepcontext-view");
   EXPECT_EQ(view["strings"][view["frames"]["name"][2].get<size_t>()],
             "</script><script>alert(1)</script>");
-  EXPECT_EQ(json::parse(ScriptText(page, "id=\"dc-config\">"))["mode"], "embedded");
+  EXPECT_EQ(json::parse(ScriptText(page, "id=\"dc-config\">"))["mode"],
+            "embedded");
+}
+
+// The file shows the findings list and badges offline: it carries what
+// `deepcontext analyze --format json` prints for the same tree.
+TEST(HtmlExportTest, CarriesTheAnalyzersFindings) {
+  format::Profile profile = analysis::testing::MakeTrainingProfileOf("1", "0");
+  ProfileTree tree = ProfileTree::FromProfile(profile, "x.dctx");
+  json data = json::parse(ScriptText(RenderHtml(tree), "id=\"dc-data\">"));
+  const json &findings = data["profiles"][0]["findings"];
+  EXPECT_EQ(findings,
+            json::parse(analyzer::AnalysisToJson(analyzer::Analyze(tree))));
+  EXPECT_FALSE(findings["rules_run"].empty());
 }
 
 TEST(HtmlExportTest, ServedPageUsesTheNonce) {
@@ -71,5 +87,5 @@ TEST(HtmlExportTest, ServedPageUsesTheNonce) {
             std::string::npos);
 }
 
-}  // namespace
-}  // namespace deepcontext::exporter
+} // namespace
+} // namespace deepcontext::exporter

@@ -134,8 +134,14 @@ TEST_F(ViewServerTest, ListsProfilesAndServesTrees) {
   auto binary = Get("/api/profiles/0/tree.bin");
   ASSERT_EQ(binary->status, 200);
   EXPECT_EQ(binary->get_header_value("Content-Type"), "application/octet-stream");
-  EXPECT_EQ(binary->body.rfind("DCVIEW01", 0), 0u);
+  EXPECT_EQ(binary->body.rfind("DCVIEW02", 0), 0u);
+  auto stats = Get("/api/profiles/0/tree-stats.bin");
+  ASSERT_EQ(stats->status, 200);
+  EXPECT_EQ(stats->body.rfind("DCSTAT01", 0), 0u);
   EXPECT_EQ(Get("/api/profiles/2/tree.bin")->status, 422);
+  EXPECT_EQ(Get("/api/profiles/2/tree-stats.bin")->status, 422);
+  EXPECT_EQ(Get("/api/profiles/9/tree-stats.bin")->status, 404);
+  EXPECT_EQ(client_->Get("/api/profiles/0/tree-stats.bin")->status, 401);
   EXPECT_EQ(client_->Get("/api/profiles/0/tree.bin")->status, 401);
 }
 

@@ -1,0 +1,51 @@
+#include "tools/server/profile_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "format/dctx_file.h"
+#include "tests/unit/tools/server/view_fixtures.h"
+#include "tools/export/view_data.h"
+#include "tools/export/view_data_binary.h"
+
+namespace deepcontext::server {
+namespace {
+
+class ProfileStoreTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/dc_store_test_XXXXXX";
+    dir_ = mkdtemp(pattern);
+    ASSERT_EQ(testing::WriteViewFixtures(dir_), "");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string dir_;
+};
+
+// A single file takes a faster road to its tree (the tree takes the file's
+// profile over); what it serves must not change.
+TEST_F(ProfileStoreTest, OneFileServesWhatTheReportsTreeGives) {
+  const std::string file = dir_ + "/before.dctx";
+  ProfileStore store({file});
+  ASSERT_EQ(store.size(), 1u);
+  LoadResult loaded = store.Get(0);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  format::ReadResult read = format::ReadProfileFile(file);
+  ASSERT_TRUE(read.ok) << read.error;
+  analysis::ProfileTree tree =
+      analysis::ProfileTree::FromProfile(read.profile, file);
+  const LoadedProfile &profile = *loaded.value();
+  EXPECT_EQ(profile.view_binary(), exporter::RenderViewBinary(tree));
+  EXPECT_EQ(profile.view_stats_binary(), exporter::RenderViewStatsBinary(tree));
+  EXPECT_EQ(profile.view_json(), exporter::RenderViewData(tree));
+  EXPECT_EQ(
+      profile.source_files(),
+      (std::set<std::string>{dir_ + "/src/model.py", dir_ + "/src/missing.py",
+                             dir_ + "/src/train.py"}));
+}
+
+} // namespace
+} // namespace deepcontext::server
