@@ -22,12 +22,12 @@ g++ -std=c++17 -O1 -shared -fPIC -o /tmp/record_probe.so "$HERE/record_probe.cc"
 export PYTHONUNBUFFERED=1
 cd "$OUTDIR"
 NVTX_INJECTION64_PATH=$CUPTI LD_PRELOAD=/tmp/record_probe.so PROBE_OUT=$OUTDIR/ev_graph PROBE_TAG=graph \
-  timeout 100 $PY "$HERE/probe_programs.py" record "$OUTDIR"; echo "rc graph $?"
+  timeout 75 $PY "$HERE/probe_programs.py" record "$OUTDIR"; echo "rc graph $?"
 cp hlo_train_step.txt hlo_train_step_graph.txt 2>/dev/null
 NVTX_INJECTION64_PATH=$CUPTI LD_PRELOAD=/tmp/record_probe.so PROBE_OUT=$OUTDIR/ev_nograph PROBE_TAG=nograph \
   XLA_FLAGS=--xla_gpu_enable_command_buffer= \
-  timeout 100 $PY "$HERE/probe_programs.py" record "$OUTDIR"; echo "rc nograph $?"
-timeout 100 $PY "$HERE/probe_programs.py" reference "$OUTDIR"; echo "rc reference $?"
+  timeout 75 $PY "$HERE/probe_programs.py" record "$OUTDIR"; echo "rc nograph $?"
+timeout 90 $PY "$HERE/probe_programs.py" reference "$OUTDIR"; echo "rc reference $?"
 rm -rf "$OUTDIR/trace" hlo_train_step.txt
 gzip -9 "$OUTDIR"/ev_*.jsonl
 ls -la "$OUTDIR"
