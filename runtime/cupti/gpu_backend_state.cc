@@ -272,6 +272,11 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
       break;
     }
   }
+  // XLA's ranges (CUPTI receives NVTX when NVTX_INJECTION64_PATH names
+  // it): optional, without them XLA's kernels hang under the Python line.
+  for (size_t i = 0; i < kNvtxCallbackCount; ++i) {
+    f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, kNvtxCallbacks[i]);
+  }
   // Without these, graph launches keep an unknown record count: they are
   // still attributed, only held until a flush.
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
@@ -359,6 +364,7 @@ bool GpuBackendState::TurnCallbacksAndKindsOff() {
   if (subscriber_ != nullptr) {
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_NVTX);
   }
   for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
   const bool any = !enabled_kinds_.empty();

@@ -16,6 +16,9 @@ namespace deepcontext::gpu {
 // dlmonitor_frame_kind_t values, so the production sink can pass them
 // through (it static_asserts the equality).
 enum class GpuNodeKind : int {
+  kOperator = 3,   // DLMONITOR_FRAME_OPERATOR: a framework operation (XLA's HLO op)
+  kPhase = 4,      // DLMONITOR_FRAME_PHASE: "[forward]", "[backward]", "[compile]"
+  kUserScope = 5,  // DLMONITOR_FRAME_USER_SCOPE: a named scope (jax.named_scope)
   kApi = 7,      // DLMONITOR_FRAME_GPU_API: "cuLaunchKernel", "<unattributed>"
   kKernel = 8,   // DLMONITOR_FRAME_GPU_KERNEL
   kMemcpy = 9,   // DLMONITOR_FRAME_GPU_MEMCPY
