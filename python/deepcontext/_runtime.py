@@ -9,7 +9,7 @@ import ctypes
 import os
 import sys
 
-from . import _framework_cupti, _paths
+from . import _framework_cupti, _paths, _xla_annotations
 
 _lib = None
 
@@ -75,7 +75,9 @@ def check_environment():
 
 def start():
     check_environment()
-    _framework_cupti.preload()
+    cupti = _framework_cupti.preload() or os.environ.get("DEEPCONTEXT_CUPTI_LIBRARY")
+    # Before the program's first NVTX call (JAX's first compilation).
+    _xla_annotations.route_nvtx(cupti)
     _check(library().deepcontext_start())
 
 
