@@ -45,9 +45,7 @@ def test_every_kernel_is_attributed(tree):
 
 
 def test_kernels_of_each_jitted_call_are_under_its_line(tree):
-    # Each step runs at least one kernel of its own under the line. The
-    # kernels of XLA's autotuning at the first call run on its compiler
-    # threads instead, outside any Python line.
+    # Each step runs at least one kernel of its own under the line.
     for marker in ("MARK_LAYER", "MARK_LOSS"):
         kernels = kernels_at(tree, PROGRAM, marker)
         assert launches(kernels) >= STEPS, (marker, [(k.name, launches([k])) for k in kernels])
@@ -62,3 +60,28 @@ def test_the_matmul_runs_under_both_lines(tree):
                          or "sm90" in k.name.lower()])
     assert gemm_runs("MARK_LAYER") >= STEPS
     assert gemm_runs("MARK_LOSS") >= 2 * STEPS
+
+
+def _in_compile(node):
+    return any(a.kind == "phase" and a.name == "[compile]" for a in node.ancestors())
+
+
+def test_steady_kernels_sit_below_their_hlo_operation(tree):
+    # XLA's NVTX ranges reach the runtime (NVTX_INJECTION64_PATH names
+    # CUPTI): between the line and each kernel, launched or replayed from
+    # a command buffer, the HLO instruction that ran it.
+    for marker in ("MARK_LAYER", "MARK_LOSS"):
+        steady = [k for k in kernels_at(tree, PROGRAM, marker) if not _in_compile(k)]
+        total = sum(k.excl("gpu_time") for k in steady)
+        under = sum(k.excl("gpu_time") for k in steady
+                    if any(a.kind == "operator" for a in k.ancestors()))
+        assert total > 0, marker
+        assert under >= 0.95 * total, (marker, under / total,
+                                       [repr(k) for k in steady][:10])
+
+
+def test_compilation_sits_in_the_compile_phase_of_the_call(tree):
+    # Autotuning runs kernels on XLA's compiler threads; they belong to the
+    # line whose call was being compiled.
+    compiled = [k for k in kernels_at(tree, PROGRAM, "MARK_LAYER") if _in_compile(k)]
+    assert sum(k.excl("gpu_time") for k in compiled) > 0, [repr(k) for k in compiled][:5]
