@@ -44,9 +44,10 @@ for model in ${MODELS:-mlp attention}; do
     python3 $S /tmp/dcn_$model.json /tmp/jp_nocb_$model.json
     ls -la /tmp/dc_$model.dctx /tmp/dcn_$model.dctx
   } >> "$OUT/models.txt" 2>&1
+  if [ "$model" = mlp ]; then
+    "$DC" report /tmp/dc_mlp.dctx 2>&1 | head -80 > "$OUT/report_mlp.txt"
+    (cd tests/gpu && DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3 timeout 90 \
+       python3 -m pytest -q -rs -p no:cacheprovider test_jax_attribution.py) > "$OUT/gpu_test.txt" 2>&1
+  fi
 done
-"$DC" report /tmp/dc_mlp.dctx 2>&1 | head -60 > "$OUT/report_mlp.txt"
-export DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3
-(cd tests/gpu && timeout 90 python3 -m pytest -q -rs -p no:cacheprovider test_jax_attribution.py) \
-  > "$OUT/gpu_test.txt" 2>&1
 cp /tmp/dc_mlp.json "$OUT/dc_mlp_export.json" 2>/dev/null && gzip -9 "$OUT/dc_mlp_export.json"
