@@ -17,6 +17,10 @@ if [ ! -f /usr/include/zlib.h ]; then
   libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
   extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include" "-DZLIB_LIBRARY=$libz")
 fi
+# No npm there: the viewer built elsewhere is embedded as it is.
+if [ -f .deps/web-dist/app.js ]; then
+  extra+=("-DDEEPCONTEXT_WEB_DIST=$PWD/.deps/web-dist")
+fi
 {
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
         -DDEEPCONTEXT_PYTHON="$(command -v python3)" "${extra[@]}" | tail -3
@@ -44,6 +48,7 @@ for model in ${MODELS:-mlp attention}; do
     python3 $S /tmp/dcn_$model.json /tmp/jp_nocb_$model.json
     ls -la /tmp/dc_$model.dctx /tmp/dcn_$model.dctx
   } >> "$OUT/models.txt" 2>&1
+  [ -x "$DC" ] || { echo "no deepcontext built: see build.txt" >> "$OUT/models.txt"; }
   if [ "$model" = mlp ]; then
     "$DC" report /tmp/dc_mlp.dctx 2>&1 | head -80 > "$OUT/report_mlp.txt"
     (cd tests/gpu && DEEPCONTEXT_BUILD=$BUILD DEEPCONTEXT_TEST_PYTHON=python3 timeout 90 \
