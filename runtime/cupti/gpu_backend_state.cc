@@ -454,6 +454,11 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   input.warnings = warnings_;
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
+  // Whether XLA's ranges arrived: without them JAX kernels have no
+  // operation layer (no NVTX tool attached before JAX's first compile).
+  if (xla_ranges_.seen_ranges()) {
+    metadata.emplace_back("gpu_xla_op_ranges", std::to_string(xla_ranges_.op_ranges()));
+  }
   if (detach_between_windows_) {
     for (auto& entry : gpu::WindowDetachMetadata(window_detach_.stats(), window_error_)) {
       metadata.push_back(std::move(entry));

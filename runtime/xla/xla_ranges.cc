@@ -141,6 +141,7 @@ bool XlaRanges::PushEntry(uint64_t, Entry entry) {
     ++state->overflow;
     return false;
   }
+  if (entry.kind == AnnotationKind::kThunk) op_ranges_.fetch_add(1, std::memory_order_relaxed);
   bool opened_compile = false;
   if (entry.what != nullptr && entry.what->opens_compile) {
     opened_compile = true;

@@ -64,6 +64,8 @@ class XlaRanges {
 
   // Ranges ever seen (a cheap test before Refine on non-XLA programs).
   bool seen_ranges() const { return seen_.load(std::memory_order_relaxed); }
+  // Instruction (Thunk) ranges entered so far.
+  uint64_t op_ranges() const { return op_ranges_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry {
@@ -90,6 +92,7 @@ class XlaRanges {
   IsThreadRoot is_thread_root_;
   const uint64_t instance_;  // tells thread states of two trackers apart
   std::atomic<bool> seen_{false};
+  std::atomic<uint64_t> op_ranges_{0};
   std::atomic<uint64_t> tsl_domain_{0};  // 0: not seen, every domain counts
 
   std::mutex mutex_;  // guards the tables below

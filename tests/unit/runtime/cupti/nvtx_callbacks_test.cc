@@ -114,6 +114,7 @@ TEST_F(NvtxCallbacksTest, ALaunchInsideAnXlaThunkRangeGoesBelowItsOperation) {
                                             "gemm_fusion_dot.6"}));
   EXPECT_TRUE(PathTo("not_this").empty());
   state_->Stop();
+  EXPECT_EQ(Value(state_->Metadata(), "gpu_xla_op_ranges"), "1");
 }
 
 TEST_F(NvtxCallbacksTest, WithoutRangesLaunchesStayWhereTheyWere) {
@@ -126,6 +127,7 @@ TEST_F(NvtxCallbacksTest, WithoutRangesLaunchesStayWhereTheyWere) {
   EXPECT_TRUE(PathTo("[backward]").empty());
   EXPECT_TRUE(PathTo("[forward]").empty());
   state_->Stop();
+  EXPECT_EQ(Value(state_->Metadata(), "gpu_xla_op_ranges"), "");
 }
 
 }  // namespace

@@ -38,6 +38,7 @@ TEST_F(XlaRangesTest, ThunkRangePlacesTheCallUnderItsOperation) {
   const ContextId op = ranges.Refine(kLine);
   EXPECT_EQ(op, sink.Find(kLine, {"[forward]", "layer0", "dot_general", "gemm_fusion_dot.3"}));
   EXPECT_NE(op, 0u);
+  EXPECT_EQ(ranges.op_ranges(), 1u);
   ranges.Pop(kTsl);
   // Inside the module only (between thunks): the line itself.
   EXPECT_EQ(ranges.Refine(kLine), kLine);
