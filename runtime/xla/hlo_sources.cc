@@ -181,6 +181,7 @@ bool SameFrames(const std::vector<SourceFrame>& a, const std::vector<SourceFrame
 void HloSourceRegistry::Add(HloSources sources) {
   if (sources.module.empty()) return;
   std::lock_guard<std::mutex> lock(mutex_);
+  version_.fetch_add(1, std::memory_order_acq_rel);
   auto it = modules_.find(sources.module);
   if (it == modules_.end()) {
     modules_.emplace(sources.module, std::move(sources));

@@ -6,6 +6,7 @@
 // and a `stack_frame_id=N` in each instruction's metadata.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -47,8 +48,11 @@ class HloSourceRegistry {
   // The frames of `instruction` in `module`; empty when unknown.
   std::vector<SourceFrame> Frames(std::string_view module, std::string_view instruction) const;
   size_t modules() const;
+  // Changes with every Add(): cached lookups made before are stale.
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
  private:
+  std::atomic<uint64_t> version_{0};
   mutable std::mutex mutex_;
   std::unordered_map<std::string, HloSources> modules_;
   // Instructions whose frames differed between two compilations of a name.

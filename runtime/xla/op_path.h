@@ -15,6 +15,8 @@ namespace deepcontext::xla {
 struct PathNode {
   gpu::GpuNodeKind kind;
   std::string name;
+  std::string file;  // source lines only
+  uint32_t line = 0;
 };
 
 // Phase: "[backward]" when a component is transposed (reverse mode),

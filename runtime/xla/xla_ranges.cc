@@ -22,6 +22,8 @@ struct XlaRanges::ThreadState {
   struct Slot {
     gpu::ContextId base = 0;
     const void* what = nullptr;
+    const void* module = nullptr;
+    uint64_t sources_version = 0;  // HloSourceRegistry::version() then
     gpu::ContextId result = 0;
   };
   std::array<Slot, 64> cache{};
@@ -40,8 +42,10 @@ thread_local void* t_state = nullptr;
 thread_local uint64_t t_state_instance = 0;
 }  // namespace
 
-XlaRanges::XlaRanges(gpu::ContextSink& sink, IsThreadRoot is_thread_root)
-    : sink_(sink), is_thread_root_(is_thread_root), instance_(++g_instances) {}
+XlaRanges::XlaRanges(gpu::ContextSink& sink, IsThreadRoot is_thread_root,
+                     const HloSourceRegistry& sources)
+    : sink_(sink), is_thread_root_(is_thread_root), sources_(sources),
+      instance_(++g_instances) {}
 
 XlaRanges::~XlaRanges() {
   for (ThreadState* state : threads_) delete state;
@@ -184,20 +188,61 @@ void XlaRanges::BeginCompile(gpu::ContextId origin) {
   compiling_.store(origin != 0, std::memory_order_relaxed);
 }
 
+const InternedAnnotation* XlaRanges::WithSources(const InternedAnnotation* thunk,
+                                                 const InternedAnnotation* module) {
+  if (module == nullptr || module->annotation.module.empty()) return thunk;
+  const std::string key = module->annotation.module + '\n' + thunk->annotation.hlo_op + '\n' +
+                          thunk->annotation.op_name;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = with_sources_.find(key);
+    if (it != with_sources_.end()) return it->second.get();
+  }
+  const std::vector<SourceFrame> frames =
+      sources_.Frames(module->annotation.module, thunk->annotation.hlo_op);
+  // Not known (yet): asked again on the next cache miss.
+  if (frames.empty()) return thunk;
+  auto value = std::make_unique<InternedAnnotation>(*thunk);
+  // Python line -> [phase] -> source lines -> scopes -> primitive -> op.
+  const size_t at =
+      !value->path.empty() && value->path[0].kind == gpu::GpuNodeKind::kPhase ? 1 : 0;
+  std::vector<PathNode> lines;
+  for (const SourceFrame& f : frames) {
+    lines.push_back({gpu::GpuNodeKind::kPython, f.function, f.file, f.line});
+  }
+  value->path.insert(value->path.begin() + static_cast<std::ptrdiff_t>(at), lines.begin(),
+                     lines.end());
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& slot = with_sources_[key];
+  if (!slot) slot = std::move(value);
+  return slot.get();
+}
+
 gpu::ContextId XlaRanges::Descend(gpu::ContextId base, const InternedAnnotation* what,
-                                  ThreadState* state) {
+                                  const InternedAnnotation* module, ThreadState* state) {
   if (base == 0 || what == nullptr) return base;
   auto& slot = state->cache[((base * 0x9E3779B97F4A7C15ull) ^
-                             reinterpret_cast<uintptr_t>(what) >> 4) %
+                             reinterpret_cast<uintptr_t>(what) >> 4 ^
+                             reinterpret_cast<uintptr_t>(module) >> 6) %
                             state->cache.size()];
-  if (slot.base == base && slot.what == what) return slot.result;
+  const uint64_t version = sources_.version();
+  if (slot.base == base && slot.what == what && slot.module == module &&
+      slot.sources_version == version) {
+    return slot.result;
+  }
+  const InternedAnnotation* path = what;
+  if (what->annotation.kind == AnnotationKind::kThunk) path = WithSources(what, module);
   gpu::ContextId context = base;
-  for (const PathNode& node : what->path) {
-    const gpu::ContextId child = sink_.Child(context, node.kind, node.name);
+  for (const PathNode& node : path->path) {
+    const gpu::ContextId child =
+        node.kind == gpu::GpuNodeKind::kPython
+            ? sink_.ChildAt(context, node.kind, node.name, node.file, node.line)
+            : sink_.Child(context, node.kind, node.name);
     if (child == 0) return base;
     context = child;
   }
-  slot = {base, what, context};
+  // A module registered later (a new version) makes the slot stale.
+  slot = {base, what, module, version, context};
   return context;
 }
 
@@ -221,7 +266,7 @@ gpu::ContextId XlaRanges::CompileContext(gpu::ContextId base, const Entry& own,
     }();
     module = kPhaseOnly;
   }
-  return Descend(base, module, state);
+  return Descend(base, module, nullptr, state);
 }
 
 gpu::ContextId XlaRanges::Refine(gpu::ContextId base) {
@@ -234,15 +279,19 @@ gpu::ContextId XlaRanges::Refine(gpu::ContextId base) {
   // The outermost compile entry names the module; the innermost thunk is
   // the instruction (a command buffer's thunk encloses those it records).
   const Entry* thunk = nullptr;
+  const Entry* module = nullptr;
   const Entry* compile = nullptr;
   for (auto it = state->stack.rbegin(); it != state->stack.rend(); ++it) {
     if (it->kind == AnnotationKind::kThunk && thunk == nullptr) thunk = &*it;
+    if (it->kind == AnnotationKind::kModule && module == nullptr) module = &*it;
     if (it->kind == AnnotationKind::kCompile) {
       if (it->what != nullptr || compile == nullptr) compile = &*it;
     }
   }
   if (compile != nullptr) return CompileContext(base, *compile, state);
-  if (thunk != nullptr) return Descend(base, thunk->what, state);
+  if (thunk != nullptr) {
+    return Descend(base, thunk->what, module != nullptr ? module->what : nullptr, state);
+  }
   return base;
 }
 

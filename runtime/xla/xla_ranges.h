@@ -24,6 +24,7 @@
 
 #include "runtime/gpu/context_sink.h"
 #include "runtime/xla/annotation.h"
+#include "runtime/xla/hlo_sources.h"
 #include "runtime/xla/op_path.h"
 
 namespace deepcontext::xla {
@@ -42,7 +43,10 @@ class XlaRanges {
   // it: work of XLA's compiler threads.
   using IsThreadRoot = bool (*)(gpu::ContextId);
 
-  XlaRanges(gpu::ContextSink& sink, IsThreadRoot is_thread_root);
+  // `sources`: the source lines of compiled modules, when the Python
+  // package registered them (placed between the phase and the scopes).
+  XlaRanges(gpu::ContextSink& sink, IsThreadRoot is_thread_root,
+            const HloSourceRegistry& sources = HloSourceRegistry::Global());
   ~XlaRanges();
   XlaRanges(const XlaRanges&) = delete;
   XlaRanges& operator=(const XlaRanges&) = delete;
@@ -84,12 +88,17 @@ class XlaRanges {
   bool PushEntry(uint64_t domain, Entry entry);
   bool Tracked(uint64_t domain) const;
   gpu::ContextId Descend(gpu::ContextId base, const InternedAnnotation* what,
-                         ThreadState* state);
+                         const InternedAnnotation* module, ThreadState* state);
+  // The thunk's path with the source lines of its instruction in `module`;
+  // the thunk itself when none are known.
+  const InternedAnnotation* WithSources(const InternedAnnotation* thunk,
+                                        const InternedAnnotation* module);
   gpu::ContextId CompileContext(gpu::ContextId base, const Entry& own,
                                 ThreadState* state);
 
   gpu::ContextSink& sink_;
   IsThreadRoot is_thread_root_;
+  const HloSourceRegistry& sources_;
   const uint64_t instance_;  // tells thread states of two trackers apart
   std::atomic<bool> seen_{false};
   std::atomic<uint64_t> op_ranges_{0};
@@ -98,6 +107,8 @@ class XlaRanges {
   std::mutex mutex_;  // guards the tables below
   std::unordered_map<std::string, std::unique_ptr<InternedAnnotation>> interned_;
   std::unordered_map<uint64_t, Entry> registered_;
+  // (module, thunk) -> the thunk's path with source lines.
+  std::unordered_map<std::string, std::unique_ptr<InternedAnnotation>> with_sources_;
   std::vector<ThreadState*> threads_;  // freed with the tracker
 
   std::atomic<bool> compiling_{false};

@@ -7,6 +7,8 @@
 #include <zlib.h>
 
 #include <condition_variable>
+#include <fstream>
+#include <sstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -95,7 +97,8 @@ bool ProducesRecords(const std::string& api) {
 
 struct Replay {
   FakeContextSink sink;
-  XlaRanges ranges{sink, &IsWorker};
+  HloSourceRegistry sources;
+  XlaRanges ranges{sink, &IsWorker, sources};
   gpu::GpuAttribution attribution{sink};
   std::map<uint64_t, std::unique_ptr<RecordedThread>> threads;
   std::map<uint64_t, ContextId> base;  // recorded thread -> its context
@@ -103,7 +106,10 @@ struct Replay {
   // Kernel records by graph node and name, for the checks.
   std::vector<json> kernels;
 
-  explicit Replay(const std::vector<json>& events, uint64_t python_thread) {
+  explicit Replay(const std::vector<json>& events, uint64_t python_thread,
+                  const std::string& hlo_text = "") {
+    // What the Python package registers once JAX compiled the module.
+    if (!hlo_text.empty()) sources.Add(ParseHloSources(hlo_text));
     base[python_thread] = kLine;
     for (const json& e : events) {
       const std::string ev = e["ev"];
@@ -293,6 +299,30 @@ TEST(XlaFixtureReplay, LaunchedKernelsLandUnderTheirHloOperations) {
               "gemm_fusion_dot_6"});
   ASSERT_NE(gemm, 0u);
   EXPECT_EQ(replay.sink.Get(gemm, GpuMetric::kGpuTime).count, 4u);  // every step
+}
+
+TEST(XlaFixtureReplay, GraphKernelsLandUnderTheSourceLinesOfTheirOperation) {
+  const auto events = ReadFixture("train_step_graphs.jsonl.gz");
+  std::ifstream in(std::string(XLA_FIXTURE_DIR) + "/hlo_train_step.txt");
+  std::stringstream hlo;
+  hlo << in.rdbuf();
+  Replay replay(events, PythonThread(events), hlo.str());
+  // train_step:41 value_and_grad -> mlp_loss:36 -> mlp_forward:31 x @ w.
+  const ContextId gemm = replay.sink.Find(
+      kLine, {"[forward]", "train_step", "mlp_loss", "mlp_forward", "layer0", "dot_general",
+              "gemm_fusion_dot.3", "cuGraphAddNode_v2", "gemm_fusion_dot_3"});
+  ASSERT_NE(gemm, 0u);
+  EXPECT_EQ(replay.sink.Get(gemm, GpuMetric::kGpuTime).count, 4u);
+  // Share of the command buffers' kernel time below a source line.
+  std::map<std::vector<std::string>, double> elsewhere;
+  double with_line = 0, graph_time = 0;
+  for (const auto& [path, t] : replay.TimeUnderLine(&elsewhere)) {
+    if (!Contains(path, "cuGraphAddNode_v2")) continue;
+    graph_time += t;
+    if (Contains(path, "train_step")) with_line += t;
+  }
+  ASSERT_GT(graph_time, 0);
+  EXPECT_GE(with_line / graph_time, 0.95);  // the target; 1.0 here
 }
 
 TEST(XlaFixtureReplay, CompilerThreadsKernelsGoToTheCompilePhase) {

@@ -119,6 +119,34 @@ TEST_F(XlaRangesTest, CompilerThreadsWorkGoesToTheCompilingLine) {
   EXPECT_EQ(after, kWorker);  // compilation over: the thread's own node
 }
 
+TEST(XlaRangesSources, SourceLinesGoBetweenThePhaseAndTheScopes) {
+  FakeContextSink sink;
+  HloSourceRegistry sources;
+  XlaRanges ranges(sink, &IsWorker, sources);
+  ranges.OnDomainCreated(kTsl, "TSL");
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_step,program_id=5#");
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/jvp(layer0)/dot_general,hlo_op=gemm_fusion_dot.3#");
+  // Not registered yet: the operation without lines.
+  const ContextId before = ranges.Refine(kLine);
+  EXPECT_EQ(before, sink.Find(kLine, {"[forward]", "layer0", "dot_general", "gemm_fusion_dot.3"}));
+  HloSources module;
+  module.module = "jit_step";
+  module.frames["gemm_fusion_dot.3"] = {{"t.py", "step", 41}, {"t.py", "forward", 31}};
+  sources.Add(module);
+  const ContextId after = ranges.Refine(kLine);
+  EXPECT_NE(after, before);
+  EXPECT_EQ(after, sink.Find(kLine, {"[forward]", "step", "forward", "layer0", "dot_general",
+                                     "gemm_fusion_dot.3"}));
+  EXPECT_EQ(sink.NodeOf(sink.Find(kLine, {"[forward]", "step"})).kind,
+            gpu::GpuNodeKind::kPython);
+  // Another module's instruction of the same name has no lines.
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_other,program_id=6#");
+  ranges.Push(kTsl, "Thunk:#name=jit(other)/jvp(layer0)/dot_general,hlo_op=gemm_fusion_dot.3#");
+  EXPECT_EQ(ranges.Refine(kLine), before);
+}
+
 TEST_F(XlaRangesTest, NonXlaRangesChangeNothing) {
   ranges.Push(kTsl, "my own range");
   EXPECT_EQ(ranges.Refine(kLine), kLine);
