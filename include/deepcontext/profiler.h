@@ -96,6 +96,13 @@ DEEPCONTEXT_API const char* deepcontext_gpu_status(void);
 /* The message of the last failed call on this thread ("" if none). */
 DEEPCONTEXT_API const char* deepcontext_last_error(void);
 
+/* Hands over the HLO text of a module JAX compiled (jaxlib
+   HloModule.to_string(), with its stack frame index): the source lines of its
+   instructions then sit between the line that calls the jitted function and
+   its operations (runtime/xla/hlo_sources.h). Any time, also before
+   deepcontext_start(). Returns how many instructions have source lines. */
+DEEPCONTEXT_API int deepcontext_xla_register_module(const char* hlo_text, size_t length);
+
 /* Version of the runtime, e.g. "0.1.0". */
 DEEPCONTEXT_API const char* deepcontext_version(void);
 

@@ -6,7 +6,7 @@ import importlib.abc
 import importlib.util
 import sys
 
-from . import _runtime, _torch_adapter
+from . import _jax_hook, _runtime, _torch_adapter
 
 _hook = None
 
@@ -57,6 +57,10 @@ def attach():
         _attach_torch(sys.modules["torch"])
     else:
         pending["torch"] = _attach_torch
+    if "jax" in sys.modules:
+        _jax_hook.attach(sys.modules["jax"])
+    else:
+        pending["jax"] = _jax_hook.attach
     if pending and _hook is None:
         _hook = _PostImportHook(pending)
         sys.meta_path.insert(0, _hook)

@@ -9,7 +9,7 @@ import ctypes
 import os
 import sys
 
-from . import _framework_cupti, _paths
+from . import _framework_cupti, _paths, _xla_annotations
 
 _lib = None
 
@@ -50,6 +50,8 @@ def library():
         lib.dlmonitor_python_hide_leaf_files.restype = ctypes.c_int
         lib.dlmonitor_python_hide_leaf_files.argtypes = [ctypes.c_char_p]
         lib.dlmonitor_describe.restype = ctypes.c_char_p
+        lib.deepcontext_xla_register_module.restype = ctypes.c_int
+        lib.deepcontext_xla_register_module.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
         _lib = lib
     return _lib
 
@@ -75,8 +77,17 @@ def check_environment():
 
 def start():
     check_environment()
-    _framework_cupti.preload()
+    cupti = _framework_cupti.preload() or os.environ.get("DEEPCONTEXT_CUPTI_LIBRARY")
+    # Before the program's first NVTX call (JAX's first compilation).
+    _xla_annotations.route_nvtx(cupti)
     _check(library().deepcontext_start())
+
+
+def register_xla_module(hlo_text):
+    """Hands a compiled module's HLO text to the runtime; returns how many
+    of its instructions have source lines."""
+    data = hlo_text.encode("utf-8", "replace")
+    return library().deepcontext_xla_register_module(data, len(data))
 
 
 def stop():

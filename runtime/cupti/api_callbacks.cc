@@ -38,6 +38,11 @@ uint64_t ThreadId() {
 
 void GpuBackendState::OnCallback(CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void* data) {
+  // Ranges are followed in pauses too, so that nesting stays balanced.
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    OnNvtx(cbid, data);
+    return;
+  }
   if (!window_detach_.tracing()) {
     OnCallbackWhilePaused(domain, data);
     return;
@@ -82,6 +87,8 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     if (context == 0 && dlmonitor_context_current(&context) != DLMONITOR_OK) {
       context = 0;
     }
+    // Inside XLA's ranges: the HLO operation (or compilation) below the line.
+    if (xla_ranges_.seen_ranges()) context = xla_ranges_.Refine(context);
     t_call = ApiCall{name, data.correlationId, context, false};
     if (!ProducesRecords(api)) return;
     gpu::LaunchRecord launch;
@@ -171,6 +178,8 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     t_call.created_graph_node = true;
   } else if (dlmonitor_context_current(&context) != DLMONITOR_OK) {
     context = 0;
+  } else if (xla_ranges_.seen_ranges()) {
+    context = xla_ranges_.Refine(context);
   }
   attribution_.OnGraphNodeCreated(node_id, context, api);
 }

@@ -272,6 +272,11 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
       break;
     }
   }
+  // XLA's ranges (CUPTI receives NVTX when NVTX_INJECTION64_PATH names
+  // it): optional, without them XLA's kernels hang under the Python line.
+  for (size_t i = 0; i < kNvtxCallbackCount; ++i) {
+    f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, kNvtxCallbacks[i]);
+  }
   // Without these, graph launches keep an unknown record count: they are
   // still attributed, only held until a flush.
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
@@ -359,6 +364,7 @@ bool GpuBackendState::TurnCallbacksAndKindsOff() {
   if (subscriber_ != nullptr) {
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
+    f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_NVTX);
   }
   for (CUpti_ActivityKind kind : enabled_kinds_) f_.activity_disable(kind);
   const bool any = !enabled_kinds_.empty();
@@ -448,6 +454,11 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   input.warnings = warnings_;
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
+  // Whether XLA's ranges arrived: without them JAX kernels have no
+  // operation layer (no NVTX tool attached before JAX's first compile).
+  if (xla_ranges_.seen_ranges()) {
+    metadata.emplace_back("gpu_xla_op_ranges", std::to_string(xla_ranges_.op_ranges()));
+  }
   if (detach_between_windows_) {
     for (auto& entry : gpu::WindowDetachMetadata(window_detach_.stats(), window_error_)) {
       metadata.push_back(std::move(entry));

@@ -25,8 +25,15 @@
 #include "runtime/gpu/gpu_attribution.h"
 #include "runtime/cupti/graph_launch_tracker.h"
 #include "runtime/gpu/window_detach.h"
+#include "runtime/xla/xla_ranges.h"
 
 namespace deepcontext::cupti {
+
+// The NVTX callbacks the backend enables (nvtx_callbacks.cc): XLA's ranges.
+extern const CUpti_CallbackId kNvtxCallbacks[];
+extern const size_t kNvtxCallbackCount;
+// Whether a context is a thread's own node, below no Python frame.
+bool IsThreadRootContext(gpu::ContextId context);
 
 // The activity kinds whose bits are set in `bits` (bit i: the i-th kind
 // Start() enables, see gpu_backend_state.cc).
@@ -50,7 +57,8 @@ class GpuBackendState {
           *info = DeviceInfoFromAttributes(attributes);
           return true;
         }),
-        graphs_(*driver_) {}
+        graphs_(*driver_),
+        xla_ranges_(sink, &IsThreadRootContext) {}
 
   GpuBackendState(const GpuBackendState&) = delete;
   GpuBackendState& operator=(const GpuBackendState&) = delete;
@@ -146,6 +154,7 @@ class GpuBackendState {
   std::optional<int64_t> ReadClockOffsetNs() const;
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
+  void OnNvtx(CUpti_CallbackId cbid, const void* data);
   // What decides whether Stop() detaches CUPTI (see cupti_detach.h).
   DetachInput DetachState() const;
   void WarnIfRecordsMissing();
@@ -159,6 +168,8 @@ class GpuBackendState {
   gpu::GpuAttribution attribution_;
   ActivityProcessor processor_;
   GraphLaunchTracker graphs_;
+  // XLA's NVTX ranges: HLO operations and compilations (runtime/xla).
+  xla::XlaRanges xla_ranges_;
 
   // Indexed by driver callback id; written by Start() before subscribing.
   std::vector<DriverApiClass> api_classes_;

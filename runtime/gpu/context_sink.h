@@ -16,6 +16,10 @@ namespace deepcontext::gpu {
 // dlmonitor_frame_kind_t values, so the production sink can pass them
 // through (it static_asserts the equality).
 enum class GpuNodeKind : int {
+  kPython = 2,     // DLMONITOR_FRAME_PYTHON: a source line (ChildAt)
+  kOperator = 3,   // DLMONITOR_FRAME_OPERATOR: a framework operation (XLA's HLO op)
+  kPhase = 4,      // DLMONITOR_FRAME_PHASE: "[forward]", "[backward]", "[compile]"
+  kUserScope = 5,  // DLMONITOR_FRAME_USER_SCOPE: a named scope (jax.named_scope)
   kApi = 7,      // DLMONITOR_FRAME_GPU_API: "cuLaunchKernel", "<unattributed>"
   kKernel = 8,   // DLMONITOR_FRAME_GPU_KERNEL
   kMemcpy = 9,   // DLMONITOR_FRAME_GPU_MEMCPY
@@ -56,6 +60,12 @@ class ContextSink {
   // Returns 0 when no node can be created (the sample is then dropped).
   virtual ContextId Child(ContextId parent, GpuNodeKind kind,
                           std::string_view name) = 0;
+  // The same for a node with a source location (a Python line inside a
+  // jitted function). Sinks that keep no locations name the node only.
+  virtual ContextId ChildAt(ContextId parent, GpuNodeKind kind, std::string_view name,
+                            std::string_view /*file*/, uint32_t /*line*/) {
+    return Child(parent, kind, name);
+  }
   // Adds one sample of `metric` to `context`.
   virtual void Add(ContextId context, GpuMetric metric, double value) = 0;
 };

@@ -21,6 +21,23 @@ MetricStoreSink::MetricStoreSink(MetricStore& store) : store_(store) {
   }
 }
 
+gpu::ContextId MetricStoreSink::ChildAt(gpu::ContextId parent, gpu::GpuNodeKind kind,
+                                        std::string_view name, std::string_view file,
+                                        uint32_t line) {
+  if (parent == 0) return 0;
+  const std::string owned_name(name);
+  const std::string owned_file(file);
+  dlmonitor_frame_t frame{};
+  frame.struct_size = sizeof(frame);
+  frame.kind = static_cast<dlmonitor_frame_kind_t>(kind);
+  frame.name = owned_name.c_str();
+  frame.file = owned_file.c_str();
+  frame.line = line;
+  dlmonitor_context_t child = 0;
+  if (dlmonitor_context_child(parent, &frame, &child) != DLMONITOR_OK) return 0;
+  return child;
+}
+
 gpu::ContextId MetricStoreSink::Child(gpu::ContextId parent, gpu::GpuNodeKind kind,
                                  std::string_view name) {
   if (parent == 0) return 0;

@@ -21,6 +21,9 @@ class MetricStoreSink : public gpu::ContextSink {
   explicit MetricStoreSink(MetricStore& store);
 
   // dlmonitor_context_child() with the frame kind matching `kind`.
+  gpu::ContextId ChildAt(gpu::ContextId parent, gpu::GpuNodeKind kind,
+                         std::string_view name, std::string_view file,
+                         uint32_t line) override;
   gpu::ContextId Child(gpu::ContextId parent, gpu::GpuNodeKind kind,
                   std::string_view name) override;
   void Add(gpu::ContextId context, gpu::GpuMetric metric, double value) override;

@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from conftest import PYTHON, load_profile, run_profiled  # noqa: E402
 from kernel_queries import kernels_at, launches  # noqa: E402
+from markers import marker_line  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_jax.py")
 STEPS = 20
@@ -45,9 +46,7 @@ def test_every_kernel_is_attributed(tree):
 
 
 def test_kernels_of_each_jitted_call_are_under_its_line(tree):
-    # Each step runs at least one kernel of its own under the line. The
-    # kernels of XLA's autotuning at the first call run on its compiler
-    # threads instead, outside any Python line.
+    # Each step runs at least one kernel of its own under the line.
     for marker in ("MARK_LAYER", "MARK_LOSS"):
         kernels = kernels_at(tree, PROGRAM, marker)
         assert launches(kernels) >= STEPS, (marker, [(k.name, launches([k])) for k in kernels])
@@ -62,3 +61,46 @@ def test_the_matmul_runs_under_both_lines(tree):
                          or "sm90" in k.name.lower()])
     assert gemm_runs("MARK_LAYER") >= STEPS
     assert gemm_runs("MARK_LOSS") >= 2 * STEPS
+
+
+def _in_compile(node):
+    return any(a.kind == "phase" and a.name == "[compile]" for a in node.ancestors())
+
+
+def test_steady_kernels_sit_below_their_hlo_operation(tree):
+    # XLA's NVTX ranges reach the runtime (NVTX_INJECTION64_PATH names
+    # CUPTI): between the line and each kernel, launched or replayed from
+    # a command buffer, the HLO instruction that ran it.
+    for marker in ("MARK_LAYER", "MARK_LOSS"):
+        steady = [k for k in kernels_at(tree, PROGRAM, marker) if not _in_compile(k)]
+        total = sum(k.excl("gpu_time") for k in steady)
+        under = sum(k.excl("gpu_time") for k in steady
+                    if any(a.kind == "operator" for a in k.ancestors()))
+        assert total > 0, marker
+        assert under >= 0.95 * total, (marker, under / total,
+                                       [repr(k) for k in steady][:10])
+
+
+def test_compilation_sits_in_the_compile_phase_of_the_call(tree):
+    # Autotuning runs kernels on XLA's compiler threads; they belong to the
+    # line whose call was being compiled.
+    compiled = [k for k in kernels_at(tree, PROGRAM, "MARK_LAYER") if _in_compile(k)]
+    assert sum(k.excl("gpu_time") for k in compiled) > 0, [repr(k) for k in compiled][:5]
+
+
+def test_steady_kernels_sit_below_the_line_inside_the_jitted_function(tree):
+    # The HLO of each compiled module reaches the runtime (the package's
+    # compile hook): below the call line (in main), the lines of layer()
+    # and loss() that made each operation; the matmul's is layer's.
+    inner = marker_line(PROGRAM, "MARK_MATMUL")
+    for marker in ("MARK_LAYER", "MARK_LOSS"):
+        steady = [k for k in kernels_at(tree, PROGRAM, marker) if not _in_compile(k)]
+        total = sum(k.excl("gpu_time") for k in steady)
+        under = sum(k.excl("gpu_time") for k in steady
+                    if any(a.kind == "python" and a.name in ("layer", "loss")
+                           and a.file.endswith("gpu_jax.py") for a in k.ancestors()))
+        assert total > 0, marker
+        assert under >= 0.95 * total, (marker, under / total, [repr(k) for k in steady][:8])
+        gemms = [k for k in steady if "gemm" in k.name.lower() or "sm90" in k.name.lower()]
+        assert gemms and all(any(a.kind == "python" and a.line == inner for a in k.ancestors())
+                             for k in gemms), [repr(k) for k in gemms][:4]

@@ -16,7 +16,7 @@ STEPS = 20
 
 @jax.jit
 def layer(x, w):
-    return jnp.tanh(x @ w) * 0.5 + x
+    return jnp.tanh(x @ w) * 0.5 + x  # MARK_MATMUL
 
 
 @jax.jit

@@ -57,6 +57,7 @@ CUptiResult CUPTIAPI EnableDomain(uint32_t enable, CUpti_SubscriberHandle,
   FakeCuptiState& s = FakeCupti();
   std::lock_guard<std::mutex> guard(s.mutex);
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API && enable == 0) s.driver_callbacks.clear();
+  if (domain == CUPTI_CB_DOMAIN_NVTX && enable == 0) s.nvtx_callbacks.clear();
   return CUPTI_SUCCESS;
 }
 
@@ -65,6 +66,14 @@ CUptiResult CUPTIAPI EnableCallback(uint32_t enable, CUpti_SubscriberHandle,
   Count();
   FakeCuptiState& s = FakeCupti();
   std::lock_guard<std::mutex> guard(s.mutex);
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    if (enable != 0) {
+      s.nvtx_callbacks.insert(cbid);
+    } else {
+      s.nvtx_callbacks.erase(cbid);
+    }
+    return CUPTI_SUCCESS;
+  }
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return CUPTI_SUCCESS;
   if (enable != 0) {
     s.driver_callbacks.insert(cbid);
@@ -253,6 +262,19 @@ void FakeCuptiCallExit(CUpti_CallbackId cbid) {
   data.callbackSite = CUPTI_API_EXIT;
   data.functionName = "cuLaunchKernel";
   subscriber.callback(subscriber.userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
+}
+
+void FakeCuptiNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  {
+    FakeCuptiState& s = FakeCupti();
+    std::lock_guard<std::mutex> guard(s.mutex);
+    if (!s.subscribed || s.nvtx_callbacks.count(cbid) == 0) return;
+    callback = s.callback;
+    userdata = s.userdata;
+  }
+  if (callback != nullptr) callback(userdata, CUPTI_CB_DOMAIN_NVTX, cbid, &data);
 }
 
 void FakeCuptiLaunch(uint32_t correlation_id) {

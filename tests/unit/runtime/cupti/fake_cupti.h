@@ -29,6 +29,7 @@ struct FakeCuptiState {
   // exclude it).
   CUptiResult kernel_kind_result = CUPTI_SUCCESS;
   std::set<CUpti_CallbackId> driver_callbacks;
+  std::set<CUpti_CallbackId> nvtx_callbacks;
   std::set<int> kinds;
   CUpti_BuffersCallbackRequestFunc request_buffer = nullptr;
   CUpti_BuffersCallbackCompleteFunc complete_buffer = nullptr;
@@ -55,6 +56,9 @@ bool FakeCuptiTraces(CUpti_CallbackId cbid);
 // What CUPTI does at the exit of driver call `cbid` made on the calling
 // thread: calls the subscriber if that callback is on.
 void FakeCuptiCallExit(CUpti_CallbackId cbid);
+// An NVTX call on the calling thread (CUPTI as the NVTX injection): calls
+// the subscriber if that callback is on.
+void FakeCuptiNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
 // A whole cuLaunchKernel on the calling thread (entry and exit callbacks,
 // when traced) with CUPTI's `correlation_id`.
 void FakeCuptiLaunch(uint32_t correlation_id);

@@ -116,6 +116,34 @@ TEST_F(MetricStoreSinkTest, ChildrenAreDlmonitorContextsWithGpuFrameKinds) {
   EXPECT_EQ(sink.Child(0, gpu::GpuNodeKind::kApi, "cuLaunchKernel"), 0u);
 }
 
+// XLA operations: source lines inside a jitted function keep their file
+// and line; phases, scopes and operators take DLMonitor's kinds.
+TEST_F(MetricStoreSinkTest, XlaNodesKeepTheirKindsAndSourceLines) {
+  MetricStoreSink sink(store_);
+  const gpu::ContextId phase = sink.Child(launch_context_, gpu::GpuNodeKind::kPhase, "[forward]");
+  EXPECT_EQ(FrameOf(phase).kind, DLMONITOR_FRAME_PHASE);
+  const std::string file = "model.py#tail";
+  const gpu::ContextId line = sink.ChildAt(phase, gpu::GpuNodeKind::kPython, "forward",
+                                           std::string_view(file).substr(0, 8), 31);
+  ASSERT_NE(line, 0u);
+  dlmonitor_frame_t frame{};
+  frame.struct_size = sizeof(frame);
+  dlmonitor_context_t parent = 0;
+  ASSERT_EQ(dlmonitor_context_frame(line, &frame, &parent), DLMONITOR_OK);
+  EXPECT_EQ(frame.kind, DLMONITOR_FRAME_PYTHON);
+  EXPECT_STREQ(frame.name, "forward");
+  EXPECT_STREQ(frame.file, "model.py");
+  EXPECT_EQ(frame.line, 31u);
+  EXPECT_EQ(parent, phase);
+  // Another line of the same function: another node.
+  EXPECT_NE(sink.ChildAt(phase, gpu::GpuNodeKind::kPython, "forward", "model.py", 32), line);
+  EXPECT_EQ(FrameOf(sink.Child(line, gpu::GpuNodeKind::kUserScope, "layer0")).kind,
+            DLMONITOR_FRAME_USER_SCOPE);
+  EXPECT_EQ(FrameOf(sink.Child(line, gpu::GpuNodeKind::kOperator, "gemm_fusion_dot.3")).kind,
+            DLMONITOR_FRAME_OPERATOR);
+  EXPECT_EQ(sink.ChildAt(0, gpu::GpuNodeKind::kPython, "f", "a.py", 1), 0u);
+}
+
 TEST_F(MetricStoreSinkTest, SamplesLandInTheStoreUnderTheMetricNames) {
   MetricStoreSink sink(store_);
   const gpu::ContextId kernel = sink.Child(launch_context_, gpu::GpuNodeKind::kKernel, "k");

@@ -1,0 +1,298 @@
+#include "runtime/xla/xla_ranges.h"
+
+#include <array>
+
+namespace deepcontext::xla {
+namespace {
+
+constexpr std::string_view kTslDomain = "TSL";
+constexpr std::string_view kCompilePhase = "[compile]";
+// Stack entries kept per thread: deeper pushes are counted, not stored.
+constexpr size_t kMaxDepth = 256;
+
+std::atomic<uint64_t> g_instances{0};
+
+}  // namespace
+
+struct XlaRanges::ThreadState {
+  uint64_t instance = 0;
+  std::vector<Entry> stack;
+  size_t overflow = 0;  // pushes beyond kMaxDepth not yet popped
+  // Direct-mapped cache: (base context, annotation) -> refined context.
+  struct Slot {
+    gpu::ContextId base = 0;
+    const void* what = nullptr;
+    const void* module = nullptr;
+    uint64_t sources_version = 0;  // HloSourceRegistry::version() then
+    gpu::ContextId result = 0;
+  };
+  std::array<Slot, 64> cache{};
+  // Registered string handles seen by this thread.
+  struct HandleSlot {
+    uint64_t handle = 0;
+    Entry entry;
+  };
+  std::array<HandleSlot, 64> handles{};
+};
+
+namespace {
+// The thread's state and the tracker it belongs to (a state is freed with
+// its tracker, so the pointer is only read when the ids match).
+thread_local void* t_state = nullptr;
+thread_local uint64_t t_state_instance = 0;
+}  // namespace
+
+XlaRanges::XlaRanges(gpu::ContextSink& sink, IsThreadRoot is_thread_root,
+                     const HloSourceRegistry& sources)
+    : sink_(sink), is_thread_root_(is_thread_root), sources_(sources),
+      instance_(++g_instances) {}
+
+XlaRanges::~XlaRanges() {
+  for (ThreadState* state : threads_) delete state;
+}
+
+XlaRanges::ThreadState* XlaRanges::State(bool create) {
+  if (t_state_instance == instance_) return static_cast<ThreadState*>(t_state);
+  if (!create) return nullptr;
+  // A state of an earlier tracker belongs to (and is freed by) that one.
+  auto* state = new ThreadState;
+  state->instance = instance_;
+  state->stack.reserve(16);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    threads_.push_back(state);
+  }
+  t_state = state;
+  t_state_instance = instance_;
+  return state;
+}
+
+void XlaRanges::OnDomainCreated(uint64_t domain, std::string_view name) {
+  if (name == kTslDomain) tsl_domain_.store(domain, std::memory_order_relaxed);
+}
+
+bool XlaRanges::Tracked(uint64_t domain) const {
+  const uint64_t tsl = tsl_domain_.load(std::memory_order_relaxed);
+  return tsl == 0 || tsl == domain;
+}
+
+XlaRanges::Entry XlaRanges::Intern(std::string_view message) {
+  // Only the strings attribution uses are kept: compiler passes (thousands
+  // per module) are classified and dropped.
+  const size_t colon = message.find(":#");
+  const std::string_view type = message.substr(0, colon);
+  const bool kept = type == "Thunk" || type == "XlaModule" || type == "XlaCompile";
+  if (!kept) {
+    if (type.substr(0, 3) == "Xla") return {AnnotationKind::kCompile, nullptr};
+    return {};
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = interned_.find(std::string(message));
+  if (it == interned_.end()) {
+    auto value = std::make_unique<InternedAnnotation>();
+    value->annotation = ParseAnnotation(message);
+    const Annotation& a = value->annotation;
+    if (a.kind == AnnotationKind::kThunk) {
+      value->path = OpPath(a.op_name, a.hlo_op);
+    } else if (a.kind == AnnotationKind::kCompile) {
+      value->path.push_back({gpu::GpuNodeKind::kPhase, std::string(kCompilePhase)});
+      value->opens_compile = type == "XlaCompile";
+      if (!a.module.empty() && value->opens_compile) {
+        value->path.push_back({gpu::GpuNodeKind::kUserScope, a.module});
+      }
+    }
+    it = interned_.emplace(std::string(message), std::move(value)).first;
+  }
+  return {it->second->annotation.kind, it->second.get()};
+}
+
+void XlaRanges::OnStringRegistered(uint64_t handle, std::string_view text) {
+  const Entry entry = Intern(text);
+  std::lock_guard<std::mutex> lock(mutex_);
+  registered_[handle] = entry;
+}
+
+bool XlaRanges::Push(uint64_t domain, std::string_view message) {
+  if (!Tracked(domain)) return false;
+  return PushEntry(domain, Intern(message));
+}
+
+bool XlaRanges::PushRegistered(uint64_t domain, uint64_t string_handle) {
+  if (!Tracked(domain)) return false;
+  ThreadState* state = State(true);
+  auto& slot = state->handles[(string_handle >> 4) % state->handles.size()];
+  Entry entry;
+  if (slot.handle == string_handle && string_handle != 0) {
+    entry = slot.entry;
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = registered_.find(string_handle);
+      if (it != registered_.end()) entry = it->second;
+    }
+    // Unknown handles (registered before tracing began) push a neutral
+    // entry so that pops stay balanced.
+    slot.handle = string_handle;
+    slot.entry = entry;
+  }
+  return PushEntry(domain, entry);
+}
+
+bool XlaRanges::PushEntry(uint64_t, Entry entry) {
+  ThreadState* state = State(true);
+  seen_.store(true, std::memory_order_relaxed);
+  if (state->stack.size() >= kMaxDepth) {
+    ++state->overflow;
+    return false;
+  }
+  if (entry.kind == AnnotationKind::kThunk) op_ranges_.fetch_add(1, std::memory_order_relaxed);
+  bool opened_compile = false;
+  if (entry.what != nullptr && entry.what->opens_compile) {
+    opened_compile = true;
+    for (const Entry& e : state->stack) {
+      if (e.kind == AnnotationKind::kCompile) opened_compile = false;
+    }
+  }
+  state->stack.push_back(entry);
+  return opened_compile;
+}
+
+void XlaRanges::Pop(uint64_t domain) {
+  if (!Tracked(domain)) return;
+  ThreadState* state = State(false);
+  if (state == nullptr) return;
+  if (state->overflow > 0) {
+    --state->overflow;
+    return;
+  }
+  if (state->stack.empty()) return;  // pushed before tracing began
+  const Entry top = state->stack.back();
+  state->stack.pop_back();
+  if (top.kind == AnnotationKind::kCompile && top.what != nullptr &&
+      compiling_.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (compile_.module == top.what && compile_.thread == std::this_thread::get_id()) {
+      compile_ = CompileOrigin{};
+      compiling_.store(false, std::memory_order_relaxed);
+    }
+  }
+}
+
+void XlaRanges::BeginCompile(gpu::ContextId origin) {
+  ThreadState* state = State(false);
+  if (state == nullptr || state->stack.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  compile_.context = origin;
+  compile_.module = state->stack.back().what;
+  compile_.thread = std::this_thread::get_id();
+  compiling_.store(origin != 0, std::memory_order_relaxed);
+}
+
+const InternedAnnotation* XlaRanges::WithSources(const InternedAnnotation* thunk,
+                                                 const InternedAnnotation* module) {
+  if (module == nullptr || module->annotation.module.empty()) return thunk;
+  const std::string key = module->annotation.module + '\n' + thunk->annotation.hlo_op + '\n' +
+                          thunk->annotation.op_name;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = with_sources_.find(key);
+    if (it != with_sources_.end()) return it->second.get();
+  }
+  const std::vector<SourceFrame> frames =
+      sources_.Frames(module->annotation.module, thunk->annotation.hlo_op);
+  // Not known (yet): asked again on the next cache miss.
+  if (frames.empty()) return thunk;
+  auto value = std::make_unique<InternedAnnotation>(*thunk);
+  // Python line -> [phase] -> source lines -> scopes -> primitive -> op.
+  const size_t at =
+      !value->path.empty() && value->path[0].kind == gpu::GpuNodeKind::kPhase ? 1 : 0;
+  std::vector<PathNode> lines;
+  for (const SourceFrame& f : frames) {
+    lines.push_back({gpu::GpuNodeKind::kPython, f.function, f.file, f.line});
+  }
+  value->path.insert(value->path.begin() + static_cast<std::ptrdiff_t>(at), lines.begin(),
+                     lines.end());
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& slot = with_sources_[key];
+  if (!slot) slot = std::move(value);
+  return slot.get();
+}
+
+gpu::ContextId XlaRanges::Descend(gpu::ContextId base, const InternedAnnotation* what,
+                                  const InternedAnnotation* module, ThreadState* state) {
+  if (base == 0 || what == nullptr) return base;
+  auto& slot = state->cache[((base * 0x9E3779B97F4A7C15ull) ^
+                             reinterpret_cast<uintptr_t>(what) >> 4 ^
+                             reinterpret_cast<uintptr_t>(module) >> 6) %
+                            state->cache.size()];
+  const uint64_t version = sources_.version();
+  if (slot.base == base && slot.what == what && slot.module == module &&
+      slot.sources_version == version) {
+    return slot.result;
+  }
+  const InternedAnnotation* path = what;
+  if (what->annotation.kind == AnnotationKind::kThunk) path = WithSources(what, module);
+  gpu::ContextId context = base;
+  for (const PathNode& node : path->path) {
+    const gpu::ContextId child =
+        node.kind == gpu::GpuNodeKind::kPython
+            ? sink_.ChildAt(context, node.kind, node.name, node.file, node.line)
+            : sink_.Child(context, node.kind, node.name);
+    if (child == 0) return base;
+    context = child;
+  }
+  // A module registered later (a new version) makes the slot stale.
+  slot = {base, what, module, version, context};
+  return context;
+}
+
+gpu::ContextId XlaRanges::CompileContext(gpu::ContextId base, const Entry& own,
+                                         ThreadState* state) {
+  // A compiler or autotuning thread has no Python line of its own: its work
+  // goes to the line whose call is being compiled.
+  const InternedAnnotation* module = own.kind == AnnotationKind::kCompile ? own.what : nullptr;
+  if (is_thread_root_ == nullptr || is_thread_root_(base)) {
+    if (!compiling_.load(std::memory_order_relaxed)) return base;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (compile_.context == 0) return base;
+    base = compile_.context;
+    module = compile_.module;
+  }
+  if (module == nullptr) {
+    static const InternedAnnotation* const kPhaseOnly = [] {
+      auto* value = new InternedAnnotation;
+      value->path.push_back({gpu::GpuNodeKind::kPhase, std::string(kCompilePhase)});
+      return value;
+    }();
+    module = kPhaseOnly;
+  }
+  return Descend(base, module, nullptr, state);
+}
+
+gpu::ContextId XlaRanges::Refine(gpu::ContextId base) {
+  if (!seen_.load(std::memory_order_relaxed)) return base;
+  ThreadState* state = State(false);
+  if (state == nullptr || state->stack.empty()) {
+    if (!compiling_.load(std::memory_order_relaxed)) return base;
+    return CompileContext(base, Entry{}, State(true));
+  }
+  // The outermost compile entry names the module; the innermost thunk is
+  // the instruction (a command buffer's thunk encloses those it records).
+  const Entry* thunk = nullptr;
+  const Entry* module = nullptr;
+  const Entry* compile = nullptr;
+  for (auto it = state->stack.rbegin(); it != state->stack.rend(); ++it) {
+    if (it->kind == AnnotationKind::kThunk && thunk == nullptr) thunk = &*it;
+    if (it->kind == AnnotationKind::kModule && module == nullptr) module = &*it;
+    if (it->kind == AnnotationKind::kCompile) {
+      if (it->what != nullptr || compile == nullptr) compile = &*it;
+    }
+  }
+  if (compile != nullptr) return CompileContext(base, *compile, state);
+  if (thunk != nullptr) {
+    return Descend(base, thunk->what, module != nullptr ? module->what : nullptr, state);
+  }
+  return base;
+}
+
+}  // namespace deepcontext::xla

@@ -1,0 +1,118 @@
+// Tracks, per thread, the XLA ranges (NVTX domain "TSL") a thread is inside,
+// and turns a GPU call's context into the context of the HLO operation the
+// call belongs to:
+//   Python line -> [forward|backward] -> scopes -> primitive -> HLO op
+// or, for work done while XLA compiles or autotunes, the line that
+// triggered the compilation -> [compile] -> module.
+//
+// The GPU backend feeds it from CUPTI's NVTX callbacks (CUPTI as the
+// process's NVTX injection, NVTX_INJECTION64_PATH) and asks Refine() at
+// every traced driver call, including the cuGraphAddNode calls by which XLA
+// records its command buffers inside each instruction's range: graph
+// kernels then carry their HLO operation too (measured, JAX 0.11.2).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/gpu/context_sink.h"
+#include "runtime/xla/annotation.h"
+#include "runtime/xla/hlo_sources.h"
+#include "runtime/xla/op_path.h"
+
+namespace deepcontext::xla {
+
+// One distinct annotation, parsed once; addresses stay valid for the
+// tracker's lifetime.
+struct InternedAnnotation {
+  Annotation annotation;
+  std::vector<PathNode> path;  // nodes below the Python line (thunks, compiles)
+  bool opens_compile = false;  // "XlaCompile": a module's whole compilation
+};
+
+class XlaRanges {
+ public:
+  // Whether a context is a thread's own node, with no Python frame below
+  // it: work of XLA's compiler threads.
+  using IsThreadRoot = bool (*)(gpu::ContextId);
+
+  // `sources`: the source lines of compiled modules, when the Python
+  // package registered them (placed between the phase and the scopes).
+  XlaRanges(gpu::ContextSink& sink, IsThreadRoot is_thread_root,
+            const HloSourceRegistry& sources = HloSourceRegistry::Global());
+  ~XlaRanges();
+  XlaRanges(const XlaRanges&) = delete;
+  XlaRanges& operator=(const XlaRanges&) = delete;
+
+  // NVTX events (domain handles and string handles as opaque numbers).
+  void OnDomainCreated(uint64_t domain, std::string_view name);
+  void OnStringRegistered(uint64_t handle, std::string_view text);
+  // A range push with an ASCII message or a registered string. Returns
+  // true when it opened this thread's outermost compilation: the caller
+  // then passes the thread's current context to BeginCompile().
+  bool Push(uint64_t domain, std::string_view message);
+  bool PushRegistered(uint64_t domain, uint64_t string_handle);
+  void Pop(uint64_t domain);
+  void BeginCompile(gpu::ContextId origin);
+
+  // The context a GPU call made now on this thread belongs to; `base` when
+  // no XLA range applies.
+  gpu::ContextId Refine(gpu::ContextId base);
+
+  // Ranges ever seen (a cheap test before Refine on non-XLA programs).
+  bool seen_ranges() const { return seen_.load(std::memory_order_relaxed); }
+  // Instruction (Thunk) ranges entered so far.
+  uint64_t op_ranges() const { return op_ranges_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Entry {
+    AnnotationKind kind = AnnotationKind::kOther;
+    const InternedAnnotation* what = nullptr;
+  };
+  struct ThreadState;
+  struct CompileOrigin {
+    gpu::ContextId context = 0;
+    const InternedAnnotation* module = nullptr;
+    std::thread::id thread;
+  };
+
+  ThreadState* State(bool create);
+  Entry Intern(std::string_view message);
+  bool PushEntry(uint64_t domain, Entry entry);
+  bool Tracked(uint64_t domain) const;
+  gpu::ContextId Descend(gpu::ContextId base, const InternedAnnotation* what,
+                         const InternedAnnotation* module, ThreadState* state);
+  // The thunk's path with the source lines of its instruction in `module`;
+  // the thunk itself when none are known.
+  const InternedAnnotation* WithSources(const InternedAnnotation* thunk,
+                                        const InternedAnnotation* module);
+  gpu::ContextId CompileContext(gpu::ContextId base, const Entry& own,
+                                ThreadState* state);
+
+  gpu::ContextSink& sink_;
+  IsThreadRoot is_thread_root_;
+  const HloSourceRegistry& sources_;
+  const uint64_t instance_;  // tells thread states of two trackers apart
+  std::atomic<bool> seen_{false};
+  std::atomic<uint64_t> op_ranges_{0};
+  std::atomic<uint64_t> tsl_domain_{0};  // 0: not seen, every domain counts
+
+  std::mutex mutex_;  // guards the tables below
+  std::unordered_map<std::string, std::unique_ptr<InternedAnnotation>> interned_;
+  std::unordered_map<uint64_t, Entry> registered_;
+  // (module, thunk) -> the thunk's path with source lines.
+  std::unordered_map<std::string, std::unique_ptr<InternedAnnotation>> with_sources_;
+  std::vector<ThreadState*> threads_;  // freed with the tracker
+
+  std::atomic<bool> compiling_{false};
+  CompileOrigin compile_;  // under mutex_
+};
+
+}  // namespace deepcontext::xla

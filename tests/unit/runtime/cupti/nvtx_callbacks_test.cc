@@ -1,0 +1,134 @@
+// The backend's NVTX callbacks (runtime/cupti/nvtx_callbacks.cc) over the
+// fake CUPTI: XLA's ranges as CUPTI hands them over place a launch's
+// kernel below its HLO operation.
+#include <generated_nvtx_meta.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/unit/runtime/cupti/fake_backend_test.h"
+
+namespace deepcontext::cupti::fake {
+namespace {
+
+class NvtxCallbacksTest : public FakeBackendTest {
+ protected:
+  // The names from the test-owned context down to the node `name`.
+  std::vector<std::string> PathTo(const std::string& name) const {
+    for (size_t i = 0; i < sink_.node_count(); ++i) {
+      gpu::ContextId id = gpu::FakeContextSink::kFirstId + i;
+      if (sink_.NodeOf(id).name != name) continue;
+      std::vector<std::string> names;
+      while (id >= gpu::FakeContextSink::kFirstId) {
+        names.insert(names.begin(), sink_.NodeOf(id).name);
+        id = sink_.NodeOf(id).parent;
+      }
+      return names;
+    }
+    return {};
+  }
+
+  nvtxDomainHandle_t CreateDomain(const char* name, uintptr_t handle_value) {
+    nvtxDomainCreateA_params params{name};
+    auto handle = reinterpret_cast<nvtxDomainHandle_t>(handle_value);
+    CUpti_NvtxData data{"nvtxDomainCreateA", &params, &handle};
+    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainCreateA, data);
+    return handle;
+  }
+  nvtxStringHandle_t Register(nvtxDomainHandle_t domain, const char* text, uintptr_t value) {
+    nvtxDomainRegisterStringA_params params{domain, text};
+    auto handle = reinterpret_cast<nvtxStringHandle_t>(value);
+    CUpti_NvtxData data{"nvtxDomainRegisterStringA", &params, &handle};
+    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainRegisterStringA, data);
+    return handle;
+  }
+  void Push(nvtxDomainHandle_t domain, const nvtxEventAttributes_t& attributes) {
+    nvtxDomainRangePushEx_params params{domain, {&attributes}};
+    int result = 0;
+    CUpti_NvtxData data{"nvtxDomainRangePushEx", &params, &result};
+    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, data);
+  }
+  void Pop(nvtxDomainHandle_t domain) {
+    nvtxDomainRangePop_params params{domain};
+    int result = 0;
+    CUpti_NvtxData data{"nvtxDomainRangePop", &params, &result};
+    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainRangePop, data);
+  }
+};
+
+nvtxEventAttributes_t Ascii(const char* text) {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = text;
+  return a;
+}
+
+nvtxEventAttributes_t Registered(nvtxStringHandle_t handle) {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = handle;
+  return a;
+}
+
+TEST_F(NvtxCallbacksTest, StartEnablesTheRangeCallbacksAndStopTurnsThemOff) {
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  for (CUpti_CallbackId cbid :
+       {CUPTI_CBID_NVTX_nvtxDomainCreateA, CUPTI_CBID_NVTX_nvtxDomainRegisterStringA,
+        CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePop}) {
+    EXPECT_EQ(FakeCupti().nvtx_callbacks.count(cbid), 1u) << cbid;
+  }
+  state_->Stop();
+  EXPECT_TRUE(FakeCupti().nvtx_callbacks.empty());
+}
+
+TEST_F(NvtxCallbacksTest, ALaunchInsideAnXlaThunkRangeGoesBelowItsOperation) {
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  nvtxDomainHandle_t tsl = CreateDomain("TSL", 0x5000);
+  nvtxDomainHandle_t other = CreateDomain("NCCL", 0x6000);
+  nvtxStringHandle_t thunk = Register(
+      tsl,
+      "Thunk:#name=jit(step)/transpose(jvp(layer2))/dot_general,hlo_op=gemm_fusion_dot.6,"
+      "unique_hlo_op_id=8589934600#",
+      0x7000);
+  Push(tsl, Ascii("XlaModule:#hlo_module=jit_step,program_id=12#"));
+  Push(tsl, Registered(thunk));
+  Push(other, Ascii("Thunk:#hlo_op=not_this#"));  // another domain: ignored
+  FakeCuptiLaunch(42);
+  Pop(other);
+  Pop(tsl);
+  FakeCuptiLaunch(43);  // between instructions: no operation
+  Pop(tsl);
+  FakeCuptiKernelRecord(42, 1'000, 6'000);
+  FakeCuptiKernelRecord(43, 7'000, 8'000);
+  state_->Flush();
+  EXPECT_EQ(Total("gpu_time").sum, 6'000);
+  const std::vector<std::string> path = PathTo("gemm_fusion_dot.6");
+  ASSERT_EQ(path.size(), 4u);
+  EXPECT_EQ(path, (std::vector<std::string>{"[backward]", "layer2", "dot_general",
+                                            "gemm_fusion_dot.6"}));
+  EXPECT_TRUE(PathTo("not_this").empty());
+  state_->Stop();
+  EXPECT_EQ(Value(state_->Metadata(), "gpu_xla_op_ranges"), "1");
+}
+
+TEST_F(NvtxCallbacksTest, WithoutRangesLaunchesStayWhereTheyWere) {
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  FakeCuptiLaunch(7);
+  FakeCuptiKernelRecord(7, 1'000, 2'000);
+  state_->Flush();
+  EXPECT_EQ(Total("gpu_time").sum, 1'000);
+  EXPECT_TRUE(PathTo("[backward]").empty());
+  EXPECT_TRUE(PathTo("[forward]").empty());
+  state_->Stop();
+  EXPECT_EQ(Value(state_->Metadata(), "gpu_xla_op_ranges"), "");
+}
+
+}  // namespace
+}  // namespace deepcontext::cupti::fake

@@ -1,0 +1,89 @@
+#include "runtime/xla/hlo_sources.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace deepcontext::xla {
+namespace {
+
+std::string Fixture() {
+  std::ifstream in(std::string(XLA_FIXTURE_DIR) + "/hlo_train_step.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> Lines(const std::vector<SourceFrame>& frames) {
+  std::vector<std::string> out;
+  for (const SourceFrame& f : frames) out.push_back(f.function + ":" + std::to_string(f.line));
+  return out;
+}
+
+// The probe's train_step (tests/gpu/jax_probe/probe_programs.py at the time
+// of the recording): line 41 value_and_grad(mlp_loss), mlp_loss line 36
+// calls mlp_forward, whose line 31 is `x = jnp.tanh(x @ w)`.
+TEST(ParseHloSources, ForwardOperationsGoFromTheJittedFunctionToTheirLine) {
+  const HloSources sources = ParseHloSources(Fixture());
+  EXPECT_EQ(sources.module, "jit_train_step");
+  auto it = sources.frames.find("gemm_fusion_dot.3");  // jvp(layer0)/dot_general
+  ASSERT_NE(it, sources.frames.end());
+  EXPECT_EQ(Lines(it->second),
+            (std::vector<std::string>{"train_step:41", "mlp_loss:36", "mlp_forward:31"}));
+  EXPECT_NE(it->second[0].file.find("probe_programs.py"), std::string::npos);
+}
+
+TEST(ParseHloSources, BackwardOperationsKeepTheForwardLineTheyTranspose) {
+  const HloSources sources = ParseHloSources(Fixture());
+  auto it = sources.frames.find("gemm_fusion_dot.6");  // transpose(jvp(layer2))/dot_general
+  ASSERT_NE(it, sources.frames.end());
+  ASSERT_FALSE(it->second.empty());
+  EXPECT_EQ(it->second.front().function, "train_step");
+  EXPECT_EQ(it->second.back().function, "mlp_forward");
+  EXPECT_EQ(it->second.back().line, 31u);
+}
+
+TEST(ParseHloSources, OperationsOutsideTheJittedFunctionAreLeftOut) {
+  const HloSources sources =
+      ParseHloSources("HloModule jit_f, is_scheduled=true\n\n"
+                      "FileNames\n1 \"a.py\"\n\nFunctionNames\n1 \"main\"\n2 \"g\"\n\n"
+                      "FileLocations\n1 {file_name_id=1 function_name_id=1 line=3}\n"
+                      "2 {file_name_id=1 function_name_id=2 line=9}\n\n"
+                      "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n"
+                      "2 {file_location_id=2 parent_frame_id=2}\n\n"
+                      "ENTRY %main {\n"
+                      "  %add.1 = f32[] add(%a, %b), metadata={op_name=\"jit(f)/add\" "
+                      "stack_frame_id=2}\n}\n");
+  EXPECT_EQ(sources.module, "jit_f");
+  EXPECT_TRUE(sources.frames.empty());  // g <- main: no frame of f
+}
+
+TEST(ParseHloSources, TextWithoutAFrameIndexGivesNoFrames) {
+  const HloSources sources = ParseHloSources(
+      "HloModule jit_f\n\nENTRY %main {\n  ROOT %x = f32[] constant(1)\n}\n");
+  EXPECT_EQ(sources.module, "jit_f");
+  EXPECT_TRUE(sources.frames.empty());
+  EXPECT_TRUE(ParseHloSources("").module.empty());
+}
+
+TEST(HloSourceRegistry, RecompilationsKeepOnlyFramesTheyAgreeOn) {
+  HloSourceRegistry registry;
+  HloSources a;
+  a.module = "jit_f";
+  a.frames["add.1"] = {{"a.py", "f", 3}};
+  a.frames["mul.2"] = {{"a.py", "f", 4}};
+  HloSources b = a;
+  b.frames["mul.2"] = {{"a.py", "f", 5}};
+  registry.Add(a);
+  registry.Add(b);
+  EXPECT_EQ(registry.Frames("jit_f", "add.1").size(), 1u);
+  EXPECT_TRUE(registry.Frames("jit_f", "mul.2").empty());
+  registry.Add(a);  // a conflict stays a conflict
+  EXPECT_TRUE(registry.Frames("jit_f", "mul.2").empty());
+  EXPECT_TRUE(registry.Frames("jit_g", "add.1").empty());
+  EXPECT_EQ(registry.modules(), 1u);
+}
+
+}  // namespace
+}  // namespace deepcontext::xla

@@ -1,0 +1,354 @@
+// Replays what a JAX 0.11.2 training step showed a CUPTI client on an H200
+// (tests/gpu/jax_probe/: NVTX ranges, driver calls, graph node events and
+// activity records, each on its recorded thread) through XlaRanges and
+// GpuAttribution, the way the CUPTI backend feeds them, and checks where
+// the GPU time lands.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <condition_variable>
+#include <fstream>
+#include <sstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/gpu/gpu_attribution.h"
+#include "runtime/xla/xla_ranges.h"
+#include "tests/unit/runtime/gpu/fake_context_sink.h"
+
+namespace deepcontext::xla {
+namespace {
+
+using gpu::ContextId;
+using gpu::FakeContextSink;
+using gpu::GpuMetric;
+using nlohmann::json;
+
+constexpr ContextId kLine = 2;          // the Python thread's line
+constexpr ContextId kFirstWorker = 100;  // other threads' own nodes
+bool IsWorker(ContextId context) { return context >= kFirstWorker && context < 1000; }
+
+std::vector<json> ReadFixture(const std::string& name) {
+  const std::string path = std::string(XLA_FIXTURE_DIR) + "/" + name;
+  gzFile file = gzopen(path.c_str(), "rb");
+  EXPECT_NE(file, nullptr) << path;
+  std::vector<json> events;
+  if (file == nullptr) return events;
+  std::string text;
+  char buffer[1 << 16];
+  int n;
+  while ((n = gzread(file, buffer, sizeof buffer)) > 0) text.append(buffer, n);
+  gzclose(file);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) events.push_back(json::parse(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return events;
+}
+
+// Runs closures on one dedicated thread, one at a time, waiting for each:
+// the recorded threads' thread-local state stays apart.
+class RecordedThread {
+ public:
+  RecordedThread() : thread_([this] { Loop(); }) {}
+  ~RecordedThread() {
+    Run(nullptr);
+    thread_.join();
+  }
+  void Run(std::function<void()> work) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    work_ = std::move(work);
+    pending_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return !pending_; });
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return pending_; });
+      const bool stop = !work_;
+      if (work_) work_();
+      pending_ = false;
+      cv_.notify_all();
+      if (stop) return;
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::function<void()> work_;
+  bool pending_ = false;
+  std::thread thread_;
+};
+
+bool ProducesRecords(const std::string& api) {
+  return api.rfind("cuLaunch", 0) == 0 || api.rfind("cuMemcpy", 0) == 0 ||
+         api.rfind("cuMemset", 0) == 0 || api.rfind("cuGraphLaunch", 0) == 0;
+}
+
+struct Replay {
+  FakeContextSink sink;
+  HloSourceRegistry sources;
+  XlaRanges ranges{sink, &IsWorker, sources};
+  gpu::GpuAttribution attribution{sink};
+  std::map<uint64_t, std::unique_ptr<RecordedThread>> threads;
+  std::map<uint64_t, ContextId> base;  // recorded thread -> its context
+  std::map<uint64_t, std::pair<ContextId, std::string>> call;  // thread -> current call
+  // Kernel records by graph node and name, for the checks.
+  std::vector<json> kernels;
+
+  explicit Replay(const std::vector<json>& events, uint64_t python_thread,
+                  const std::string& hlo_text = "") {
+    // What the Python package registers once JAX compiled the module.
+    if (!hlo_text.empty()) sources.Add(ParseHloSources(hlo_text));
+    base[python_thread] = kLine;
+    for (const json& e : events) {
+      const std::string ev = e["ev"];
+      if (ev == "kernel" || ev == "memcpy" || ev == "memset") {
+        Record(e);
+        continue;
+      }
+      const uint64_t tid = e["tid"];
+      if (!base.count(tid)) base[tid] = kFirstWorker + base.size();
+      auto& thread = threads[tid];
+      if (!thread) thread = std::make_unique<RecordedThread>();
+      thread->Run([&, tid] { OnThread(tid, e); });
+    }
+    attribution.Flush();
+  }
+
+  void OnThread(uint64_t tid, const json& e) {
+    const std::string ev = e["ev"];
+    const std::string fn = e.value("fn", "");
+    if (ev == "nvtx") {
+      const uint64_t domain = e.value("domain", uint64_t{0});
+      if (fn == "nvtxDomainCreateA") {
+        ranges.OnDomainCreated(e["ret"], e["name"].get<std::string>());
+      } else if (fn == "nvtxDomainRegisterStringA") {
+        ranges.OnStringRegistered(e["ret"], e["string"].get<std::string>());
+      } else if (fn == "nvtxDomainRangePushEx") {
+        const bool opened = e["msg_type"] == 3
+                                ? ranges.PushRegistered(domain, e["str_handle"])
+                                : ranges.Push(domain, e.value("msg", ""));
+        if (opened) ranges.BeginCompile(base[tid]);
+      } else if (fn == "nvtxDomainRangePop") {
+        ranges.Pop(domain);
+      }
+    } else if (ev == "api") {
+      const ContextId context = ranges.Refine(base[tid]);
+      call[tid] = {context, fn};
+      if (ProducesRecords(fn)) {
+        gpu::LaunchRecord launch;
+        launch.correlation_id = e["corr"];
+        launch.context = context;
+        launch.api_name = fn;
+        launch.thread = tid;
+        launch.expected_records = fn.rfind("cuGraphLaunch", 0) == 0 ? 0 : 1;
+        attribution.OnLaunch(launch);
+      }
+    } else if (ev == "node_created") {
+      attribution.OnGraphNodeCreated(e["node"], call[tid].first, call[tid].second);
+    } else if (ev == "node_cloned") {
+      attribution.OnGraphNodeCloned(e["node"], e["orig_node"]);
+    }
+  }
+
+  void Record(const json& e) {
+    const std::string ev = e["ev"];
+    const uint64_t start = e["start"], end = e["end"];
+    if (ev == "kernel") {
+      gpu::KernelRecord k;
+      k.correlation_id = e["corr"];
+      k.graph_id = e["graph"];
+      k.graph_node_id = e["node"];
+      k.start_ns = start;
+      k.end_ns = end;
+      k.name = e["name"];
+      attribution.OnKernel(k);
+      kernels.push_back(e);
+    } else if (ev == "memcpy") {
+      gpu::MemcpyRecord m;
+      m.correlation_id = e["corr"];
+      m.graph_node_id = e["node"];
+      m.start_ns = start;
+      m.end_ns = end;
+      m.bytes = e["bytes"];
+      attribution.OnMemcpy(m);
+    } else {
+      gpu::MemsetRecord m;
+      m.correlation_id = e["corr"];
+      m.graph_node_id = e["node"];
+      m.start_ns = start;
+      m.end_ns = end;
+      m.bytes = e["bytes"];
+      attribution.OnMemset(m);
+    }
+  }
+
+  // Names from the test-owned context down to `id`, and that context.
+  std::pair<ContextId, std::vector<std::string>> PathOf(ContextId id) const {
+    std::vector<std::string> names;
+    while (id >= FakeContextSink::kFirstId) {
+      const auto node = sink.NodeOf(id);
+      names.insert(names.begin(), node.name);
+      id = node.parent;
+    }
+    return {id, names};
+  }
+
+  // GPU time (ns) by path below the Python line, and elsewhere.
+  std::map<std::vector<std::string>, double> TimeUnderLine(
+      std::map<std::vector<std::string>, double>* elsewhere) const {
+    std::map<std::vector<std::string>, double> by_path;
+    for (size_t i = 0; i < sink.node_count(); ++i) {
+      const ContextId id = FakeContextSink::kFirstId + i;
+      const double t = sink.Get(id, GpuMetric::kGpuTime).sum;
+      if (t == 0) continue;
+      auto [root, names] = PathOf(id);
+      if (root == kLine) {
+        by_path[names] += t;
+      } else {
+        (*elsewhere)[names] += t;
+      }
+    }
+    return by_path;
+  }
+};
+
+uint64_t PythonThread(const std::vector<json>& events) {
+  // The thread that created XLA's NVTX domain is the one that first ran
+  // JAX: the Python main thread.
+  for (const json& e : events) {
+    if (e.value("fn", "") == "nvtxDomainCreateA") return e["tid"];
+  }
+  return 0;
+}
+
+bool Contains(const std::vector<std::string>& path, const std::string& name) {
+  for (const auto& n : path) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+double KernelTime(const std::vector<json>& kernels, bool graphs_only) {
+  double total = 0;
+  for (const json& k : kernels) {
+    if (graphs_only && k["graph"] == 0) continue;
+    total += static_cast<double>(k["end"].get<uint64_t>() - k["start"].get<uint64_t>());
+  }
+  return total;
+}
+
+TEST(XlaFixtureReplay, GraphKernelsLandUnderTheirHloOperations) {
+  const auto events = ReadFixture("train_step_graphs.jsonl.gz");
+  ASSERT_GT(events.size(), 1000u);
+  Replay replay(events, PythonThread(events));
+  std::map<std::vector<std::string>, double> elsewhere;
+  const auto by_path = replay.TimeUnderLine(&elsewhere);
+
+  // Every CUDA-graph kernel (the steps after the first) sits below an HLO
+  // operation recorded into the command buffer, not below the launch.
+  double graph_time = 0;
+  for (const auto& [path, t] : by_path) {
+    if (Contains(path, "cuGraphAddNode_v2")) graph_time += t;
+    EXPECT_FALSE(Contains(path, "cuGraphLaunch")) << path.back();
+  }
+  const double recorded = KernelTime(replay.kernels, true);
+  ASSERT_GT(recorded, 0);
+  EXPECT_DOUBLE_EQ(graph_time, recorded);
+
+  // The backward GEMM of layer 2, by the kernel XLA named after it.
+  const ContextId gemm = replay.sink.Find(
+      kLine, {"[backward]", "layer2", "dot_general", "gemm_fusion_dot.6", "cuGraphAddNode_v2",
+              "gemm_fusion_dot_6"});
+  ASSERT_NE(gemm, 0u);
+  // Every step: the first records the command buffer, then launches it.
+  EXPECT_EQ(replay.sink.Get(gemm, GpuMetric::kGpuTime).count, 4u);
+  // And a forward one.
+  EXPECT_NE(replay.sink.Find(kLine, {"[forward]", "layer0", "dot_general", "gemm_fusion_dot.3",
+                                     "cuGraphAddNode_v2", "gemm_fusion_dot_3"}),
+            0u);
+}
+
+TEST(XlaFixtureReplay, LaunchedKernelsLandUnderTheirHloOperations) {
+  const auto events = ReadFixture("train_step_no_graphs.jsonl.gz");
+  ASSERT_GT(events.size(), 1000u);
+  Replay replay(events, PythonThread(events));
+  std::map<std::vector<std::string>, double> elsewhere;
+  const auto by_path = replay.TimeUnderLine(&elsewhere);
+  // train_step's steady state: its kernels under [forward]/[backward] paths.
+  double forward = 0, backward = 0;
+  for (const auto& [path, t] : by_path) {
+    if (!path.empty() && path[0] == "[forward]") forward += t;
+    if (!path.empty() && path[0] == "[backward]") backward += t;
+  }
+  EXPECT_GT(forward, 0);
+  EXPECT_GT(backward, 0);
+  const ContextId gemm = replay.sink.Find(
+      kLine, {"[backward]", "layer1", "dot_general", "gemm_fusion_dot.7", "cuLaunchKernelEx",
+              "gemm_fusion_dot_6"});
+  ASSERT_NE(gemm, 0u);
+  EXPECT_EQ(replay.sink.Get(gemm, GpuMetric::kGpuTime).count, 4u);  // every step
+}
+
+TEST(XlaFixtureReplay, GraphKernelsLandUnderTheSourceLinesOfTheirOperation) {
+  const auto events = ReadFixture("train_step_graphs.jsonl.gz");
+  std::ifstream in(std::string(XLA_FIXTURE_DIR) + "/hlo_train_step.txt");
+  std::stringstream hlo;
+  hlo << in.rdbuf();
+  Replay replay(events, PythonThread(events), hlo.str());
+  // train_step:41 value_and_grad -> mlp_loss:36 -> mlp_forward:31 x @ w.
+  const ContextId gemm = replay.sink.Find(
+      kLine, {"[forward]", "train_step", "mlp_loss", "mlp_forward", "layer0", "dot_general",
+              "gemm_fusion_dot.3", "cuGraphAddNode_v2", "gemm_fusion_dot_3"});
+  ASSERT_NE(gemm, 0u);
+  EXPECT_EQ(replay.sink.Get(gemm, GpuMetric::kGpuTime).count, 4u);
+  // Share of the command buffers' kernel time below a source line.
+  std::map<std::vector<std::string>, double> elsewhere;
+  double with_line = 0, graph_time = 0;
+  for (const auto& [path, t] : replay.TimeUnderLine(&elsewhere)) {
+    if (!Contains(path, "cuGraphAddNode_v2")) continue;
+    graph_time += t;
+    if (Contains(path, "train_step")) with_line += t;
+  }
+  ASSERT_GT(graph_time, 0);
+  EXPECT_GE(with_line / graph_time, 0.95);  // the target; 1.0 here
+}
+
+TEST(XlaFixtureReplay, CompilerThreadsKernelsGoToTheCompilePhase) {
+  const auto events = ReadFixture("train_step_graphs.jsonl.gz");
+  Replay replay(events, PythonThread(events));
+  std::map<std::vector<std::string>, double> elsewhere;
+  const auto by_path = replay.TimeUnderLine(&elsewhere);
+  double compile = 0, total = 0;
+  for (const auto& [path, t] : by_path) {
+    total += t;
+    if (!path.empty() && path[0] == "[compile]") compile += t;
+  }
+  // Autotuning (candidate GEMMs, redzone checks) ran on XLA's threads: none
+  // of it is left on those threads' own nodes. What stays there are the
+  // copies of PJRT's transfer threads (device_put, fetching the loss).
+  for (const auto& [path, t] : elsewhere) {
+    ASSERT_FALSE(path.empty());
+    EXPECT_EQ(path.back().rfind("memcpy", 0), 0u) << path.back();
+  }
+  EXPECT_GT(compile, 0);
+  EXPECT_NE(replay.sink.Find(kLine, {"[compile]", "jit_train_step"}), 0u);
+  double copies = 0;
+  for (const auto& [path, t] : elsewhere) copies += t;
+  EXPECT_DOUBLE_EQ(total + copies, replay.sink.Total(GpuMetric::kGpuTime).sum);
+  EXPECT_LT(copies, 0.001 * total);
+}
+
+}  // namespace
+}  // namespace deepcontext::xla

@@ -1,0 +1,157 @@
+#include "runtime/xla/xla_ranges.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/unit/runtime/gpu/fake_context_sink.h"
+
+namespace deepcontext::xla {
+namespace {
+
+using gpu::ContextId;
+using gpu::FakeContextSink;
+
+// Test contexts: 2 = a Python line, 100.. = compiler threads' own nodes.
+constexpr ContextId kLine = 2;
+constexpr ContextId kWorker = 100;
+bool IsWorker(ContextId context) { return context >= 100 && context < 1000; }
+
+constexpr uint64_t kTsl = 0x10;
+constexpr uint64_t kOtherDomain = 0x20;
+
+class XlaRangesTest : public ::testing::Test {
+ protected:
+  FakeContextSink sink;
+  XlaRanges ranges{sink, &IsWorker};
+  void SetUp() override { ranges.OnDomainCreated(kTsl, "TSL"); }
+};
+
+TEST_F(XlaRangesTest, NoRangesLeaveTheContext) {
+  EXPECT_FALSE(ranges.seen_ranges());
+  EXPECT_EQ(ranges.Refine(kLine), kLine);
+}
+
+TEST_F(XlaRangesTest, ThunkRangePlacesTheCallUnderItsOperation) {
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_step,program_id=5#");
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/jvp(layer0)/dot_general,hlo_op=gemm_fusion_dot.3#");
+  const ContextId op = ranges.Refine(kLine);
+  EXPECT_EQ(op, sink.Find(kLine, {"[forward]", "layer0", "dot_general", "gemm_fusion_dot.3"}));
+  EXPECT_NE(op, 0u);
+  EXPECT_EQ(ranges.op_ranges(), 1u);
+  ranges.Pop(kTsl);
+  // Inside the module only (between thunks): the line itself.
+  EXPECT_EQ(ranges.Refine(kLine), kLine);
+  ranges.Pop(kTsl);
+  EXPECT_EQ(ranges.Refine(kLine), kLine);
+}
+
+TEST_F(XlaRangesTest, RegisteredStringsResolveAndUnknownHandlesStayBalanced) {
+  ranges.OnStringRegistered(0x1000, "Thunk:#name=jit(f)/tanh,hlo_op=wrapped_tanh#");
+  ranges.PushRegistered(kTsl, 0x2000);  // registered before tracing began
+  ranges.PushRegistered(kTsl, 0x1000);
+  {
+    const ContextId refined = ranges.Refine(kLine);
+    EXPECT_EQ(refined, sink.Find(kLine, {"tanh", "wrapped_tanh"}));
+  }
+  ranges.Pop(kTsl);
+  EXPECT_EQ(ranges.Refine(kLine), kLine);
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);  // more pops than pushes: ignored
+  EXPECT_EQ(ranges.Refine(kLine), kLine);
+}
+
+TEST_F(XlaRangesTest, InnermostThunkOfACommandBufferWins) {
+  ranges.Push(kTsl, "Thunk:#hlo_op=command_buffer_1#");
+  {
+    const ContextId refined = ranges.Refine(kLine);
+    EXPECT_EQ(refined, sink.Find(kLine, {"command_buffer_1"}));
+  }
+  ranges.Push(kTsl, "Thunk:#name=jit(f)/transpose(jvp(l))/dot_general,hlo_op=gemm_fusion_dot.6#");
+  {
+    const ContextId refined = ranges.Refine(kLine);
+    EXPECT_EQ(refined, sink.Find(kLine, {"[backward]", "l", "dot_general", "gemm_fusion_dot.6"}));
+  }
+}
+
+TEST_F(XlaRangesTest, OtherDomainsAreIgnoredOnceTslIsKnown) {
+  ranges.Push(kOtherDomain, "Thunk:#hlo_op=not_xla#");
+  EXPECT_EQ(ranges.Refine(kLine), kLine);
+  ranges.Push(kTsl, "Thunk:#hlo_op=loop_add_fusion#");
+  ranges.Pop(kOtherDomain);  // not XLA's: the thunk stays open
+  {
+    const ContextId refined = ranges.Refine(kLine);
+    EXPECT_EQ(refined, sink.Find(kLine, {"loop_add_fusion"}));
+  }
+}
+
+TEST_F(XlaRangesTest, CompilationOnTheCallingThreadIsItsCompilePhase) {
+  EXPECT_TRUE(ranges.Push(kTsl, "XlaCompile:#module=jit_step#"));
+  ranges.BeginCompile(kLine);
+  EXPECT_FALSE(ranges.Push(kTsl, "XlaCompileBackend:#module=jit_step,program_id=4#"));
+  {
+    const ContextId refined = ranges.Refine(kLine);
+    EXPECT_EQ(refined, sink.Find(kLine, {"[compile]", "jit_step"}));
+  }
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  EXPECT_EQ(ranges.Refine(kLine), kLine);
+}
+
+TEST_F(XlaRangesTest, CompilerThreadsWorkGoesToTheCompilingLine) {
+  ranges.Push(kTsl, "XlaCompile:#module=jit_step#");
+  ranges.BeginCompile(kLine);
+  ContextId autotune = 0, bare = 0, after = 0;
+  std::thread worker([&] {
+    bare = ranges.Refine(kWorker);  // redzone checks: no range at all
+    ranges.Push(kTsl, "XlaModule:#hlo_module=gemm_fusion_dot.4#");
+    autotune = ranges.Refine(kWorker + 1);
+    ranges.Pop(kTsl);
+  });
+  worker.join();
+  const ContextId compile = sink.Find(kLine, {"[compile]", "jit_step"});
+  EXPECT_NE(compile, 0u);
+  EXPECT_EQ(bare, compile);
+  EXPECT_EQ(autotune, compile);
+  ranges.Pop(kTsl);
+  std::thread later([&] { after = ranges.Refine(kWorker); });
+  later.join();
+  EXPECT_EQ(after, kWorker);  // compilation over: the thread's own node
+}
+
+TEST(XlaRangesSources, SourceLinesGoBetweenThePhaseAndTheScopes) {
+  FakeContextSink sink;
+  HloSourceRegistry sources;
+  XlaRanges ranges(sink, &IsWorker, sources);
+  ranges.OnDomainCreated(kTsl, "TSL");
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_step,program_id=5#");
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/jvp(layer0)/dot_general,hlo_op=gemm_fusion_dot.3#");
+  // Not registered yet: the operation without lines.
+  const ContextId before = ranges.Refine(kLine);
+  EXPECT_EQ(before, sink.Find(kLine, {"[forward]", "layer0", "dot_general", "gemm_fusion_dot.3"}));
+  HloSources module;
+  module.module = "jit_step";
+  module.frames["gemm_fusion_dot.3"] = {{"t.py", "step", 41}, {"t.py", "forward", 31}};
+  sources.Add(module);
+  const ContextId after = ranges.Refine(kLine);
+  EXPECT_NE(after, before);
+  EXPECT_EQ(after, sink.Find(kLine, {"[forward]", "step", "forward", "layer0", "dot_general",
+                                     "gemm_fusion_dot.3"}));
+  EXPECT_EQ(sink.NodeOf(sink.Find(kLine, {"[forward]", "step"})).kind,
+            gpu::GpuNodeKind::kPython);
+  // Another module's instruction of the same name has no lines.
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_other,program_id=6#");
+  ranges.Push(kTsl, "Thunk:#name=jit(other)/jvp(layer0)/dot_general,hlo_op=gemm_fusion_dot.3#");
+  EXPECT_EQ(ranges.Refine(kLine), before);
+}
+
+TEST_F(XlaRangesTest, NonXlaRangesChangeNothing) {
+  ranges.Push(kTsl, "my own range");
+  EXPECT_EQ(ranges.Refine(kLine), kLine);
+  EXPECT_EQ(ranges.Refine(kWorker), kWorker);
+}
+
+}  // namespace
+}  // namespace deepcontext::xla
