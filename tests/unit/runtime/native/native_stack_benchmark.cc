@@ -38,6 +38,7 @@ void BM_Capture(benchmark::State& state, UnwinderKind kind) {
 BENCHMARK_CAPTURE(BM_Capture, libunwind, UnwinderKind::kLibunwind);
 BENCHMARK_CAPTURE(BM_Capture, glibc_backtrace, UnwinderKind::kGlibcBacktrace);
 BENCHMARK_CAPTURE(BM_Capture, frame_pointer, UnwinderKind::kFramePointer);
+BENCHMARK_CAPTURE(BM_Capture, cfi_cache, UnwinderKind::kCfiCache);
 
 // What a call-path builder does per event to find the context of a native
 // path: either one child lookup per frame in the context tree (no cache),
