@@ -19,6 +19,8 @@ export PKG_CONFIG_SYSROOT_DIR="$PREFIX"
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$PATH:$PREFIX/usr/bin"
 extra=()
+# No npm there: the viewer built elsewhere is embedded as it is.
+if [ -f .deps/web-dist/app.js ]; then extra+=("-DDEEPCONTEXT_WEB_DIST=$PWD/.deps/web-dist"); fi
 rm -f "$libdir/libz.a"
 libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
 if [ -n "$libz" ]; then extra+=("-DZLIB_LIBRARY=$libz"); fi
