@@ -238,6 +238,11 @@ def table(args):
     print("adapter warm-up: %.0f s" % (time.time() - started), file=sys.stderr)
     notes = []
 
+    def note(text):
+        # On stderr at once too: a run cut short keeps what it learnt.
+        print("note: " + text, file=sys.stderr, flush=True)
+        notes.append(text)
+
     def median_of(samples, index):
         return statistics.median(sample[index] for sample in samples)
 
@@ -264,17 +269,17 @@ def table(args):
                     errors[column] = str(error).strip().splitlines()[-1][:160]
         print("%s: %.0f s so far" % (workload, time.time() - started), file=sys.stderr)
         for column, error in errors.items():
-            notes.append("%s, %s: %s" % (workload, column, error))
+            note("%s, %s: %s" % (workload, column, error))
         if workload == "launch-triton" and cells["deepcontext run"]:
             attributed, total = triton_attribution(cli, profiles["deepcontext run"])
-            notes.append("launch-triton: %d of %d Triton kernel launches attributed to their "
+            note("launch-triton: %d of %d Triton kernel launches attributed to their "
                          "Python launch line (gpu_models.py, TRITON_LAUNCH_LINE)"
                          % (attributed, total))
         if cells["run --native"]:
             tree = json.loads(run([cli, "export", "--format", "json",
                                    profiles["run --native"]]))
             described = tree["sources"][0]["metadata"].get("dlmonitor", "?")
-            notes.append("%s --native: dlmonitor %s" % (workload, described))
+            note("%s --native: dlmonitor %s" % (workload, described))
         if not cells["no profiler"]:
             print("| %s | %s |" % (workload, " | ".join(["n/a"] * (len(TABLE_COLUMNS) + 2))),
                   flush=True)
@@ -340,7 +345,8 @@ def main():
                         help="instead: the overhead table (every profiler on ResNet-50, GPT-2, "
                              "the MLP and the torch / Triton launch microbenchmarks)")
     parser.add_argument("--quick", action="store_true",
-                        help="with --table: 20 steps after 3 warm-up, one run per cell")
+                        help="with --table: 20 steps after 3 warm-up, one run per cell "
+                             "(30 processes of about 11 s each on an H200: about 6 minutes)")
     parser.add_argument("--warmup", type=int, default=5, help="with --table: warm-up steps")
     parser.add_argument("--launches", type=int, default=5000,
                         help="with --table: tiny kernels per step of the launch-* workloads")
