@@ -57,13 +57,9 @@ struct InsidePathKeyHash {
 
 // Modules whose frames end a GPU API call's path: the driver and the tracing
 // library (and everything they call, our callbacks included).
-bool IsGpuDriverFrame(uintptr_t pc) {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(pc - 1), &info) == 0 ||
-      info.dli_fname == nullptr) {
-    return false;
-  }
-  const std::string_view file(info.dli_fname);
+// By module path (FrameResolver's, not dladdr's: dladdr scans every symbol
+// of a library per call, a millisecond in libtorch).
+bool IsGpuDriverModule(std::string_view file) {
   return file.find("libcuda.so") != std::string_view::npos ||
          file.find("libcupti.so") != std::string_view::npos;
 }
@@ -317,16 +313,13 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   int kept = count;
   while (kept > first_python && resolved[kept - 1].hidden) --kept;
   // The reporting adapter's own frames (its module) are not part of the
-  // program's path either. Looked up here, once per new path, since dladdr
-  // is too slow for every op.
+  // program's path either. Looked up here, once per new path (and per pc
+  // inside FrameResolver).
   int used = native_count;
-  Dl_info caller_info;
-  if (drop_caller_module &&
-      dladdr(reinterpret_cast<void*>(caller_pc - 1), &caller_info) != 0) {
-    Dl_info info;
-    while (used > 0 &&
-           dladdr(reinterpret_cast<void*>(pcs[used - 1] - 1), &info) != 0 &&
-           info.dli_fbase == caller_info.dli_fbase) {
+  if (drop_caller_module) {
+    const std::string caller_module = resolver_->Resolve(caller_pc).module;
+    while (!caller_module.empty() && used > 0 &&
+           resolver_->Resolve(pcs[used - 1]).module == caller_module) {
       --used;
     }
   }
@@ -628,7 +621,9 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     ++first;
   }
   int end = first;
-  while (end < count && !IsGpuDriverFrame(pcs[end])) ++end;
+  while (end < count && !IsGpuDriverModule(resolver_->Resolve(pcs[end]).module)) {
+    ++end;
+  }
   ContextId parent = op.context;
   for (int i = first; i < end; ++i) {
     const ContextId child = NativeChild(parent, pcs[i]);
