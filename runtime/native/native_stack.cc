@@ -126,17 +126,16 @@ __attribute__((noinline, no_sanitize("address"))) int WalkFramePointers(
 __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(void** out,
                                                                   int max) {
   const StackBounds& bounds = ThreadStackBounds();
+  // Loads are only safe inside a known stack; libgcc checks its own way.
+  if (!bounds.known) return -1;
   const auto self = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   uintptr_t sp = self + 2 * sizeof(uintptr_t);
   uintptr_t fp = *reinterpret_cast<const uintptr_t*>(self);
-  // Without known bounds, a frame may be at most this large.
-  constexpr uintptr_t kMaxFrameSize = uintptr_t{1} << 20;
-  auto on_stack = [&](uintptr_t addr, uintptr_t from) {
-    if (bounds.known) {
-      return addr >= bounds.low && addr + sizeof(uintptr_t) <= bounds.high;
-    }
-    return addr >= from && addr - from < kMaxFrameSize;
+  // On another stack (sigaltstack, coroutines) every step fails this and
+  // the capture goes to libgcc.
+  auto on_stack = [&](uintptr_t addr) {
+    return addr >= bounds.low && addr + sizeof(uintptr_t) <= bounds.high;
   };
   int n = 0;
   while (n < max) {
@@ -147,12 +146,12 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(void** out,
     const uintptr_t cfa =
         (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
     // Every step goes strictly outward and stays on this thread's stack.
-    if (cfa <= sp || !on_stack(cfa - sizeof(uintptr_t), sp)) return -1;
+    if (cfa <= sp || !on_stack(cfa - sizeof(uintptr_t))) return -1;
     const uintptr_t ret =
         *reinterpret_cast<const uintptr_t*>(cfa - sizeof(uintptr_t));
     if (rule.frame_pointer_saved) {
       const uintptr_t slot = cfa + rule.saved_fp_offset;
-      if (!on_stack(slot, sp)) return -1;
+      if (!on_stack(slot)) return -1;
       fp = *reinterpret_cast<const uintptr_t*>(slot);
     }
     sp = cfa;

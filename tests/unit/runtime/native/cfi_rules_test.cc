@@ -1,6 +1,7 @@
 #include "runtime/native/cfi_rules.h"
 
 #include <gtest/gtest.h>
+#include <ucontext.h>
 
 #include <cstdlib>
 #include <string>
@@ -183,6 +184,32 @@ TEST(CfiRulesTest, MatchesLibgccOnAnotherThread) {
   TwoCaptures got;
   std::thread([&] { native_chain::RunAtDepth(5, CaptureBoth, &got); }).join();
   ExpectSameStack(got);
+}
+
+ucontext_t g_main_context;
+ucontext_t g_other_context;
+TwoCaptures* g_other_result = nullptr;
+
+void CaptureOnOtherStack() { CaptureBoth(g_other_result); }
+
+// Off the thread's own stack (coroutines, sigaltstack) the cached rules are
+// not used (loads are bounded by the thread's stack): libgcc unwinds, so
+// both captures agree.
+TEST(CfiRulesTest, OnAnotherStackFallsBackToLibgcc) {
+  std::vector<char> stack(256 * 1024);
+  TwoCaptures got;
+  g_other_result = &got;
+  ASSERT_EQ(getcontext(&g_other_context), 0);
+  g_other_context.uc_stack.ss_sp = stack.data();
+  g_other_context.uc_stack.ss_size = stack.size();
+  g_other_context.uc_link = &g_main_context;
+  makecontext(&g_other_context, CaptureOnOtherStack, 0);
+  ASSERT_EQ(swapcontext(&g_main_context, &g_other_context), 0);
+  ASSERT_GE(got.libgcc.size(), 2u);
+  ASSERT_EQ(got.cached.size(), got.libgcc.size());
+  for (size_t i = 0; i + 1 < got.libgcc.size(); ++i) {
+    EXPECT_EQ(got.cached[i], got.libgcc[i]) << "frame " << i;
+  }
 }
 
 #else
