@@ -193,7 +193,8 @@ def table_commands(args, cli, workload, work):
     commands = {column: [cli, "run", "-q"] + options[column] + ["-o", profiles[column], "--"]
                 + base for column in profiles}
     commands["no profiler"] = base
-    commands["torch.profiler(with_stack)"] = base + ["--torch-profiler", stem + ".torch.json"]
+    commands["torch.profiler(with_stack)"] = base + ["--torch-profiler", stem + ".torch.json",
+                                                     "--torch-profiler-timing-only"]
     commands["Proton (context=python)"] = base + ["--proton", stem + ".proton"]
     return commands, profiles
 

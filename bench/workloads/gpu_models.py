@@ -215,6 +215,9 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--torch-profiler", metavar="OUT_JSON")
+    parser.add_argument("--torch-profiler-timing-only", action="store_true",
+                        help="with --torch-profiler: time the steps only, skip the per-op "
+                             "summary (events() over every op and kernel takes long)")
     parser.add_argument("--torch-profiler-activities", default="cpu,cuda",
                         help="activities torch.profiler records (cpu, cuda or both)")
     parser.add_argument("--deepcontext-region", metavar="OUT_DCTX",
@@ -285,6 +288,8 @@ def main():
     if args.proton:
         proton.finalize()
     elif args.deepcontext_region:
+        profiler.__exit__(None, None, None)
+    elif profiler is not None and args.torch_profiler_timing_only:
         profiler.__exit__(None, None, None)
     elif profiler is not None:
         profiler.__exit__(None, None, None)
