@@ -23,6 +23,12 @@ FindFdeFn FindFde() {
   return fn;
 }
 
+#if defined(__x86_64__)
+constexpr bool kModelledArchitecture = true;
+#else
+constexpr bool kModelledArchitecture = false;
+#endif
+
 // DWARF register numbers of x86-64.
 constexpr uint64_t kRegRbp = 6;
 constexpr uint64_t kRegRsp = 7;
@@ -378,18 +384,14 @@ CfiRule End() {
 }  // namespace
 
 bool CfiRulesSupported() {
-#if defined(__x86_64__)
-  return FindFde() != nullptr;
-#else
-  return false;
-#endif
+  return kModelledArchitecture && FindFde() != nullptr;
 }
 
 CfiRule ComputeCfiRule(uintptr_t pc) {
-#if !defined(__x86_64__)
-  (void)pc;
-  return Unsupported();
-#else
+  // The register numbers and the return address slot below are x86-64's.
+  // Elsewhere the code is still compiled (and its helpers used) but never
+  // runs.
+  if (!kModelledArchitecture) return Unsupported();
   const FindFdeFn find = FindFde();
   if (find == nullptr) return Unsupported();
   DwarfEhBases bases{};
@@ -445,7 +447,6 @@ CfiRule ComputeCfiRule(uintptr_t pc) {
   rule.frame_pointer_saved = row.fp_rule == RegRule::kOffset;
   rule.saved_fp_offset = static_cast<int16_t>(row.fp_offset);
   return rule;
-#endif
 }
 
 }  // namespace deepcontext::native
