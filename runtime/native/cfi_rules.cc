@@ -213,8 +213,8 @@ bool ParseCie(const Record& record, Cie* cie) {
     }
     if (data_end > record.end) return false;
     in = Reader(data_end, record.end);
-  } else if (aug_len > 0 && std::strcmp(augmentation, "eh") != 0) {
-    return false;  // unknown augmentation without a size
+  } else if (aug_len > 0) {
+    return false;  // an augmentation without a size ("eh" of old GCCs)
   }
   cie->instructions = in.pos();
   cie->end = record.end;
