@@ -279,8 +279,10 @@ def table(args):
         if cells["run --native"]:
             tree = json.loads(run([cli, "export", "--format", "json",
                                    profiles["run --native"]]))
-            described = tree["sources"][0]["metadata"].get("dlmonitor", "?")
-            note("%s --native: dlmonitor %s" % (workload, described))
+            metadata = tree["sources"][0]["metadata"]
+            note("%s --native: dlmonitor %s; %s" % (
+                workload, metadata.get("dlmonitor", "?"),
+                metadata.get("native_unwind", "no cfi-cache statistics")))
         if not cells["no profiler"]:
             print("| %s | %s |" % (workload, " | ".join(["n/a"] * (len(TABLE_COLUMNS) + 2))),
                   flush=True)

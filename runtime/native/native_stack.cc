@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <type_traits>
 
@@ -118,6 +119,9 @@ __attribute__((noinline, no_sanitize("address"))) int WalkFramePointers(
   return n;
 }
 
+// Captures cfi-cache handed to libgcc (rare: counted on that path only).
+std::atomic<uint64_t> g_cfi_fallbacks{0};
+
 // Steps from frame to frame with the cached .eh_frame rule of each return
 // address (cfi_rules.h). Starts from its own frame record (this file keeps
 // frame pointers), so the first address written is the return into its
@@ -183,7 +187,10 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
       break;
     case UnwinderKind::kCfiCache:
       n = WalkCfiRules(raw, max);
-      if (n < 0) n = backtrace(raw, max);
+      if (n < 0) {
+        g_cfi_fallbacks.fetch_add(1, std::memory_order_relaxed);
+        n = backtrace(raw, max);
+      }
       break;
   }
   // Keeps this call from being a tail call, so the frame layout the caller
@@ -312,6 +319,13 @@ __attribute__((noinline)) int Unwinder::Capture(uintptr_t* pcs, int max,
                   pcs, max, skip);
   asm volatile("" ::: "memory");
   return n;
+}
+
+CfiUnwindStats CfiUnwindStatistics() {
+  CfiUnwindStats stats;
+  stats.rules_cached = CfiRuleCacheSize();
+  stats.libgcc_fallbacks = g_cfi_fallbacks.load(std::memory_order_relaxed);
+  return stats;
 }
 
 __attribute__((noinline)) int CaptureNativeStack(uintptr_t* pcs, int max,

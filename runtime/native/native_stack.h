@@ -75,6 +75,15 @@ class Unwinder {
   UnwinderKind kind_;
 };
 
+// How the cfi-cache unwinder fared in this process: return addresses whose
+// rule it read (and keeps), and captures it handed to libgcc because a frame
+// needed a rule it does not model. Both 0 when it never ran.
+struct CfiUnwindStats {
+  int rules_cached = 0;
+  uint64_t libgcc_fallbacks = 0;
+};
+CfiUnwindStats CfiUnwindStatistics();
+
 // Unwinder::Default().Capture(pcs, max, skip), with the same contract: the
 // innermost frame written is the caller of CaptureNativeStack.
 int CaptureNativeStack(uintptr_t* pcs, int max, int skip);

@@ -118,6 +118,11 @@ def test_each_unwinder_builds_the_same_path(tmp_path, extension, unwinder):
     (cfi-cache), else with libgcc: both must give the path libunwind gives."""
     tree = _run(tmp_path, unwinder + ".dctx", "--native", env={"DEEPCONTEXT_UNWINDER": unwinder})
     assert "native: " + unwinder in tree.metadata.get("dlmonitor", ""), tree.metadata
+    if unwinder == "cfi-cache":
+        # Every frame of this program has a rule it models: no capture
+        # needed libgcc.
+        assert tree.metadata.get("native_unwind", "").endswith(
+            " 0 captures unwound by libgcc"), tree.metadata
     _check_native_path(tree, extension)
     reference = _run(tmp_path, "reference.dctx", "--native")
     labels = [(n.kind, n.name, n.file, n.line) for n in _relu_paths(tree)[0].path()]
