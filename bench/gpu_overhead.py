@@ -10,6 +10,15 @@ the top-20 ops compared with torch.profiler's own numbers for the same steps.
 
     python3 bench/gpu_overhead.py --build build [--models resnet50,gpt2,mlp]
 
+--table prints one table for every workload (ResNet-50, GPT-2, the MLP, and
+100k tiny kernels launched through torch and through a Triton kernel) and
+every profiler (deepcontext run, --native, --trace-fraction 0.1,
+torch.profiler with_stack, Proton with context="python"): ratios to no
+profiler, the RSS the profiler adds (peak RSS of the process tree) and mean
+against median step (first-time pauses). One process per cell.
+
+    python3 bench/gpu_overhead.py --build build --table [--quick] [--steps 30 --repeats 2]
+
 --in-process ROUNDS instead alternates plain steps and deepcontext.profile()
 regions in one process per model (gpu_models.py --ab-rounds): no process
 start-up or machine drift between the two, so the ratio is steadier on a
@@ -146,6 +155,155 @@ def totals(cli, path):
     return ops, kernels
 
 
+# --table: the overhead table of every profiler on every workload.
+# Shortest first: a run cut short by a time limit loses the longest rows.
+TABLE_WORKLOADS = ("launch-torch", "launch-triton", "mlp", "resnet50", "gpt2")
+TABLE_COLUMNS = ("no profiler", "deepcontext run", "run --native", "run --trace-fraction 0.1",
+                 "torch.profiler(with_stack)", "Proton (context=python)")
+
+
+def measure(command, env=None):
+    """Runs one workload process; returns (median step ms, mean step ms,
+    peak RSS MiB of the process and its children, stdout) or raises."""
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, env=env)
+        output = process.stdout.read().decode()
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            err.seek(0)
+            raise RuntimeError("%s failed:\n%s" % (" ".join(command), err.read().decode()[-2000:]))
+    values = dict(token.split("=", 1) for token in output.split() if "=" in token)
+    # ru_maxrss is in KiB on Linux, and covers waited-for descendants too.
+    return (float(values["step_ms"]), float(values["step_mean_ms"]), usage.ru_maxrss / 1024.0,
+            output)
+
+
+def table_commands(args, cli, workload, work):
+    """({column: command}, {column: profile written}) for one workload."""
+    base = [args.python, WORKLOAD, "--model", workload, "--steps", str(args.steps),
+            "--warmup", str(args.warmup), "--device", args.device]
+    if workload.startswith("launch-"):
+        base += ["--launches", str(args.launches)]
+    stem = os.path.join(work, workload)
+    profiles = {"deepcontext run": stem + ".dctx", "run --native": stem + ".native.dctx",
+                "run --trace-fraction 0.1": stem + ".windows.dctx"}
+    options = {"deepcontext run": [], "run --native": ["--native"],
+               "run --trace-fraction 0.1": ["--trace-fraction", "0.1"]}
+    commands = {column: [cli, "run", "-q"] + options[column] + ["-o", profiles[column], "--"]
+                + base for column in profiles}
+    commands["no profiler"] = base
+    commands["torch.profiler(with_stack)"] = base + ["--torch-profiler", stem + ".torch.json",
+                                                     "--torch-profiler-timing-only"]
+    commands["Proton (context=python)"] = base + ["--proton", stem + ".proton"]
+    return commands, profiles
+
+
+def triton_attribution(cli, profile):
+    """(launches of the Triton kernel under its Python launch line, all its
+    launches) in a profile of the launch-triton workload."""
+    line = 0
+    with open(WORKLOAD) as f:
+        for number, text in enumerate(f, start=1):
+            if "# TRITON_LAUNCH_LINE" in text:
+                line = number
+    tree = json.loads(run([cli, "export", "--format", "json", profile]))
+    nodes = tree["nodes"]
+    attributed = total = 0
+    for node in nodes:
+        if node["kind"] != "gpu_kernel" or "add_one_kernel" not in node["name"]:
+            continue
+        count = node.get("exclusive", {}).get("gpu_time", {}).get("count", 0)
+        total += count
+        parent = node["parent"]
+        while parent is not None:
+            ancestor = nodes[parent]
+            if (ancestor["kind"] == "python" and ancestor.get("line") == line
+                    and ancestor.get("file", "").endswith("gpu_models.py")):
+                attributed += count
+                break
+            parent = ancestor["parent"]
+    return attributed, total
+
+
+def table(args):
+    """--table: one row per workload, one column per profiler, ratios to no
+    profiler from the same invocation (interleaved repeats)."""
+    cli = os.path.join(args.build, "bin", "deepcontext")
+    work = tempfile.mkdtemp(prefix="dc-gpu-table-")
+    workloads = args.models.split(",") if args.models else TABLE_WORKLOADS
+    started = time.time()
+    # The first profiled process builds the PyTorch adapter: not in any cell.
+    run([cli, "run", "-q", "-o", os.path.join(work, "warm.dctx"), "--", args.python, "-c",
+         "import torch; torch.ones(1).add_(1)"])
+    print("adapter warm-up: %.0f s" % (time.time() - started), file=sys.stderr)
+    notes = []
+
+    def note(text):
+        # On stderr at once too: a run cut short keeps what it learnt.
+        print("note: " + text, file=sys.stderr, flush=True)
+        notes.append(text)
+
+    def median_of(samples, index):
+        return statistics.median(sample[index] for sample in samples)
+
+    # Rows are printed as each workload finishes, so a run cut short by a
+    # time limit still shows the ones done.
+    print("Median step of %d (after %d warm-up), median over %d interleaved runs; ratios to "
+          "no profiler; launch-*: %d tiny kernels per step (%dk launches per run)." % (
+              args.steps, args.warmup, args.repeats, args.launches,
+              args.steps * args.launches // 1000))
+    print("| workload | %s | RSS added (run / --native) | mean / median (none / run / --native) |"
+          % " | ".join(TABLE_COLUMNS))
+    print("|---|%s---|---|" % ("---|" * len(TABLE_COLUMNS)), flush=True)
+    for workload in workloads:
+        commands, profiles = table_commands(args, cli, workload, work)
+        cells = {column: [] for column in TABLE_COLUMNS}
+        errors = {}
+        for _ in range(args.repeats):
+            for column in TABLE_COLUMNS:
+                if column in errors:
+                    continue
+                try:
+                    cells[column].append(measure(commands[column]))
+                except (RuntimeError, KeyError) as error:
+                    errors[column] = str(error).strip().splitlines()[-1][:160]
+        print("%s: %.0f s so far" % (workload, time.time() - started), file=sys.stderr)
+        for column, error in errors.items():
+            note("%s, %s: %s" % (workload, column, error))
+        if workload == "launch-triton" and cells["deepcontext run"]:
+            attributed, total = triton_attribution(cli, profiles["deepcontext run"])
+            note("launch-triton: %d of %d Triton kernel launches attributed to their "
+                         "Python launch line (gpu_models.py, TRITON_LAUNCH_LINE)"
+                         % (attributed, total))
+        if cells["run --native"]:
+            tree = json.loads(run([cli, "export", "--format", "json",
+                                   profiles["run --native"]]))
+            metadata = tree["sources"][0]["metadata"]
+            note("%s --native: dlmonitor %s; %s" % (
+                workload, metadata.get("dlmonitor", "?"),
+                metadata.get("native_unwind", "no cfi-cache statistics")))
+        if not cells["no profiler"]:
+            print("| %s | %s |" % (workload, " | ".join(["n/a"] * (len(TABLE_COLUMNS) + 2))),
+                  flush=True)
+            continue
+        plain = median_of(cells["no profiler"], 0)
+        row = ["%.2f ms" % plain]
+        for column in TABLE_COLUMNS[1:]:
+            row.append("%.3fx" % (median_of(cells[column], 0) / plain)
+                       if cells[column] else "n/a")
+        plain_rss = median_of(cells["no profiler"], 2)
+        rss = ["%+.0f MB" % (median_of(cells[c], 2) - plain_rss) if cells[c] else "n/a"
+               for c in ("deepcontext run", "run --native")]
+        spread = ["%.3f" % (median_of(cells[c], 1) / median_of(cells[c], 0)) if cells[c]
+                  else "n/a" for c in ("no profiler", "deepcontext run", "run --native")]
+        print("| %s | %s | %s | %s |" % (workload, " | ".join(row), " / ".join(rss),
+                                         " / ".join(spread)), flush=True)
+    for note in notes:
+        print("- " + note)
+    print("total: %.0f s" % (time.time() - started), file=sys.stderr)
+
+
 def non_negative(text):
     """argparse type: an integer >= 0."""
     value = int(text)
@@ -158,9 +316,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build", default="build")
     parser.add_argument("--python", default=sys.executable)
-    parser.add_argument("--models", default="resnet50,gpt2,mlp")
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--models", default=None,
+                        help="comma-separated (default resnet50,gpt2,mlp; --table: those and "
+                             "launch-torch,launch-triton)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="timed steps per run (default 20; --table: 30)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="runs per cell (default 3; --table: 2)")
     parser.add_argument("--breakdown", action="store_true",
                         help="also time deepcontext without GPU tracing and torch.profiler "
                              "with CPU or CUDA activities only, to split the overhead")
@@ -182,8 +344,26 @@ def main():
                              "its start rather than its steady state")
     parser.add_argument("--device", default="cuda",
                         help="with --in-process: cpu tries the script without a GPU")
+    parser.add_argument("--table", action="store_true",
+                        help="instead: the overhead table (every profiler on ResNet-50, GPT-2, "
+                             "the MLP and the torch / Triton launch microbenchmarks)")
+    parser.add_argument("--quick", action="store_true",
+                        help="with --table: 20 steps after 3 warm-up, one run per cell "
+                             "(30 processes of about 11 s each on an H200: about 6 minutes)")
+    parser.add_argument("--warmup", type=int, default=5, help="with --table: warm-up steps")
+    parser.add_argument("--launches", type=int, default=5000,
+                        help="with --table: tiny kernels per step of the launch-* workloads")
     args = parser.parse_args()
     print(machine_line())
+    if args.table:
+        if args.quick:
+            args.steps, args.warmup, args.repeats = 20, 3, 1
+        args.steps = args.steps or 30
+        args.repeats = args.repeats or 2
+        return table(args)
+    args.steps = args.steps or 20
+    args.repeats = args.repeats or 3
+    args.models = args.models or "resnet50,gpt2,mlp"
     if args.in_process > 0:
         return in_process(args)
     cli = os.path.join(args.build, "bin", "deepcontext")

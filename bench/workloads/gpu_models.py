@@ -1,6 +1,7 @@
 """GPU training steps of three models, for overhead and accuracy checks.
 
     python3 gpu_models.py --model resnet50|gpt2|mlp [--steps N] [--torch-profiler OUT.json]
+    python3 gpu_models.py --model launch-torch|launch-triton [--launches K] [--proton OUT]
     python3 gpu_models.py --model mlp --ab-rounds 10 [--steps N]
 
 Prints `model=M steps=N step_ms=T` (T = median step time after warm-up,
@@ -75,6 +76,31 @@ def mlp(batch):
 
 
 MODELS = {"resnet50": (resnet50, 64), "gpt2": (gpt2, 8), "mlp": (mlp, 32)}
+
+# Launch-bound microbenchmarks: each step launches --launches tiny kernels
+# (one element each), through a torch op or through a Triton kernel.
+LAUNCH_MODELS = ("launch-torch", "launch-triton")
+
+
+def launch_step(model, launches, device):
+    """The step function of a launch microbenchmark."""
+    x = torch.zeros(1, device=device)
+    if model == "launch-torch":
+        def step():
+            for _ in range(launches):
+                x.add_(1.0)
+        return step
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def add_one_kernel(ptr):
+        tl.store(ptr, tl.load(ptr) + 1.0)
+
+    def step():
+        for _ in range(launches):
+            add_one_kernel[(1,)](x)  # TRITON_LAUNCH_LINE
+    return step
 
 
 def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
@@ -185,10 +211,13 @@ def non_negative(text):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", choices=sorted(MODELS), required=True)
+    parser.add_argument("--model", choices=sorted(MODELS) + list(LAUNCH_MODELS), required=True)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--torch-profiler", metavar="OUT_JSON")
+    parser.add_argument("--torch-profiler-timing-only", action="store_true",
+                        help="with --torch-profiler: time the steps only, skip the per-op "
+                             "summary (events() over every op and kernel takes long)")
     parser.add_argument("--torch-profiler-activities", default="cpu,cuda",
                         help="activities torch.profiler records (cpu, cuda or both)")
     parser.add_argument("--deepcontext-region", metavar="OUT_DCTX",
@@ -203,14 +232,25 @@ def main():
     parser.add_argument("--trace-window-ms", type=float, default=50,
                         help="window length of the windows-* variants")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
+    parser.add_argument("--launches", type=int, default=5000,
+                        help="kernels per step of the launch-* microbenchmarks")
+    parser.add_argument("--proton", metavar="OUT",
+                        help="run the timed steps under Triton's Proton profiler "
+                             "(triton.profiler, context=\"python\"), writing OUT.hatchet")
     args = parser.parse_args()
     torch.manual_seed(0)
-    build, batch = MODELS[args.model]
-    model, data, target, loss_fn = build(batch)
     device = torch.device(args.device)
-    model, data, target = model.to(device), data.to(device), target.to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    is_gpt2 = args.model == "gpt2"
+    if args.model in LAUNCH_MODELS:
+        step = launch_step(args.model, args.launches, device)
+    else:
+        build, batch = MODELS[args.model]
+        model, data, target, loss_fn = build(batch)
+        model, data, target = model.to(device), data.to(device), target.to(device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        is_gpt2 = args.model == "gpt2"
+
+        def step():
+            train_step(model, optimizer, data, target, loss_fn, is_gpt2)
 
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
@@ -218,13 +258,13 @@ def main():
         times = []
         for _ in range(count):
             start = time.perf_counter()
-            train_step(model, optimizer, data, target, loss_fn, is_gpt2)
+            step()
             sync()
             times.append(time.perf_counter() - start)
         return times
 
     for _ in range(args.warmup):
-        train_step(model, optimizer, data, target, loss_fn, is_gpt2)
+        step()
     sync()
 
     if args.ab_rounds > 0:
@@ -241,8 +281,15 @@ def main():
         import deepcontext
         profiler = deepcontext.profile(args.deepcontext_region)
         profiler.__enter__()
+    elif args.proton:
+        import triton.profiler as proton
+        proton.start(args.proton, context="python")
     times = timed_steps(args.steps)
-    if args.deepcontext_region:
+    if args.proton:
+        proton.finalize()
+    elif args.deepcontext_region:
+        profiler.__exit__(None, None, None)
+    elif profiler is not None and args.torch_profiler_timing_only:
         profiler.__exit__(None, None, None)
     elif profiler is not None:
         profiler.__exit__(None, None, None)
@@ -262,9 +309,10 @@ def main():
             json.dump({"per_op": per_op, "steps": args.steps}, f)
     # The spread shows steps that a median hides (buffer flushes, warm-up).
     ordered = sorted(times)
-    print("model=%s steps=%d step_ms=%.3f step_p10_ms=%.3f step_p90_ms=%.3f" % (
-        args.model, args.steps, 1000 * statistics.median(times),
-        1000 * ordered[len(ordered) // 10], 1000 * ordered[(9 * len(ordered)) // 10]))
+    print("model=%s steps=%d step_ms=%.3f step_p10_ms=%.3f step_p90_ms=%.3f step_mean_ms=%.3f"
+          % (args.model, args.steps, 1000 * statistics.median(times),
+             1000 * ordered[len(ordered) // 10], 1000 * ordered[(9 * len(ordered)) // 10],
+             1000 * statistics.fmean(times)))
     if args.steps >= 200:  # how the step time settles over a long run
         print("median_ms_per_100_steps=" + ",".join(
             "%.2f" % (1000 * statistics.median(times[i:i + 100]))

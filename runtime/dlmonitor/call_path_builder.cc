@@ -57,13 +57,9 @@ struct InsidePathKeyHash {
 
 // Modules whose frames end a GPU API call's path: the driver and the tracing
 // library (and everything they call, our callbacks included).
-bool IsGpuDriverFrame(uintptr_t pc) {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(pc - 1), &info) == 0 ||
-      info.dli_fname == nullptr) {
-    return false;
-  }
-  const std::string_view file(info.dli_fname);
+// By module path (FrameResolver's, not dladdr's: dladdr scans every symbol
+// of a library per call, a millisecond in libtorch).
+bool IsGpuDriverModule(std::string_view file) {
   return file.find("libcuda.so") != std::string_view::npos ||
          file.find("libcupti.so") != std::string_view::npos;
 }
@@ -120,6 +116,15 @@ struct OpNameCacheEntry {
 };
 constexpr size_t kOpNameCacheSize = 256;  // direct-mapped by address
 
+// One remembered ContextTree::Child answer for a key without file or line.
+struct ChildCacheEntry {
+  ContextId parent = kNoContext;
+  uint32_t kind = 0;
+  StringId name = 0;
+  ContextId child = kNoContext;
+};
+constexpr size_t kChildCacheSize = 512;
+
 struct ThreadState {
   uint64_t generation = 0;
   ContextId root = kNoContext;
@@ -150,6 +155,9 @@ struct ThreadState {
   native::StackId last_native_stack = native::kNoStack;
   // GPU API call paths inside ops (see InsideOpContext).
   std::unordered_map<InsidePathKey, ContextId, InsidePathKeyHash> inside_paths;
+  // Recent (parent, operator or phase) -> child answers of the tree (see
+  // CachedChild).
+  ChildCacheEntry children[kChildCacheSize];
 };
 
 CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
@@ -317,16 +325,13 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   int kept = count;
   while (kept > first_python && resolved[kept - 1].hidden) --kept;
   // The reporting adapter's own frames (its module) are not part of the
-  // program's path either. Looked up here, once per new path, since dladdr
-  // is too slow for every op.
+  // program's path either. Looked up here, once per new path (and per pc
+  // inside FrameResolver).
   int used = native_count;
-  Dl_info caller_info;
-  if (drop_caller_module &&
-      dladdr(reinterpret_cast<void*>(caller_pc - 1), &caller_info) != 0) {
-    Dl_info info;
-    while (used > 0 &&
-           dladdr(reinterpret_cast<void*>(pcs[used - 1] - 1), &info) != 0 &&
-           info.dli_fbase == caller_info.dli_fbase) {
+  if (drop_caller_module) {
+    const std::string caller_module = resolver_->Resolve(caller_pc).module;
+    while (!caller_module.empty() && used > 0 &&
+           resolver_->Resolve(pcs[used - 1]).module == caller_module) {
       --used;
     }
   }
@@ -431,6 +436,26 @@ StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   return id;
 }
 
+ContextId CallPathBuilder::CachedChild(ThreadState& state, ContextId parent,
+                                       const FrameKey& key) {
+  // Every op looks up its node under its parent; a node, once made, is never
+  // removed or moved, and a full tree folds a key the same way each time, so
+  // the answer can be kept per thread and the tree's lock skipped.
+  ChildCacheEntry& entry =
+      state.children[(parent * 0x9E3779B97F4A7C15ULL ^ key.name * 0x85EBCA6BULL ^
+                      key.kind) %
+                     kChildCacheSize];
+  if (entry.parent == parent && entry.name == key.name &&
+      entry.kind == key.kind && entry.child != kNoContext) {
+    return entry.child;
+  }
+  const ContextId child = tree_.Child(parent, key);
+  if (child != kNoContext && key.file == 0 && key.line == 0) {
+    entry = ChildCacheEntry{parent, key.kind, key.name, child};
+  }
+  return child;
+}
+
 ContextId CallPathBuilder::Phase(ContextId parent, StringId phase_name) {
   return tree_.Child(parent, FrameKey{DLMONITOR_FRAME_PHASE, phase_name, 0, 0});
 }
@@ -504,7 +529,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     wrapper->context = Phase(anchor, backward_name_);
     entry.anchor = anchor;
     entry.python_depth = wrapper->python_depth;
-    entry.context = tree_.Child(wrapper->context, op_key);
+    entry.context = CachedChild(state, wrapper->context, op_key);
     state.ops.push_back(entry);
     return entry.context;
   }
@@ -513,14 +538,18 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     case DLMONITOR_OP_BACKWARD_FUNCTION: {
       if (!from_python) {
         entry.anchor = top->anchor;
-        entry.context = tree_.Child(top->context, op_key);
+        entry.context = CachedChild(state, top->context, op_key);
         break;
       }
       ContextId anchor =
           links_.Find(op.forward_thread_id, op.sequence_number);
       if (anchor == kNoContext) anchor = python_base(&entry.python_depth);
       entry.anchor = anchor;
-      entry.context = tree_.Child(Phase(anchor, backward_name_), op_key);
+      entry.context = CachedChild(
+          state,
+          CachedChild(state, anchor,
+                      FrameKey{DLMONITOR_FRAME_PHASE, backward_name_, 0, 0}),
+          op_key);
       break;
     }
     case DLMONITOR_OP_USER_SCOPE: {
@@ -536,15 +565,17 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
         state.last_native_stack = native::kNoStack;
         entry.anchor = python_base(&entry.python_depth, /*with_native=*/true);
         entry.entry_stack = state.last_native_stack;
-        const ContextId parent = op.sequence_number >= 0
-                                     ? Phase(entry.anchor, forward_name_)
-                                     : entry.anchor;
-        entry.context = tree_.Child(parent, op_key);
+        const ContextId parent =
+            op.sequence_number >= 0
+                ? CachedChild(state, entry.anchor,
+                              FrameKey{DLMONITOR_FRAME_PHASE, forward_name_, 0, 0})
+                : entry.anchor;
+        entry.context = CachedChild(state, parent, op_key);
       } else {
         entry.anchor = top->anchor;
         entry.python_depth = top->python_depth;
         entry.entry_stack = top->entry_stack;
-        entry.context = tree_.Child(top->context, op_key);
+        entry.context = CachedChild(state, top->context, op_key);
       }
       // Sequence numbers only grow on a thread and nested ops share their
       // parent's anchor, so most ops can skip the shared map.
@@ -628,7 +659,9 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     ++first;
   }
   int end = first;
-  while (end < count && !IsGpuDriverFrame(pcs[end])) ++end;
+  while (end < count && !IsGpuDriverModule(resolver_->Resolve(pcs[end]).module)) {
+    ++end;
+  }
   ContextId parent = op.context;
   for (int i = first; i < end; ++i) {
     const ContextId child = NativeChild(parent, pcs[i]);

@@ -123,6 +123,9 @@ class CallPathBuilder {
   ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);
   ContextId Phase(ContextId parent, StringId phase_name);
+  // tree_.Child(parent, key) through the thread's cache of recent answers.
+  ContextId CachedChild(ThreadState& state, ContextId parent,
+                        const FrameKey& key);
 
   ContextTree& tree_;
   StringTable& strings_;

@@ -3,7 +3,10 @@
 namespace deepcontext::native {
 
 FrameResolver::FrameResolver()
-    : symbolizer_(std::make_unique<Symbolizer>(ModuleMap::Snapshot())) {}
+    : snapshot_generation_(LoaderGeneration()) {
+  symbolizer_ = std::make_unique<Symbolizer>(ModuleMap::Snapshot());
+  snapshots_ = 1;
+}
 
 FrameResolver::~FrameResolver() = default;
 
@@ -12,12 +15,19 @@ SymbolizedFrame FrameResolver::Resolve(uintptr_t pc) {
   if (pc != 0 && symbolizer_->modules().Find(pc - 1) == nullptr) {
     // Loaded after the snapshot: a new session over the current modules.
     // Per-pc results of the old one are cheap to recompute.
-    ModuleMap modules = ModuleMap::Snapshot();
-    if (modules.Find(pc - 1) != nullptr) {
-      symbolizer_ = std::make_unique<Symbolizer>(std::move(modules));
+    const uint64_t generation = LoaderGeneration();
+    if (generation != snapshot_generation_) {
+      snapshot_generation_ = generation;
+      symbolizer_ = std::make_unique<Symbolizer>(ModuleMap::Snapshot());
+      ++snapshots_;
     }
   }
   return symbolizer_->Symbolize(pc);
+}
+
+int FrameResolver::snapshots() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return snapshots_;
 }
 
 const char* FrameResolver::BackendName() {

@@ -27,12 +27,21 @@ class FrameResolver {
   // [any thread] Allocates; takes the loader lock on a module refresh.
   SymbolizedFrame Resolve(uintptr_t pc);
 
+  // Snapshots taken since construction (the first one included).
+  int snapshots();
+
   // "libdw" or "dladdr".
   const char* BackendName();
 
  private:
   std::mutex mutex_;
   std::unique_ptr<Symbolizer> symbolizer_;
+  // The loader's load/unload counters when the snapshot was taken: a pc
+  // outside every module (JIT code, anonymous mappings) only triggers a new
+  // snapshot, which reads every module's headers, when a library came or
+  // went since.
+  uint64_t snapshot_generation_ = 0;
+  int snapshots_ = 0;
 };
 
 }  // namespace deepcontext::native

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 namespace deepcontext::native {
@@ -105,6 +106,28 @@ const Module* ModuleMap::Find(uintptr_t address) const {
 std::string BaseName(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+namespace {
+
+int ReadLoaderGeneration(struct dl_phdr_info* info, size_t size, void* data) {
+  // dlpi_adds / dlpi_subs exist since glibc 2.4; older ones pass a smaller
+  // size.
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+                  sizeof(info->dlpi_subs)) {
+    *static_cast<uint64_t*>(data) =
+        static_cast<uint64_t>(info->dlpi_adds) * 0x100000001ull +
+        static_cast<uint64_t>(info->dlpi_subs);
+  }
+  return 1;  // the counters are process-wide: the first module is enough
+}
+
+}  // namespace
+
+uint64_t LoaderGeneration() {
+  uint64_t generation = 0;
+  dl_iterate_phdr(ReadLoaderGeneration, &generation);
+  return generation;
 }
 
 }  // namespace deepcontext::native

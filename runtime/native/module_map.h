@@ -40,6 +40,10 @@ class ModuleMap {
   std::vector<Module> modules_;  // sorted by start
 };
 
+// Changes whenever the dynamic loader loads or unloads an object (glibc's
+// dlpi_adds / dlpi_subs counters). Cheap: visits one module.
+uint64_t LoaderGeneration();
+
 // The file name part of a path ("libfoo.so" for "/usr/lib/libfoo.so").
 std::string BaseName(const std::string& path);
 

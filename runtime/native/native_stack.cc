@@ -5,7 +5,11 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <type_traits>
+
+#include "runtime/native/cfi_rules.h"
 
 #if defined(DEEPCONTEXT_HAVE_LIBUNWIND)
 #define UNW_LOCAL_ONLY
@@ -115,6 +119,53 @@ __attribute__((noinline, no_sanitize("address"))) int WalkFramePointers(
   return n;
 }
 
+// Captures cfi-cache handed to libgcc (rare: counted on that path only).
+std::atomic<uint64_t> g_cfi_fallbacks{0};
+
+// Steps from frame to frame with the cached .eh_frame rule of each return
+// address (cfi_rules.h). Starts from its own frame record (this file keeps
+// frame pointers), so the first address written is the return into its
+// caller, as for backtrace(). Returns -1 when a frame needs a rule that is
+// not modelled: the caller then unwinds with libgcc instead.
+__attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(void** out,
+                                                                  int max) {
+  const StackBounds& bounds = ThreadStackBounds();
+  // Loads are only safe inside a known stack; libgcc checks its own way.
+  if (!bounds.known) return -1;
+  const auto self = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  uintptr_t sp = self + 2 * sizeof(uintptr_t);
+  uintptr_t fp = *reinterpret_cast<const uintptr_t*>(self);
+  // On another stack (sigaltstack, coroutines) every step fails this and
+  // the capture goes to libgcc.
+  auto on_stack = [&](uintptr_t addr) {
+    return addr >= bounds.low && addr + sizeof(uintptr_t) <= bounds.high;
+  };
+  int n = 0;
+  while (n < max) {
+    out[n++] = reinterpret_cast<void*>(pc);
+    const CfiRule rule = CachedCfiRule(pc - 1);
+    if (rule.kind == CfiRule::Kind::kEnd) break;
+    if (rule.kind != CfiRule::Kind::kStep) return -1;
+    const uintptr_t cfa =
+        (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
+    // Every step goes strictly outward and stays on this thread's stack.
+    if (cfa <= sp || !on_stack(cfa - sizeof(uintptr_t))) return -1;
+    const uintptr_t ret =
+        *reinterpret_cast<const uintptr_t*>(cfa - sizeof(uintptr_t));
+    if (rule.frame_pointer_saved) {
+      const uintptr_t slot = cfa + rule.saved_fp_offset;
+      if (!on_stack(slot)) return -1;
+      fp = *reinterpret_cast<const uintptr_t*>(slot);
+    }
+    sp = cfa;
+    if (ret == 0) break;
+    pc = ret;
+  }
+  asm volatile("" ::: "memory");
+  return n;
+}
+
 __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
                                         int max) {
   int n = 0;
@@ -133,6 +184,13 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
       break;
     case UnwinderKind::kFramePointer:
       n = WalkFramePointers(raw, max);
+      break;
+    case UnwinderKind::kCfiCache:
+      n = WalkCfiRules(raw, max);
+      if (n < 0) {
+        g_cfi_fallbacks.fetch_add(1, std::memory_order_relaxed);
+        n = backtrace(raw, max);
+      }
       break;
   }
   // Keeps this call from being a tail call, so the frame layout the caller
@@ -189,6 +247,8 @@ const char* UnwinderKindName(UnwinderKind kind) {
       return "glibc-backtrace";
     case UnwinderKind::kFramePointer:
       return "frame-pointer";
+    case UnwinderKind::kCfiCache:
+      return "cfi-cache";
   }
   return "unknown";
 }
@@ -196,7 +256,7 @@ const char* UnwinderKindName(UnwinderKind kind) {
 bool ParseUnwinderKind(std::string_view name, UnwinderKind* kind) {
   for (UnwinderKind k :
        {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace,
-        UnwinderKind::kFramePointer}) {
+        UnwinderKind::kFramePointer, UnwinderKind::kCfiCache}) {
     if (name == UnwinderKindName(k)) {
       *kind = k;
       return true;
@@ -213,21 +273,42 @@ bool UnwinderAvailable(UnwinderKind kind) {
       return PrimeGlibcBacktrace();
     case UnwinderKind::kFramePointer:
       return true;
+    case UnwinderKind::kCfiCache:
+      // Its fallback for frames it does not model is backtrace().
+      return CfiRulesSupported() && PrimeGlibcBacktrace();
   }
   return false;
 }
 
 Unwinder::Unwinder(UnwinderKind kind) : kind_(kind) {
   if (!UnwinderAvailable(kind_)) {
-    kind_ = UnwinderAvailable(UnwinderKind::kLibunwind)
-                ? UnwinderKind::kLibunwind
-                : UnwinderKind::kGlibcBacktrace;
+    // Fastest first among the complete ones (the frame-pointer walk is not).
+    kind_ = UnwinderKind::kGlibcBacktrace;
+    for (UnwinderKind candidate :
+         {UnwinderKind::kLibunwind, UnwinderKind::kCfiCache}) {
+      if (UnwinderAvailable(candidate)) {
+        kind_ = candidate;
+        break;
+      }
+    }
   }
-  if (kind_ == UnwinderKind::kGlibcBacktrace) PrimeGlibcBacktrace();
+  if (kind_ == UnwinderKind::kGlibcBacktrace ||
+      kind_ == UnwinderKind::kCfiCache) {
+    PrimeGlibcBacktrace();
+  }
 }
 
 const Unwinder& Unwinder::Default() {
-  static const Unwinder unwinder(UnwinderKind::kLibunwind);
+  // DEEPCONTEXT_UNWINDER names one (UnwinderKindName) to compare them on a
+  // workload; an unknown or unavailable name gets the best available.
+  static const Unwinder unwinder([] {
+    UnwinderKind kind = UnwinderKind::kLibunwind;
+    const char* wanted = getenv("DEEPCONTEXT_UNWINDER");
+    if (wanted != nullptr && !ParseUnwinderKind(wanted, &kind)) {
+      kind = UnwinderKind::kLibunwind;
+    }
+    return kind;
+  }());
   return unwinder;
 }
 
@@ -238,6 +319,13 @@ __attribute__((noinline)) int Unwinder::Capture(uintptr_t* pcs, int max,
                   pcs, max, skip);
   asm volatile("" ::: "memory");
   return n;
+}
+
+CfiUnwindStats CfiUnwindStatistics() {
+  CfiUnwindStats stats;
+  stats.rules_cached = CfiRuleCacheSize();
+  stats.libgcc_fallbacks = g_cfi_fallbacks.load(std::memory_order_relaxed);
+  return stats;
 }
 
 __attribute__((noinline)) int CaptureNativeStack(uintptr_t* pcs, int max,

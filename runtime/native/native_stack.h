@@ -30,9 +30,12 @@ enum class UnwinderKind : uint8_t {
   kLibunwind = 0,
   kGlibcBacktrace = 1,
   kFramePointer = 2,
+  // .eh_frame rules cached per pc (cfi_rules.h); frames it does not model
+  // make that capture use glibc backtrace().
+  kCfiCache = 3,
 };
 
-// "libunwind", "glibc-backtrace" or "frame-pointer": the name recorded in a
+// "libunwind", "glibc-backtrace", "frame-pointer" or "cfi-cache": the name recorded in a
 // profile's metadata.
 const char* UnwinderKindName(UnwinderKind kind);
 
@@ -47,10 +50,11 @@ bool UnwinderAvailable(UnwinderKind kind);
 class Unwinder {
  public:
   // `kind` when available, otherwise the best available one (libunwind,
-  // then glibc backtrace, which always works).
+  // then cfi-cache, then glibc backtrace, which always works).
   explicit Unwinder(UnwinderKind kind);
 
-  // The best available unwinder of this process, chosen on first use.
+  // The best available unwinder of this process, chosen on first use, or
+  // the one named by DEEPCONTEXT_UNWINDER.
   static const Unwinder& Default();
 
   UnwinderKind kind() const { return kind_; }
@@ -70,6 +74,15 @@ class Unwinder {
  private:
   UnwinderKind kind_;
 };
+
+// How the cfi-cache unwinder fared in this process: return addresses whose
+// rule it read (and keeps), and captures it handed to libgcc because a frame
+// needed a rule it does not model. Both 0 when it never ran.
+struct CfiUnwindStats {
+  int rules_cached = 0;
+  uint64_t libgcc_fallbacks = 0;
+};
+CfiUnwindStats CfiUnwindStatistics();
 
 // Unwinder::Default().Capture(pcs, max, skip), with the same contract: the
 // innermost frame written is the caller of CaptureNativeStack.

@@ -27,26 +27,8 @@ std::string HexOffset(uintptr_t value) {
 
 // A symbol names the pc only when the pc lies inside it; a nearest
 // preceding symbol without a size could be any unrelated function.
-bool Covers(uintptr_t symbol_offset, uint64_t symbol_size) {
+[[maybe_unused]] bool Covers(uintptr_t symbol_offset, uint64_t symbol_size) {
   return symbol_size > 0 ? symbol_offset < symbol_size : symbol_offset == 0;
-}
-
-// dladdr back end: the dynamic symbol table of the module only.
-bool LookupDynamicSymbol(uintptr_t address, std::string* function) {
-  Dl_info info;
-  ElfW(Sym)* symbol = nullptr;
-  if (dladdr1(reinterpret_cast<void*>(address), &info,
-              reinterpret_cast<void**>(&symbol), RTLD_DL_SYMENT) == 0) {
-    return false;
-  }
-  if (info.dli_sname == nullptr || info.dli_saddr == nullptr ||
-      symbol == nullptr) {
-    return false;
-  }
-  const uintptr_t offset = address - reinterpret_cast<uintptr_t>(info.dli_saddr);
-  if (!Covers(offset, symbol->st_size)) return false;
-  *function = Demangle(info.dli_sname);
-  return true;
 }
 
 }  // namespace
@@ -173,7 +155,24 @@ const SymbolizedFrame& Symbolizer::Symbolize(uintptr_t pc) {
   return cache_.emplace(pc, Lookup(pc)).first->second;
 }
 
-SymbolizedFrame Symbolizer::Lookup(uintptr_t pc) const {
+const DynamicSymbols* Symbolizer::SymbolsOf(const Module& module) {
+  // The index points into the module's own string table: if anything was
+  // unloaded since it was read, read again what is loaded now.
+  const uint64_t generation = LoaderGeneration();
+  if (generation != dynamic_generation_) {
+    dynamic_.clear();
+    dynamic_generation_ = generation;
+  }
+  auto it = dynamic_.find(module.start);
+  if (it == dynamic_.end()) {
+    it = dynamic_.emplace(module.start,
+                          DynamicSymbols::Load(module.bias, module.start))
+             .first;
+  }
+  return it->second.get();
+}
+
+SymbolizedFrame Symbolizer::Lookup(uintptr_t pc) {
   SymbolizedFrame frame;
   const Module* module = modules_.Find(pc);
   if (module != nullptr) {
@@ -187,18 +186,14 @@ SymbolizedFrame Symbolizer::Lookup(uintptr_t pc) const {
   if (debug_info_ != nullptr && debug_info_->Lookup(call_site, &frame)) {
     return frame;
   }
-  // dladdr sees the libraries loaded now; a pc of a module that was in the
-  // snapshot but has been unloaded (and maybe replaced) would be
-  // misattributed, so only ask when the object dladdr finds starts where the
-  // snapshot's module starts.
+  // The dynamic symbol table only (what dladdr would say, without its scan
+  // of every symbol per call); only for the object loaded where the
+  // snapshot's module is.
   if (module != nullptr && modules_.Find(call_site) == module) {
-    static const uintptr_t page_mask =
-        ~(static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)) - 1);
-    Dl_info info;
-    if (dladdr(reinterpret_cast<void*>(call_site), &info) != 0 &&
-        reinterpret_cast<uintptr_t>(info.dli_fbase) ==
-            (module->start & page_mask)) {
-      LookupDynamicSymbol(call_site, &frame.function);
+    if (const DynamicSymbols* symbols = SymbolsOf(*module)) {
+      if (const char* name = symbols->Find(call_site)) {
+        frame.function = Demangle(name);
+      }
     }
   }
   return frame;

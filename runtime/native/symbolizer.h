@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "runtime/native/dynamic_symbols.h"
 #include "runtime/native/module_map.h"
 
 namespace deepcontext::native {
@@ -62,10 +63,17 @@ class Symbolizer {
  private:
   class DebugInfo;  // libdw session, defined only in libdw builds
 
-  SymbolizedFrame Lookup(uintptr_t pc) const;
+  SymbolizedFrame Lookup(uintptr_t pc);
+
+  // The dynamic symbols of `module` when it is still the object loaded
+  // there, read on first use (dladdr back end); nullptr otherwise.
+  const DynamicSymbols* SymbolsOf(const Module& module);
 
   ModuleMap modules_;
   std::unique_ptr<DebugInfo> debug_info_;
+  // By module start; a null entry: not loaded (any more) or no table.
+  std::unordered_map<uintptr_t, std::unique_ptr<DynamicSymbols>> dynamic_;
+  uint64_t dynamic_generation_ = 0;  // LoaderGeneration() they were read at
   std::unordered_map<uintptr_t, SymbolizedFrame> cache_;
 };
 

@@ -10,6 +10,7 @@
 
 #include "format/dctx_file.h"
 #include "runtime/cpu/clocks.h"
+#include "runtime/native/native_stack.h"
 #include "runtime/profiler/profile_builder.h"
 
 #ifndef DEEPCONTEXT_VERSION
@@ -198,6 +199,14 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
   const int64_t now_monotonic = cpu::MonotonicNs();
   add("runtime_version", DEEPCONTEXT_VERSION);
   add("dlmonitor", dlmonitor_describe());
+  // Whether native frames unwound with cached .eh_frame rules needed libgcc.
+  const native::CfiUnwindStats unwind = native::CfiUnwindStatistics();
+  if (unwind.rules_cached > 0) {
+    add("native_unwind", "cfi-cache: " + std::to_string(unwind.rules_cached) +
+                             " return addresses, " +
+                             std::to_string(unwind.libgcc_fallbacks) +
+                             " captures unwound by libgcc");
+  }
   add("command_line", CommandLine());
   add("host", HostName());
   add("pid", std::to_string(getpid()));

@@ -100,15 +100,34 @@ def _check_native_path(tree, extension):
             assert node.line == 0
 
 
-def _run(tmp_path, name, *options):
+def _run(tmp_path, name, *options, env=None):
     out = tmp_path / name
-    result = run_profiled([PYTHON, PROGRAM, EXTENSION_PATH[0]], out, options=options, check=0)
+    result = run_profiled([PYTHON, PROGRAM, EXTENSION_PATH[0]], out, options=options, check=0,
+                          env=env)
     assert b"native chain done" in result.stdout
     return load_profile(out)
 
 
 def test_run_native_splices_python_and_native_frames(tmp_path, extension):
     _check_native_path(_run(tmp_path, "native.dctx", "--native"), extension)
+
+
+@pytest.mark.parametrize("unwinder", ["cfi-cache", "glibc-backtrace"])
+def test_each_unwinder_builds_the_same_path(tmp_path, extension, unwinder):
+    """A machine without libunwind unwinds with cached .eh_frame rules
+    (cfi-cache), else with libgcc: both must give the path libunwind gives."""
+    tree = _run(tmp_path, unwinder + ".dctx", "--native", env={"DEEPCONTEXT_UNWINDER": unwinder})
+    assert "native: " + unwinder in tree.metadata.get("dlmonitor", ""), tree.metadata
+    if unwinder == "cfi-cache":
+        # Every frame of this program has a rule it models: no capture
+        # needed libgcc.
+        assert tree.metadata.get("native_unwind", "").endswith(
+            " 0 captures unwound by libgcc"), tree.metadata
+    _check_native_path(tree, extension)
+    reference = _run(tmp_path, "reference.dctx", "--native")
+    labels = [(n.kind, n.name, n.file, n.line) for n in _relu_paths(tree)[0].path()]
+    expected = [(n.kind, n.name, n.file, n.line) for n in _relu_paths(reference)[0].path()]
+    assert labels == expected
 
 
 def test_without_native_there_are_no_native_frames(tmp_path, extension):

@@ -9,6 +9,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+#include "runtime/native/dynamic_symbols.h"
+#include "runtime/native/module_map.h"
 #include "runtime/native/native_stack.h"
 #include "runtime/native/stack_cache.h"
 #include "tests/unit/runtime/native/call_chain.h"
@@ -38,6 +44,7 @@ void BM_Capture(benchmark::State& state, UnwinderKind kind) {
 BENCHMARK_CAPTURE(BM_Capture, libunwind, UnwinderKind::kLibunwind);
 BENCHMARK_CAPTURE(BM_Capture, glibc_backtrace, UnwinderKind::kGlibcBacktrace);
 BENCHMARK_CAPTURE(BM_Capture, frame_pointer, UnwinderKind::kFramePointer);
+BENCHMARK_CAPTURE(BM_Capture, cfi_cache, UnwinderKind::kCfiCache);
 
 // What a call-path builder does per event to find the context of a native
 // path: either one child lookup per frame in the context tree (no cache),
@@ -120,5 +127,28 @@ BENCHMARK_CAPTURE(BM_MapOnly, interned_stack, true);
 
 }  // namespace
 }  // namespace deepcontext::native
+
+// Naming a pc from the dynamic symbol table: dladdr (a scan of every symbol
+// of the module per call) against the sorted index, in libc.
+void BM_DynamicSymbolName(benchmark::State& state, bool use_index) {
+  const auto base = reinterpret_cast<uintptr_t>(&qsort);
+  const deepcontext::native::ModuleMap modules =
+      deepcontext::native::ModuleMap::Snapshot();
+  const deepcontext::native::Module* module = modules.Find(base);
+  const auto symbols = deepcontext::native::DynamicSymbols::Load(module->bias,
+                                                               module->start);
+  uintptr_t offset = 0;
+  for (auto _ : state) {
+    const uintptr_t pc = base + (offset = (offset + 97) % 65536);
+    if (use_index) {
+      benchmark::DoNotOptimize(symbols->Find(pc));
+    } else {
+      Dl_info info;
+      benchmark::DoNotOptimize(dladdr(reinterpret_cast<void*>(pc), &info));
+    }
+  }
+}
+BENCHMARK_CAPTURE(BM_DynamicSymbolName, dladdr, false);
+BENCHMARK_CAPTURE(BM_DynamicSymbolName, sorted_index, true);
 
 BENCHMARK_MAIN();

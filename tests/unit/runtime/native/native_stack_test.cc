@@ -110,7 +110,7 @@ std::vector<UnwinderKind> AvailableKinds() {
   std::vector<UnwinderKind> kinds;
   for (UnwinderKind kind :
        {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace,
-        UnwinderKind::kFramePointer}) {
+        UnwinderKind::kFramePointer, UnwinderKind::kCfiCache}) {
     if (UnwinderAvailable(kind)) kinds.push_back(kind);
   }
   return kinds;
@@ -150,7 +150,7 @@ TEST(NativeStackTest, DefaultIsLibunwindWhenInstalled) {
 TEST(NativeStackTest, NamesRoundTrip) {
   for (UnwinderKind kind :
        {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace,
-        UnwinderKind::kFramePointer}) {
+        UnwinderKind::kFramePointer, UnwinderKind::kCfiCache}) {
     UnwinderKind parsed = UnwinderKind::kLibunwind;
     ASSERT_TRUE(ParseUnwinderKind(UnwinderKindName(kind), &parsed));
     EXPECT_EQ(parsed, kind);

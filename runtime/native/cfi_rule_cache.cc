@@ -1,0 +1,100 @@
+// The process-wide cache of CfiRules (cfi_rules.h): lock-free reads, one
+// computation per pc.
+#include <atomic>
+#include <cstdint>
+
+#include "runtime/native/cfi_rules.h"
+
+namespace deepcontext::native {
+namespace {
+
+// The cache: open addressing on the pc. A slot's key is written last (with
+// release), so a reader that sees its pc also sees its rule; a slot being
+// filled carries kFilling and reads as a miss.
+constexpr int kSlotBits = 16;
+constexpr uint64_t kSlots = uint64_t{1} << kSlotBits;
+constexpr int kMaxProbes = 32;
+constexpr uint64_t kFilling = uint64_t{1} << 63;
+
+struct Slot {
+  std::atomic<uint64_t> key{0};
+  std::atomic<uint64_t> rule{0};
+};
+Slot g_slots[kSlots];
+std::atomic<int> g_cached{0};
+
+uint64_t Pack(const CfiRule& rule) {
+  return static_cast<uint64_t>(rule.kind) |
+         (static_cast<uint64_t>(rule.cfa_from_frame_pointer) << 2) |
+         (static_cast<uint64_t>(rule.frame_pointer_saved) << 3) |
+         (static_cast<uint64_t>(static_cast<uint16_t>(rule.saved_fp_offset))
+          << 16) |
+         (static_cast<uint64_t>(static_cast<uint32_t>(rule.cfa_offset)) << 32);
+}
+
+CfiRule Unpack(uint64_t packed) {
+  CfiRule rule;
+  rule.kind = static_cast<CfiRule::Kind>(packed & 3);
+  rule.cfa_from_frame_pointer = (packed >> 2) & 1;
+  rule.frame_pointer_saved = (packed >> 3) & 1;
+  rule.saved_fp_offset = static_cast<int16_t>((packed >> 16) & 0xffff);
+  rule.cfa_offset = static_cast<int32_t>(packed >> 32);
+  return rule;
+}
+
+uint64_t SlotOf(uintptr_t pc) {
+  return (static_cast<uint64_t>(pc) * 0x9E3779B97F4A7C15ull) >>
+         (64 - kSlotBits);
+}
+
+// A small direct-mapped copy per thread: the process-wide table is 1 MiB and
+// its slots are spread by the hash, so a capture of a deep stack would miss
+// the CPU caches on most frames; a thread's recent pcs stay in L1 here.
+constexpr int kThreadSlotBits = 8;
+struct ThreadSlots {
+  uint64_t key[1 << kThreadSlotBits] = {};
+  uint64_t rule[1 << kThreadSlotBits] = {};
+};
+
+CfiRule SharedCachedRule(uintptr_t pc) {
+  const uint64_t key = static_cast<uint64_t>(pc);
+  uint64_t index = SlotOf(pc);
+  for (int probe = 0; probe < kMaxProbes; ++probe) {
+    Slot& slot = g_slots[(index + probe) & (kSlots - 1)];
+    uint64_t seen = slot.key.load(std::memory_order_acquire);
+    if (seen == key) {
+      return Unpack(slot.rule.load(std::memory_order_relaxed));
+    }
+    if (seen == (key | kFilling)) break;  // another thread is filling it
+    if (seen != 0) continue;
+    // Empty: claim it, compute, publish.
+    if (!slot.key.compare_exchange_strong(seen, key | kFilling,
+                                          std::memory_order_acq_rel)) {
+      if (seen == key || seen == (key | kFilling)) break;
+      continue;
+    }
+    const CfiRule rule = ComputeCfiRule(pc);
+    slot.rule.store(Pack(rule), std::memory_order_relaxed);
+    slot.key.store(key, std::memory_order_release);
+    g_cached.fetch_add(1, std::memory_order_relaxed);
+    return rule;
+  }
+  // Table crowded here, or the rule is being filled: compute without caching.
+  return ComputeCfiRule(pc);
+}
+
+}  // namespace
+
+CfiRule CachedCfiRule(uintptr_t pc) {
+  static thread_local ThreadSlots local;
+  const uint64_t index = SlotOf(pc) >> (kSlotBits - kThreadSlotBits);
+  if (local.key[index] == pc) return Unpack(local.rule[index]);
+  const CfiRule rule = SharedCachedRule(pc);
+  local.key[index] = pc;
+  local.rule[index] = Pack(rule);
+  return rule;
+}
+
+int CfiRuleCacheSize() { return g_cached.load(std::memory_order_relaxed); }
+
+}  // namespace deepcontext::native

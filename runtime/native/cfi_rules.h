@@ -1,0 +1,55 @@
+// Per-pc unwind rules read from a module's .eh_frame, cached process-wide.
+//
+// The "cfi-cache" unwinder (native_stack.h) needs, for each return address,
+// how to find the caller's frame: where the canonical frame address (CFA)
+// is relative to the stack or frame pointer, and whether the frame pointer
+// was saved. libgcc (glibc backtrace()) re-finds the FDE and re-runs its
+// DWARF CFA program for every frame of every capture; here that happens once
+// per distinct pc, and the answer is kept in a lock-free table, so a capture
+// costs one table probe and two loads per frame.
+//
+// x86-64 only; elsewhere every rule is kUnsupported and the unwinder is not
+// offered.
+#pragma once
+
+#include <cstdint>
+
+namespace deepcontext::native {
+
+struct CfiRule {
+  enum class Kind : uint8_t {
+    // How to step to the caller is known (fields below).
+    kStep = 1,
+    // The outermost frame (return address undefined, e.g. _start, clone) or
+    // no FDE covers the pc: the stack ends here, as for libgcc.
+    kEnd = 2,
+    // A rule this unwinder does not model (CFA from an expression or another
+    // register, signal frames, ...): the capture falls back to libgcc.
+    kUnsupported = 3,
+  };
+  Kind kind = Kind::kUnsupported;
+  // CFA = (cfa_from_frame_pointer ? rbp : rsp) + cfa_offset.
+  bool cfa_from_frame_pointer = false;
+  // The caller's rbp was saved at CFA + saved_fp_offset; else rbp is unchanged.
+  bool frame_pointer_saved = false;
+  int16_t saved_fp_offset = 0;
+  int32_t cfa_offset = 0;
+};
+
+// Reads the rule for the instruction at `pc` (a call site: return address
+// minus one) from the .eh_frame data of its module. Slow (FDE lookup plus a
+// CFA program run); use CachedCfiRule. Not async-signal-safe.
+CfiRule ComputeCfiRule(uintptr_t pc);
+
+// ComputeCfiRule through the process-wide cache. [any thread] Lock-free on a
+// hit; a miss computes the rule (racing threads compute the same one).
+CfiRule CachedCfiRule(uintptr_t pc);
+
+// Whether this build and process can unwind with CFI rules (x86-64, and
+// libgcc's FDE lookup present).
+bool CfiRulesSupported();
+
+// Distinct pcs cached so far, for tests and benchmarks.
+int CfiRuleCacheSize();
+
+}  // namespace deepcontext::native
