@@ -97,6 +97,9 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
                               Traced());
     launch.record_at_return = api == DriverApiClass::kSync;
     attribution_.OnLaunch(launch);
+    if (pc_sampling_ != nullptr && api == DriverApiClass::kKernelLaunch) {
+      pc_sampling_->OnKernelLaunch(data.correlationId, context, name, data.context);
+    }
     if (api == DriverApiClass::kSync) {
       t_call.sync_start_ns = static_cast<uint64_t>(cpu::MonotonicNs());
     }

@@ -323,6 +323,8 @@ void GpuBackendState::Stop() {
   // without work in flight. Callbacks are off, so these calls are not
   // traced.
   const bool waited = was_tracing && driver_->SynchronizeAllContexts();
+  // The GPU is idle: the last instruction samples are complete.
+  if (pc_sampling_ != nullptr && !cupti_gone) pc_sampling_->Stop();
   if (Active()) {
     // The last records, processed by the worker before the backend lets go.
     if (!cupti_gone) {
@@ -384,6 +386,7 @@ void GpuBackendState::FlushRecords(bool judge_missing) {
   // one after it would attach CUPTI again.
   if (!Stopped() && CuptiCallable() && Active()) {
     if (judge_missing) attribution_.BeginFlush();
+    if (pc_sampling_ != nullptr) pc_sampling_->Drain();
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     Worker().Drain();
   }
@@ -448,6 +451,9 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   input.warnings = warnings_;
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
+  if (pc_sampling_ != nullptr) {
+    for (auto& entry : pc_sampling_->Metadata()) metadata.push_back(std::move(entry));
+  }
   if (detach_between_windows_) {
     for (auto& entry : gpu::WindowDetachMetadata(window_detach_.stats(), window_error_)) {
       metadata.push_back(std::move(entry));

@@ -12,6 +12,8 @@ static_assert(static_cast<int>(gpu::GpuNodeKind::kKernel) == DLMONITOR_FRAME_GPU
 static_assert(static_cast<int>(gpu::GpuNodeKind::kMemcpy) == DLMONITOR_FRAME_GPU_MEMCPY);
 static_assert(static_cast<int>(gpu::GpuNodeKind::kMemset) == DLMONITOR_FRAME_GPU_MEMSET);
 static_assert(static_cast<int>(gpu::GpuNodeKind::kSync) == DLMONITOR_FRAME_GPU_SYNC);
+static_assert(static_cast<int>(gpu::GpuNodeKind::kInstruction) ==
+              DLMONITOR_FRAME_GPU_INSTRUCTION);
 
 MetricStoreSink::MetricStoreSink(MetricStore& store) : store_(store) {
   for (size_t i = 0; i < ids_.size(); ++i) {
@@ -42,6 +44,18 @@ void MetricStoreSink::Add(gpu::ContextId context, gpu::GpuMetric metric, double 
   const auto index = static_cast<size_t>(metric);
   if (context == 0 || index >= ids_.size()) return;
   store_.Add(context, ids_[index], value);
+}
+
+int MetricStoreSink::RegisterNamedMetric(std::string_view name,
+                                         std::string_view unit,
+                                         std::string_view description) {
+  return static_cast<int>(store_.Register(std::string(name), std::string(unit),
+                                          std::string(description)));
+}
+
+void MetricStoreSink::AddNamed(gpu::ContextId context, int metric, double value) {
+  if (context == 0 || metric < 0) return;
+  store_.Add(context, static_cast<MetricId>(metric), value);
 }
 
 MetricId MetricStoreSink::metric_id(gpu::GpuMetric metric) const {

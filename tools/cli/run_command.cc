@@ -361,20 +361,23 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
                 "profile says so in a warning")
       ->excludes(no_cpu)
       ->excludes(exact);
-  run->add_flag("--gpu-samples", options->gpu_samples,
+  auto* gpu_samples = run->add_flag("--gpu-samples", options->gpu_samples,
                 "Sample the instructions of GPU kernels with their stall "
                 "reasons (CUPTI PC sampling): child nodes of each kernel per "
                 "instruction. Kernels of one context run one at a time while "
-                "sampling");
+                "sampling (DEEPCONTEXT_GPU_SAMPLE_PERIOD=5..31 sets the period "
+                "to 2^N cycles)");
   run->add_flag("--no-gpu-memory", options->no_gpu_memory,
                 "Do not hook the CUDA caching allocator (no gpu_alloc_bytes or "
                 "gpu_peak_live_bytes; saves a callback per allocation and free)");
-  run->add_option("--trace-fraction", options->trace_fraction,
+  auto* fraction = run->add_option("--trace-fraction", options->trace_fraction,
                   "Trace ops and GPU work in windows covering this share of "
                   "the run (0.001 to 1; default 1, everything). Between "
                   "windows they cost what they cost without a profiler; the "
                   "profile describes the windows")
       ->check(FiniteRange(0.001, 1.0));
+  // Detaching CUPTI between windows would drop the sampling configuration.
+  gpu_samples->excludes(fraction);
   run->add_option("--trace-window-ms", options->trace_window_ms,
                   "Length of one trace window with --trace-fraction, in "
                   "milliseconds (1 to 60000; default 50). Windows start at "
