@@ -97,7 +97,9 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
                               Traced());
     launch.record_at_return = api == DriverApiClass::kSync;
     attribution_.OnLaunch(launch);
-    if (pc_sampling_ != nullptr && api == DriverApiClass::kKernelLaunch) {
+    // Samples of a graph's kernels carry the graph launch's correlation id.
+    if (pc_sampling_ != nullptr && (api == DriverApiClass::kKernelLaunch ||
+                                    api == DriverApiClass::kGraphLaunch)) {
       pc_sampling_->OnKernelLaunch(data.correlationId, context, name, data.context);
     }
     if (api == DriverApiClass::kSync) {
