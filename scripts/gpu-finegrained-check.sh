@@ -8,13 +8,16 @@
 # lines, and prints the overhead of each against no profiler. Also shows
 # what `--cpu-counters` records there. Logs go to $OUT (default
 # ./gpu-finegrained-out). Fits in about 4 minutes on the H200 machine.
+# RESNET=1 adds ResNet-50's step time with --gpu-samples, --cpu-counters
+# and Proton's instruction sampling against no profiler
+# (bench/gpu_overhead.py --fine-grained; about 3 more minutes).
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-finegrained-out}
 mkdir -p "$OUT"
 PREFIX=/tmp/deepcontext-deps
 BUILD=${BUILD:-$PWD/build-gpu}
 PYTHON=${PYTHON:-$(command -v python3)}
-ITERATIONS=${ITERATIONS:-40}
+ITERATIONS=${ITERATIONS:-200}
 PROGRAM=tests/gpu/programs/gpu_stalls.py
 mkdir -p "$PREFIX"
 for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
@@ -28,9 +31,11 @@ fi
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
         -DDEEPCONTEXT_PYTHON="$PYTHON" "${extra[@]}" | tail -3
   cmake --build "$BUILD" --target deepcontext deepcontext_cli deepcontext_python \
-        deepcontext_reader deepcontext_torch_adapter_source gpu_backend_test | tail -3
-  # The sampling logic's CPU tests, against this machine's CUPTI headers.
-  "$BUILD/bin/gpu_backend_test" --gtest_filter='PcSampling*' | tail -3
+        deepcontext_reader deepcontext_torch_adapter_source | tail -3
+  # The sampling logic's CPU tests, against this machine's CUPTI headers
+  # (a separate build: the target exists only where GoogleTest was found).
+  cmake --build "$BUILD" --target gpu_backend_test | tail -1 &&
+    "$BUILD/bin/gpu_backend_test" --gtest_filter='PcSampling*' | tail -3
 } > "$OUT/build.txt" 2>&1
 tail -4 "$OUT/build.txt"
 export DEEPCONTEXT_CACHE_DIR=$BUILD/cache PYTHONPATH=$BUILD/python
@@ -87,3 +92,7 @@ for metric in ("cpu_cycles", "cpu_instructions", "cpu_cache_misses"):
         print("%s total: %.3g" % (metric, p.total(metric)))
 PY
 } 2>&1 | tee "$OUT/summary.txt"
+if [ "${RESNET:-0}" = 1 ]; then
+  "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models resnet50 \
+      --repeats 1 --timing-only --fine-grained 2>&1 | tee "$OUT/resnet50.txt"
+fi
