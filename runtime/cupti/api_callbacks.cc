@@ -149,6 +149,13 @@ void GpuBackendState::OnCallbackWhilePaused(CUpti_CallbackDomain domain,
 
 void GpuBackendState::OnResource(CUpti_CallbackId cbid,
                                  const CUpti_ResourceData& data) {
+  if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+    const auto* module = static_cast<const CUpti_ModuleResourceData*>(data.resourceDescriptor);
+    if (pc_sampling_ != nullptr && module != nullptr) {
+      pc_sampling_->OnModuleLoaded(module->pCubin, module->cubinSize);
+    }
+    return;
+  }
   if (graphs_.OnResource(cbid, data.resourceDescriptor, Traced())) return;
   if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
       cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {

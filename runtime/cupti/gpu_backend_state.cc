@@ -278,6 +278,12 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
                                 CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) {
     f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
   }
+  // Cubins of modules loaded from now on, for the source lines of sampled
+  // instructions; without the callback instructions have no line.
+  if (pc_sampling_ != nullptr) {
+    f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                       CUPTI_CBID_RESOURCE_MODULE_LOADED);
+  }
 
   unsigned traced_kinds = 0;
   for (size_t i = 0; i < std::size(kActivityKinds); ++i) {

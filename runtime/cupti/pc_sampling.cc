@@ -31,6 +31,18 @@ PcSampling::PcSampling(gpu::ContextSink& sink, const PcSamplingFunctions* functi
                        std::function<std::string(int)> result_text)
     : aggregator_(sink), status_(std::move(status)) {
   if (functions != nullptr) {
+    source_map_ = std::make_unique<CubinSourceMap>(*functions);
+    if (source_map_->available()) {
+      CubinSourceMap* map = source_map_.get();
+      aggregator_.SetSourceResolver([map](uint64_t crc, std::string_view function,
+                                          uint64_t pc, std::string* file, uint32_t* line) {
+        SourceLine found;
+        if (!map->Lookup(crc, function, pc, &found)) return false;
+        *file = found.file;
+        *line = found.line;
+        return true;
+      });
+    }
     session_ = std::make_unique<PcSamplingSession>(*functions, aggregator_, options,
                                                    std::move(result_text));
   }
@@ -45,6 +57,10 @@ void PcSampling::OnKernelLaunch(uint32_t correlation_id, gpu::ContextId context,
   session_->OnKernelLaunch(cuda_context);
 }
 
+void PcSampling::OnModuleLoaded(const void* cubin, size_t size) {
+  if (source_map_ != nullptr) source_map_->OnModuleLoaded(cubin, size);
+}
+
 void PcSampling::Drain() {
   if (session_ != nullptr) session_->Drain();
 }
@@ -56,6 +72,12 @@ void PcSampling::Stop() {
 std::vector<std::pair<std::string, std::string>> PcSampling::Metadata() const {
   auto out = PcSamplingMetadata(aggregator_.Stats(),
                                 session_ != nullptr ? session_->Status() : status_);
+  if (source_map_ != nullptr) {
+    out.emplace_back("gpu_samples_modules", std::to_string(source_map_->modules()));
+    if (const uint64_t skipped = source_map_->modules_skipped(); skipped > 0) {
+      out.emplace_back("gpu_samples_modules_unmapped", std::to_string(skipped));
+    }
+  }
   if (!warning_.empty()) out.emplace_back("warning_gpu_sample_period", warning_);
   return out;
 }

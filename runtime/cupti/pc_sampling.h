@@ -13,6 +13,7 @@
 
 #include "runtime/cupti/pc_sampling_aggregator.h"
 #include "runtime/cupti/pc_sampling_session.h"
+#include "runtime/cupti/pc_sampling_source_map.h"
 
 namespace deepcontext::cupti {
 
@@ -34,6 +35,8 @@ class PcSampling {
   // A kernel launch's API entry. [application threads]
   void OnKernelLaunch(uint32_t correlation_id, gpu::ContextId context,
                       std::string_view api_name, void* cuda_context);
+  // A module loaded: its cubin is kept for source lines. [any thread]
+  void OnModuleLoaded(const void* cubin, size_t size);
   void Drain();
   void Stop();
   std::vector<std::pair<std::string, std::string>> Metadata() const;
@@ -42,6 +45,7 @@ class PcSampling {
  private:
   std::unique_ptr<PcSamplingFunctions> owned_functions_;
   PcSampleAggregator aggregator_;
+  std::unique_ptr<CubinSourceMap> source_map_;   // null when impossible
   std::unique_ptr<PcSamplingSession> session_;  // null when impossible
   std::string status_;  // why not, when session_ is null
   std::string warning_;

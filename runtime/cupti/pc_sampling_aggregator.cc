@@ -89,6 +89,11 @@ void PcSampleAggregator::SetStallReasons(
   }
 }
 
+void PcSampleAggregator::SetSourceResolver(SourceResolver resolver) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  resolver_ = std::move(resolver);
+}
+
 void PcSampleAggregator::OnLaunch(uint32_t correlation_id, gpu::ContextId context,
                                   std::string_view api_name) {
   std::lock_guard<std::mutex> guard(mutex_);
@@ -112,15 +117,23 @@ gpu::ContextId PcSampleAggregator::InstructionNode(const Launch& launch,
   if (node != 0) {
     node = sink_.Child(node, gpu::GpuNodeKind::kKernel, record.function_name);
   }
+  std::string file;
+  uint32_t line = 0;
   if (node != 0) {
     char name[32];
     std::snprintf(name, sizeof(name), "pc 0x%04llx",
                   static_cast<unsigned long long>(record.pc_offset));
-    node = sink_.Child(node, gpu::GpuNodeKind::kInstruction, name);
+    if (!resolver_ ||
+        !resolver_(record.cubin_crc, record.function_name, record.pc_offset, &file, &line)) {
+      file.clear();
+      line = 0;
+    }
+    node = sink_.ChildAt(node, gpu::GpuNodeKind::kInstruction, name, file, line);
   }
   if (node == 0) return 0;  // not cached: the sink may succeed later
   instructions_.emplace(std::move(key), node);
   ++stats_.instructions;
+  if (line != 0) ++stats_.instructions_with_line;
   return node;
 }
 
@@ -171,6 +184,8 @@ std::vector<std::pair<std::string, std::string>> PcSamplingMetadata(
   }
   out.emplace_back("gpu_samples_attributed", std::to_string(stats.samples));
   out.emplace_back("gpu_samples_instructions", std::to_string(stats.instructions));
+  out.emplace_back("gpu_samples_instructions_with_line",
+                   std::to_string(stats.instructions_with_line));
   if (stats.unattributed_samples > 0) {
     out.emplace_back("gpu_samples_unattributed",
                      std::to_string(stats.unattributed_samples));

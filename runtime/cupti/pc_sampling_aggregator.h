@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <span>
@@ -51,7 +52,14 @@ struct PcSamplingStats {
   uint64_t non_user_samples = 0;      // CUPTI: kernels without PC records
   uint64_t instructions = 0;          // distinct instruction nodes
   uint64_t hardware_buffer_full = 0;  // batches CUPTI flagged
+  uint64_t instructions_with_line = 0;  // of `instructions`, with a source line
 };
+
+// Maps (cubin CRC, function, pc offset) to a source file and line; false
+// when unknown (pc_sampling_source_map.h).
+using SourceResolver = std::function<bool(uint64_t cubin_crc, std::string_view function,
+                                          uint64_t pc_offset, std::string* file,
+                                          uint32_t* line)>;
 
 // The metric name of a CUPTI stall reason, or "" for those left out:
 // "smsp__pcsamp_warps_issue_stalled_long_scoreboard" -> "gpu_stall_long_scoreboard";
@@ -74,6 +82,8 @@ class PcSampleAggregator {
   // CUPTI's stall reasons of a device (index, name); registers their
   // metrics. Called once per context enabled. [any thread]
   void SetStallReasons(std::span<const std::pair<uint32_t, std::string>> reasons);
+  // Gives instruction nodes created from now on a source file and line.
+  void SetSourceResolver(SourceResolver resolver);
   // A kernel launch at API entry. [application threads]
   void OnLaunch(uint32_t correlation_id, gpu::ContextId context,
                 std::string_view api_name);
@@ -103,6 +113,7 @@ class PcSampleAggregator {
            gpu::ContextId>
       instructions_;
   PcSamplingStats stats_;
+  SourceResolver resolver_;
 };
 
 // Metadata pairs describing instruction sampling ("gpu_samples", ...).

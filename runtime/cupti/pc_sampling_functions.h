@@ -16,6 +16,9 @@ struct PcSamplingFunctions {
   decltype(&::cuptiPCSamplingEnable) enable = nullptr;
   decltype(&::cuptiPCSamplingDisable) disable = nullptr;
   decltype(&::cuptiPCSamplingGetData) get_data = nullptr;
+  // Optional (source lines of sampled instructions); nullptr when absent.
+  decltype(&::cuptiGetCubinCrc) get_cubin_crc = nullptr;
+  decltype(&::cuptiGetSassToSourceCorrelation) get_sass_to_source = nullptr;
 };
 
 // Resolves the table from the libcupti at `library_path`, which must be

@@ -75,6 +75,11 @@ bool ResolvePcSamplingFunctions(const std::string& library_path,
   resolve(functions->enable, "cuptiPCSamplingEnable");
   resolve(functions->disable, "cuptiPCSamplingDisable");
   resolve(functions->get_data, "cuptiPCSamplingGetData");
+  // Optional: without them instructions have no source line.
+  functions->get_cubin_crc = reinterpret_cast<decltype(functions->get_cubin_crc)>(
+      dlsym(handle, "cuptiGetCubinCrc"));
+  functions->get_sass_to_source = reinterpret_cast<decltype(functions->get_sass_to_source)>(
+      dlsym(handle, "cuptiGetSassToSourceCorrelation"));
   dlclose(handle);  // the loader's own reference keeps it loaded
   return ok;
 }

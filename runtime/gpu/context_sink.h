@@ -60,6 +60,14 @@ class ContextSink {
   // Adds one sample of `metric` to `context`.
   virtual void Add(ContextId context, GpuMetric metric, double value) = 0;
 
+  // The same with a source location (sampled instructions whose cubin
+  // has line information). Sinks without locations ignore them.
+  virtual ContextId ChildAt(ContextId parent, GpuNodeKind kind, std::string_view name,
+                            std::string_view file, uint32_t line) {
+    (void)file, (void)line;
+    return Child(parent, kind, name);
+  }
+
   // Metrics known only at run time (one per stall reason of instruction
   // samples, runtime/cupti/pc_sampling_*): registered by name, idempotent,
   // then added by the id returned. -1: this sink keeps no such metrics.

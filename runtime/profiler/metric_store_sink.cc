@@ -25,16 +25,23 @@ MetricStoreSink::MetricStoreSink(MetricStore& store) : store_(store) {
 
 gpu::ContextId MetricStoreSink::Child(gpu::ContextId parent, gpu::GpuNodeKind kind,
                                  std::string_view name) {
+  return ChildAt(parent, kind, name, "", 0);
+}
+
+gpu::ContextId MetricStoreSink::ChildAt(gpu::ContextId parent, gpu::GpuNodeKind kind,
+                                        std::string_view name, std::string_view file,
+                                        uint32_t line) {
   if (parent == 0) return 0;
-  // DLMonitor wants a NUL-terminated name; attribution caches children, so
-  // this copy happens once per distinct node.
+  // DLMonitor wants NUL-terminated strings; attribution caches children, so
+  // these copies happen once per distinct node.
   const std::string owned(name);
+  const std::string owned_file(file);
   dlmonitor_frame_t frame{};
   frame.struct_size = sizeof(frame);
   frame.kind = static_cast<dlmonitor_frame_kind_t>(kind);
   frame.name = owned.c_str();
-  frame.file = "";
-  frame.line = 0;
+  frame.file = owned_file.c_str();
+  frame.line = line;
   dlmonitor_context_t child = 0;
   if (dlmonitor_context_child(parent, &frame, &child) != DLMONITOR_OK) return 0;
   return child;

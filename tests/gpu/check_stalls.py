@@ -18,6 +18,11 @@ COMPUTE_REASONS = {"math_pipe_throttle", "wait", "not_selected", "selected",
                    "dispatch_stall", "short_scoreboard", "mio_throttle"}
 EXPECTED = {"copy_kernel": ("COPY_LAUNCH_LINE", MEMORY_REASONS),
             "fma_kernel": ("FMA_LAUNCH_LINE", COMPUTE_REASONS)}
+# Where in the program the hottest source line of each kernel must be:
+# (marker, lines before, lines after). A load's wait shows on the
+# instruction that uses it, the line after the load.
+HOT_LINES = {"copy_kernel": ("MEMORY_LOAD_LINE", 0, 1),
+             "fma_kernel": ("COMPUTE_LINE", 1, 3)}
 
 
 def main(profile_path, program):
@@ -46,8 +51,16 @@ def main(profile_path, program):
         for value, reason in reasons[:6]:
             print("  %-22s %5.1f%%" % (reason, 100.0 * value / samples))
         if hottest is not None:
-            print("  hottest: %s (%.0f%%)" % (hottest.name,
-                                             100.0 * hottest.inclusive("gpu_samples") / samples))
+            print("  hottest: %s (%.0f%%) at %s:%d" % (
+                hottest.name, 100.0 * hottest.inclusive("gpu_samples") / samples,
+                os.path.basename(hottest.file) or "?", hottest.line))
+        by_line = {}
+        for instruction in instructions:
+            if instruction.line:
+                key = (os.path.basename(instruction.file), instruction.line)
+                by_line[key] = by_line.get(key, 0) + instruction.inclusive("gpu_samples")
+        for (file, number), value in sorted(by_line.items(), key=lambda e: -e[1])[:3]:
+            print("  line %s:%d  %.0f%% of samples" % (file, number, 100.0 * value / samples))
         short = kernel.name.split("(")[0]
         if short not in EXPECTED:
             continue
@@ -62,6 +75,18 @@ def main(profile_path, program):
         if verdict == "FAIL":
             failures.append("%s: dominant stall %s, expected one of %s" % (
                 short, dominant, sorted(allowed)))
+        marker, before, after = HOT_LINES[short]
+        anchor = marker_line(program, marker)
+        name = os.path.basename(program)
+        hot = [k for k, _ in sorted(by_line.items(), key=lambda e: -e[1]) if k[0] == name]
+        if not hot:
+            failures.append("%s: no instruction has a line of %s (cubin without line "
+                            "info?)" % (short, name))
+        elif not anchor - before <= hot[0][1] <= anchor + after:
+            failures.append("%s: hottest line %d, expected %d..%d (%s)" % (
+                short, hot[0][1], anchor - before, anchor + after, marker))
+        else:
+            print("  PASS: hottest line %d is at %s" % (hot[0][1], marker))
     for name in EXPECTED:
         if name not in seen:
             failures.append("no instruction samples for %s" % name)

@@ -40,6 +40,16 @@ class SamplingSink : public gpu::FakeContextSink {
     auto it = sums_.find({context, id->second});
     return it == sums_.end() ? 0 : it->second;
   }
+  gpu::ContextId ChildAt(gpu::ContextId parent, gpu::GpuNodeKind kind, std::string_view name,
+                         std::string_view file, uint32_t line) override {
+    const gpu::ContextId id = Child(parent, kind, name);
+    locations_[id] = std::string(file) + ":" + std::to_string(line);
+    return id;
+  }
+  std::string Location(gpu::ContextId id) const {
+    auto it = locations_.find(id);
+    return it == locations_.end() ? "" : it->second;
+  }
   bool Registered(const std::string& metric) const { return ids_.count(metric) != 0; }
   std::string Description(const std::string& metric) const {
     return descriptions_.at(ids_.at(metric));
@@ -50,6 +60,7 @@ class SamplingSink : public gpu::FakeContextSink {
   std::map<int, std::string> descriptions_;
   std::map<std::pair<gpu::ContextId, int>, double> sums_;
   std::map<std::pair<gpu::ContextId, int>, int> adds_;
+  std::map<gpu::ContextId, std::string> locations_;
 };
 
 // The replayed CUPTI.
@@ -198,6 +209,27 @@ CUptiResult FakeDisable(CUpti_PCSamplingDisableParams*) {
   return CUPTI_SUCCESS;
 }
 
+// Cubins in these tests are the decimal text of their CRC.
+CUptiResult FakeCubinCrc(CUpti_GetCubinCrcParams* p) {
+  if (p->size != CUpti_GetCubinCrcParamsSize) return CUPTI_ERROR_INVALID_PARAMETER;
+  p->cubinCrc = std::stoull(std::string(static_cast<const char*>(p->cubin), p->cubinSize));
+  return CUPTI_SUCCESS;
+}
+// copy_kernel's cubin (9001) has line info: line 20 + offset / 0x20, in
+// kernels.py; fma_kernel's (9002) has none.
+int g_source_queries = 0;
+CUptiResult FakeSassToSource(CUpti_GetSassToSourceCorrelationParams* p) {
+  ++g_source_queries;
+  const std::string cubin(static_cast<const char*>(p->cubin), p->cubinSize);
+  if (cubin != "9001" || std::string(p->functionName) != "copy_kernel") {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  p->lineNumber = static_cast<uint32_t>(20 + p->pcOffset / 0x20);
+  p->fileName = strdup("kernels.py");
+  p->dirName = strdup("/home/user");
+  return CUPTI_SUCCESS;
+}
+
 PcSamplingFunctions FakeFunctions() {
   PcSamplingFunctions f;
   f.get_num_stall_reasons = &FakeGetNum;
@@ -206,6 +238,8 @@ PcSamplingFunctions FakeFunctions() {
   f.enable = &FakeEnable;
   f.disable = &FakeDisable;
   f.get_data = &FakeGetData;
+  f.get_cubin_crc = &FakeCubinCrc;
+  f.get_sass_to_source = &FakeSassToSource;
   return f;
 }
 
@@ -327,6 +361,34 @@ TEST_F(PcSamplingTest, MissingEntryPointsAreReported) {
   sampling.OnKernelLaunch(11, kMemoryLine, "cuLaunchKernel", cuda_context_);
   EXPECT_TRUE(fake_.calls.empty());
   EXPECT_EQ(sampling.Metadata()[0].second, "off: libcupti has no cuptiPCSamplingEnable");
+}
+
+TEST_F(PcSamplingTest, InstructionsOfCubinsWithLineInfoGetTheirSourceLine) {
+  PcSampling sampling(sink_, &functions_, PcSamplingOptions{}, "", nullptr);
+  sampling.OnModuleLoaded("9001", 4);
+  sampling.OnModuleLoaded("9002", 4);
+  sampling.OnModuleLoaded("9001", 4);  // loaded again: kept once
+  g_source_queries = 0;
+  sampling.OnKernelLaunch(11, kMemoryLine, "cuLaunchKernel", cuda_context_);
+  sampling.OnKernelLaunch(12, kComputeLine, "cuLaunchKernel", cuda_context_);
+  sampling.OnKernelLaunch(13, kMemoryLine, "cuLaunchKernel", cuda_context_);
+  sampling.Stop();
+  const gpu::ContextId load =
+      sink_.Find(kMemoryLine, {"cuLaunchKernel", "copy_kernel", "pc 0x0080"});
+  EXPECT_EQ(sink_.Location(load), "/home/user/kernels.py:24");
+  EXPECT_EQ(sink_.Location(sink_.Find(kMemoryLine, {"cuLaunchKernel", "copy_kernel",
+                                                    "pc 0x00f0"})),
+            "/home/user/kernels.py:27");
+  // No line info: the instruction has no location.
+  EXPECT_EQ(sink_.Location(sink_.Find(kComputeLine, {"cuLaunchKernel", "fma_kernel",
+                                                     "pc 0x0100"})),
+            ":0");
+  // One query per distinct instruction (launch 13 reuses 0x0080's node).
+  EXPECT_EQ(g_source_queries, 5);
+  std::map<std::string, std::string> keys;
+  for (const auto& [key, value] : sampling.Metadata()) keys[key] = value;
+  EXPECT_EQ(keys["gpu_samples_modules"], "2");
+  EXPECT_EQ(keys["gpu_samples_instructions_with_line"], "3");
 }
 
 TEST(PcSamplingNames, StallReasonsBecomeMetricNames) {
