@@ -78,7 +78,7 @@ void PcSampleAggregator::SetStallReasons(
   for (const auto& [index, name] : reasons) {
     const std::string metric = StallMetricName(name);
     if (metric.empty()) {
-      reason_metrics_[index] = -1;
+      reason_metrics_.erase(index);
       continue;
     }
     std::string description = "GPU instruction samples stalled: " + name;
@@ -141,8 +141,7 @@ void PcSampleAggregator::OnPc(const PcRecord& record) {
   std::lock_guard<std::mutex> guard(mutex_);
   uint64_t total = 0;
   for (const StallSamples& stall : record.stalls) {
-    auto it = reason_metrics_.find(stall.reason_index);
-    if (it != reason_metrics_.end() && it->second >= 0) total += stall.samples;
+    if (reason_metrics_.count(stall.reason_index) != 0) total += stall.samples;
   }
   if (total == 0) return;
   auto launch = launches_.find(record.correlation_id);

@@ -105,7 +105,8 @@ class PcSampleAggregator {
   mutable std::mutex mutex_;
   std::unordered_map<uint32_t, Launch> launches_;
   std::deque<uint32_t> launch_order_;
-  // reason index -> metric id in the sink (-1: left out)
+  // Reason index -> metric id in the sink (-1 when the sink keeps no
+  // named metrics); absent: a reason left out (_not_issued).
   std::unordered_map<uint32_t, int> reason_metrics_;
   int samples_metric_ = -1;
   // (launch context, api, kernel, cubin, pc) -> instruction node
