@@ -137,10 +137,18 @@ bool PcSamplingSession::EnableLocked(void* cuda_context, Context& context) {
   number.size = CUpti_PCSamplingGetNumStallReasonsParamsSize;
   number.ctx = ctx;
   number.numStallReasons = &count;
+  // Enabled from here on: a failure below disables sampling again.
+  auto fail = [&](const char* call, CUptiResult result) {
+    last_error_ = Describe(call, result);
+    CUpti_PCSamplingDisableParams disable{};
+    disable.size = CUpti_PCSamplingDisableParamsSize;
+    disable.ctx = ctx;
+    f_.disable(&disable);
+    return false;
+  };
   CUptiResult result = f_.get_num_stall_reasons(&number);
   if (result != CUPTI_SUCCESS || count == 0) {
-    last_error_ = Describe("cuptiPCSamplingGetNumStallReasons", result);
-    return false;
+    return fail("cuptiPCSamplingGetNumStallReasons", result);
   }
   std::vector<uint32_t> indexes(count);
   std::vector<std::vector<char>> names(count, std::vector<char>(CUPTI_STALL_REASON_STRING_SIZE));
@@ -153,8 +161,7 @@ bool PcSamplingSession::EnableLocked(void* cuda_context, Context& context) {
   reasons.stallReasonIndex = indexes.data();
   reasons.stallReasons = name_pointers.data();
   if (result = f_.get_stall_reasons(&reasons); result != CUPTI_SUCCESS) {
-    last_error_ = Describe("cuptiPCSamplingGetStallReasons", result);
-    return false;
+    return fail("cuptiPCSamplingGetStallReasons", result);
   }
   std::vector<std::pair<uint32_t, std::string>> named;
   for (size_t i = 0; i < count; ++i) {
@@ -191,12 +198,7 @@ bool PcSamplingSession::EnableLocked(void* cuda_context, Context& context) {
   params.numAttributes = config.size();
   params.pPCSamplingConfigurationInfo = config.data();
   if (result = f_.set_configuration(&params); result != CUPTI_SUCCESS) {
-    last_error_ = Describe("cuptiPCSamplingSetConfigurationAttribute", result);
-    CUpti_PCSamplingDisableParams disable{};
-    disable.size = CUpti_PCSamplingDisableParamsSize;
-    disable.ctx = ctx;
-    f_.disable(&disable);
-    return false;
+    return fail("cuptiPCSamplingSetConfigurationAttribute", result);
   }
   return true;
 }

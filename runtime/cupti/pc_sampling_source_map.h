@@ -26,7 +26,7 @@ struct SourceLine {
 class CubinSourceMap {
  public:
   // Cubins kept at most, in bytes: beyond it new modules are not mapped.
-  static constexpr size_t kMaxCubinBytes = size_t{512} << 20;
+  static constexpr size_t kMaxCubinBytes = size_t{256} << 20;
 
   explicit CubinSourceMap(const PcSamplingFunctions& functions);
   // Whether the entry points exist (older libcupti: no lines).

@@ -125,6 +125,20 @@ void CpuSampler::EnableCounters(std::span<const cpu::CounterEvent> events,
   for (auto& thread : threads_) OpenCountersLocked(*thread);
 }
 
+void CpuSampler::DisableCounters() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  syscalls_ = nullptr;
+  counter_events_.clear();
+  counter_metrics_.clear();
+  counted_threads_ = 0;
+  counter_failures_ = 0;
+  counter_error_.clear();
+  for (auto& thread : threads_) {
+    thread->counters.reset();
+    thread->last_counts.clear();
+  }
+}
+
 bool CpuSampler::counting() const {
   std::lock_guard<std::mutex> guard(mutex_);
   return syscalls_ != nullptr;

@@ -64,6 +64,9 @@ class CpuSampler {
   // be opened count CPU time only (counter_failures()). [any thread]
   void EnableCounters(std::span<const cpu::CounterEvent> events,
                       cpu::PerfSyscalls& syscalls);
+  // Stops counting and closes every thread's group (a later session that
+  // did not ask for counters). [any thread]
+  void DisableCounters();
   bool counting() const;
   // Threads counted so far, and those whose counters could not be opened
   // (with the last reason).

@@ -248,6 +248,8 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
 void Session::StartCpuCounters() {
   const char* flag = std::getenv("DEEPCONTEXT_CPU_COUNTERS");
   cpu_counters_asked_ = flag != nullptr && std::string(flag) == "1";
+  // A session after one that counted counts only when asked again.
+  op_metrics_.sampler().DisableCounters();
   if (!cpu_counters_asked_) return;
   const cpu::CounterProbe probe =
       cpu::Probe(cpu::KernelPerfSyscalls(), cpu::DefaultCounterEvents());

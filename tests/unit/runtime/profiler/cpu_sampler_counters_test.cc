@@ -95,6 +95,29 @@ TEST(CpuSamplerCounters, ThreadsWhoseGroupFailsCountCpuTimeOnly) {
   sampler.Unregister(thread);
 }
 
+TEST(CpuSamplerCounters, DisablingClosesEveryGroupAndStopsCharging) {
+  MetricStore store;
+  CpuSampler sampler(store, store.Register("cpu_time", "ns", ""));
+  cpu::FakePerfSyscalls kernel;
+  sampler.EnableCounters(cpu::DefaultCounterEvents(), kernel);
+  auto thread = sampler.RegisterCurrentThread(5);
+  ASSERT_NE(thread, nullptr);
+  thread->current.store(10);
+  sampler.DisableCounters();
+  EXPECT_FALSE(sampler.counting());
+  EXPECT_EQ(kernel.open_fds, 0);
+  kernel.SetCounts({100, 100, 100});
+  sampler.SampleAll();
+  EXPECT_EQ(Values(store).count("cpu_cycles"), 0u);
+  // Enabled again (the next session asks): counting starts afresh.
+  sampler.EnableCounters(cpu::DefaultCounterEvents(), kernel);
+  EXPECT_EQ(kernel.open_fds, 3);
+  kernel.SetCounts({40, 50, 60});
+  sampler.SampleAll();
+  EXPECT_EQ(Values(store)["cpu_cycles"][10], 40);
+  sampler.Unregister(thread);
+}
+
 TEST(CpuSamplerCounters, ForkedChildClosesTheParentsGroups) {
   MetricStore store;
   CpuSampler sampler(store, store.Register("cpu_time", "ns", ""));
