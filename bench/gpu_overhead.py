@@ -28,6 +28,7 @@ shared machine; it prints the plain steps before the first region too.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -312,6 +313,31 @@ def non_negative(text):
     return value
 
 
+def fine_grained_rows(cli, base, profile, work, model):
+    """Rows of --fine-grained: instruction sampling by deepcontext and by
+    Proton, and CPU counters. A row whose run fails reports NaN."""
+    def measured(command):
+        def measure():
+            try:
+                return step_ms(run(command))
+            except RuntimeError as error:
+                print("(%s)" % str(error).splitlines()[0], file=sys.stderr)
+                return float("nan")
+        return measure
+    rows = {
+        "deepcontext run --gpu-samples": measured(
+            [cli, "run", "-q", "--gpu-samples", "-o", profile + ".samples", "--"] + base),
+        "deepcontext run --cpu-counters": measured(
+            [cli, "run", "-q", "--cpu-counters", "-o", profile + ".counters", "--"] + base),
+    }
+    proton = shutil.which("proton")
+    if proton is not None:
+        rows["proton -b cupti_pcsampling"] = measured(
+            [proton, "-b", "cupti_pcsampling", "-n", os.path.join(work, model + ".proton")]
+            + base[1:])
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build", default="build")
@@ -326,6 +352,10 @@ def main():
     parser.add_argument("--breakdown", action="store_true",
                         help="also time deepcontext without GPU tracing and torch.profiler "
                              "with CPU or CUDA activities only, to split the overhead")
+    parser.add_argument("--fine-grained", action="store_true",
+                        help="also time deepcontext run --gpu-samples and --cpu-counters, and "
+                             "Proton's instruction sampling (proton -b cupti_pcsampling) where "
+                             "Triton's proton command is installed")
     parser.add_argument("--timing-only", action="store_true",
                         help="skip the profile-size and accuracy parts")
     parser.add_argument("--in-process", type=int, metavar="ROUNDS", default=0,
@@ -390,6 +420,8 @@ def main():
                 "torch.profiler, CUDA activity only": lambda: step_ms(run(
                     base + ["--torch-profiler", scratch, "--torch-profiler-activities", "cuda"])),
             }
+        if args.fine_grained:
+            extra.update(fine_grained_rows(cli, base, profile, work, model))
         extra_times = {name: [] for name in extra}
         for _ in range(args.repeats):
             plain.append(step_ms(run(base)))

@@ -18,7 +18,7 @@ inline constexpr std::string_view kDctxMagic{"DCTX\x89\r\n\n", 8};
 // A major bump means old readers cannot read the file; a minor bump only adds
 // things old readers may skip.
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
+inline constexpr uint16_t kFormatMinor = 1;
 inline constexpr size_t kHeaderSize = 40;
 // Readers refuse payloads larger than this before allocating for them.
 inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 32;

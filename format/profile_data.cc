@@ -30,6 +30,8 @@ const char* FrameKindName(FrameKind kind) {
       return "gpu_sync";
     case FrameKind::kProcess:
       return "process";
+    case FrameKind::kGpuInstruction:
+      return "gpu_instruction";
   }
   // Reachable only through a cast of an out-of-range byte.
   return "unknown";

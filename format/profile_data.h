@@ -26,8 +26,10 @@ enum class FrameKind : uint8_t {
   kGpuMemset = 10,
   kGpuSync = 11,
   kProcess = 12,     // one process when several profiles are shown together
+  kGpuInstruction = 13,  // one instruction of a kernel (format 1.1): name
+                         // "pc 0x<offset>", sampled with stall reasons
 };
-inline constexpr uint8_t kMaxFrameKind = 12;
+inline constexpr uint8_t kMaxFrameKind = 13;
 
 // Returns a short lower-case name ("python", "operator", ...) for display.
 const char* FrameKindName(FrameKind kind);

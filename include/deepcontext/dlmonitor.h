@@ -99,7 +99,9 @@ typedef enum dlmonitor_frame_kind {
   DLMONITOR_FRAME_GPU_KERNEL = 8,
   DLMONITOR_FRAME_GPU_MEMCPY = 9,
   DLMONITOR_FRAME_GPU_MEMSET = 10,
-  DLMONITOR_FRAME_GPU_SYNC = 11
+  DLMONITOR_FRAME_GPU_SYNC = 11,
+  /* 12 is the .dctx "process" kind, used only offline. */
+  DLMONITOR_FRAME_GPU_INSTRUCTION = 13 /* "pc 0x1a0" under a GPU kernel */
 } dlmonitor_frame_kind_t;
 
 /* A calling context: a node of the process-wide context tree. 0 = none. */

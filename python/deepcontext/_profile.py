@@ -31,7 +31,7 @@ import os
 from . import _paths
 
 KINDS = ("root", "thread", "python", "operator", "phase", "scope", "native", "gpu_api",
-         "gpu_kernel", "gpu_memcpy", "gpu_memset", "gpu_sync", "process")
+         "gpu_kernel", "gpu_memcpy", "gpu_memset", "gpu_sync", "process", "gpu_instruction")
 
 _lib = None
 _registered_rules = []

@@ -104,6 +104,11 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
                               Traced());
     launch.record_at_return = api == DriverApiClass::kSync;
     attribution_.OnLaunch(launch);
+    // Samples of a graph's kernels carry the graph launch's correlation id.
+    if (pc_sampling_ != nullptr && (api == DriverApiClass::kKernelLaunch ||
+                                    api == DriverApiClass::kGraphLaunch)) {
+      pc_sampling_->OnKernelLaunch(data.correlationId, context, name, data.context);
+    }
     if (api == DriverApiClass::kSync) {
       t_call.sync_start_ns = static_cast<uint64_t>(cpu::MonotonicNs());
     }
@@ -151,6 +156,13 @@ void GpuBackendState::OnCallbackWhilePaused(CUpti_CallbackDomain domain,
 
 void GpuBackendState::OnResource(CUpti_CallbackId cbid,
                                  const CUpti_ResourceData& data) {
+  if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+    const auto* module = static_cast<const CUpti_ModuleResourceData*>(data.resourceDescriptor);
+    if (pc_sampling_ != nullptr && module != nullptr) {
+      pc_sampling_->OnModuleLoaded(module->pCubin, module->cubinSize);
+    }
+    return;
+  }
   if (graphs_.OnResource(cbid, data.resourceDescriptor, Traced())) return;
   if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
       cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {

@@ -283,6 +283,12 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
                                 CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) {
     f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
   }
+  // Cubins of modules loaded from now on, for the source lines of sampled
+  // instructions; without the callback instructions have no line.
+  if (pc_sampling_ != nullptr) {
+    f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                       CUPTI_CBID_RESOURCE_MODULE_LOADED);
+  }
 
   unsigned traced_kinds = 0;
   for (size_t i = 0; i < std::size(kActivityKinds); ++i) {
@@ -328,6 +334,8 @@ void GpuBackendState::Stop() {
   // without work in flight. Callbacks are off, so these calls are not
   // traced.
   const bool waited = was_tracing && driver_->SynchronizeAllContexts();
+  // The GPU is idle: the last instruction samples are complete.
+  if (pc_sampling_ != nullptr && !cupti_gone) pc_sampling_->Stop();
   if (Active()) {
     // The last records, processed by the worker before the backend lets go.
     if (!cupti_gone) {
@@ -390,6 +398,7 @@ void GpuBackendState::FlushRecords(bool judge_missing) {
   // one after it would attach CUPTI again.
   if (!Stopped() && CuptiCallable() && Active()) {
     if (judge_missing) attribution_.BeginFlush();
+    if (pc_sampling_ != nullptr) pc_sampling_->Drain();
     f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     Worker().Drain();
   }
@@ -458,6 +467,9 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   // operation layer (no NVTX tool attached before JAX's first compile).
   if (xla_ranges_.seen_ranges()) {
     metadata.emplace_back("gpu_xla_op_ranges", std::to_string(xla_ranges_.op_ranges()));
+  }
+  if (pc_sampling_ != nullptr) {
+    for (auto& entry : pc_sampling_->Metadata()) metadata.push_back(std::move(entry));
   }
   if (detach_between_windows_) {
     for (auto& entry : gpu::WindowDetachMetadata(window_detach_.stats(), window_error_)) {

@@ -24,6 +24,7 @@
 #include "runtime/gpu/context_sink.h"
 #include "runtime/gpu/gpu_attribution.h"
 #include "runtime/cupti/graph_launch_tracker.h"
+#include "runtime/cupti/pc_sampling.h"
 #include "runtime/gpu/window_detach.h"
 #include "runtime/xla/xla_ranges.h"
 
@@ -58,7 +59,8 @@ class GpuBackendState {
           return true;
         }),
         graphs_(*driver_),
-        xla_ranges_(sink, &IsThreadRootContext) {}
+        xla_ranges_(sink, &IsThreadRootContext),
+        pc_sampling_(PcSampling::StartIfAsked(sink, library)) {}
 
   GpuBackendState(const GpuBackendState&) = delete;
   GpuBackendState& operator=(const GpuBackendState&) = delete;
@@ -202,6 +204,8 @@ class GpuBackendState {
   // Bit i: kActivityKinds[i] is enabled. All until Start() knows, so that
   // launches during Start() expect records as before.
   std::atomic<unsigned> traced_kinds_{~0u};
+  // Instruction sampling (--gpu-samples); null when not asked for.
+  const std::unique_ptr<PcSampling> pc_sampling_;
 };
 
 }  // namespace deepcontext::cupti

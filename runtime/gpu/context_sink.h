@@ -25,6 +25,7 @@ enum class GpuNodeKind : int {
   kMemcpy = 9,   // DLMONITOR_FRAME_GPU_MEMCPY
   kMemset = 10,  // DLMONITOR_FRAME_GPU_MEMSET
   kSync = 11,    // DLMONITOR_FRAME_GPU_SYNC
+  kInstruction = 13,  // DLMONITOR_FRAME_GPU_INSTRUCTION: "pc 0x1a0"
 };
 
 // The metrics attribution records. Every sample is one record, so a
@@ -61,13 +62,26 @@ class ContextSink {
   virtual ContextId Child(ContextId parent, GpuNodeKind kind,
                           std::string_view name) = 0;
   // The same for a node with a source location (a Python line inside a
-  // jitted function). Sinks that keep no locations name the node only.
+  // jitted function, a sampled instruction whose cubin has line
+  // information). Sinks that keep no locations name the node only.
   virtual ContextId ChildAt(ContextId parent, GpuNodeKind kind, std::string_view name,
                             std::string_view /*file*/, uint32_t /*line*/) {
     return Child(parent, kind, name);
   }
   // Adds one sample of `metric` to `context`.
   virtual void Add(ContextId context, GpuMetric metric, double value) = 0;
+
+  // Metrics known only at run time (one per stall reason of instruction
+  // samples, runtime/cupti/pc_sampling_*): registered by name, idempotent,
+  // then added by the id returned. -1: this sink keeps no such metrics.
+  virtual int RegisterNamedMetric(std::string_view name, std::string_view unit,
+                                  std::string_view description) {
+    (void)name, (void)unit, (void)description;
+    return -1;
+  }
+  virtual void AddNamed(ContextId context, int metric, double value) {
+    (void)context, (void)metric, (void)value;
+  }
 };
 
 }  // namespace deepcontext::gpu

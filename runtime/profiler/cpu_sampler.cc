@@ -1,5 +1,8 @@
 #include "runtime/profiler/cpu_sampler.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
 
@@ -107,15 +110,77 @@ void* CpuSampler::Loop(void* self) {
   }
 }
 
+void CpuSampler::EnableCounters(std::span<const cpu::CounterEvent> events,
+                                cpu::PerfSyscalls& syscalls) {
+  std::vector<MetricId> metrics;
+  for (const cpu::CounterEvent& event : events) {
+    metrics.push_back(store_.Register(std::string(event.metric), "count",
+                                      std::string(event.description)));
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (syscalls_ != nullptr || events.empty()) return;
+  counter_events_.assign(events.begin(), events.end());
+  counter_metrics_ = std::move(metrics);
+  syscalls_ = &syscalls;
+  for (auto& thread : threads_) OpenCountersLocked(*thread);
+}
+
+void CpuSampler::DisableCounters() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  syscalls_ = nullptr;
+  counter_events_.clear();
+  counter_metrics_.clear();
+  counted_threads_ = 0;
+  counter_failures_ = 0;
+  counter_error_.clear();
+  for (auto& thread : threads_) {
+    thread->counters.reset();
+    thread->last_counts.clear();
+  }
+}
+
+bool CpuSampler::counting() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return syscalls_ != nullptr;
+}
+
+uint64_t CpuSampler::counted_threads() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return counted_threads_;
+}
+
+uint64_t CpuSampler::counter_failures(std::string* last_error) const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (last_error != nullptr) *last_error = counter_error_;
+  return counter_failures_;
+}
+
+void CpuSampler::OpenCountersLocked(Thread& thread) {
+  if (syscalls_ == nullptr || thread.counters != nullptr) return;
+  std::string error;
+  thread.counters = cpu::ThreadCounters::Open(*syscalls_, counter_events_,
+                                              thread.tid, &error);
+  if (thread.counters == nullptr) {
+    ++counter_failures_;
+    counter_error_ = error;
+    return;
+  }
+  ++counted_threads_;
+  // Counting starts at zero: a first reading now would only cost a call.
+  thread.last_counts.assign(counter_events_.size(), 0);
+}
+
 std::shared_ptr<CpuSampler::Thread> CpuSampler::RegisterCurrentThread(
     ContextId outside_ops) {
   auto thread = std::make_shared<Thread>();
   thread->outside_ops = outside_ops;
+  thread->tid = static_cast<pid_t>(syscall(SYS_gettid));
   if (pthread_getcpuclockid(pthread_self(), &thread->clock) != 0) return nullptr;
   bool ok = false;
   thread->last_cpu = ClockNs(thread->clock, &ok);
   if (!ok) return nullptr;
   std::lock_guard<std::mutex> guard(mutex_);
+  OpenCountersLocked(*thread);
   threads_.push_back(thread);
   return thread;
 }
@@ -126,6 +191,7 @@ void CpuSampler::Unregister(const std::shared_ptr<Thread>& thread) {
   if (thread->gone) return;
   if (running_.load(std::memory_order_acquire)) SampleLocked(*thread);
   thread->gone = true;
+  thread->counters.reset();  // the fds, before the thread's id is reused
   std::erase(threads_, thread);
 }
 
@@ -147,15 +213,31 @@ void CpuSampler::SampleLocked(Thread& thread) {
   if (!ok) return;
   const int64_t used = now - thread.last_cpu;
   thread.last_cpu = now;
-  if (used <= 0 || paused_.load(std::memory_order_relaxed)) return;
+  const bool paused = paused_.load(std::memory_order_relaxed);
   ContextId context = thread.current.load(std::memory_order_relaxed);
   if (context == 0) context = thread.outside_ops;
-  if (context != 0) store_.Add(context, cpu_time_, static_cast<double>(used));
+  if (used > 0 && !paused && context != 0) {
+    store_.Add(context, cpu_time_, static_cast<double>(used));
+  }
+  // Counters are read while paused too, so that a pause's counts are not
+  // charged to the first tick after it.
+  if (thread.counters == nullptr || !thread.counters->Read(&counts_)) return;
+  cpu::CountDeltas(counts_, &thread.last_counts, &deltas_);
+  if (paused || context == 0) return;
+  for (size_t i = 0; i < deltas_.size() && i < counter_metrics_.size(); ++i) {
+    if (deltas_[i] > 0) {
+      store_.Add(context, counter_metrics_[i], static_cast<double>(deltas_[i]));
+    }
+  }
 }
 
 void CpuSampler::ResetAfterFork() {
   // Only the forking thread exists here; it registers again on its next op.
-  for (auto& thread : threads_) thread->gone = true;
+  // Their counter groups count the parent's threads: closed here.
+  for (auto& thread : threads_) {
+    thread->gone = true;
+    thread->counters.reset();
+  }
   threads_.clear();
   stop_ = false;
   running_.store(false, std::memory_order_release);

@@ -4,7 +4,10 @@
 // moment. Op threads only publish their current op with a relaxed store, so
 // an op costs no clock system call, unlike exact per-op CPU time. Values are
 // statistical (a tick's CPU goes to the op running at the tick) and CPU time
-// outside any op goes to the thread's node.
+// outside any op goes to the thread's node. With counters enabled
+// (EnableCounters, `deepcontext run --cpu-counters`) each tick also reads the
+// thread's hardware counters (runtime/cpu/perf_counters.h) and charges their
+// increase the same way.
 #pragma once
 
 #include <pthread.h>
@@ -14,7 +17,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string>
 #include <vector>
+
+#include "runtime/cpu/perf_counters.h"
 
 #include "runtime/profiler/metric_store.h"
 
@@ -29,6 +36,11 @@ class CpuSampler {
     ContextId outside_ops = 0;  // where CPU outside any op goes
     int64_t last_cpu = 0;       // guarded by the sampler's mutex
     bool gone = false;          // guarded by the sampler's mutex
+    pid_t tid = 0;
+    // With counters: the thread's group and its last reading (guarded by
+    // the sampler's mutex).
+    std::unique_ptr<cpu::ThreadCounters> counters;
+    std::vector<uint64_t> last_counts;
   };
 
   CpuSampler(MetricStore& store, MetricId cpu_time);
@@ -45,6 +57,21 @@ class CpuSampler {
   void SetPaused(bool paused) {
     paused_.store(paused, std::memory_order_relaxed);
   }
+
+  // From now on, also counts `events` per registered thread (those
+  // registered before included) and charges them as metrics named after the
+  // events. `syscalls` must outlive the sampler. Threads whose group cannot
+  // be opened count CPU time only (counter_failures()). [any thread]
+  void EnableCounters(std::span<const cpu::CounterEvent> events,
+                      cpu::PerfSyscalls& syscalls);
+  // Stops counting and closes every thread's group (a later session that
+  // did not ask for counters). [any thread]
+  void DisableCounters();
+  bool counting() const;
+  // Threads counted so far, and those whose counters could not be opened
+  // (with the last reason).
+  uint64_t counted_threads() const;
+  uint64_t counter_failures(std::string* last_error) const;
 
   // Registers the calling thread; CPU it used before this call is not
   // counted. `outside_ops` receives CPU time while no op is current.
@@ -67,16 +94,25 @@ class CpuSampler {
  private:
   static void* Loop(void* self);
   void SampleLocked(Thread& thread);
+  void OpenCountersLocked(Thread& thread);
 
   MetricStore& store_;
   const MetricId cpu_time_;
-  std::mutex mutex_;  // guards threads_, Thread::last_cpu/gone, stop_
+  mutable std::mutex mutex_;  // guards threads_, Thread fields, stop_,
+                              // and the counter members below
   std::vector<std::shared_ptr<Thread>> threads_;
   std::atomic<bool> running_{false};
   std::atomic<bool> paused_{false};
   bool stop_ = false;
   pthread_t sampler_{};
   int64_t interval_ns_ = 1000000;
+  std::vector<cpu::CounterEvent> counter_events_;
+  std::vector<MetricId> counter_metrics_;
+  cpu::PerfSyscalls* syscalls_ = nullptr;
+  uint64_t counted_threads_ = 0;
+  uint64_t counter_failures_ = 0;
+  std::string counter_error_;
+  std::vector<uint64_t> counts_, deltas_;  // scratch of SampleLocked
 };
 
 }  // namespace deepcontext::profiler

@@ -27,6 +27,9 @@ class MetricStoreSink : public gpu::ContextSink {
   gpu::ContextId Child(gpu::ContextId parent, gpu::GpuNodeKind kind,
                   std::string_view name) override;
   void Add(gpu::ContextId context, gpu::GpuMetric metric, double value) override;
+  int RegisterNamedMetric(std::string_view name, std::string_view unit,
+                          std::string_view description) override;
+  void AddNamed(gpu::ContextId context, int metric, double value) override;
 
   // The store's id of `metric`.
   MetricId metric_id(gpu::GpuMetric metric) const;

@@ -42,6 +42,8 @@ class OpMetrics {
   // Between trace windows: sampled CPU time is not charged (ops are not
   // delivered then either). [any thread]
   void SetPaused(bool paused) { sampler_.SetPaused(paused); }
+  // The sampler, to count hardware counters with the CPU time it samples.
+  CpuSampler& sampler() { return sampler_; }
 
  private:
   void Enter(const dlmonitor_event_t& event);

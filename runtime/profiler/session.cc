@@ -10,6 +10,7 @@
 
 #include "format/dctx_file.h"
 #include "runtime/cpu/clocks.h"
+#include "runtime/cpu/perf_counters.h"
 #include "runtime/native/native_stack.h"
 #include "runtime/profiler/profile_builder.h"
 
@@ -105,6 +106,7 @@ std::string Session::Start() {
   }
   gpu_ = StartGpuSource(store_, &gpu_status_);
   gpu_metadata_.clear();
+  StartCpuCounters();
   active_ = true;
   start_realtime_ns_ = cpu::RealtimeNs();
   start_monotonic_ns_ = cpu::MonotonicNs();
@@ -229,6 +231,7 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
               std::to_string(op_metrics_.sampling_interval_ns() / 1000) + " us");
       break;
   }
+  AddCpuCounterMetadata(out);
   AddTraceWindowMetadata(out);
   if (!gpu_status_.empty()) add("gpu", gpu_status_);
   for (const auto& [key, value] :
@@ -249,6 +252,56 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
     if (!replaced) add(key, value);
   }
   return out;
+}
+
+void Session::StartCpuCounters() {
+  const char* flag = std::getenv("DEEPCONTEXT_CPU_COUNTERS");
+  cpu_counters_asked_ = flag != nullptr && std::string(flag) == "1";
+  // A session after one that counted counts only when asked again.
+  op_metrics_.sampler().DisableCounters();
+  if (!cpu_counters_asked_) return;
+  const cpu::CounterProbe probe =
+      cpu::Probe(cpu::KernelPerfSyscalls(), cpu::DefaultCounterEvents());
+  cpu_counters_warning_ = probe.warning;
+  cpu_counters_usable_.clear();
+  for (const cpu::CounterEvent& event : probe.usable) {
+    if (!cpu_counters_usable_.empty()) cpu_counters_usable_ += ", ";
+    cpu_counters_usable_ += event.label;
+  }
+  if (!probe.usable.empty()) {
+    op_metrics_.sampler().EnableCounters(probe.usable, cpu::KernelPerfSyscalls());
+  }
+}
+
+void Session::AddCpuCounterMetadata(
+    std::vector<std::pair<std::string, std::string>>& out) {
+  if (!cpu_counters_asked_) return;
+  // One line each: the report shows warning_* entries as warnings.
+  if (!cpu_counters_warning_.empty()) {
+    out.emplace_back("warning_cpu_counters", cpu_counters_warning_);
+  }
+  if (cpu_counters_usable_.empty()) {
+    out.emplace_back("cpu_counters", "off");
+    return;
+  }
+  CpuSampler& sampler = op_metrics_.sampler();
+  if (op_metrics_.cpu_time_mode() != OpMetrics::CpuTimeMode::kSampled) {
+    out.emplace_back("warning_cpu_counters",
+                     "CPU counters not recorded: they are read with the CPU "
+                     "time samples, and this run did not sample CPU time");
+  }
+  out.emplace_back("cpu_counters", cpu_counters_usable_ +
+                                       " (user space, per thread, read every " +
+                                       std::to_string(sampler.interval_ns() / 1000) +
+                                       " us)");
+  out.emplace_back("cpu_counter_threads",
+                   std::to_string(sampler.counted_threads()));
+  std::string error;
+  if (const uint64_t failed = sampler.counter_failures(&error); failed > 0) {
+    out.emplace_back("warning_cpu_counter_threads",
+                     std::to_string(failed) +
+                         " threads not counted (CPU time only): " + error);
+  }
 }
 
 void Session::AddTraceWindowMetadata(

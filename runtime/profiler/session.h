@@ -51,6 +51,11 @@ class Session {
   Session();
   static void AfterForkInChild();
   std::vector<std::pair<std::string, std::string>> CollectMetadata();
+  // `deepcontext run --cpu-counters` (DEEPCONTEXT_CPU_COUNTERS=1): probes
+  // the counters and lets the CPU sampler count the usable ones.
+  void StartCpuCounters();
+  void AddCpuCounterMetadata(
+      std::vector<std::pair<std::string, std::string>>& out);
   void AddTraceWindowMetadata(
       std::vector<std::pair<std::string, std::string>>& out) const;
   // The switch the trace windows turn (not under mutex_: Stop() holds it
@@ -72,6 +77,9 @@ class Session {
   TraceWindowOptions trace_options_;    // for the next Start()
   TraceWindowOptions windows_options_;  // of the last Start()
   TraceWindows windows_;
+  bool cpu_counters_asked_ = false;
+  std::string cpu_counters_warning_;  // from the probe, "" when all usable
+  std::string cpu_counters_usable_;   // "cycles, instructions, ..."
   std::string windows_error_;  // why they could not run in the last Start()
   std::atomic<int (*)(int)> op_switch_{nullptr};
   std::atomic<bool> tracing_{true};  // false between trace windows

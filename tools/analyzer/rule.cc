@@ -50,6 +50,8 @@ const std::vector<Rule>& BuiltinRules() {
        CheckLowOccupancy},
       {"memory_peak", "source lines holding the device memory peak",
        CheckMemoryPeak},
+      {"gpu_stalls", "hot kernels dominated by one stall reason (--gpu-samples)",
+       CheckGpuStalls},
   };
   return kRules;
 }

@@ -54,6 +54,8 @@ RuleOutcome CheckZeroGradFill(const ProfileView& view, const Thresholds& t);
 RuleOutcome CheckTensorCoresUnused(const ProfileView& view,
                                    const Thresholds& t);
 RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t);
+// Stall reasons of sampled kernels (rules_stalls.cc).
+RuleOutcome CheckGpuStalls(const ProfileView& view, const Thresholds& t);
 // Rules about device memory (rules_memory.cc).
 RuleOutcome CheckMemoryPeak(const ProfileView& view, const Thresholds& t);
 

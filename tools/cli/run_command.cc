@@ -34,6 +34,8 @@ struct RunOptions {
   bool sampled_cpu_time = false;
   bool exact_cpu_time = false;
   bool no_gpu_memory = false;
+  bool cpu_counters = false;
+  bool gpu_samples = false;
   double trace_fraction = 1.0;
   double trace_window_ms = 50;
   // Unset: the runtime's default (2M); read by the runtime itself.
@@ -163,6 +165,18 @@ std::string DefaultStem(const std::vector<std::string>& command) {
     setenv("DEEPCONTEXT_GPU_MEMORY", "0", 1);
   } else {
     unsetenv("DEEPCONTEXT_GPU_MEMORY");
+  }
+  // Read by the runtime itself (runtime/profiler/session.cc,
+  // runtime/profiler/gpu_source.cc).
+  if (options.cpu_counters) {
+    setenv("DEEPCONTEXT_CPU_COUNTERS", "1", 1);
+  } else {
+    unsetenv("DEEPCONTEXT_CPU_COUNTERS");
+  }
+  if (options.gpu_samples) {
+    setenv("DEEPCONTEXT_GPU_SAMPLES", "1", 1);
+  } else {
+    unsetenv("DEEPCONTEXT_GPU_SAMPLES");
   }
   if (options.trace_fraction < 1.0) {
     setenv("DEEPCONTEXT_TRACE_FRACTION",
@@ -335,21 +349,35 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
       "The default: sample thread CPU time every millisecond and charge it "
       "to the op running then (no system call per op; CPU outside ops goes "
       "to the thread)");
-  run->add_flag("--exact-cpu-time", options->exact_cpu_time,
+  auto* exact = run->add_flag("--exact-cpu-time", options->exact_cpu_time,
                 "Read thread CPU time at every op's entry and exit: exact for "
-                "every op, at two system calls per op")
-      ->excludes(no_cpu)
-      ->excludes(sampled);
+                "every op, at two system calls per op");
+  exact->excludes(no_cpu)->excludes(sampled);
   sampled->excludes(no_cpu);
+  run->add_flag("--cpu-counters", options->cpu_counters,
+                "Also count CPU cycles, instructions and cache misses per "
+                "thread (perf_event_open, user space) and charge them like "
+                "sampled CPU time; where the kernel or VM forbids them the "
+                "profile says so in a warning")
+      ->excludes(no_cpu)
+      ->excludes(exact);
+  auto* gpu_samples = run->add_flag("--gpu-samples", options->gpu_samples,
+                "Sample the instructions of GPU kernels with their stall "
+                "reasons (CUPTI PC sampling): child nodes of each kernel per "
+                "instruction. Kernels of one context run one at a time while "
+                "sampling (DEEPCONTEXT_GPU_SAMPLE_PERIOD=5..31 sets the period "
+                "to 2^N cycles)");
   run->add_flag("--no-gpu-memory", options->no_gpu_memory,
                 "Do not hook the CUDA caching allocator (no gpu_alloc_bytes or "
                 "gpu_peak_live_bytes; saves a callback per allocation and free)");
-  run->add_option("--trace-fraction", options->trace_fraction,
+  auto* fraction = run->add_option("--trace-fraction", options->trace_fraction,
                   "Trace ops and GPU work in windows covering this share of "
                   "the run (0.001 to 1; default 1, everything). Between "
                   "windows they cost what they cost without a profiler; the "
                   "profile describes the windows")
       ->check(FiniteRange(0.001, 1.0));
+  // Detaching CUPTI between windows would drop the sampling configuration.
+  gpu_samples->excludes(fraction);
   run->add_option("--trace-window-ms", options->trace_window_ms,
                   "Length of one trace window with --trace-fraction, in "
                   "milliseconds (1 to 60000; default 50). Windows start at "

@@ -10,6 +10,7 @@
 #include "tools/report/imbalance_section.h"
 #include "tools/report/report_header.h"
 #include "tools/report/section_context.h"
+#include "tools/report/stall_section.h"
 #include "tools/report/tree_sections.h"
 #include "tools/report/value_format.h"
 
@@ -138,6 +139,8 @@ std::string RenderReport(const analysis::ProfileTree& tree,
   if (!hotspots.empty()) out += "\n" + hotspots;
   std::string imbalance = RenderImbalance(context);
   if (!imbalance.empty()) out += "\n" + imbalance;
+  std::string stalls = RenderStallReasons(context);
+  if (!stalls.empty()) out += "\n" + stalls;
   return out;
 }
 

@@ -172,6 +172,25 @@ std::string WarningLines(const std::vector<analysis::SourceInfo>& sources) {
 
 }  // namespace
 
+// What fine-grained collection ran and what it cost: instruction sampling
+// serializes kernels, so their times and the GPU busy time are those of a
+// serialized run.
+std::string FineGrainedText(const analysis::SourceInfo& source) {
+  std::string out;
+  const std::string samples = source.Metadata("gpu_samples");
+  if (samples.starts_with("on")) {
+    out = "GPU instruction samples " + samples.substr(3);
+    const std::string attributed = source.Metadata("gpu_samples_attributed");
+    if (!attributed.empty()) out += ", " + attributed + " samples";
+    out += "; kernels ran one at a time";
+  }
+  const std::string counters = source.Metadata("cpu_counters");
+  if (!counters.empty() && counters != "off") {
+    out += (out.empty() ? "" : "; ") + std::string("CPU counters ") + counters;
+  }
+  return out;
+}
+
 double DurationNs(const analysis::SourceInfo& source) {
   uint64_t start = 0;
   uint64_t end = 0;
@@ -194,6 +213,7 @@ std::string RenderSourceHeader(const analysis::ProfileTree& tree) {
            Line("Versions:", VersionsText(source)) +
            Line("GPU:", GpuText(source)) +
            Line("Devices:", source.Metadata("gpu_devices")) +
+           Line("Sampled:", FineGrainedText(source)) +
            WarningLines(sources) + Line("Memory:", MemoryText(source));
   }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "format/dctx_file.h"
+#include "tests/unit/tools/analysis/stall_profile.h"
 #include "tests/unit/tools/analysis/test_profiles.h"
 
 namespace {
@@ -167,6 +168,8 @@ int main(int argc, char** argv) {
       Write(no_gpu, path("no_gpu.dctx")) &&
       Write(MakeGpuProfile(), path("gpu_step.dctx")) &&
       Write(MakeWallTimeOnlyProfile(), path("wall_only.dctx")) &&
+      Write(deepcontext::analysis::testing::MakeStallProfile(),
+            path("gpu_stalls.dctx")) &&
       WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
       WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx")) &&
       Write(empty_strings, path("empty_strings.dctx")) &&

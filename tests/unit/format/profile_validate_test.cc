@@ -61,9 +61,9 @@ TEST(ProfileValidate, ParentMustBeBelowIndex) {
 TEST(ProfileValidate, KindMustBeKnown) {
   Profile p = SmallProfile();
   p.nodes[3].kind = static_cast<FrameKind>(kMaxFrameKind + 1);
-  EXPECT_EQ(ValidateProfile(p), "node 3: unknown kind 13 (max 12)");
+  EXPECT_EQ(ValidateProfile(p), "node 3: unknown kind 14 (max 13)");
   p.nodes[3].kind = static_cast<FrameKind>(255);
-  EXPECT_EQ(ValidateProfile(p), "node 3: unknown kind 255 (max 12)");
+  EXPECT_EQ(ValidateProfile(p), "node 3: unknown kind 255 (max 13)");
 }
 
 TEST(ProfileValidate, StringIdsMustBeInRange) {

@@ -32,6 +32,8 @@ class MetricStoreSinkTest : public ::testing::Test {
     int kind = -1;
     std::string name;
     gpu::ContextId parent = 0;
+    std::string file;
+    uint32_t line = 0;
   };
   static Frame FrameOf(gpu::ContextId context) {
     dlmonitor_frame_t frame{};
@@ -42,6 +44,8 @@ class MetricStoreSinkTest : public ::testing::Test {
       out.kind = frame.kind;
       out.name = frame.name;
       out.parent = parent;
+      out.file = frame.file != nullptr ? frame.file : "";
+      out.line = frame.line;
     }
     return out;
   }
@@ -142,6 +146,25 @@ TEST_F(MetricStoreSinkTest, XlaNodesKeepTheirKindsAndSourceLines) {
   EXPECT_EQ(FrameOf(sink.Child(line, gpu::GpuNodeKind::kOperator, "gemm_fusion_dot.3")).kind,
             DLMONITOR_FRAME_OPERATOR);
   EXPECT_EQ(sink.ChildAt(0, gpu::GpuNodeKind::kPython, "f", "a.py", 1), 0u);
+}
+
+TEST_F(MetricStoreSinkTest, InstructionNodesKeepTheirSourceLine) {
+  MetricStoreSink sink(store_);
+  const gpu::ContextId kernel = sink.Child(launch_context_, gpu::GpuNodeKind::kKernel, "k");
+  const gpu::ContextId pc = sink.ChildAt(kernel, gpu::GpuNodeKind::kInstruction,
+                                         "pc 0x0080", "/home/user/kernels.py", 24);
+  ASSERT_NE(pc, 0u);
+  const Frame frame = FrameOf(pc);
+  EXPECT_EQ(frame.kind, DLMONITOR_FRAME_GPU_INSTRUCTION);
+  EXPECT_EQ(frame.name, "pc 0x0080");
+  EXPECT_EQ(frame.file, "/home/user/kernels.py");
+  EXPECT_EQ(frame.line, 24u);
+  // Named metrics (stall reasons) land under their names.
+  const int stall = sink.RegisterNamedMetric("gpu_stall_wait", "samples", "");
+  EXPECT_EQ(sink.RegisterNamedMetric("gpu_stall_wait", "samples", ""), stall);
+  sink.AddNamed(pc, stall, 12);
+  sink.AddNamed(0, stall, 5);  // no context: dropped
+  EXPECT_EQ(Samples().at({pc, "gpu_stall_wait"}).sum, 12);
 }
 
 TEST_F(MetricStoreSinkTest, SamplesLandInTheStoreUnderTheMetricNames) {

@@ -1,0 +1,85 @@
+#include "runtime/cupti/pc_sampling.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/cupti/cupti_loader.h"
+#include "runtime/cupti/pc_sampling_functions.h"
+
+namespace deepcontext::cupti {
+
+std::unique_ptr<PcSampling> PcSampling::StartIfAsked(gpu::ContextSink& sink,
+                                                     const CuptiLibrary& library) {
+  const char* flag = std::getenv("DEEPCONTEXT_GPU_SAMPLES");
+  if (flag == nullptr || std::strcmp(flag, "1") != 0) return nullptr;
+  auto functions = std::make_unique<PcSamplingFunctions>();
+  std::string error;
+  const bool resolved = ResolvePcSamplingFunctions(library.path(), functions.get(), &error);
+  std::string warning;
+  const PcSamplingOptions options = PcSamplingOptionsFromEnvironment(&warning);
+  auto sampling = std::make_unique<PcSampling>(
+      sink, resolved ? functions.get() : nullptr, options,
+      resolved ? "" : "off: " + error,
+      [&library](int result) { return library.ResultString(result); });
+  if (resolved) sampling->owned_functions_ = std::move(functions);
+  sampling->warning_ = warning;
+  return sampling;
+}
+
+PcSampling::PcSampling(gpu::ContextSink& sink, const PcSamplingFunctions* functions,
+                       PcSamplingOptions options, std::string status,
+                       std::function<std::string(int)> result_text)
+    : aggregator_(sink), status_(std::move(status)) {
+  if (functions != nullptr) {
+    source_map_ = std::make_unique<CubinSourceMap>(*functions);
+    if (source_map_->available()) {
+      CubinSourceMap* map = source_map_.get();
+      aggregator_.SetSourceResolver([map](uint64_t crc, std::string_view function,
+                                          uint64_t pc, std::string* file, uint32_t* line) {
+        SourceLine found;
+        if (!map->Lookup(crc, function, pc, &found)) return false;
+        *file = found.file;
+        *line = found.line;
+        return true;
+      });
+    }
+    session_ = std::make_unique<PcSamplingSession>(*functions, aggregator_, options,
+                                                   std::move(result_text));
+  }
+}
+
+PcSampling::~PcSampling() = default;
+
+void PcSampling::OnKernelLaunch(uint32_t correlation_id, gpu::ContextId context,
+                                std::string_view api_name, void* cuda_context) {
+  if (session_ == nullptr) return;
+  aggregator_.OnLaunch(correlation_id, context, api_name);
+  session_->OnKernelLaunch(cuda_context);
+}
+
+void PcSampling::OnModuleLoaded(const void* cubin, size_t size) {
+  if (source_map_ != nullptr) source_map_->OnModuleLoaded(cubin, size);
+}
+
+void PcSampling::Drain() {
+  if (session_ != nullptr) session_->Drain();
+}
+
+void PcSampling::Stop() {
+  if (session_ != nullptr) session_->Stop();
+}
+
+std::vector<std::pair<std::string, std::string>> PcSampling::Metadata() const {
+  auto out = PcSamplingMetadata(aggregator_.Stats(),
+                                session_ != nullptr ? session_->Status() : status_);
+  if (source_map_ != nullptr) {
+    out.emplace_back("gpu_samples_modules", std::to_string(source_map_->modules()));
+    if (const uint64_t skipped = source_map_->modules_skipped(); skipped > 0) {
+      out.emplace_back("gpu_samples_modules_unmapped", std::to_string(skipped));
+    }
+  }
+  if (!warning_.empty()) out.emplace_back("warning_gpu_sample_period", warning_);
+  return out;
+}
+
+}  // namespace deepcontext::cupti

@@ -1,0 +1,54 @@
+// `deepcontext run --gpu-samples` in the backend: the PC sampling entry
+// points, the aggregator and the CUPTI session, started when
+// DEEPCONTEXT_GPU_SAMPLES=1. GpuBackendState calls it at kernel launches,
+// flushes and stop, and adds its metadata.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/cupti/pc_sampling_aggregator.h"
+#include "runtime/cupti/pc_sampling_session.h"
+#include "runtime/cupti/pc_sampling_source_map.h"
+
+namespace deepcontext::cupti {
+
+class CuptiLibrary;
+
+class PcSampling {
+ public:
+  // nullptr when not asked for. When asked for but impossible (entry
+  // points missing), an object that samples nothing and says why in its
+  // metadata.
+  static std::unique_ptr<PcSampling> StartIfAsked(gpu::ContextSink& sink,
+                                                  const CuptiLibrary& library);
+  // The same with the entry points given (tests).
+  PcSampling(gpu::ContextSink& sink, const PcSamplingFunctions* functions,
+             PcSamplingOptions options, std::string status,
+             std::function<std::string(int)> result_text);
+  ~PcSampling();
+
+  // A kernel launch's API entry. [application threads]
+  void OnKernelLaunch(uint32_t correlation_id, gpu::ContextId context,
+                      std::string_view api_name, void* cuda_context);
+  // A module loaded: its cubin is kept for source lines. [any thread]
+  void OnModuleLoaded(const void* cubin, size_t size);
+  void Drain();
+  void Stop();
+  std::vector<std::pair<std::string, std::string>> Metadata() const;
+  PcSamplingStats Stats() const { return aggregator_.Stats(); }
+
+ private:
+  std::unique_ptr<PcSamplingFunctions> owned_functions_;
+  PcSampleAggregator aggregator_;
+  std::unique_ptr<CubinSourceMap> source_map_;   // null when impossible
+  std::unique_ptr<PcSamplingSession> session_;  // null when impossible
+  std::string status_;  // why not, when session_ is null
+  std::string warning_;
+};
+
+}  // namespace deepcontext::cupti

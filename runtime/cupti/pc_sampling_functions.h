@@ -1,0 +1,30 @@
+// The typed table of CUPTI's PC sampling entry points (cupti_pcsampling.h),
+// resolved from the libcupti already loaded (cupti_loader.h) or handed in
+// by tests. Includes the vendor header: include it from .cc files only.
+#pragma once
+
+#include <cupti_pcsampling.h>
+
+#include <string>
+
+namespace deepcontext::cupti {
+
+struct PcSamplingFunctions {
+  decltype(&::cuptiPCSamplingGetNumStallReasons) get_num_stall_reasons = nullptr;
+  decltype(&::cuptiPCSamplingGetStallReasons) get_stall_reasons = nullptr;
+  decltype(&::cuptiPCSamplingSetConfigurationAttribute) set_configuration = nullptr;
+  decltype(&::cuptiPCSamplingEnable) enable = nullptr;
+  decltype(&::cuptiPCSamplingDisable) disable = nullptr;
+  decltype(&::cuptiPCSamplingGetData) get_data = nullptr;
+  // Optional (source lines of sampled instructions); nullptr when absent.
+  decltype(&::cuptiGetCubinCrc) get_cubin_crc = nullptr;
+  decltype(&::cuptiGetSassToSourceCorrelation) get_sass_to_source = nullptr;
+};
+
+// Resolves the table from the libcupti at `library_path`, which must be
+// loaded already. false and *error ("libcupti has no
+// cuptiPCSamplingEnable") when an entry point is missing.
+bool ResolvePcSamplingFunctions(const std::string& library_path,
+                                PcSamplingFunctions* functions, std::string* error);
+
+}  // namespace deepcontext::cupti

@@ -1,0 +1,102 @@
+#!/bin/bash
+# On the GPU machine (no network): builds what `deepcontext run` needs with
+# the build dependencies from .deps/ (see README "GPU machine"), then runs
+# tests/gpu/programs/gpu_stalls.py (a memory-bound and a compute-bound
+# Triton kernel) without the profiler, under `deepcontext run`, and under
+# `deepcontext run --gpu-samples`; prints the stall reasons per kernel,
+# checks that they point the right way and land under the right Python
+# lines, and prints the overhead of each against no profiler. Also shows
+# what `--cpu-counters` records there. Logs go to $OUT (default
+# ./gpu-finegrained-out). Fits in about 4 minutes on the H200 machine.
+# RESNET=1 adds ResNet-50's step time with --gpu-samples, --cpu-counters
+# and Proton's instruction sampling against no profiler
+# (bench/gpu_overhead.py --fine-grained; about 3 more minutes); UNIT=1 the
+# sampling unit tests.
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-finegrained-out}
+mkdir -p "$OUT"
+PREFIX=/tmp/deepcontext-deps
+BUILD=${BUILD:-$PWD/build-gpu}
+PYTHON=${PYTHON:-$(command -v python3)}
+ITERATIONS=${ITERATIONS:-200}
+PROGRAM=tests/gpu/programs/gpu_stalls.py
+mkdir -p "$PREFIX"
+for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
+extra=()
+if [ ! -f /usr/include/zlib.h ]; then
+  libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
+  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include" "-DZLIB_LIBRARY=$libz")
+fi
+{
+  nvidia-smi -L
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
+        -DDEEPCONTEXT_PYTHON="$PYTHON" "${extra[@]}" | tail -3
+  cmake --build "$BUILD" --target deepcontext deepcontext_cli deepcontext_python \
+        deepcontext_reader deepcontext_torch_adapter_source | tail -3
+  # UNIT=1: also the sampling logic's CPU tests against this machine's
+  # CUPTI headers (a separate build: the target exists only where
+  # GoogleTest was found; about a minute more).
+  if [ "${UNIT:-0}" = 1 ]; then
+    cmake --build "$BUILD" --target gpu_backend_test | tail -1 &&
+      "$BUILD/bin/gpu_backend_test" --gtest_filter='*PcSampling*' | tail -3
+  fi
+} > "$OUT/build.txt" 2>&1
+tail -4 "$OUT/build.txt"
+export DEEPCONTEXT_CACHE_DIR=$BUILD/cache PYTHONPATH=$BUILD/python
+
+calc() { "$PYTHON" -c "print(round($1, 3))"; }
+loop_s() { sed -n 's/^loop_s=//p' "$1" | tail -1; }
+run_timed() {  # name, then the command; prints wall seconds, keeps output
+  local name=$1; shift
+  local start end
+  start=$(date +%s.%N)
+  timeout 150 "$@" > "$OUT/$name.txt" 2>&1
+  local rc=$?
+  end=$(date +%s.%N)
+  echo "$name: exit $rc, wall $(calc "$end - $start") s, loop $(loop_s "$OUT/$name.txt") s"
+  [ $rc -eq 0 ] || tail -5 "$OUT/$name.txt"
+}
+
+{
+  echo "== runs ($ITERATIONS iterations of copy_kernel + fma_kernel)"
+  # Triton's cache is warm after the first run: every run below compiles nothing.
+  "$PYTHON" "$PROGRAM" 2 > /dev/null 2>&1
+  run_timed plain "$PYTHON" "$PROGRAM" "$ITERATIONS"
+  run_timed profiled "$BUILD/bin/deepcontext" run -q -o "$OUT/profiled.dctx" -- \
+    "$PYTHON" "$PROGRAM" "$ITERATIONS"
+  run_timed sampled "$BUILD/bin/deepcontext" run -q --gpu-samples -o "$OUT/sampled.dctx" -- \
+    "$PYTHON" "$PROGRAM" "$ITERATIONS"
+  run_timed counters "$BUILD/bin/deepcontext" run -q --cpu-counters -o "$OUT/counters.dctx" -- \
+    "$PYTHON" "$PROGRAM" "$ITERATIONS"
+  plain=$(loop_s "$OUT/plain.txt")
+  for name in profiled sampled counters; do
+    value=$(loop_s "$OUT/$name.txt")
+    if [ -n "$plain" ] && [ -n "$value" ]; then
+      echo "overhead $name: $(calc "$value / $plain")x the timed loop without the profiler"
+    fi
+  done
+  echo
+  echo "== stall reasons per kernel (--gpu-samples)"
+  "$PYTHON" tests/gpu/check_stalls.py "$OUT/sampled.dctx" "$PROGRAM"
+  echo
+  echo "== report (stall section) and analyze"
+  COLUMNS=200 "$BUILD/bin/deepcontext" report "$OUT/sampled.dctx" --metric gpu_time \
+    | sed -n '/^Warning/p;/GPU stall reasons/,$p'
+  "$BUILD/bin/deepcontext" analyze "$OUT/sampled.dctx" | head -40
+  echo
+  echo "== --cpu-counters"
+  "$PYTHON" - "$OUT/counters.dctx" <<'PY'
+import sys, deepcontext
+p = deepcontext.load(sys.argv[1])
+for key in ("cpu_counters", "cpu_counter_threads", "warning_cpu_counters"):
+    if key in p.metadata:
+        print("%s: %s" % (key, p.metadata[key]))
+for metric in ("cpu_cycles", "cpu_instructions", "cpu_cache_misses"):
+    if metric in p.metrics:
+        print("%s total: %.3g" % (metric, p.total(metric)))
+PY
+} 2>&1 | tee "$OUT/summary.txt"
+if [ "${RESNET:-0}" = 1 ]; then
+  "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models resnet50 \
+      --repeats 1 --timing-only --fine-grained 2>&1 | tee "$OUT/resnet50.txt"
+fi

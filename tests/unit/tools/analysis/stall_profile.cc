@@ -1,0 +1,78 @@
+#include "tests/unit/tools/analysis/stall_profile.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/unit/tools/analysis/test_profiles.h"
+
+namespace deepcontext::analysis::testing {
+namespace {
+
+using format::FrameKind;
+using format::NodeId;
+
+struct Pc {
+  const char* name;
+  std::vector<std::pair<const char*, double>> stalls;
+};
+
+NodeId SampledKernel(ProfileBuilder& b, NodeId line, const char* op,
+                     const char* kernel_name, double gpu_ns,
+                     const std::vector<Pc>& pcs) {
+  const NodeId api = b.Add(b.Add(line, FrameKind::kOperator, op), FrameKind::kGpuApi,
+                           "cuLaunchKernel");
+  const NodeId kernel = b.Add(api, FrameKind::kGpuKernel, kernel_name);
+  b.Value(kernel, "gpu_time", gpu_ns, 100);
+  for (const Pc& pc : pcs) {
+    const NodeId node = b.Add(kernel, FrameKind::kGpuInstruction, pc.name);
+    double total = 0;
+    for (const auto& [metric, samples] : pc.stalls) {
+      b.Value(node, std::string("gpu_stall_") + metric, samples);
+      total += samples;
+    }
+    b.Value(node, "gpu_samples", total);
+  }
+  return kernel;
+}
+
+}  // namespace
+
+format::Profile MakeStallProfile() {
+  ProfileBuilder b;
+  b.Metric("gpu_time", "ns", "ns a kernel ran");
+  b.Metric("gpu_samples", "samples",
+           "GPU instruction samples (CUPTI PC sampling), every stall reason");
+  b.Metric("gpu_stall_long_scoreboard", "samples",
+           "GPU instruction samples: waiting for global/local memory (L1TEX): "
+           "memory-bound or poor locality");
+  b.Metric("gpu_stall_math_pipe_throttle", "samples",
+           "GPU instruction samples: math pipe busy: compute-bound on that pipe");
+  b.Metric("gpu_stall_selected", "samples",
+           "GPU instruction samples: issuing: the warp was doing work");
+  b.Metric("gpu_stall_wait", "samples",
+           "GPU instruction samples: fixed-latency execution dependency: too "
+           "little instruction-level parallelism");
+  b.Meta("start_time_ns", "1000000000");
+  b.Meta("end_time_ns", "2000000000");
+  b.Meta("gpu0_busy_ns", "701000000");
+  b.Meta("gpu0_compute_capability", "9.0");
+  b.Meta("gpu0_sm_count", "132");
+  b.Meta("gpu_samples", "on (kernel-serialized, every stall reason, 1 context)");
+  const NodeId thread = b.Add(0, FrameKind::kThread, "main thread");
+  const char* file = "/home/user/kernels.py";
+  SampledKernel(b, b.Add(thread, FrameKind::kPythonFrame, "run_copy", file, 20),
+                "triton::copy", "copy_kernel", 400e6,
+                {{"pc 0x0080", {{"long_scoreboard", 500}, {"selected", 60}, {"wait", 40}}},
+                 {"pc 0x00a0", {{"long_scoreboard", 200}, {"selected", 40}}},
+                 {"pc 0x00f0", {{"wait", 100}, {"selected", 60}}}});
+  SampledKernel(b, b.Add(thread, FrameKind::kPythonFrame, "run_fma", file, 30),
+                "triton::fma", "fma_kernel", 300e6,
+                {{"pc 0x0100", {{"math_pipe_throttle", 330}, {"wait", 120}, {"selected", 150}}},
+                 {"pc 0x0110", {{"math_pipe_throttle", 220}, {"wait", 80}, {"selected", 100}}}});
+  SampledKernel(b, b.Add(thread, FrameKind::kPythonFrame, "run_tiny", file, 40),
+                "triton::tiny", "tiny_kernel", 1e6, {{"pc 0x0010", {{"wait", 10}}}});
+  return b.profile();
+}
+
+}  // namespace deepcontext::analysis::testing
