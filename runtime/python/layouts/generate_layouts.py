@@ -350,9 +350,9 @@ def sysroot_interpreter(sysroot, minor):
         match = re.search(r'#define PY_VERSION\s+"([^"]+)"', f.read())
     if match is None:
         raise GeneratorError("%s: no PY_VERSION" % patchlevel)
-    flags = ["-I" + d for d in glob.glob(os.path.join(
-        sysroot, "usr", "include", "*-linux-gnu", "python3.%d" % minor))]
-    return match.group(1), flags + ["-I" + include]
+    # Debian's pyconfig.h includes <aarch64-linux-gnu/python3.X/pyconfig.h>
+    # from the root's /usr/include, hence the whole root as sysroot.
+    return match.group(1), ["--sysroot=" + sysroot, "-I" + include]
 
 
 def measure(python, target, sysroot=None):
