@@ -95,6 +95,7 @@ in_root() {
     exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
       LANG=C.UTF-8 "$@"' sh "$ROOT" "$@"
 }
+
 # --- The root, built once and cached ------------------------------------
 # The base is built once per suite and mirror; packages added to PACKAGES
 # later are installed into it (under qemu) rather than rebuilding it.
@@ -113,6 +114,10 @@ if [ ! -f "$ROOT/.deepcontext-root" ] ||
 else
   say "reusing the arm64 root in $ROOT"
 fi
+chroot "$ROOT" /bin/true ||
+  fail "an arm64 program does not run in $ROOT through binfmt_misc"
+[ "$(chroot "$ROOT" uname -m)" = "aarch64" ] ||
+  fail "the root does not run as aarch64"
 missing=""
 for package in $PACKAGES; do
   chroot "$ROOT" dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
@@ -126,10 +131,6 @@ if [ -n "$missing" ]; then
       apt-get install -y -q --no-install-recommends $missing; } ||
     fail "could not install$missing in the arm64 root"
 fi
-chroot "$ROOT" /bin/true ||
-  fail "an arm64 program does not run in $ROOT through binfmt_misc"
-[ "$(chroot "$ROOT" uname -m)" = "aarch64" ] ||
-  fail "the root does not run as aarch64"
 TORCH_VERSION=$(chroot "$ROOT" python3 -c 'import torch; print(torch.__version__)') ||
   fail "torch does not import in the arm64 root"
 say "root: $(chroot "$ROOT" python3 --version), torch $TORCH_VERSION"
