@@ -88,6 +88,7 @@ say "binfmt_misc: qemu-aarch64 handler registered ($(sed -n 's/^interpreter //p'
 # Runs a command in the root with /proc, /sys and /dev, in a private mount
 # namespace so that nothing stays mounted when it ends.
 in_root() {
+  # shellcheck disable=SC2016  # expanded by the inner shell
   unshare --mount --propagation private sh -c '
     root=$1; shift
     mount -t proc proc "$root/proc" && mount -t sysfs sys "$root/sys" &&
@@ -105,6 +106,7 @@ if [ ! -f "$ROOT/.deepcontext-root" ] ||
   say "building the Debian $SUITE arm64 root in $ROOT (once; 30 min on a busy 2-core machine)"
   mkdir -p "$CACHE"
   rm -rf "$ROOT.tmp" "$ROOT"
+  # shellcheck disable=SC2086  # PACKAGES is a word list
   nice -n 15 mmdebstrap --arch=arm64 --variant=apt --mode=root \
     --include="$(echo $PACKAGES | tr ' ' ',')" \
     "$SUITE" "$ROOT.tmp" "$MIRROR" ||
@@ -120,6 +122,7 @@ chroot "$ROOT" /bin/true ||
   fail "the root does not run as aarch64"
 missing=""
 for package in $PACKAGES; do
+  # shellcheck disable=SC2016  # a dpkg-query format, not a shell expansion
   chroot "$ROOT" dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
     grep -q "install ok installed" || missing="$missing $package"
 done
@@ -174,6 +177,7 @@ TARGETS="deepcontext_cli deepcontext deepcontext_python deepcontext_torch_adapte
 say "building the project for arm64 ($BUILD_MODE)"
 case "$BUILD_MODE" in
   cross)
+    # shellcheck disable=SC2086  # empty or several arguments
     cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
           -DCMAKE_TOOLCHAIN_FILE="$SRC/cmake/toolchain-aarch64-sysroot.cmake" \
           -DDEEPCONTEXT_AARCH64_SYSROOT="$ROOT" -DDEEPCONTEXT_WERROR=ON \
@@ -184,6 +188,7 @@ case "$BUILD_MODE" in
   native)
     [ -n "$WEB_ARG" ] ||
       fail "a native build needs a prebuilt viewer (no npm in the root): set DEEPCONTEXT_WEB_DIST"
+    # shellcheck disable=SC2086  # empty or several arguments
     in_root cmake -S /src/deepcontext -B /build/$BUILD_NAME -G Ninja \
           -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEEPCONTEXT_WERROR=ON \
           -DDEEPCONTEXT_PYTHON=/usr/bin/python3 $WEB_ARG >/dev/null
