@@ -10,7 +10,7 @@ CTEST_ARGS ?=
 # the staged Python package and the PyTorch adapter's source. Not the tests.
 DEMO_TARGETS = deepcontext_cli deepcontext deepcontext_python deepcontext_torch_adapter_source
 
-.PHONY: all build deps configure test fuzz test-aarch64 test-gpu test-pip demo asan bench bench-gpu clean
+.PHONY: all build deps configure test fuzz test-aarch64 test-aarch64-root test-gpu test-pip demo asan bench bench-gpu clean
 
 all: build
 
@@ -46,6 +46,14 @@ fuzz: deps build
 # The aarch64 part of `make test` alone.
 test-aarch64: deps
 	./scripts/test-aarch64.sh $(BUILD)-aarch64 $(BUILD_TYPE)
+
+# The whole profiler in a Debian 12 arm64 root under qemu-user: torch,
+# `deepcontext run`, --native, report, analyze, exports (README "ARM").
+# Not part of `make test`: the first run builds the root and the project
+# (~50 min on 2 cores), later runs take ~1 min; run it before resolving
+# issues that touch the runtime.
+test-aarch64-root: deps
+	./scripts/test-aarch64-root.sh
 
 # The GPU tests alone (they skip themselves without a CUDA device).
 test-gpu: deps build

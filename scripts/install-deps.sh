@@ -46,13 +46,15 @@ if [ "$DEMO_ONLY" -eq 0 ]; then
 "
 fi
 # The aarch64 cross build of `make test` (scripts/test-aarch64.sh): the cross
-# compiler, qemu-user, and the target's libraries as multiarch packages.
+# compiler, qemu-user, and the target's libraries as multiarch packages;
+# mmdebstrap and arch-test build the arm64 root of scripts/test-aarch64-root.sh.
 CROSS_ARCH=""
 if [ "$DEMO_ONLY" -eq 0 ] && [ "$(uname -m)" = "x86_64" ]; then
   CROSS_ARCH="arm64"
   PACKAGES="$PACKAGES
   g++-aarch64-linux-gnu qemu-user-static
   zlib1g-dev:arm64 libunwind-dev:arm64 libstdc++6:arm64
+  mmdebstrap arch-test file
 "
 fi
 

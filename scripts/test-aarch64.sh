@@ -19,6 +19,10 @@ for tool in aarch64-linux-gnu-g++ qemu-aarch64-static; do
   fi
 done
 
+# The committed aarch64 CPython layouts must equal what the aarch64 ABI gives
+# for the installed interpreters' headers (cross-compiled, run under qemu).
+python3 runtime/python/layouts/generate_layouts.py --arch aarch64 --check
+
 cmake -S . -B "$BUILD" -G Ninja \
       -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64-linux-gnu.cmake \
       -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \

@@ -25,6 +25,19 @@ Architectures: each header holds one block per architecture, guarded by the
 compiler's architecture macro. Running the script on another architecture
 (e.g. aarch64) adds or replaces only that architecture's block and keeps the
 others, so supporting a new architecture is a regeneration there plus a commit.
+
+Cross measurement: with --arch aarch64 on an x86-64 host the program is
+compiled by Debian's aarch64-linux-gnu-gcc (static) and run under
+qemu-aarch64-static, so every offset comes from the aarch64 ABI. The headers
+are those of the host's pyenv builds, whose pyconfig.h was configured on the
+host; the program asserts that every SIZEOF_*/ALIGNOF_* value of that
+pyconfig.h matches the target compiler, which is what struct layout depends
+on. --sysroot adds the interpreters of a target root filesystem (e.g.
+Debian 12 arm64's python3.11, with its own aarch64 pyconfig.h), which must
+agree like any other installation:
+
+    python3 runtime/python/layouts/generate_layouts.py --arch aarch64 \
+        --sysroot /var/cache/deepcontext-arm64-root/rootfs
 """
 
 import argparse
@@ -53,8 +66,12 @@ C_PROLOGUE = r"""
 #include <Python.h>
 {includes}
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <wchar.h>
 
 #define OFF(key, type, field) \
   printf("%s %ld\n", key, (long)offsetof(type, field))
@@ -70,6 +87,60 @@ C_PROLOGUE = r"""
     memcpy(&word, &o.state, sizeof word);                       \
     printf("%s %lu\n", key, (unsigned long)word);               \
   } while (0)
+
+/* pyconfig.h states the type sizes it was configured for; a header set
+   configured elsewhere (cross measurement) is only valid if they hold for
+   the compiler measuring here. */
+#define SIZE_HOLDS(macro, type) \
+  _Static_assert(macro == sizeof(type), #macro " disagrees with the compiler")
+#ifdef SIZEOF_VOID_P
+SIZE_HOLDS(SIZEOF_VOID_P, void*);
+#endif
+#ifdef SIZEOF_SIZE_T
+SIZE_HOLDS(SIZEOF_SIZE_T, size_t);
+#endif
+#ifdef SIZEOF_LONG
+SIZE_HOLDS(SIZEOF_LONG, long);
+#endif
+#ifdef SIZEOF_INT
+SIZE_HOLDS(SIZEOF_INT, int);
+#endif
+#ifdef SIZEOF_SHORT
+SIZE_HOLDS(SIZEOF_SHORT, short);
+#endif
+#ifdef SIZEOF_LONG_LONG
+SIZE_HOLDS(SIZEOF_LONG_LONG, long long);
+#endif
+#ifdef SIZEOF_DOUBLE
+SIZE_HOLDS(SIZEOF_DOUBLE, double);
+#endif
+#ifdef SIZEOF_FLOAT
+SIZE_HOLDS(SIZEOF_FLOAT, float);
+#endif
+#ifdef SIZEOF_WCHAR_T
+SIZE_HOLDS(SIZEOF_WCHAR_T, wchar_t);
+#endif
+#ifdef SIZEOF_TIME_T
+SIZE_HOLDS(SIZEOF_TIME_T, time_t);
+#endif
+#ifdef SIZEOF_PID_T
+SIZE_HOLDS(SIZEOF_PID_T, pid_t);
+#endif
+#ifdef SIZEOF_OFF_T
+SIZE_HOLDS(SIZEOF_OFF_T, off_t);
+#endif
+#ifdef SIZEOF_UINTPTR_T
+SIZE_HOLDS(SIZEOF_UINTPTR_T, uintptr_t);
+#endif
+#ifdef ALIGNOF_LONG
+_Static_assert(ALIGNOF_LONG == _Alignof(long), "ALIGNOF_LONG");
+#endif
+#ifdef ALIGNOF_SIZE_T
+_Static_assert(ALIGNOF_SIZE_T == _Alignof(size_t), "ALIGNOF_SIZE_T");
+#endif
+#ifdef ALIGNOF_MAX_ALIGN_T
+_Static_assert(ALIGNOF_MAX_ALIGN_T == _Alignof(max_align_t), "max_align_t");
+#endif
 
 int main(void) {
   _Static_assert(sizeof(void*) == 8, "64-bit only");
@@ -237,18 +308,75 @@ def interpreter_info(python):
     return version, int(minor), free_threaded == "True", flags
 
 
-def measure(python, compiler):
-    """Compiles and runs the measuring program against one interpreter."""
-    version, minor, free_threaded, flags = interpreter_info(python)
-    if free_threaded:
+class Target:
+    """Where the measuring program is compiled for and run."""
+
+    def __init__(self, arch, compiler, run_prefix=(), link_flags=()):
+        self.arch = arch
+        self.compiler = compiler
+        self.run_prefix = list(run_prefix)
+        self.link_flags = list(link_flags)
+
+
+# Cross measurement from an x86-64 host: Debian's cross compiler and
+# qemu-user (packages g++-aarch64-linux-gnu, qemu-user-static). Static, so
+# qemu needs no target loader or libc.
+CROSS_TOOLS = {
+    ("x86_64", "aarch64"): ("aarch64-linux-gnu-gcc", "qemu-aarch64-static"),
+}
+
+
+def make_target(arch, cc):
+    host = platform.machine()
+    if arch == host:
+        return Target(arch, cc)
+    tools = CROSS_TOOLS.get((host, arch))
+    if tools is None:
+        raise GeneratorError("cannot measure %s layouts on %s" % (arch, host))
+    for tool in tools:
+        if shutil.which(tool) is None:
+            raise GeneratorError("%s not found (run `make deps`)" % tool)
+    return Target(arch, tools[0], [tools[1]], ["-static"])
+
+
+def sysroot_interpreter(sysroot, minor):
+    """Version string and include flags of a target root's 3.<minor>, read
+    from its headers (Debian keeps pyconfig.h in a multiarch folder)."""
+    include = os.path.join(sysroot, "usr", "include", "python3.%d" % minor)
+    patchlevel = os.path.join(include, "patchlevel.h")
+    if not os.path.exists(patchlevel):
         return None
+    with open(patchlevel) as f:
+        match = re.search(r'#define PY_VERSION\s+"([^"]+)"', f.read())
+    if match is None:
+        raise GeneratorError("%s: no PY_VERSION" % patchlevel)
+    # Debian's pyconfig.h includes <aarch64-linux-gnu/python3.X/pyconfig.h>
+    # from the root's /usr/include, hence the whole root as sysroot.
+    return match.group(1), ["--sysroot=" + sysroot, "-I" + include]
+
+
+def measure(python, target, sysroot=None):
+    """Compiles and runs the measuring program against one interpreter
+    (or, with sysroot, against the headers of the root's 3.<minor>)."""
+    if sysroot is not None:
+        minor = python
+        found = sysroot_interpreter(sysroot, minor)
+        if found is None:
+            return None
+        version, flags = found
+        python = "%s:/usr/bin/python3.%d" % (sysroot, minor)
+    else:
+        version, minor, free_threaded, flags = interpreter_info(python)
+        if free_threaded:
+            return None
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "layout.c")
         exe = os.path.join(tmp, "layout")
         with open(src, "w") as f:
             f.write(c_source(minor))
-        run([compiler, "-std=gnu11", "-w"] + flags + [src, "-o", exe])
-        out = run([exe])
+        run([target.compiler, "-std=gnu11", "-w"] + flags + [src, "-o", exe] +
+            target.link_flags)
+        out = run(target.run_prefix + [exe])
     values, checks = {}, []
     for line in out.splitlines():
         parts = line.split()
@@ -325,8 +453,9 @@ def render_header(minor, blocks):
            "//",
            "// GENERATED by runtime/python/layouts/generate_layouts.py from the",
            "// interpreter's own headers; do not edit. Each architecture block is",
-           "// produced on that architecture; regenerating elsewhere adds or",
-           "// replaces only that architecture's block.",
+           "// measured by a program compiled for that architecture (natively, or",
+           "// cross-compiled and run under qemu-user with --arch); regenerating",
+           "// adds or replaces only that architecture's block.",
            "#pragma once",
            "",
            '#include "runtime/python/frame_layout.h"',
@@ -349,6 +478,11 @@ def render_header(minor, blocks):
     return "\n".join(out)
 
 
+def without_versions(text):
+    """Header text without the patch release it was generated from."""
+    return re.sub(r'(CPython \S+ headers|generated_from = "[^"]*")', "", text)
+
+
 def existing_blocks(path):
     if not os.path.exists(path):
         return {}
@@ -367,16 +501,33 @@ def main():
                         shutil.which("cc") or "gcc")
     parser.add_argument("--check", action="store_true",
                         help="fail if a header would change; write nothing")
+    parser.add_argument("--arch", default=platform.machine(),
+                        help="architecture to measure (default: this one; "
+                        "aarch64 is measured from x86-64 with a cross "
+                        "compiler and qemu-user)")
+    parser.add_argument("--sysroot",
+                        help="root filesystem of --arch whose python3.X "
+                        "headers must agree too (e.g. a Debian arm64 root)")
     args = parser.parse_args()
 
-    arch = platform.machine()
+    arch = args.arch
     if arch not in ARCH_MACROS:
         sys.exit("unsupported architecture %s (add it to ARCH_MACROS)" % arch)
+    target = make_target(arch, args.cc)
+    # A host's /usr/bin/python3.X has the host's pyconfig.h: when measuring
+    # another architecture only pyenv builds and the target root count.
+    cross = arch != platform.machine()
     stale = []
     for minor in SUPPORTED_MINORS:
         primary, others = find_interpreters(args.pyenv_root, minor)
-        measured = [m for m in (measure(p, args.cc) for p in primary + others)
+        if cross:
+            others = []
+        measured = [m for m in (measure(p, target) for p in primary + others)
                     if m is not None]
+        if args.sysroot:
+            in_root = measure(minor, target, sysroot=args.sysroot)
+            if in_root is not None:
+                measured.append(in_root)
         path = os.path.join(args.out_dir, "cpython_3_%d.h" % minor)
         if not measured:
             print("3.%d: no interpreter found, %s left as is" % (minor, path))
@@ -394,6 +545,11 @@ def main():
         names = ", ".join(m["version"] + " (" + m["python"] + ")" for m in measured)
         if old == text:
             print("3.%d: %s up to date (%s)" % (minor, path, names))
+        elif args.check and old is not None and \
+                without_versions(old) == without_versions(text):
+            # Same offsets, measured from another patch release (e.g. only
+            # Debian's 3.11.2 where the header came from pyenv's 3.11.7).
+            print("3.%d: %s agrees (%s)" % (minor, path, names))
         elif args.check:
             stale.append(path)
         else:

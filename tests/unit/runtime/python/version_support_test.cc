@@ -102,7 +102,8 @@ TEST(VersionSupportTest, LayoutsWithoutDebugOffsetsNeedNoCheck) {
   EXPECT_TRUE(VerifyDebugOffsets(*LayoutFor(12), zeros, nullptr));
 }
 
-#if defined(__x86_64__)
+// The architectures with generated layouts (generate_layouts.py --arch).
+#if defined(__x86_64__) || defined(__aarch64__)
 TEST(VersionSupportTest, HasALayoutForEverySupportedMinor) {
   for (int minor = kFirstSupportedMinor; minor <= kLastSupportedMinor;
        ++minor) {
