@@ -13,6 +13,7 @@ namespace {
 using GetFn = CUresult (*)(CUdevice*, int);
 using GetAttributeFn = CUresult (*)(int*, CUdevice_attribute, CUdevice);
 using GetNameFn = CUresult (*)(char*, int, CUdevice);
+using TotalMemFn = CUresult (*)(size_t*, CUdevice);
 using GetCountFn = CUresult (*)(int*);
 using DriverVersionFn = CUresult (*)(int*);
 using CtxGetCurrentFn = CUresult (*)(CUcontext*);
@@ -46,6 +47,7 @@ gpu::DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& a) {
   info.compute_minor = a.compute_minor;
   info.sm_count = a.sm_count;
   if (!a.name.empty()) info.name = a.name;
+  info.total_memory_bytes = a.total_memory_bytes;
   auto take = [](auto value, auto* field) {
     if (value > 0) *field = value;
   };
@@ -80,6 +82,7 @@ std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
   driver->get_ = dlsym(handle, "cuDeviceGet");
   driver->get_attribute_ = dlsym(handle, "cuDeviceGetAttribute");
   driver->get_name_ = dlsym(handle, "cuDeviceGetName");
+  driver->total_memory_ = dlsym(handle, "cuDeviceTotalMem_v2");
   driver->get_count_ = dlsym(handle, "cuDeviceGetCount");
   driver->driver_version_ = dlsym(handle, "cuDriverGetVersion");
   driver->graph_get_nodes_ = dlsym(handle, "cuGraphGetNodes");
@@ -136,6 +139,11 @@ bool CudaDriver::QueryDevice(uint32_t ordinal, DeviceAttributes* out) const {
   char name[256] = {0};
   if (As<GetNameFn>(get_name_)(name, sizeof(name) - 1, device) == CUDA_SUCCESS) {
     a.name = name;
+  }
+  size_t total = 0;
+  if (total_memory_ != nullptr &&
+      As<TotalMemFn>(total_memory_)(&total, device) == CUDA_SUCCESS) {
+    a.total_memory_bytes = static_cast<int64_t>(total);
   }
   *out = std::move(a);
   return true;

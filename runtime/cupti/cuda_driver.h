@@ -32,6 +32,7 @@ struct DeviceAttributes {
   int64_t shared_per_sm = 0;
   int64_t shared_per_block_optin = 0;
   int64_t reserved_shared_per_block = 0;
+  int64_t total_memory_bytes = 0;
 };
 
 // Device limits from driver attributes. Allocation granularities, which the
@@ -80,6 +81,7 @@ class CudaDriver {
   void* get_ = nullptr;
   void* get_attribute_ = nullptr;
   void* get_name_ = nullptr;
+  void* total_memory_ = nullptr;  // optional: the device's memory size
   void* get_count_ = nullptr;
   void* driver_version_ = nullptr;
   // Optional: graph launches keep an unknown record count without them.

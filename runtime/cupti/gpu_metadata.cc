@@ -23,6 +23,9 @@ std::vector<std::pair<std::string, std::string>> GpuMetadata(
     add(prefix + "compute_capability", std::to_string(info.compute_major) + "." +
                                            std::to_string(info.compute_minor));
     add(prefix + "sm_count", std::to_string(info.sm_count));
+    if (info.total_memory_bytes > 0) {
+      add(prefix + "memory_total_bytes", std::to_string(info.total_memory_bytes));
+    }
     bool counted = false;
     for (auto& model : models) {
       if (model.first == info.name) {

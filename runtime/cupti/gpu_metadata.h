@@ -32,7 +32,7 @@ struct GpuMetadataInput {
 
 // Keys: gpu_backend, cupti_version, cupti_library, cuda_driver_version
 // ("13.0"), gpu ("NVIDIA H200", "2x NVIDIA H200, NVIDIA A100"), per device
-// gpu<N>_{name, compute_capability, sm_count, busy_ns, kernels,
+// gpu<N>_{name, compute_capability, sm_count, memory_total_bytes, busy_ns, kernels,
 // first_start_ns, last_end_ns}, gpu_{launches, records,
 // unattributed_records, late_records, graph_node_records,
 // evicted_launches, dropped_records}, gpu_lost_records (when nonzero),

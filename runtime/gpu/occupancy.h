@@ -33,6 +33,9 @@ struct DeviceInfo {
   int64_t shared_per_block_optin = 0;    // largest per block, bytes
   int64_t reserved_shared_per_block = 0;  // taken by the driver per block
   int shared_alloc_unit = 128;
+  // The device's memory, for the profile's metadata (not occupancy); 0 when
+  // unknown.
+  int64_t total_memory_bytes = 0;
 
   // True when the limits needed for occupancy are present.
   bool Valid() const;

@@ -62,6 +62,10 @@ ProfileView::ProfileView(const analysis::ProfileTree& tree) : tree_(tree) {
       }
       double sm = ParseNumber(sms);
       if (sm > 0 && (sm_count_ == 0 || sm < sm_count_)) sm_count_ = sm;
+      double total = ParseNumber(source.Metadata(prefix + "memory_total_bytes"));
+      double held = ParseNumber(source.Metadata(prefix + "memory_reserved_peak_bytes"));
+      if (held <= 0) held = ParseNumber(source.Metadata(prefix + "memory_peak_bytes"));
+      if (total > 0 && held > 0) memory_pressure_ = std::max(memory_pressure_, held / total);
     }
   }
   double gpu_total = metrics_.gpu_time ? tree.Total(*metrics_.gpu_time) : 0;

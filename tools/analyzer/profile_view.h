@@ -73,6 +73,10 @@ class ProfileView {
   double ComputeCapability() const { return compute_capability_; }
   // Streaming multiprocessors of the smallest GPU seen, 0 when unknown.
   double SmCount() const { return sm_count_; }
+  // The largest share of a device's memory its allocator held at the peak
+  // (gpu<N>_memory_reserved_peak_bytes, else the allocated peak, over
+  // gpu<N>_memory_total_bytes), 0 when unknown.
+  double MemoryPressure() const { return memory_pressure_; }
 
   // The time a benefit is a share of: the wall time when known, else the
   // host time of the whole tree.
@@ -88,6 +92,7 @@ class ProfileView {
   double wall_ns_ = 0;
   double gpu_busy_ns_ = 0;
   double gpu_span_ns_ = 0;
+  double memory_pressure_ = 0;
   bool has_gpu_ = false;
   double compute_capability_ = 0;
   double sm_count_ = 0;

@@ -63,11 +63,24 @@ RuleOutcome CheckMemoryPeak(const ProfileView& view, const Thresholds& t) {
         "bytes allocated here and live at the peak");
     f.benefit.bytes = holder.bytes;
     f.benefit.peak_bytes = peak;
-    f.severity = share >= t.memory_holder_high_share ? Severity::kHigh
-                                                     : Severity::kMedium;
+    const double pressure = view.MemoryPressure();
+    const bool big_holder = share >= t.memory_holder_high_share;
+    if (pressure <= 0) {
+      f.severity = big_holder ? Severity::kMedium : Severity::kLow;
+    } else if (pressure >= t.memory_pressure_high) {
+      f.severity = big_holder ? Severity::kHigh : Severity::kMedium;
+    } else if (pressure >= t.memory_pressure_medium) {
+      f.severity = Severity::kMedium;
+    } else {
+      f.severity = Severity::kLow;
+    }
     f.evidence.push_back({"peak_live_bytes", holder.bytes, "bytes",
                           ">=", t.memory_holder_share * peak});
     f.evidence.push_back({"device_peak_bytes", peak, "bytes", "", 0});
+    if (pressure > 0) {
+      f.evidence.push_back({"device_memory_reserved_share", pressure, "ratio", ">=",
+                            t.memory_pressure_high});
+    }
     if (holder.optimizer) {
       f.suggestion =
           "Optimizer state (moments, master weights) is live at the peak. "

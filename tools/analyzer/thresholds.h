@@ -85,8 +85,15 @@ struct Thresholds {
   // the device memory peak are named (the anchor's 10 % holders).
   double memory_holder_share = 0.10;
   // memory_peak: one line holding at least this share of the peak is high
-  // severity (it alone decides whether the next batch size fits).
+  // severity (it alone decides whether the next batch size fits), but only
+  // when the device is nearly full: the allocator's reserved peak at least
+  // memory_pressure_high of the device's memory. Below memory_pressure_medium
+  // the peak is no problem yet and findings are low; with the device's size
+  // unknown (older profiles) they are medium at most. On the H200 ResNet-50
+  // b64 and GPT-2 b8 reserved 5 % and 7 % of the device: low.
   double memory_holder_high_share = 0.3;
+  double memory_pressure_high = 0.8;
+  double memory_pressure_medium = 0.5;
 };
 
 }  // namespace deepcontext::analyzer

@@ -114,6 +114,8 @@ TEST_F(CudaDriverTest, QueriesDevicesThroughTheDriver) {
   const gpu::DeviceInfo info = DeviceInfoFromAttributes(attributes);
   EXPECT_TRUE(info.Valid());
   EXPECT_EQ(info.shared_per_block_optin, 227 * 1024);
+  EXPECT_EQ(attributes.total_memory_bytes, 150754820096);
+  EXPECT_EQ(info.total_memory_bytes, 150754820096);
 }
 
 // Stopping the backend waits for the program's GPU work through this, so

@@ -126,6 +126,12 @@ __attribute__((visibility("default"))) CUresult cuDeviceGetName(char* name, int 
   return CUDA_SUCCESS;
 }
 
+__attribute__((visibility("default"))) CUresult cuDeviceTotalMem_v2(size_t* bytes,
+                                                                    CUdevice) {
+  *bytes = size_t{150754820096};  // an H200's 140.4 GiB
+  return CUDA_SUCCESS;
+}
+
 __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(
     int* value, CUdevice_attribute attribute, CUdevice) {
   switch (attribute) {

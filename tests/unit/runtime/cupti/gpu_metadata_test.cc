@@ -31,6 +31,7 @@ TEST(GpuMetadataTest, DescribesDevicesActivityAndCounters) {
   in.devices = {{0, Named("NVIDIA H200", 9, 0, 132)},
                 {1, Named("NVIDIA H200", 9, 0, 132)},
                 {2, Named("NVIDIA A100-SXM4-80GB", 8, 0, 108)}};
+  in.devices[0].total_memory_bytes = 150754820096;
   gpu::DeviceActivity busy;
   busy.device = 1;
   busy.busy_ns = 5000;
@@ -56,6 +57,9 @@ TEST(GpuMetadataTest, DescribesDevicesActivityAndCounters) {
   EXPECT_EQ(m.at("gpu0_name"), "NVIDIA H200");
   EXPECT_EQ(m.at("gpu2_compute_capability"), "8.0");
   EXPECT_EQ(m.at("gpu2_sm_count"), "108");
+  // The device's memory when the driver told it; no entry otherwise.
+  EXPECT_EQ(m.at("gpu0_memory_total_bytes"), "150754820096");
+  EXPECT_EQ(m.count("gpu2_memory_total_bytes"), 0u);
   EXPECT_EQ(m.at("gpu1_busy_ns"), "5000");
   EXPECT_EQ(m.at("gpu1_kernels"), "3");
   EXPECT_EQ(m.at("gpu1_first_start_ns"), "100");

@@ -538,12 +538,15 @@ TEST(ZeroGradFill, SilentOnSmallFillsAndOnUserFunctionsOfThatName) {
 // Device memory live at the peak (10 GB): 6 GB of activations saved in the
 // forward pass of line 90, 2.5 GB of optimizer state from line 91, 0.5 GB
 // from line 92, 1 GB outside any Python line.
-format::Profile MemoryProfile() {
+format::Profile MemoryProfile(const char* reserved_peak = nullptr,
+                              const char* device_total = nullptr) {
   ProfileBuilder b;
   b.Metric("gpu_peak_live_bytes", "bytes");
   b.Metric("wall_time", "ns");
   b.Meta("start_time_ns", "0");
   b.Meta("end_time_ns", "1000000000");
+  if (reserved_peak != nullptr) b.Meta("gpu0_memory_reserved_peak_bytes", reserved_peak);
+  if (device_total != nullptr) b.Meta("gpu0_memory_total_bytes", device_total);
   const std::string file = "/w/train.py";
   auto thread = b.Add(0, FrameKind::kThread, "main thread");
   auto forward_line = b.Add(thread, FrameKind::kPythonFrame, "main", file, 90);
@@ -564,7 +567,8 @@ format::Profile MemoryProfile() {
 }
 
 TEST(MemoryPeak, NamesTheLinesHoldingThePeakWithAdviceByKind) {
-  auto findings = FindingsOf(MemoryProfile(), "memory_peak");
+  // 11 GB reserved of a 12 GB device: the next batch size may not fit.
+  auto findings = FindingsOf(MemoryProfile("11000000000", "12000000000"), "memory_peak");
   ASSERT_EQ(findings.size(), 3u);  // 90, 91 and the 1 GB without a line
   EXPECT_EQ(findings[0].context.line, 90u);
   EXPECT_EQ(findings[0].severity, Severity::kHigh);
@@ -575,6 +579,21 @@ TEST(MemoryPeak, NamesTheLinesHoldingThePeakWithAdviceByKind) {
   EXPECT_EQ(findings[1].severity, Severity::kMedium);
   EXPECT_NE(findings[1].suggestion.find("Optimizer state"), std::string::npos);
   EXPECT_EQ(findings[2].context.op, "aten::empty");
+}
+
+// The same holders on a device with room to spare are no alarm; with the
+// device's size unknown, no finding is high.
+TEST(MemoryPeak, SeverityFollowsHowFullTheDeviceIs) {
+  auto roomy = FindingsOf(MemoryProfile("11000000000", "141000000000"), "memory_peak");
+  ASSERT_EQ(roomy.size(), 3u);
+  for (const auto& f : roomy) EXPECT_EQ(f.severity, Severity::kLow);
+  auto half = FindingsOf(MemoryProfile("8000000000", "12000000000"), "memory_peak");
+  ASSERT_EQ(half.size(), 3u);
+  for (const auto& f : half) EXPECT_EQ(f.severity, Severity::kMedium);
+  auto unknown = FindingsOf(MemoryProfile(), "memory_peak");
+  ASSERT_EQ(unknown.size(), 3u);
+  EXPECT_EQ(unknown[0].severity, Severity::kMedium);
+  EXPECT_EQ(unknown[1].severity, Severity::kLow);
 }
 
 TEST(MemoryPeak, SkippedWithoutMemoryTracking) {
