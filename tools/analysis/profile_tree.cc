@@ -37,44 +37,103 @@ size_t HashKey(const FrameKey& key) {
   return static_cast<size_t>(h ^ (h >> 32));
 }
 
-// FrameIds by FrameKey: open addressing over a flat array of ids, because
-// every node of every profile is looked up once and a node-based map would
-// allocate (and later free) once per distinct frame.
+// FrameIds by FrameKey: open addressing over a flat array of slots, because
+// a node-based map would allocate (and later free) once per distinct frame.
+// A slot keeps part of its key's hash beside the id, so a probe past another
+// frame's slot is decided there, without reading that frame's key.
+//
+// Keys may also be appended unindexed (Append), when the caller knows they
+// are new: a profile's own frames are told apart without this table (see
+// ProfileTree::Builder::ResolveFrames), so building the tree of one profile
+// never fills a table as large as its frames, whose every lookup would be a
+// cache miss. They are indexed only when a later lookup needs them.
 class FrameIndex {
  public:
   // Returns the id of key, or assigns the next id when new (*added = true).
   FrameId Intern(const FrameKey& key, bool* added) {
-    if ((keys_.size() + 1) * 2 > slots_.size()) Grow();
-    size_t mask = slots_.size() - 1;
-    for (size_t i = HashKey(key) & mask;; i = (i + 1) & mask) {
-      if (slots_[i] == kEmpty) {
-        slots_[i] = static_cast<FrameId>(keys_.size());
-        keys_.push_back(key);
-        *added = true;
-        return slots_[i];
-      }
-      if (keys_[slots_[i]] == key) {
-        *added = false;
-        return slots_[i];
-      }
+    IndexAppended();
+    if (const FrameId id = Find(key); id != kNone) {
+      *added = false;
+      return id;
+    }
+    *added = true;
+    return Insert(key);
+  }
+
+  // Returns the id of key among the keys added before the last Intern or
+  // IndexAppended (appended ones are not seen), or kNone.
+  FrameId Find(const FrameKey& key) const {
+    if (slots_.empty()) return kNone;
+    const size_t hash = HashKey(key);
+    const uint32_t tag = Tag(hash);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (slot.id == kNone) return kNone;
+      if (slot.tag == tag && keys_[slot.id] == key) return slot.id;
     }
   }
+
+  // Gives key, which must differ from every key already added, the next id
+  // without indexing it yet.
+  FrameId Append(const FrameKey& key) {
+    keys_.push_back(key);
+    return static_cast<FrameId>(keys_.size() - 1);
+  }
+
+  // Indexes the keys appended since the last call.
+  void IndexAppended() {
+    while (indexed_ < keys_.size()) {
+      Insert(keys_[indexed_], static_cast<FrameId>(indexed_));
+    }
+  }
+
+  static constexpr FrameId kNone = UINT32_MAX;
 
  private:
-  static constexpr FrameId kEmpty = UINT32_MAX;
+  struct Slot {
+    FrameId id = kNone;
+    uint32_t tag = 0;
+  };
 
-  void Grow() {
-    slots_.assign(std::max<size_t>(64, slots_.size() * 2), kEmpty);
-    const size_t mask = slots_.size() - 1;
-    for (FrameId id = 0; id < keys_.size(); ++id) {
-      size_t i = HashKey(keys_[id]) & mask;
-      while (slots_[i] != kEmpty) i = (i + 1) & mask;
-      slots_[i] = id;
-    }
+  // The hash bits the slot index does not use (tables stay below 2^32).
+  static uint32_t Tag(size_t hash) {
+    return static_cast<uint32_t>(static_cast<uint64_t>(hash) >> 32);
   }
 
-  std::vector<FrameId> slots_;
+  // Indexes a new key: the next id, or id when already in keys_.
+  FrameId Insert(const FrameKey& key, FrameId id = kNone) {
+    if (id == kNone) {
+      id = Append(key);
+      indexed_ = keys_.size() - 1;
+    }
+    if ((indexed_ + 1) * 2 > slots_.size()) {
+      size_t slots = std::max<size_t>(64, slots_.size());
+      while ((keys_.size() + 1) * 2 > slots) slots *= 2;
+      Rehash(slots);
+    }
+    Place(key, id);
+    ++indexed_;
+    return id;
+  }
+
+  void Place(const FrameKey& key, FrameId id) {
+    const size_t hash = HashKey(key);
+    const size_t mask = slots_.size() - 1;
+    size_t i = hash & mask;
+    while (slots_[i].id != kNone) i = (i + 1) & mask;
+    slots_[i] = Slot{id, Tag(hash)};
+  }
+
+  // Rebuilds the table with slots slots from the indexed keys.
+  void Rehash(size_t slots) {
+    slots_.assign(slots, Slot{});
+    for (FrameId id = 0; id < indexed_; ++id) Place(keys_[id], id);
+  }
+
+  std::vector<Slot> slots_;
   std::vector<FrameKey> keys_;  // by FrameId
+  size_t indexed_ = 0;          // keys_[0, indexed_) are in slots_
 };
 
 }  // namespace
@@ -147,12 +206,20 @@ class ProfileTree::Builder {
     }
     tree_.nodes_.reserve(total_nodes);
     child_ranges_.reserve(total_nodes);
+    // A profile has at most one frame per node. Reserving that many takes
+    // address space, not memory, until frames are added.
+    tree_.frames_.reserve(total_nodes);
     for (size_t i = 0; i < inputs_.size(); ++i) {
       if (inputs_[i].profile == nullptr) continue;
       AddProfile(*inputs_[i].profile, tops[i], mapped_[i],
                  owned_ != nullptr ? &(*owned_)[i] : nullptr);
     }
     tree_.nodes_.shrink_to_fit();
+    // Where frames are few per node, the reserve above would be mostly
+    // unused; moving the frames out of it is then cheap.
+    if (tree_.frames_.size() * 4 < tree_.frames_.capacity()) {
+      tree_.frames_.shrink_to_fit();
+    }
     FinishChildren();
     AddValues();
     tree_.valued_nodes_.assign(tree_.metrics_.size(), 0);
@@ -201,7 +268,7 @@ class ProfileTree::Builder {
                       const std::string& file) {
     bool added = false;
     const FrameId id = frame_index_.Intern(key, &added);
-    if (added) tree_.frames_.push_back(Frame{key.kind, name, file, key.line});
+    if (added) tree_.frames_.emplace_back(key.kind, name, file, key.line);
     return id;
   }
 
@@ -226,6 +293,60 @@ class ProfileTree::Builder {
     return index;
   }
 
+  // For each node of profile, the first node with an equal frame key
+  // (itself when none comes before it); key_of gives a node's key, whose
+  // name is less than names. Nodes are first grouped by name, so that
+  // each name's nodes are told apart in a table of their own that stays in
+  // cache; one table over all of a large profile's frames would miss the
+  // cache on nearly every node.
+  template <typename KeyOf>
+  static std::vector<format::NodeId> FirstAlikeNodes(
+      const format::Profile& profile, uint32_t names, const KeyOf& key_of) {
+    const size_t n = profile.nodes.size();
+    auto name_of = [&](const format::Node& node) { return key_of(node).name; };
+    // Nodes by name, each name's in index order (a counting sort).
+    std::vector<uint32_t> name_begin(names + 1, 0);
+    for (size_t i = 1; i < n; ++i) ++name_begin[name_of(profile.nodes[i]) + 1];
+    for (uint32_t k = 0; k < names; ++k) name_begin[k + 1] += name_begin[k];
+    std::vector<format::NodeId> by_name(name_begin[names]);
+    {
+      std::vector<uint32_t> next(name_begin.begin(), name_begin.end() - 1);
+      for (size_t i = 1; i < n; ++i) {
+        by_name[next[name_of(profile.nodes[i])]++] =
+            static_cast<format::NodeId>(i);
+      }
+    }
+    std::vector<format::NodeId> first(n);
+    first[0] = 0;
+    std::vector<format::NodeId> slots;  // node ids; UINT32_MAX when empty
+    for (uint32_t k = 0; k < names; ++k) {
+      const uint32_t begin = name_begin[k];
+      const uint32_t end = name_begin[k + 1];
+      if (end - begin == 1) first[by_name[begin]] = by_name[begin];
+      if (end - begin <= 1) continue;
+      size_t size = 16;
+      while (size < 2 * size_t{end - begin}) size *= 2;
+      slots.assign(size, UINT32_MAX);
+      const size_t mask = size - 1;
+      for (uint32_t j = begin; j < end; ++j) {
+        const format::NodeId node = by_name[j];
+        const FrameKey key = key_of(profile.nodes[node]);
+        for (size_t s = HashKey(key) & mask;; s = (s + 1) & mask) {
+          if (slots[s] == UINT32_MAX) {
+            slots[s] = node;
+            first[node] = node;
+            break;
+          }
+          if (key_of(profile.nodes[slots[s]]) == key) {
+            first[node] = slots[s];
+            break;
+          }
+        }
+      }
+    }
+    return first;
+  }
+
   // Resolves every node of profile to a FrameId; strings are compared by
   // content once per string, not once per node.
   std::vector<FrameId> ResolveFrames(const format::Profile& profile) {
@@ -241,12 +362,32 @@ class ProfileTree::Builder {
     auto pool = [&](format::StringId id) {
       return id < pooled.size() ? pooled[id] : empty;
     };
+    auto key_of = [&](const format::Node& node) {
+      return FrameKey{node.kind, pool(node.name), pool(node.file), node.line};
+    };
+    const std::vector<format::NodeId> first_alike =
+        FirstAlikeNodes(profile, static_cast<uint32_t>(string_ids_.size()),
+                        key_of);
+    // Frames are numbered in the order their first node comes, as the
+    // views list them. Each distinct frame of the profile is looked up once
+    // among the frames known before it (the root, process labels, earlier
+    // profiles); that table is small for a single profile.
+    frame_index_.IndexAppended();
     std::vector<FrameId> frames(profile.nodes.size(), 0);
     for (size_t i = 1; i < profile.nodes.size(); ++i) {
+      if (first_alike[i] != i) {
+        frames[i] = frames[first_alike[i]];
+        continue;
+      }
       const format::Node& node = profile.nodes[i];
-      const FrameKey key{node.kind, pool(node.name), pool(node.file),
-                         node.line};
-      frames[i] = InternFrame(key, str(node.name), str(node.file));
+      const FrameKey key = key_of(node);
+      FrameId id = frame_index_.Find(key);
+      if (id == FrameIndex::kNone) {
+        id = frame_index_.Append(key);
+        tree_.frames_.emplace_back(key.kind, str(node.name), str(node.file),
+                                   key.line);
+      }
+      frames[i] = id;
     }
     return frames;
   }
