@@ -47,12 +47,6 @@ void ByteWriter::PutString(std::string_view value) {
 
 void ByteWriter::PutBytes(std::string_view bytes) { out_->append(bytes); }
 
-bool ByteReader::ReadU8(uint8_t* value) {
-  if (remaining() < 1) return false;
-  *value = static_cast<uint8_t>(bytes_[pos_++]);
-  return true;
-}
-
 bool ByteReader::ReadFixed16(uint16_t* value) {
   uint64_t wide = 0;
   if (remaining() < 2) return false;
@@ -73,7 +67,7 @@ bool ByteReader::ReadFixed32(uint32_t* value) {
   return true;
 }
 
-bool ByteReader::ReadFixed64(uint64_t* value) {
+bool ByteReader::ReadFixed64Portable(uint64_t* value) {
   uint64_t wide = 0;
   if (remaining() < 8) return false;
   for (int i = 0; i < 8; ++i) {
@@ -83,14 +77,7 @@ bool ByteReader::ReadFixed64(uint64_t* value) {
   return true;
 }
 
-bool ByteReader::ReadDouble(double* value) {
-  uint64_t bits = 0;
-  if (!ReadFixed64(&bits)) return false;
-  std::memcpy(value, &bits, sizeof(bits));
-  return true;
-}
-
-bool ByteReader::ReadVarint(uint64_t* value) {
+bool ByteReader::ReadLongVarint(uint64_t* value) {
   uint64_t result = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     uint8_t byte = 0;
@@ -105,13 +92,6 @@ bool ByteReader::ReadVarint(uint64_t* value) {
     }
   }
   return false;
-}
-
-bool ByteReader::ReadVarint32(uint32_t* value) {
-  uint64_t wide = 0;
-  if (!ReadVarint(&wide) || wide > UINT32_MAX) return false;
-  *value = static_cast<uint32_t>(wide);
-  return true;
 }
 
 bool ByteReader::ReadString(std::string* value) {

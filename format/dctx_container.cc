@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "format/byte_buffer.h"
+#include "format/fast_inflate.h"
 
 namespace deepcontext::format {
 namespace {
@@ -85,6 +86,9 @@ bool Deflate(std::string_view input, std::string* out) {
 // Decompresses input, which must be exactly one zlib stream producing exactly
 // out_size bytes, into out. Returns "" or the problem.
 std::string Inflate(std::string_view input, char* out, size_t out_size) {
+  if (FastInflate(input, out, out_size)) return "";
+  // Without libdeflate, or when the stream is damaged: zlib, whose messages
+  // say what is wrong.
   z_stream stream{};
   if (inflateInit(&stream) != Z_OK) return "cannot initialize zlib";
   const StreamEnder ender(&stream, inflateEnd);

@@ -22,10 +22,11 @@ esac
 
 # The build (GoogleTest too, so that configuring never warns of missing
 # tests; protobuf for the pprof export; cpp-httplib and Node.js for the
-# viewer, which is part of the command), the adapter's compile and the demo.
+# viewer, which is part of the command; libdeflate, which the reader loads
+# at run time to inflate profiles faster), the adapter's compile and the demo.
 PACKAGES="
   cmake ninja-build g++ make pkg-config
-  zlib1g-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
+  zlib1g-dev libdeflate-dev libcli11-dev nlohmann-json3-dev libunwind-dev libdw-dev
   libgtest-dev libgmock-dev libbenchmark-dev libprotobuf-dev protobuf-compiler
   libcpp-httplib-dev nodejs
   python3 python3-dev python3-pytest python3-torch libtorch-dev

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "tools/analysis/frame_index.h"
+
 namespace deepcontext::analysis {
 
 namespace {
@@ -18,64 +20,6 @@ std::string BaseName(const std::string& path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
-
-// A frame with its strings replaced by ids into the builder's pool of
-// distinct strings, so that equal frames have equal keys whichever profile
-// (and string table) they come from.
-struct FrameKey {
-  format::FrameKind kind;
-  uint32_t name;
-  uint32_t file;
-  uint32_t line;
-  bool operator==(const FrameKey&) const = default;
-};
-
-size_t HashKey(const FrameKey& key) {
-  uint64_t h = (uint64_t{key.name} << 32 | key.file) * 0x9e3779b97f4a7c15ULL;
-  h ^= (uint64_t{key.line} << 8 | static_cast<uint8_t>(key.kind)) + (h >> 29);
-  h *= 0xff51afd7ed558ccdULL;
-  return static_cast<size_t>(h ^ (h >> 32));
-}
-
-// FrameIds by FrameKey: open addressing over a flat array of ids, because
-// every node of every profile is looked up once and a node-based map would
-// allocate (and later free) once per distinct frame.
-class FrameIndex {
- public:
-  // Returns the id of key, or assigns the next id when new (*added = true).
-  FrameId Intern(const FrameKey& key, bool* added) {
-    if ((keys_.size() + 1) * 2 > slots_.size()) Grow();
-    size_t mask = slots_.size() - 1;
-    for (size_t i = HashKey(key) & mask;; i = (i + 1) & mask) {
-      if (slots_[i] == kEmpty) {
-        slots_[i] = static_cast<FrameId>(keys_.size());
-        keys_.push_back(key);
-        *added = true;
-        return slots_[i];
-      }
-      if (keys_[slots_[i]] == key) {
-        *added = false;
-        return slots_[i];
-      }
-    }
-  }
-
- private:
-  static constexpr FrameId kEmpty = UINT32_MAX;
-
-  void Grow() {
-    slots_.assign(std::max<size_t>(64, slots_.size() * 2), kEmpty);
-    const size_t mask = slots_.size() - 1;
-    for (FrameId id = 0; id < keys_.size(); ++id) {
-      size_t i = HashKey(keys_[id]) & mask;
-      while (slots_[i] != kEmpty) i = (i + 1) & mask;
-      slots_[i] = id;
-    }
-  }
-
-  std::vector<FrameId> slots_;
-  std::vector<FrameKey> keys_;  // by FrameId
-};
 
 }  // namespace
 
@@ -147,12 +91,20 @@ class ProfileTree::Builder {
     }
     tree_.nodes_.reserve(total_nodes);
     child_ranges_.reserve(total_nodes);
+    // A profile has at most one frame per node. Reserving that many takes
+    // address space, not memory, until frames are added.
+    tree_.frames_.reserve(total_nodes);
     for (size_t i = 0; i < inputs_.size(); ++i) {
       if (inputs_[i].profile == nullptr) continue;
       AddProfile(*inputs_[i].profile, tops[i], mapped_[i],
                  owned_ != nullptr ? &(*owned_)[i] : nullptr);
     }
     tree_.nodes_.shrink_to_fit();
+    // Where frames are few per node, the reserve above would be mostly
+    // unused; moving the frames out of it is then cheap.
+    if (tree_.frames_.size() * 4 < tree_.frames_.capacity()) {
+      tree_.frames_.shrink_to_fit();
+    }
     FinishChildren();
     AddValues();
     tree_.valued_nodes_.assign(tree_.metrics_.size(), 0);
@@ -201,7 +153,7 @@ class ProfileTree::Builder {
                       const std::string& file) {
     bool added = false;
     const FrameId id = frame_index_.Intern(key, &added);
-    if (added) tree_.frames_.push_back(Frame{key.kind, name, file, key.line});
+    if (added) tree_.frames_.emplace_back(key.kind, name, file, key.line);
     return id;
   }
 
@@ -241,12 +193,31 @@ class ProfileTree::Builder {
     auto pool = [&](format::StringId id) {
       return id < pooled.size() ? pooled[id] : empty;
     };
+    auto key_of = [&](const format::Node& node) {
+      return FrameKey{node.kind, pool(node.name), pool(node.file), node.line};
+    };
+    const std::vector<uint32_t> first_alike = FirstEqualKeys(
+        profile.nodes, static_cast<uint32_t>(string_ids_.size()), key_of);
+    // Frames are numbered in the order their first node comes, as the
+    // views list them. Each distinct frame of the profile is looked up once
+    // among the frames known before it (the root, process labels, earlier
+    // profiles); that table is small for a single profile.
+    frame_index_.IndexAppended();
     std::vector<FrameId> frames(profile.nodes.size(), 0);
     for (size_t i = 1; i < profile.nodes.size(); ++i) {
+      if (first_alike[i] != i) {
+        frames[i] = frames[first_alike[i]];
+        continue;
+      }
       const format::Node& node = profile.nodes[i];
-      const FrameKey key{node.kind, pool(node.name), pool(node.file),
-                         node.line};
-      frames[i] = InternFrame(key, str(node.name), str(node.file));
+      const FrameKey key = key_of(node);
+      FrameId id = frame_index_.Find(key);
+      if (id == FrameIndex::kNone) {
+        id = frame_index_.Append(key);
+        tree_.frames_.emplace_back(key.kind, str(node.name), str(node.file),
+                                   key.line);
+      }
+      frames[i] = id;
     }
     return frames;
   }

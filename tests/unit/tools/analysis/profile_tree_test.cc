@@ -119,6 +119,61 @@ TEST(ProfileTreeTest, MalformedReferencesAreSkipped) {
   EXPECT_EQ(tree.frame_of(*unnamed).file, "");
 }
 
+TEST(ProfileTreeTest, FramesAreKnownByContentInFirstSeenOrder) {
+  // A string table may hold a string twice, and frames recur across
+  // profiles: both give one frame, numbered where its first node comes.
+  format::Profile a;
+  a.strings = {"", "main", "f", "a.py", "f", "a.py", "g"};
+  a.nodes = {
+      {0, FrameKind::kRoot, 0, 0, 0},
+      {0, FrameKind::kThread, 1, 0, 0},       // 1
+      {1, FrameKind::kPythonFrame, 6, 3, 9},  // 2: g a.py:9
+      {2, FrameKind::kPythonFrame, 2, 3, 3},  // 3: f a.py:3
+      {1, FrameKind::kPythonFrame, 4, 5, 3},  // 4: f a.py:3, other ids
+      {4, FrameKind::kPythonFrame, 2, 3, 4},  // 5: f a.py:4
+      {5, FrameKind::kOperator, 2, 0, 0},     // 6: operator f
+      {6, FrameKind::kRoot, 0, 0, 0},         // 7: the root's frame
+  };
+  ProfileTree single = ProfileTree::FromProfile(a);
+  ASSERT_EQ(single.size(), 8u);
+  const std::vector<Frame> expected = {
+      {FrameKind::kRoot, "", "", 0},
+      {FrameKind::kThread, "main", "", 0},
+      {FrameKind::kPythonFrame, "g", "a.py", 9},
+      {FrameKind::kPythonFrame, "f", "a.py", 3},
+      {FrameKind::kPythonFrame, "f", "a.py", 4},
+      {FrameKind::kOperator, "f", "", 0},
+  };
+  EXPECT_EQ(single.frames(), expected);
+  auto first_f = FindNode(single, {"thread main", "g", "f"});
+  auto second_f = FindNode(single, {"thread main", "f"});
+  ASSERT_TRUE(first_f && second_f);
+  EXPECT_NE(*first_f, *second_f);
+  EXPECT_EQ(single.node(*first_f).frame, single.node(*second_f).frame);
+  auto root_kind = FindNode(single, {"thread main", "f", "f", "f", "<root>"});
+  ASSERT_TRUE(root_kind);
+  EXPECT_EQ(single.node(*root_kind).frame, 0u);
+
+  // The second profile brings one new frame and shares the others.
+  format::Profile b;
+  b.strings = {"", "h", "a.py", "main", "f"};
+  b.nodes = {
+      {0, FrameKind::kRoot, 0, 0, 0},
+      {0, FrameKind::kThread, 3, 0, 0},
+      {1, FrameKind::kPythonFrame, 1, 2, 1},
+      {2, FrameKind::kPythonFrame, 4, 2, 3},
+  };
+  ProfileTree both = ProfileTree::FromProfiles({{&a, "a"}, {&b, "b"}});
+  // Root, two process labels, a's six frames less the root's, then h.
+  ASSERT_EQ(both.frames().size(), 3u + 5u + 1u);
+  EXPECT_EQ(both.frames().back(),
+            (Frame{FrameKind::kPythonFrame, "h", "a.py", 1}));
+  auto f_in_a = FindNode(both, {"process (a)", "thread main", "f"});
+  auto f_in_b = FindNode(both, {"process (b)", "thread main", "h", "f"});
+  ASSERT_TRUE(f_in_a && f_in_b);
+  EXPECT_EQ(both.node(*f_in_a).frame, both.node(*f_in_b).frame);
+}
+
 TEST(ProfileTreeTest, EmptyProfileHasOnlyARoot) {
   format::Profile empty;
   empty.nodes.clear();
