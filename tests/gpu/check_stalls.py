@@ -42,7 +42,11 @@ def main(profile_path, program):
         reasons = sorted(((kernel.inclusive(m), m[len("gpu_stall_"):]) for m in stalls),
                          reverse=True)
         reasons = [(v, r) for v, r in reasons if v > 0]
-        line = next((a for a in kernel.ancestors() if a.kind == "python"), None)
+        # The launch line in the program; a Triton kernel's nearest Python
+        # frame is Triton's launcher.
+        pythons = [a for a in kernel.ancestors() if a.kind == "python"]
+        line = next((a for a in pythons if os.path.basename(a.file) == os.path.basename(program)),
+                    pythons[0] if pythons else None)
         where = "%s:%d" % (os.path.basename(line.file), line.line) if line else "?"
         instructions = [c for c in kernel.children if c.kind == "gpu_instruction"]
         hottest = max(instructions, key=lambda c: c.inclusive("gpu_samples"), default=None)

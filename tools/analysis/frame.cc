@@ -45,6 +45,13 @@ std::string KernelName(std::string name) {
 
 }  // namespace
 
+bool IsLibraryFile(std::string_view file) {
+  return file.find("/site-packages/") != std::string_view::npos ||
+         file.find("/dist-packages/") != std::string_view::npos ||
+         file.find("/lib/python3") != std::string_view::npos ||
+         file.starts_with("<frozen ");
+}
+
 std::string DisplayName(const Frame& frame) {
   using format::FrameKind;
   if (frame.name.empty()) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "format/profile_data.h"
 
@@ -41,6 +42,11 @@ struct FrameHash {
 // demangled; kernels without their "void" and parameter list
 // ("cudnn::bn_bw_1C11_kernel_new<float, float, 512, true, 1>").
 std::string DisplayName(const Frame& frame);
+
+// True for source files of installed packages (site-/dist-packages), the
+// standard library and frozen modules: code the user does not edit, so
+// "where the user launched it" skips them.
+bool IsLibraryFile(std::string_view file);
 
 // Returns the demangled form of an Itanium-ABI mangled name ("_Z...", as
 // nvcc and g++ emit), or name unchanged when it is not one or does not

@@ -102,10 +102,7 @@ double ProfileView::HostTime(NodeIndex node) const {
 }
 
 bool ProfileView::IsLibraryFile(std::string_view file) {
-  return file.find("/site-packages/") != std::string_view::npos ||
-         file.find("/dist-packages/") != std::string_view::npos ||
-         file.find("/lib/python3") != std::string_view::npos ||
-         file.starts_with("<frozen ");
+  return analysis::IsLibraryFile(file);
 }
 
 NodeIndex ProfileView::UserFrame(NodeIndex node) const {

@@ -20,18 +20,26 @@ std::string Percent(double share) {
   return text;
 }
 
-// The Python line that launched the kernel: its nearest Python ancestor.
+// The Python line that launched the kernel: its nearest Python ancestor in
+// the user's own code (a Triton kernel's nearest is Triton's launcher),
+// else the nearest one.
 std::string LaunchLine(const analysis::ProfileTree& tree, analysis::NodeIndex node) {
+  analysis::NodeIndex chosen = analysis::ProfileTree::kRootNode;
   while (node != analysis::ProfileTree::kRootNode) {
     node = tree.node(node).parent;
     const analysis::Frame& frame = tree.frame_of(node);
-    if (frame.kind == format::FrameKind::kPythonFrame) {
-      std::string text = analysis::DisplayName(frame);
-      const std::string location = FormatLocation(frame);
-      return location.empty() ? text : text + " (" + location + ")";
+    if (frame.kind != format::FrameKind::kPythonFrame) continue;
+    if (chosen == analysis::ProfileTree::kRootNode) chosen = node;
+    if (!analysis::IsLibraryFile(frame.file)) {
+      chosen = node;
+      break;
     }
   }
-  return "";
+  if (chosen == analysis::ProfileTree::kRootNode) return "";
+  const analysis::Frame& frame = tree.frame_of(chosen);
+  std::string text = analysis::DisplayName(frame);
+  const std::string location = FormatLocation(frame);
+  return location.empty() ? text : text + " (" + location + ")";
 }
 
 }  // namespace

@@ -61,8 +61,13 @@ format::Profile MakeStallProfile() {
   b.Meta("gpu_samples", "on (kernel-serialized, every stall reason, 1 context)");
   const NodeId thread = b.Add(0, FrameKind::kThread, "main thread");
   const char* file = "/home/user/kernels.py";
-  SampledKernel(b, b.Add(thread, FrameKind::kPythonFrame, "run_copy", file, 20),
-                "triton::copy", "copy_kernel", 400e6,
+  // Launched through Triton, whose launcher is the kernel's nearest Python
+  // frame: the line the user wrote is above it.
+  const NodeId copy_line = b.Add(thread, FrameKind::kPythonFrame, "run_copy", file, 20);
+  const NodeId launcher = b.Add(
+      copy_line, FrameKind::kPythonFrame, "CudaLauncher.__call__",
+      "/usr/lib/python3/dist-packages/triton/backends/nvidia/driver.py", 713);
+  SampledKernel(b, launcher, "triton::copy", "copy_kernel", 400e6,
                 {{"pc 0x0080", {{"long_scoreboard", 500}, {"selected", 60}, {"wait", 40}}},
                  {"pc 0x00a0", {{"long_scoreboard", 200}, {"selected", 40}}},
                  {"pc 0x00f0", {{"wait", 100}, {"selected", 60}}}});
