@@ -46,7 +46,8 @@ ProfileView::ProfileView(const analysis::ProfileTree& tree) : tree_(tree) {
       std::string busy = source.Metadata(prefix + "busy_ns");
       std::string cc = source.Metadata(prefix + "compute_capability");
       std::string sms = source.Metadata(prefix + "sm_count");
-      if (busy.empty() && cc.empty() && sms.empty()) {
+      std::string total_memory = source.Metadata(prefix + "memory_total_bytes");
+      if (busy.empty() && cc.empty() && sms.empty() && total_memory.empty()) {
         if (device >= 8) break;  // devices are numbered densely in practice
         continue;
       }
@@ -62,7 +63,7 @@ ProfileView::ProfileView(const analysis::ProfileTree& tree) : tree_(tree) {
       }
       double sm = ParseNumber(sms);
       if (sm > 0 && (sm_count_ == 0 || sm < sm_count_)) sm_count_ = sm;
-      double total = ParseNumber(source.Metadata(prefix + "memory_total_bytes"));
+      double total = ParseNumber(total_memory);
       double held = ParseNumber(source.Metadata(prefix + "memory_reserved_peak_bytes"));
       if (held <= 0) held = ParseNumber(source.Metadata(prefix + "memory_peak_bytes"));
       if (total > 0 && held > 0) memory_pressure_ = std::max(memory_pressure_, held / total);

@@ -174,12 +174,13 @@ TEST_F(ViewServerTest, FindingsAreTheAnalyzersAndNameViewNodes) {
   EXPECT_EQ(response->body,
             analyzer::AnalysisToJson(analyzer::Analyze(tree)));
 
-  // The fixture holds its whole 64 MiB device-memory peak in aten::linear.
+  // The fixture holds its whole 64 MiB device-memory peak in aten::linear
+  // (the device's size unknown: medium at most).
   json doc = json::parse(response->body);
   ASSERT_FALSE(doc["findings"].empty());
   const json& finding = doc["findings"][0];
   EXPECT_EQ(finding["rule"], "memory_peak");
-  EXPECT_EQ(finding["severity"], "high");
+  EXPECT_EQ(finding["severity"], "medium");
   // Its node id indexes the tree the page draws.
   json view = json::parse(Get("/api/profiles/0/tree")->body);
   size_t node = finding["node"]["id"];
