@@ -1,0 +1,203 @@
+// CallPathBuilder's native call paths (--native): the native frames between
+// Python lines and operators, and a GPU API call's frames inside an op,
+// cached per stack so that an unwind of a known path costs no symbolizing.
+#include <algorithm>
+#include <mutex>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "runtime/dlmonitor/call_path_builder.h"
+#include "runtime/dlmonitor/call_path_thread_state.h"
+
+namespace deepcontext::dlmonitor {
+
+using call_path::InsidePathKey;
+using call_path::IsGpuDriverModule;
+using call_path::kCallerScan;
+using call_path::kMaxNativeVariants;
+using call_path::NativePathKey;
+using call_path::NativePathVariant;
+
+ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
+                                         int start, uintptr_t caller_pc,
+                                         bool drop_caller_module,
+                                         int* depth) {
+  uintptr_t pcs[native::kMaxNativeDepth];
+  const int captured = native::Unwinder(unwinder_).Capture(
+      pcs, native::kMaxNativeDepth, 0);
+  // Frames inner of the reporting caller are this monitor's own.
+  int native_count = captured;
+  for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
+    if (pcs[i] == caller_pc) {
+      native_count = i + 1;
+      break;
+    }
+  }
+  const native::StackId stack = stacks_.Intern(pcs, native_count);
+  state.last_native_stack = stack;
+  if (stack == native::kNoStack) {
+    return PythonContext(state, base, start, depth);
+  }
+  python::RawFrame python_frames[kMaxPythonDepth + 1];
+  bool truncated = false;
+  const int count =
+      python_enabled_ ? CapturePython(python_frames, &truncated) : 0;
+  const python::RawFrame* frames = python_frames + (truncated ? 1 : 0);
+  if (truncated && start == 0) base = TruncationMarker(base);
+  const int first_python = std::min(start, count);
+
+  const NativePathKey key{base, start, stack};
+  std::vector<NativePathVariant>& variants = state.native_paths[key];
+  for (const NativePathVariant& variant : variants) {
+    if (variant.python.size() == static_cast<size_t>(count - first_python) &&
+        std::equal(variant.python.begin(), variant.python.end(),
+                   frames + first_python)) {
+      *depth = variant.depth;
+      return variant.context;
+    }
+  }
+
+  // First sight: resolve, splice, build the path.
+  ResolvedPythonFrame resolved[kMaxPythonDepth];
+  bool entry[kMaxPythonDepth];
+  for (int i = 0; i < count; ++i) {
+    resolved[i] = python_.Lookup(frames[i], state.frame_cache);
+    entry[i] = frames[i].entry;
+  }
+  int kept = count;
+  while (kept > first_python && resolved[kept - 1].hidden) --kept;
+  // The reporting adapter's own frames (its module) are not part of the
+  // program's path either. Looked up here, once per new path (and per pc
+  // inside FrameResolver).
+  int used = native_count;
+  if (drop_caller_module) {
+    const std::string caller_module = resolver_->Resolve(caller_pc).module;
+    while (!caller_module.empty() && used > 0 &&
+           resolver_->Resolve(pcs[used - 1]).module == caller_module) {
+      --used;
+    }
+  }
+  native::NativeFrameClass classes[native::kMaxNativeDepth];
+  interpreter_.ClassifyAll(pcs, used, classes);
+  constexpr int kCapacity = native::kMaxNativeDepth + kMaxPythonDepth;
+  native::SplicedFrame spliced[kCapacity];
+  // Hidden frames are spliced too, so that activations still pair up, and
+  // dropped from the result.
+  const int total = native::SplicePythonFrames(
+      classes, used, entry, count, native::SpliceOptions{}, spliced,
+      kCapacity);
+  // Start at the first Python frame kept (native frames outer of it are
+  // process start-up, or already in `base`); with no such frame, after the
+  // last Python frame.
+  int first = 0;
+  for (int j = 0; j < total; ++j) {
+    if (spliced[j].source != native::SplicedFrame::Source::kPython) continue;
+    first = j + 1;
+    if (spliced[j].index >= first_python) {
+      first = j;
+      break;
+    }
+  }
+  ContextId parent = base;
+  for (int j = first; j < total; ++j) {
+    const native::SplicedFrame& frame = spliced[j];
+    ContextId child = kNoContext;
+    if (frame.source == native::SplicedFrame::Source::kPython) {
+      if (frame.index >= kept) continue;
+      child = tree_.Child(parent, resolved[frame.index].key);
+    } else {
+      child = NativeChild(parent, pcs[frame.index]);
+    }
+    if (child == kNoContext) break;  // tree full
+    parent = child;
+  }
+  *depth = kept;
+  if (state.native_variants >= kMaxNativeVariants) {
+    state.native_paths.clear();
+    state.native_variants = 0;
+  }
+  NativePathVariant variant;
+  variant.python.assign(frames + first_python, frames + count);
+  variant.context = parent;
+  variant.depth = kept;
+  state.native_paths[key].push_back(std::move(variant));
+  ++state.native_variants;
+  return parent;
+}
+
+ContextId CallPathBuilder::NativeChild(ContextId parent, uintptr_t pc) {
+  FrameKey key;
+  bool found = false;
+  {
+    std::lock_guard<std::mutex> guard(native_keys_mutex_);
+    auto it = native_keys_.find(pc);
+    if (it != native_keys_.end()) {
+      key = it->second;
+      found = true;
+    }
+  }
+  if (!found) {
+    // Named by function and source line where debug info has them, else by
+    // function (or module+offset) and module path: call sites of one
+    // function without line information share a node.
+    const native::SymbolizedFrame symbol = resolver_->Resolve(pc);
+    key.kind = DLMONITOR_FRAME_NATIVE;
+    key.name = strings_.Intern(symbol.DisplayName());
+    key.file = strings_.Intern(symbol.file.empty() ? symbol.module
+                                                   : symbol.file);
+    key.line = symbol.file.empty() || symbol.line <= 0
+                   ? 0
+                   : static_cast<uint32_t>(symbol.line);
+    std::lock_guard<std::mutex> guard(native_keys_mutex_);
+    native_keys_.emplace(pc, key);
+  }
+  return tree_.Child(parent, key);
+}
+
+ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
+                                           const OpEntry& op,
+                                           uintptr_t caller_pc) {
+  uintptr_t pcs[native::kMaxNativeDepth];
+  const int captured = native::Unwinder(unwinder_).Capture(
+      pcs, native::kMaxNativeDepth, 0);
+  int count = captured;  // frames inner of the caller are the monitor's
+  for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
+    if (pcs[i] == caller_pc) {
+      count = i + 1;
+      break;
+    }
+  }
+  const native::StackId stack = stacks_.Intern(pcs, count);
+  if (stack == native::kNoStack) return op.context;
+  const InsidePathKey key{op.context, stack};
+  if (auto it = state.inside_paths.find(key); it != state.inside_paths.end()) {
+    return it->second;
+  }
+  // First sight: the frames this call adds beyond the op's entry stack
+  // (they diverge inside the op's dispatch), up to the first frame of the
+  // GPU driver or tracing library.
+  const std::span<const uintptr_t> entry = stacks_.Get(op.entry_stack);
+  int first = 0;
+  while (first < count && static_cast<size_t>(first) < entry.size() &&
+         pcs[first] == entry[first]) {
+    ++first;
+  }
+  int end = first;
+  while (end < count && !IsGpuDriverModule(resolver_->Resolve(pcs[end]).module)) {
+    ++end;
+  }
+  ContextId parent = op.context;
+  for (int i = first; i < end; ++i) {
+    const ContextId child = NativeChild(parent, pcs[i]);
+    if (child == kNoContext) break;  // tree full
+    parent = child;
+  }
+  if (state.inside_paths.size() >= kMaxNativeVariants) {
+    state.inside_paths.clear();
+  }
+  state.inside_paths.emplace(key, parent);
+  return parent;
+}
+
+}  // namespace deepcontext::dlmonitor

@@ -1,0 +1,157 @@
+// The per-thread state of CallPathBuilder (runtime/dlmonitor/call_path_builder.cc
+// builds Python and op paths with it, call_path_native.cc native ones): a
+// thread's op shadow stack and the caches that let most ops skip hashing
+// and the tree's lock. Private to the builder.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/dlmonitor/call_path_builder.h"
+
+namespace deepcontext::dlmonitor {
+
+// One entry of a thread's op shadow stack.
+struct OpEntry {
+  uint64_t op_id = 0;
+  ContextId context = kNoContext;
+  // Where forward ops under this entry are anchored for backward grafting,
+  // and how deep the Python stack was when the entry was pushed.
+  ContextId anchor = kNoContext;
+  int python_depth = 0;
+  dlmonitor_op_kind_t kind = DLMONITOR_OP_OPERATOR;
+  // Native stack at the entry of the op (or of the outermost op it is
+  // nested in) when native frames are on; the frames a GPU API call adds
+  // beyond it are the op's own (see InsideOpContext).
+  native::StackId entry_stack = native::kNoStack;
+};
+
+namespace call_path {
+
+// A GPU API call's native stack inside one op.
+struct InsidePathKey {
+  ContextId op = kNoContext;
+  native::StackId stack = native::kNoStack;
+  bool operator==(const InsidePathKey&) const = default;
+};
+
+struct InsidePathKeyHash {
+  size_t operator()(const InsidePathKey& key) const {
+    uint64_t h = key.op * 0x9E3779B97F4A7C15ULL ^ key.stack;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return static_cast<size_t>(h ^ (h >> 31));
+  }
+};
+
+// Modules whose frames end a GPU API call's path: the driver and the tracing
+// library (and everything they call, our callbacks included).
+// By module path (FrameResolver's, not dladdr's: dladdr scans every symbol
+// of a library per call, a millisecond in libtorch).
+inline bool IsGpuDriverModule(std::string_view file) {
+  return file.find("libcuda.so") != std::string_view::npos ||
+         file.find("libcupti.so") != std::string_view::npos;
+}
+
+// A native stack under one base, Python frames kept from `start` on.
+struct NativePathKey {
+  ContextId base = kNoContext;
+  int start = 0;
+  native::StackId stack = native::kNoStack;
+  bool operator==(const NativePathKey&) const = default;
+};
+
+struct NativePathKeyHash {
+  size_t operator()(const NativePathKey& key) const {
+    uint64_t h = key.base * 0x9E3779B97F4A7C15ULL;
+    h ^= (static_cast<uint64_t>(key.stack) << 20) ^
+         static_cast<uint64_t>(key.start);
+    h *= 0xBF58476D1CE4E5B9ULL;
+    return static_cast<size_t>(h ^ (h >> 31));
+  }
+};
+
+// One Python stack seen with a native path key, and where it led.
+struct NativePathVariant {
+  std::vector<python::RawFrame> python;  // frames [start, count)
+  ContextId context = kNoContext;
+  int depth = 0;
+};
+
+// Per-thread bound on cached native paths; past it the cache starts over.
+constexpr size_t kMaxNativeVariants = 1 << 16;
+
+// Return addresses scanned, from the innermost, for the reporting caller.
+constexpr int kCallerScan = 16;
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+
+}  // namespace call_path
+
+// An op name seen before at the same address: its id without hashing the
+// text. `text` is the interned copy the name is checked against, so a
+// transient name (a user scope's f-string) whose memory is reused for
+// another name is never mistaken for it.
+struct OpNameCacheEntry {
+  const char* pointer = nullptr;
+  const char* text = nullptr;
+  size_t length = 0;
+  StringId id = 0;
+};
+constexpr size_t kOpNameCacheSize = 256;  // direct-mapped by address
+
+// One remembered ContextTree::Child answer for a key without file or line.
+struct ChildCacheEntry {
+  ContextId parent = kNoContext;
+  uint32_t kind = 0;
+  StringId name = 0;
+  ContextId child = kNoContext;
+};
+constexpr size_t kChildCacheSize = 512;
+
+struct ThreadState {
+  uint64_t generation = 0;
+  ContextId root = kNoContext;
+  std::vector<OpEntry> ops;
+  int64_t last_remembered_sequence = -1;
+  ContextId last_remembered_anchor = kNoContext;
+  std::unordered_map<std::string, StringId, call_path::StringHash, std::equal_to<>>
+      op_names;
+  OpNameCacheEntry op_name_cache[kOpNameCacheSize];
+
+  // The previous Python capture and what it resolved to, position by
+  // position; ctx[i] == kNoContext means "not looked up yet".
+  ContextId cached_base = kNoContext;
+  int cached_start = -1;
+  int cached_count = 0;
+  python::RawFrame raw[CallPathBuilder::kMaxPythonDepth];
+  ResolvedPythonFrame resolved[CallPathBuilder::kMaxPythonDepth];
+  ContextId ctx[CallPathBuilder::kMaxPythonDepth];
+  // Call sites this thread resolved last (see PythonFrameCache).
+  PythonFrameCache::ThreadCache frame_cache;
+
+  // Native call-path cache (see NativeContext).
+  std::unordered_map<call_path::NativePathKey, std::vector<call_path::NativePathVariant>,
+                     call_path::NativePathKeyHash>
+      native_paths;
+  size_t native_variants = 0;
+  // Stack id of the latest NativeContext capture.
+  native::StackId last_native_stack = native::kNoStack;
+  // GPU API call paths inside ops (see InsideOpContext).
+  std::unordered_map<call_path::InsidePathKey, ContextId, call_path::InsidePathKeyHash> inside_paths;
+  // Recent (parent, operator or phase) -> child answers of the tree (see
+  // CachedChild).
+  ChildCacheEntry children[kChildCacheSize];
+};
+
+}  // namespace deepcontext::dlmonitor
