@@ -6,9 +6,12 @@
 #include <vector>
 
 #include "tools/analyzer/analyzer.h"
-#include "tools/analyzer/status.h"
+#include "tools/analysis/status.h"
 
 namespace deepcontext::analyzer {
+
+using analysis::Status;
+using analysis::StatusOr;
 
 // The whole analysis: {"version", "basis", "rules_run", "not_checked",
 // "findings": [...]}.

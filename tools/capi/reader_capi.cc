@@ -216,7 +216,7 @@ const char* dc_reader_analyze(dc_reader* r, const char* extra_findings_json,
       auto extra = analyzer::FindingsFromJson(extra_findings_json,
                                               view.BasisNs(), view.BasisName());
       if (!extra.ok()) {
-        r->error = extra.error();
+        r->error = extra.status().message();
         return nullptr;
       }
       for (analyzer::Finding& f : extra.value()) {

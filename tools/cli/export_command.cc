@@ -13,11 +13,13 @@
 #include <utility>
 
 #include "tools/analysis/profile_tree.h"
-#include "tools/cli/cli_status.h"
+#include "tools/analysis/status.h"
 #include "tools/cli/profile_inputs.h"
 #include "tools/export/export_formats.h"
 
 namespace deepcontext::cli {
+
+using analysis::Status;
 
 namespace {
 

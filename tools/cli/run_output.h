@@ -4,9 +4,11 @@
 
 #include <string>
 
-#include "tools/cli/cli_status.h"
+#include "tools/analysis/status.h"
 
 namespace deepcontext::cli {
+
+using analysis::Status;
 
 // Longest file name accepted for -o: other processes write
 // <stem>[.rank<R>].<pid>.dctx beside it, and a file name has at most 255

@@ -16,9 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli/cli_status.h"
+#include "tools/analysis/status.h"
 
 namespace deepcontext::cli {
+
+using analysis::Status;
 
 class RunRegistry {
  public:

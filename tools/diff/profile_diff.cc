@@ -172,7 +172,7 @@ std::vector<size_t> RankByChange(const ProfileDiff& diff, size_t metric,
   return ranked;
 }
 
-merge::StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
+analysis::StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
                                          const analysis::ProfileTree& before,
                                          const analysis::ProfileTree& after,
                                          const std::string& requested) {
@@ -189,13 +189,13 @@ merge::StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
   }
   if (metric) return *metric;
   if (requested.empty()) {
-    return merge::Status::Error("the profiles contain no metrics");
+    return analysis::Status::Error("the profiles contain no metrics");
   }
   std::string names;
   for (const DiffMetric& m : diff.metrics) {
     names += (names.empty() ? "" : ", ") + m.name;
   }
-  return merge::Status::Error("unknown metric '" + requested +
+  return analysis::Status::Error("unknown metric '" + requested +
                               "'; available metrics: " + names);
 }
 

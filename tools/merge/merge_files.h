@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "tools/merge/status.h"
+#include "tools/analysis/status.h"
 
 namespace deepcontext::merge {
+
+using analysis::Status;
+using analysis::StatusOr;
 
 struct MergeSummary {
   size_t ranks = 0;      // distinct ranks

@@ -10,9 +10,12 @@
 #include <string>
 
 #include "format/profile_data.h"
-#include "tools/merge/status.h"
+#include "tools/analysis/status.h"
 
 namespace deepcontext::merge {
+
+using analysis::Status;
+using analysis::StatusOr;
 
 class RankMerger {
  public:

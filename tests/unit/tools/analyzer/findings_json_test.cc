@@ -33,7 +33,7 @@ TEST(FindingsJson, HasTheDocumentedShapeAndRoundTrips) {
   EXPECT_EQ(f["evidence"][0]["comparator"], ">=");
 
   auto parsed = FindingsFromJson(document["findings"].dump());
-  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   ASSERT_EQ(parsed.value().size(), 1u);
   EXPECT_EQ(parsed.value()[0].rule_id, "host_device_sync");
   EXPECT_EQ(parsed.value()[0].context.node, analysis.findings[0].context.node);
@@ -64,7 +64,7 @@ TEST(FindingsJson, RejectsMalformedInputWithAMessage) {
   EXPECT_FALSE(FindingsFromJson("{}").ok());
   auto missing_rule = FindingsFromJson(R"([{"title": "x"}])");
   ASSERT_FALSE(missing_rule.ok());
-  EXPECT_NE(missing_rule.error().find("bad finding"), std::string::npos);
+  EXPECT_NE(missing_rule.status().message().find("bad finding"), std::string::npos);
 }
 
 TEST(FindingsJson, UserFindingWithoutSeverityGetsOneFromItsShare) {

@@ -1,13 +1,15 @@
-// A small success-or-error result for the offline tools: an error is one
-// human-readable line, success carries no text (Status) or a value
-// (StatusOr<T>).
+// A small success-or-error result for the offline tools (merge, diff,
+// analyzer, CLI): an error is one human-readable line, success carries no
+// text (Status) or a value (StatusOr<T>). The view server's StatusOr
+// (tools/server/status_or.h) differs on purpose: its errors carry an HTTP
+// status.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <utility>
 
-namespace deepcontext::merge {
+namespace deepcontext::analysis {
 
 class Status {
  public:
@@ -47,4 +49,4 @@ class StatusOr {
   std::optional<T> value_;
 };
 
-}  // namespace deepcontext::merge
+}  // namespace deepcontext::analysis
