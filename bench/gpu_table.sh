@@ -8,26 +8,11 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-table-out}
 mkdir -p "$OUT"
-PREFIX=/tmp/deepcontext-deps
 BUILD=${BUILD:-$PWD/build-gpu}
 PYTHON=${PYTHON:-$(command -v python3)}
-mkdir -p "$PREFIX"
-for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
-libdir="$PREFIX/usr/lib/x86_64-linux-gnu"
-export PKG_CONFIG_PATH="$libdir/pkgconfig:$PREFIX/usr/share/pkgconfig"
-export PKG_CONFIG_SYSROOT_DIR="$PREFIX"
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PATH="$PATH:$PREFIX/usr/bin"
-extra=()
-# No npm there: the viewer built elsewhere is embedded as it is.
-if [ -f .deps/web-dist/app.js ]; then extra+=("-DDEEPCONTEXT_WEB_DIST=$PWD/.deps/web-dist"); fi
-rm -f "$libdir/libz.a"
-libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
-if [ -n "$libz" ]; then extra+=("-DZLIB_LIBRARY=$libz"); fi
-if [ ! -f /usr/include/zlib.h ]; then extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include"); fi
+source scripts/gpu-machine-deps.sh
 {
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_PREFIX_PATH="$PREFIX/usr" -DDEEPCONTEXT_PYTHON="$PYTHON" "${extra[@]}" | tail -5
+  gpu_machine_configure "$BUILD" "$PYTHON" -DCMAKE_BUILD_TYPE=RelWithDebInfo | tail -5
   cmake --build "$BUILD" -j"$(nproc)" --target deepcontext deepcontext_cli deepcontext_python \
         deepcontext_torch_adapter_source | tail -3
 } > "$OUT/build.txt" 2>&1

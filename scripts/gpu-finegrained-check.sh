@@ -15,22 +15,14 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-finegrained-out}
 mkdir -p "$OUT"
-PREFIX=/tmp/deepcontext-deps
 BUILD=${BUILD:-$PWD/build-gpu}
 PYTHON=${PYTHON:-$(command -v python3)}
 ITERATIONS=${ITERATIONS:-200}
 PROGRAM=tests/gpu/programs/gpu_stalls.py
-mkdir -p "$PREFIX"
-for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
-extra=()
-if [ ! -f /usr/include/zlib.h ]; then
-  libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
-  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include" "-DZLIB_LIBRARY=$libz")
-fi
+source scripts/gpu-machine-deps.sh
 {
   nvidia-smi -L
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
-        -DDEEPCONTEXT_PYTHON="$PYTHON" "${extra[@]}" | tail -3
+  gpu_machine_configure "$BUILD" "$PYTHON" | tail -3
   cmake --build "$BUILD" --target deepcontext deepcontext_cli deepcontext_python \
         deepcontext_reader deepcontext_torch_adapter_source | tail -3
   # UNIT=1: also the sampling logic's CPU tests against this machine's

@@ -10,36 +10,11 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$OUT"
-PREFIX=/tmp/deepcontext-deps
 BUILD=${BUILD:-build-gpu}
 PYTHON=${PYTHON:-$(command -v python3)}
 
-mkdir -p "$PREFIX"
-for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
-
-# The unpacked libraries (protobuf, cpp-httplib and what they need) are
-# found through the prefix: pkg-config files name /usr, which the sysroot
-# maps into it, and protoc and the built command load them from there.
-libdir="$PREFIX/usr/lib/x86_64-linux-gnu"
-export PKG_CONFIG_PATH="$libdir/pkgconfig:$PREFIX/usr/share/pkgconfig"
-export PKG_CONFIG_SYSROOT_DIR="$PREFIX"
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PATH="$PATH:$PREFIX/usr/bin"
-
-extra=()
-# No npm there: the viewer built elsewhere (build/web/dist copied to
-# .deps/web-dist) is embedded as it is.
-if [ -f .deps/web-dist/app.js ]; then
-  extra+=("-DDEEPCONTEXT_WEB_DIST=$PWD/.deps/web-dist")
-fi
-# The machine's shared zlib, never the unpacked static libz.a, which is not
-# position-independent and cannot go into the shared libraries.
-rm -f "$libdir/libz.a"
-libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
-if [ -n "$libz" ]; then extra+=("-DZLIB_LIBRARY=$libz"); fi
-if [ ! -f /usr/include/zlib.h ]; then
-  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include")
-fi
+# Build dependencies from .deps/ (scripts/gpu-machine-deps.sh).
+source scripts/gpu-machine-deps.sh
 
 {
   echo "== machine"; uname -a; nvidia-smi -L 2>&1 | head -2
@@ -48,8 +23,7 @@ fi
 } 2>&1 | tee "$OUT/machine.txt"
 
 set -e
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
-      -DDEEPCONTEXT_PYTHON="$PYTHON" "${extra[@]}" 2>&1 | tail -5
+gpu_machine_configure "$BUILD" "$PYTHON" 2>&1 | tail -5
 cmake --build "$BUILD" 2>&1 | tee "$OUT/build.log" | grep -E "warning|error" | head -20 || true
 set +e
 if [ "${TESTS:-1}" = 1 ]; then

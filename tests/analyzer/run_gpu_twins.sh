@@ -8,32 +8,11 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-twins-out}
 mkdir -p "$OUT"
-PREFIX=/tmp/deepcontext-deps
 BUILD=${BUILD:-$PWD/build-gpu}
-mkdir -p "$PREFIX"
-for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
-# As scripts/gpu-machine-check.sh: the unpacked libraries are found through
-# the prefix, the viewer comes prebuilt (no npm there), zlib is the
-# machine's shared one.
-libdir="$PREFIX/usr/lib/x86_64-linux-gnu"
-export PKG_CONFIG_PATH="$libdir/pkgconfig:$PREFIX/usr/share/pkgconfig"
-export PKG_CONFIG_SYSROOT_DIR="$PREFIX"
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PATH="$PATH:$PREFIX/usr/bin"
-extra=()
-if [ -f .deps/web-dist/app.js ]; then
-  extra+=("-DDEEPCONTEXT_WEB_DIST=$PWD/.deps/web-dist")
-fi
-rm -f "$libdir/libz.a"
-libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
-if [ -n "$libz" ]; then extra+=("-DZLIB_LIBRARY=$libz"); fi
-if [ ! -f /usr/include/zlib.h ]; then
-  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include")
-fi
+source scripts/gpu-machine-deps.sh
 {
   nvidia-smi -L
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
-        -DDEEPCONTEXT_PYTHON="$(command -v python3)" "${extra[@]}" | tail -3
+  gpu_machine_configure "$BUILD" "$(command -v python3)" | tail -3
   cmake --build "$BUILD" --target deepcontext deepcontext_cli deepcontext_python \
         deepcontext_torch_adapter_source | tail -3
   echo "built after ${SECONDS}s"

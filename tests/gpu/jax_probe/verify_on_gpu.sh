@@ -8,22 +8,10 @@
 set -uo pipefail
 OUT=${OUT:-$PWD/jax-verify-out}
 mkdir -p "$OUT"
-PREFIX=/tmp/deepcontext-deps
 BUILD=${BUILD:-$PWD/build-gpu}
-mkdir -p "$PREFIX"
-for deb in .deps/*.deb; do dpkg -x "$deb" "$PREFIX"; done
-extra=()
-if [ ! -f /usr/include/zlib.h ]; then
-  libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1* 2>/dev/null | head -1)
-  extra+=("-DZLIB_INCLUDE_DIR=$PREFIX/usr/include" "-DZLIB_LIBRARY=$libz")
-fi
-# No npm there: the viewer built elsewhere is embedded as it is.
-if [ -f .deps/web-dist/app.js ]; then
-  extra+=("-DDEEPCONTEXT_WEB_DIST=$PWD/.deps/web-dist")
-fi
+source scripts/gpu-machine-deps.sh
 {
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
-        -DDEEPCONTEXT_PYTHON="$(command -v python3)" "${extra[@]}" | tail -3
+  gpu_machine_configure "$BUILD" "$(command -v python3)" | tail -3
   cmake --build "$BUILD" -j16 --target deepcontext deepcontext_cli deepcontext_python | tail -3
 } > "$OUT/build.txt" 2>&1
 DC=$BUILD/bin/deepcontext
