@@ -8,6 +8,7 @@
 #include "runtime/native/module_map.h"
 #include "runtime/native/symbolizer.h"
 #include "tests/unit/runtime/native/call_chain.h"
+#include "tests/unit/runtime/native/unwinder_params.h"
 
 namespace deepcontext::native {
 namespace {
@@ -106,25 +107,12 @@ TEST_P(UnwinderTest, DeepStackKeepsInnermostFrames) {
   }
 }
 
-std::vector<UnwinderKind> AvailableKinds() {
-  std::vector<UnwinderKind> kinds;
-  for (UnwinderKind kind :
-       {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace,
-        UnwinderKind::kFramePointer, UnwinderKind::kCfiCache}) {
-    if (UnwinderAvailable(kind)) kinds.push_back(kind);
-  }
-  return kinds;
-}
-
 INSTANTIATE_TEST_SUITE_P(
-    Available, UnwinderTest, ::testing::ValuesIn(AvailableKinds()),
-    [](const ::testing::TestParamInfo<UnwinderKind>& info) {
-      std::string name = UnwinderKindName(info.param);
-      for (char& ch : name) {
-        if (ch == '-') ch = '_';
-      }
-      return name;
-    });
+    Available, UnwinderTest,
+    ::testing::ValuesIn(testing::AvailableUnwinders(
+        {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace, UnwinderKind::kFramePointer,
+         UnwinderKind::kCfiCache})),
+    testing::UnwinderParamName);
 
 TEST(NativeStackTest, DefaultCaptureNamesCallerChain) {
   uintptr_t pcs[kMaxNativeDepth];

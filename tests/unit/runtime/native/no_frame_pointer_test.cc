@@ -11,6 +11,7 @@
 #include "runtime/native/native_stack.h"
 #include "runtime/native/symbolizer.h"
 #include "tests/unit/runtime/native/no_frame_pointer_chain.h"
+#include "tests/unit/runtime/native/unwinder_params.h"
 
 namespace deepcontext::native {
 namespace {
@@ -59,24 +60,11 @@ TEST_P(NoFramePointerTest, DwarfUnwindersSeeEveryLink) {
       << Describe(names);
 }
 
-std::vector<UnwinderKind> DwarfKinds() {
-  std::vector<UnwinderKind> kinds;
-  for (UnwinderKind kind :
-       {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace}) {
-    if (UnwinderAvailable(kind)) kinds.push_back(kind);
-  }
-  return kinds;
-}
-
 INSTANTIATE_TEST_SUITE_P(
-    Available, NoFramePointerTest, ::testing::ValuesIn(DwarfKinds()),
-    [](const ::testing::TestParamInfo<UnwinderKind>& info) {
-      std::string name = UnwinderKindName(info.param);
-      for (char& c : name) {
-        if (c == '-') c = '_';
-      }
-      return name;
-    });
+    Available, NoFramePointerTest,
+    ::testing::ValuesIn(testing::AvailableUnwinders(
+        {UnwinderKind::kLibunwind, UnwinderKind::kGlibcBacktrace, UnwinderKind::kCfiCache})),
+    testing::UnwinderParamName);
 
 // The frame-pointer walker cannot know that these frames have no record;
 // what it must guarantee is to stay inside the stack, end, and hand back
