@@ -2,11 +2,8 @@
 wheels (nvidia/*/lib/libcupti.so.N) is loaded, so that the process holds one
 CUPTI, not the framework's and the CUDA toolkit's."""
 
-import ctypes.util
-import os
-import shutil
-
 from conftest import PYTHON, run_profiled
+from fake_cupti_site import fake_cupti_site
 
 # Prints which of the fake environment's files are mapped, before the program
 # imports anything itself.
@@ -15,18 +12,11 @@ _SHOW_MAPPED = ("import sys; root = sys.argv[1]; "
 
 
 def _fake_environment(tmp_path):
-    """A site folder whose nvidia/cu13/lib holds a loadable libcupti.so.13 (a
-    copy of libz: only its loading is watched)."""
-    site = tmp_path / "site"
-    lib = site / "nvidia" / "cu13" / "lib"
-    lib.mkdir(parents=True)
-    libz = ctypes.util.find_library("z")
-    source = next(p for p in ("/lib/x86_64-linux-gnu/" + libz, "/usr/lib/x86_64-linux-gnu/" + libz,
-                              "/lib/aarch64-linux-gnu/" + libz, "/usr/lib/aarch64-linux-gnu/" + libz)
-                  if os.path.exists(p))
-    shutil.copy(source, lib / "libcupti.so.13")
-    (lib / "libcupti.so.13.0.0").write_bytes(b"not a library")  # not versioned N: left alone
-    return site, lib / "libcupti.so.13"
+    """fake_cupti_site, with a libcupti.so.13.0.0 beside it that is not a
+    library (not versioned N: left alone)."""
+    site, cupti = fake_cupti_site(tmp_path)
+    (cupti.parent / "libcupti.so.13.0.0").write_bytes(b"not a library")
+    return site, cupti
 
 
 def test_the_frameworks_cupti_is_loaded_before_the_runtime_starts(tmp_path):
