@@ -1,8 +1,22 @@
 #include "runtime/dlmonitor/python_frame_cache.h"
 
+#include <string_view>
+
 #include "deepcontext/dlmonitor.h"
 
 namespace deepcontext::dlmonitor {
+namespace {
+
+// "Class.method" and "outer.<locals>.inner" (3.11+ qualified names) match
+// "method" and "inner"; an empty pattern matches every function.
+bool FunctionMatches(std::string_view qualified, std::string_view pattern) {
+  if (pattern.empty() || qualified == pattern) return true;
+  return qualified.size() > pattern.size() &&
+         qualified.ends_with(pattern) &&
+         qualified[qualified.size() - pattern.size() - 1] == '.';
+}
+
+}  // namespace
 
 ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame) {
   Shard& shard = shards_[RawFrameHash{}(frame) % kShards];
@@ -44,7 +58,21 @@ ResolvedPythonFrame PythonFrameCache::Resolve(const python::RawFrame& frame) {
       break;
     }
   }
+  for (const CompilePattern& pattern : compile_) {
+    if (info.file.find(pattern.file) != std::string::npos &&
+        FunctionMatches(info.function, pattern.function)) {
+      out.compile = true;
+      break;
+    }
+  }
   return out;
+}
+
+void PythonFrameCache::MarkCompileFrames(const std::string& file_substring,
+                                         const std::string& function) {
+  if (file_substring.empty()) return;
+  std::lock_guard<std::mutex> guard(hidden_mutex_);
+  compile_.push_back(CompilePattern{file_substring, function});
 }
 
 void PythonFrameCache::HideLeafFiles(const std::string& substring) {

@@ -26,6 +26,9 @@ struct ResolvedPythonFrame {
   // dropped from the innermost end of a path (the framework's own Python
   // glue between the user's line and the op, e.g. record_function.__enter__).
   bool hidden = false;
+  // True when the frame is compilation work (a pattern of
+  // MarkCompileFrames): paths through it hang from a [compile] phase.
+  bool compile = false;
 };
 
 class PythonFrameCache {
@@ -56,6 +59,13 @@ class PythonFrameCache {
   // Applies to call sites resolved after the call. [any thread]
   void HideLeafFiles(const std::string& substring);
 
+  // Frames whose file contains `file_substring` and whose function is
+  // `function` (the qualified name, or its last component; empty: any)
+  // become compilation frames. Applies to call sites resolved after the
+  // call. [any thread]
+  void MarkCompileFrames(const std::string& file_substring,
+                         const std::string& function);
+
  private:
   static constexpr size_t kShards = 16;
   struct Shard {
@@ -69,6 +79,11 @@ class PythonFrameCache {
   Shard shards_[kShards];
   std::mutex hidden_mutex_;  // guards hidden_
   std::vector<std::string> hidden_;
+  struct CompilePattern {
+    std::string file;
+    std::string function;
+  };
+  std::vector<CompilePattern> compile_;  // guarded by hidden_mutex_
 };
 
 }  // namespace deepcontext::dlmonitor
