@@ -108,6 +108,22 @@ bool IsFrameworkWrapper(const Frame& frame) {
   return name == "_call_impl" || name == "_wrapped_call_impl";
 }
 
+bool IsCompilerGlue(const Frame& frame) {
+  if (frame.kind != format::FrameKind::kPythonFrame) return false;
+  // Only installed copies: a user's own "torch/_dynamo" checkout stays.
+  if (!IsLibraryFile(frame.file)) return false;
+  static constexpr std::array<std::string_view, 9> kGlue = {
+      "/torch/_dynamo/",          "/torch/_functorch/",
+      "/torch/_inductor/",        "/torch/autograd/function.py",
+      "/torch/_compile.py",       "/torch/_guards.py",
+      "/triton/runtime/",         "/triton/backends/",
+      "/triton/compiler/"};
+  for (std::string_view glue : kGlue) {
+    if (frame.file.find(glue) != std::string::npos) return true;
+  }
+  return false;
+}
+
 bool IsProfilerFrame(const Frame& frame) {
   if (frame.kind != format::FrameKind::kNativeFrame) return false;
   // Mangled names hold their identifiers verbatim: most frames are ruled
