@@ -65,6 +65,15 @@ TEST(FrameTest, TorchCompileMachineryIsGlueButGeneratedCodeIsNot) {
   EXPECT_TRUE(IsCompilerGlue(
       Make(FrameKind::kPythonFrame, "JITFunction.run",
            "/usr/lib/python3/dist-packages/triton/runtime/jit.py")));
+  // What tracing runs through, and the backend's entry point.
+  EXPECT_TRUE(IsCompilerGlue(Make(FrameKind::kPythonFrame,
+                                  "FakeTensorMode.dispatch",
+                                  torch + "_subclasses/fake_tensor.py")));
+  EXPECT_TRUE(IsCompilerGlue(Make(FrameKind::kPythonFrame,
+                                  "_TorchCompileInductorWrapper.__call__",
+                                  torch + "__init__.py")));
+  EXPECT_FALSE(IsCompilerGlue(Make(FrameKind::kPythonFrame, "compile",
+                                   torch + "__init__.py")));
   // Inductor's generated module is where the kernel was launched.
   EXPECT_FALSE(IsCompilerGlue(
       Make(FrameKind::kPythonFrame, "call",
