@@ -2,6 +2,8 @@
 backward, code torch.compile generated) shows its own lines between the op
 and the ops it calls; compiler frames put their work in a [compile] phase."""
 
+import pytest
+
 from conftest import PYTHON, load_profile, program, run_profiled
 from markers import marker_line
 
@@ -16,15 +18,16 @@ def _phases(node):
     return [a.name for a in node.ancestors() if a.kind == "phase"]
 
 
-def _run(tmp_path):
-    out = tmp_path / "inside.dctx"
-    result = run_profiled([PYTHON, SCRIPT, str(tmp_path / "compiler")], out, check=0)
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("inside")
+    out = directory / "inside.dctx"
+    result = run_profiled([PYTHON, SCRIPT, str(directory / "compiler")], out, check=0)
     assert b"python inside ops done" in result.stdout
     return load_profile(out)
 
 
-def test_function_forward_and_backward_show_their_own_lines(tmp_path):
-    tree = _run(tmp_path)
+def test_function_forward_and_backward_show_their_own_lines(tree):
     me = "python_inside_ops.py"
     apply_line = marker_line(SCRIPT, "MARK_APPLY")
     forward_line = marker_line(SCRIPT, "MARK_FUNCTION_FORWARD")
@@ -45,8 +48,7 @@ def test_function_forward_and_backward_show_their_own_lines(tmp_path):
         assert any(a.kind == "operator" and a.name == "ScaleBackward" for a in node.ancestors())
 
 
-def test_compiler_frames_put_their_work_in_a_compile_phase(tmp_path):
-    tree = _run(tmp_path)
+def test_compiler_frames_put_their_work_in_a_compile_phase(tree):
     me = "python_inside_ops.py"
     adds = tree.find(kind="operator", name="aten::add")
     compiled = [n for n in adds if (me, marker_line(SCRIPT, "MARK_COMPILE")) in _lines(n)]
@@ -60,8 +62,7 @@ def test_compiler_frames_put_their_work_in_a_compile_phase(tmp_path):
         assert _phases(node).count("[compile]") == 1, repr(node)
 
 
-def test_autotuning_is_compile_and_the_launcher_glue_is_hidden(tmp_path):
-    tree = _run(tmp_path)
+def test_autotuning_is_compile_and_the_launcher_glue_is_hidden(tree):
     me = "python_inside_ops.py"
     line = marker_line(SCRIPT, "MARK_GENERATED_CALL")
     negs = [n for n in tree.find(kind="operator", name="aten::neg") if (me, line) in _lines(n)]
