@@ -250,6 +250,13 @@ DLMONITOR_API dlmonitor_status_t dlmonitor_callpath_get(
 DLMONITOR_API dlmonitor_status_t dlmonitor_python_hide_leaf_files(
     const char* substring);
 
+/* Like dlmonitor_python_hide_leaf_files, for the frames of one function
+   (qualified name or its last component; NULL or "" = any) in files whose
+   path contains `file_substring` (since 1.3): code generated with exec()
+   shares the file "<string>" with `python -c` programs. */
+DLMONITOR_API dlmonitor_status_t dlmonitor_python_hide_leaf_frames(
+    const char* file_substring, const char* function);
+
 /* Python frames whose file path contains `file_substring` and whose function
    is `function` (qualified name or its last component; NULL or "" = any)
    are compilation work (since 1.3): a path through such a frame hangs from

@@ -49,6 +49,8 @@ def library():
         lib.deepcontext_signal_handled.argtypes = []
         lib.dlmonitor_python_hide_leaf_files.restype = ctypes.c_int
         lib.dlmonitor_python_hide_leaf_files.argtypes = [ctypes.c_char_p]
+        lib.dlmonitor_python_hide_leaf_frames.restype = ctypes.c_int
+        lib.dlmonitor_python_hide_leaf_frames.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         lib.dlmonitor_python_mark_compile_frames.restype = ctypes.c_int
         lib.dlmonitor_python_mark_compile_frames.argtypes = [ctypes.c_char_p,
                                                              ctypes.c_char_p]
@@ -168,6 +170,12 @@ def set_op_cpu_time(mode):
 
 def hide_leaf_files(substring):
     library().dlmonitor_python_hide_leaf_files(substring.encode("utf-8"))
+
+
+def hide_leaf_frames(file_substring, function):
+    """Like hide_leaf_files, for the frames of `function` only."""
+    library().dlmonitor_python_hide_leaf_frames(file_substring.encode("utf-8"),
+                                                function.encode("utf-8"))
 
 
 def mark_compile_frames(file_substring, function=""):

@@ -17,16 +17,17 @@ Two kinds of frames are named here:
 
 from . import _runtime
 
-# Substrings of file paths of launcher code. "<string>" is the launcher
-# Inductor generates per kernel with exec().
+# Substrings of file paths of launcher code.
 LAUNCH_GLUE_FILES = (
     "/torch/_inductor/runtime/",
     "/triton/runtime/",
     "/triton/backends/",
     "/triton/compiler/",
     "/triton/testing.py",
-    "<string>",
 )
+# (file, function) of launchers generated with exec(): their file,
+# "<string>", is also that of `python -c` programs, which stay.
+LAUNCH_GLUE_FRAMES = (("<string>", "launcher"),)
 
 # (file substring, function) of compilation work; "" = every function of the
 # file. A function matches by qualified name or its last component.
@@ -57,5 +58,7 @@ def install():
     first runs: the runtime classifies a call site when it first sees it)."""
     for pattern in LAUNCH_GLUE_FILES:
         _runtime.hide_leaf_files(pattern)
+    for file_substring, function in LAUNCH_GLUE_FRAMES:
+        _runtime.hide_leaf_frames(file_substring, function)
     for file_substring, function in COMPILE_FRAMES:
         _runtime.mark_compile_frames(file_substring, function)

@@ -58,6 +58,10 @@ class PythonFrameCache {
   // Frames whose file contains `substring` become hidden at path leaves.
   // Applies to call sites resolved after the call. [any thread]
   void HideLeafFiles(const std::string& substring);
+  // The same for the frames of one function there (the qualified name or
+  // its last component; empty: any). [any thread]
+  void HideLeafFrames(const std::string& file_substring,
+                      const std::string& function);
 
   // Frames whose file contains `file_substring` and whose function is
   // `function` (the qualified name, or its last component; empty: any)
@@ -77,13 +81,14 @@ class PythonFrameCache {
 
   StringTable& strings_;
   Shard shards_[kShards];
-  std::mutex hidden_mutex_;  // guards hidden_
-  std::vector<std::string> hidden_;
-  struct CompilePattern {
-    std::string file;
-    std::string function;
+  struct FramePattern {
+    std::string file;      // a substring of the file path
+    std::string function;  // empty: any function
+    bool Matches(const python::FrameInfo& info) const;
   };
-  std::vector<CompilePattern> compile_;  // guarded by hidden_mutex_
+  std::mutex patterns_mutex_;  // guards hidden_ and compile_
+  std::vector<FramePattern> hidden_;
+  std::vector<FramePattern> compile_;
 };
 
 }  // namespace deepcontext::dlmonitor

@@ -76,3 +76,11 @@ def test_autotuning_is_compile_and_the_launcher_glue_is_hidden(tree):
         assert node.parent.kind == "python" and node.parent.line == line, repr(node)
     for node in tuning:
         assert node.parent.kind == "phase" and node.parent.parent.line == line, repr(node)
+
+
+def test_other_exec_code_keeps_its_frame(tree):
+    # Only the launcher is glue; a helper made by exec() stays in the path.
+    abs_nodes = tree.find(kind="operator", name="aten::abs")
+    assert abs_nodes and all(
+        any(a.kind == "python" and a.file == "<string>" and a.name == "helper"
+            for a in n.ancestors()) for n in abs_nodes), [repr(n) for n in abs_nodes]

@@ -71,6 +71,9 @@ def main():
 
     scope = {}
     exec("def launcher(x):\n    return x.neg()\n", scope)
+    # Other code made with exec() (or `python -c`) shares its file name.
+    exec("def helper(x):\n    return x.abs()\n", scope)
+    scope["helper"](x.detach())
     heuristics = load(root, "torch/_inductor/runtime/triton_heuristics.py", TRITON_HEURISTICS)
     autotuner = heuristics.CachingAutotuner(scope["launcher"])
     with torch.no_grad():

@@ -98,6 +98,10 @@ TEST(DlmonitorAbi, ArgumentErrors) {
             DLMONITOR_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(dlmonitor_python_mark_compile_frames("/jit/compiler.py", nullptr),
             DLMONITOR_OK);
+  EXPECT_EQ(dlmonitor_python_hide_leaf_frames(nullptr, "launcher"),
+            DLMONITOR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlmonitor_python_hide_leaf_frames("<string>", "launcher"),
+            DLMONITOR_OK);
   EXPECT_NE(std::string(dlmonitor_describe()).find("no python frames"),
             std::string::npos);
 }
