@@ -157,6 +157,7 @@ class GpuBackendState {
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
   void OnNvtx(CUpti_CallbackId cbid, const void* data);
+  void HandleNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
   // What decides whether Stop() detaches CUPTI (see cupti_detach.h).
   DetachInput DetachState() const;
   void WarnIfRecordsMissing();

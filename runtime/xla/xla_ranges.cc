@@ -1,6 +1,8 @@
 #include "runtime/xla/xla_ranges.h"
 
 #include <array>
+#include <cstdio>
+#include <ctime>
 
 namespace deepcontext::xla {
 namespace {
@@ -12,7 +14,44 @@ constexpr size_t kMaxDepth = 256;
 
 std::atomic<uint64_t> g_instances{0};
 
+uint64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 }  // namespace
+
+std::unique_ptr<InternedAnnotation> InternAnnotation(std::string_view message,
+                                                     AnnotationKind* kind) {
+  // Only the strings attribution uses are kept: compiler passes (thousands
+  // per module) are classified and dropped.
+  const size_t colon = message.find(":#");
+  const std::string_view type = message.substr(0, colon);
+  const bool kept = type == "Thunk" || type == "XlaModule" || type == "XlaCompile";
+  if (!kept) {
+    *kind = type.substr(0, 3) == "Xla" ? AnnotationKind::kCompile : AnnotationKind::kOther;
+    return nullptr;
+  }
+  auto value = std::make_unique<InternedAnnotation>();
+  value->annotation = ParseAnnotation(message);
+  const Annotation& a = value->annotation;
+  if (a.kind == AnnotationKind::kThunk) {
+    value->path = OpPath(a.op_name, a.hlo_op);
+  } else if (a.kind == AnnotationKind::kCompile) {
+    value->path.push_back({gpu::GpuNodeKind::kPhase, std::string(kCompilePhase)});
+    value->opens_compile = type == "XlaCompile";
+    if (!a.module.empty() && value->opens_compile) {
+      value->path.push_back({gpu::GpuNodeKind::kUserScope, a.module});
+    }
+  }
+  *kind = a.kind;
+  return value;
+}
+
+RegisteredString::RegisteredString(std::string_view text) {
+  interned_ = InternAnnotation(text, &kind_);
+}
 
 struct XlaRanges::ThreadState {
   uint64_t instance = 0;
@@ -26,7 +65,9 @@ struct XlaRanges::ThreadState {
     uint64_t sources_version = 0;  // HloSourceRegistry::version() then
     gpu::ContextId result = 0;
   };
-  std::array<Slot, 64> cache{};
+  // Large enough for the distinct (line, instruction) pairs of a training
+  // step (hundreds): a miss walks the context tree.
+  std::array<Slot, 2048> cache{};
   // Registered string handles seen by this thread.
   struct HandleSlot {
     uint64_t handle = 0;
@@ -77,31 +118,17 @@ bool XlaRanges::Tracked(uint64_t domain) const {
 }
 
 XlaRanges::Entry XlaRanges::Intern(std::string_view message) {
-  // Only the strings attribution uses are kept: compiler passes (thousands
-  // per module) are classified and dropped.
   const size_t colon = message.find(":#");
   const std::string_view type = message.substr(0, colon);
-  const bool kept = type == "Thunk" || type == "XlaModule" || type == "XlaCompile";
-  if (!kept) {
+  if (type != "Thunk" && type != "XlaModule" && type != "XlaCompile") {
     if (type.substr(0, 3) == "Xla") return {AnnotationKind::kCompile, nullptr};
     return {};
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = interned_.find(std::string(message));
+  auto it = interned_.find(message);
   if (it == interned_.end()) {
-    auto value = std::make_unique<InternedAnnotation>();
-    value->annotation = ParseAnnotation(message);
-    const Annotation& a = value->annotation;
-    if (a.kind == AnnotationKind::kThunk) {
-      value->path = OpPath(a.op_name, a.hlo_op);
-    } else if (a.kind == AnnotationKind::kCompile) {
-      value->path.push_back({gpu::GpuNodeKind::kPhase, std::string(kCompilePhase)});
-      value->opens_compile = type == "XlaCompile";
-      if (!a.module.empty() && value->opens_compile) {
-        value->path.push_back({gpu::GpuNodeKind::kUserScope, a.module});
-      }
-    }
-    it = interned_.emplace(std::string(message), std::move(value)).first;
+    AnnotationKind kind = AnnotationKind::kOther;
+    it = interned_.emplace(std::string(message), InternAnnotation(message, &kind)).first;
   }
   return {it->second->annotation.kind, it->second.get()};
 }
@@ -138,8 +165,34 @@ bool XlaRanges::PushRegistered(uint64_t domain, uint64_t string_handle) {
   return PushEntry(domain, entry);
 }
 
+bool XlaRanges::PushString(const RegisteredString& string) {
+  return PushEntry(0, {string.kind(), string.interned()});
+}
+
+bool XlaRanges::PushAscii(std::string_view message) { return PushEntry(0, Intern(message)); }
+
+
+void XlaRanges::EnableStats(bool timed) {
+  stats_ = true;
+  stats_timed_ = timed;
+}
+
+std::string XlaRanges::StatsLine() const {
+  if (!stats_) return {};
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "pushes=%llu refines=%llu refine_misses=%llu nvtx_ms=%.3f refine_ms=%.3f",
+                static_cast<unsigned long long>(pushes_.load()),
+                static_cast<unsigned long long>(refines_.load()),
+                static_cast<unsigned long long>(refine_misses_.load()),
+                static_cast<double>(nvtx_ns_.load()) / 1e6,
+                static_cast<double>(refine_ns_.load()) / 1e6);
+  return line;
+}
+
 bool XlaRanges::PushEntry(uint64_t, Entry entry) {
   ThreadState* state = State(true);
+  if (stats_) pushes_.fetch_add(1, std::memory_order_relaxed);
   seen_.store(true, std::memory_order_relaxed);
   if (state->stack.size() >= kMaxDepth) {
     ++state->overflow;
@@ -158,7 +211,10 @@ bool XlaRanges::PushEntry(uint64_t, Entry entry) {
 }
 
 void XlaRanges::Pop(uint64_t domain) {
-  if (!Tracked(domain)) return;
+  if (Tracked(domain)) PopRange();
+}
+
+void XlaRanges::PopRange() {
   ThreadState* state = State(false);
   if (state == nullptr) return;
   if (state->overflow > 0) {
@@ -230,6 +286,7 @@ gpu::ContextId XlaRanges::Descend(gpu::ContextId base, const InternedAnnotation*
       slot.sources_version == version) {
     return slot.result;
   }
+  if (stats_) refine_misses_.fetch_add(1, std::memory_order_relaxed);
   const InternedAnnotation* path = what;
   if (what->annotation.kind == AnnotationKind::kThunk) path = WithSources(what, module);
   gpu::ContextId context = base;
@@ -271,6 +328,19 @@ gpu::ContextId XlaRanges::CompileContext(gpu::ContextId base, const Entry& own,
 
 gpu::ContextId XlaRanges::Refine(gpu::ContextId base) {
   if (!seen_.load(std::memory_order_relaxed)) return base;
+  if (stats_) {
+    refines_.fetch_add(1, std::memory_order_relaxed);
+    if (stats_timed_) {
+      const uint64_t start = NowNs();
+      const gpu::ContextId context = RefineNow(base);
+      refine_ns_.fetch_add(NowNs() - start, std::memory_order_relaxed);
+      return context;
+    }
+  }
+  return RefineNow(base);
+}
+
+gpu::ContextId XlaRanges::RefineNow(gpu::ContextId base) {
   ThreadState* state = State(false);
   if (state == nullptr || state->stack.empty()) {
     if (!compiling_.load(std::memory_order_relaxed)) return base;

@@ -5,8 +5,9 @@
 // or, for work done while XLA compiles or autotunes, the line that
 // triggered the compilation -> [compile] -> module.
 //
-// The GPU backend feeds it from CUPTI's NVTX callbacks (CUPTI as the
-// process's NVTX injection, NVTX_INJECTION64_PATH) and asks Refine() at
+// The GPU backend feeds it from the runtime's own NVTX tool
+// (runtime/cupti/nvtx_callbacks.cc, named as NVTX_INJECTION64_PATH) or from
+// CUPTI's NVTX callbacks (CUPTI as the injection) and asks Refine() at
 // every traced driver call, including the cuGraphAddNode calls by which XLA
 // records its command buffers inside each instruction's range: graph
 // kernels then carry their HLO operation too (measured, JAX 0.11.2).
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +38,26 @@ struct InternedAnnotation {
   std::vector<PathNode> path;  // nodes below the Python line (thunks, compiles)
   bool opens_compile = false;  // "XlaCompile": a module's whole compilation
 };
+
+// A string registered with the runtime's own NVTX tool: parsed once, when
+// it is registered, so that a range naming it costs no lookup. Immutable;
+// its address is the NVTX string handle and outlives every tracker.
+class RegisteredString {
+ public:
+  explicit RegisteredString(std::string_view text);
+  AnnotationKind kind() const { return kind_; }
+  // Null for strings attribution does not use (compiler passes, others).
+  const InternedAnnotation* interned() const { return interned_.get(); }
+
+ private:
+  AnnotationKind kind_ = AnnotationKind::kOther;
+  std::unique_ptr<const InternedAnnotation> interned_;
+};
+
+// Parses `message` when attribution keeps it (instructions, modules,
+// XlaCompile); null otherwise, with `kind` set either way.
+std::unique_ptr<InternedAnnotation> InternAnnotation(std::string_view message,
+                                                     AnnotationKind* kind);
 
 class XlaRanges {
  public:
@@ -60,6 +82,10 @@ class XlaRanges {
   bool Push(uint64_t domain, std::string_view message);
   bool PushRegistered(uint64_t domain, uint64_t string_handle);
   void Pop(uint64_t domain);
+  // The same from the runtime's own NVTX tool, which filters domains itself.
+  bool PushString(const RegisteredString& string);
+  bool PushAscii(std::string_view message);
+  void PopRange();
   void BeginCompile(gpu::ContextId origin);
 
   // The context a GPU call made now on this thread belongs to; `base` when
@@ -70,6 +96,15 @@ class XlaRanges {
   bool seen_ranges() const { return seen_.load(std::memory_order_relaxed); }
   // Instruction (Thunk) ranges entered so far.
   uint64_t op_ranges() const { return op_ranges_.load(std::memory_order_relaxed); }
+
+  // Counts (and, with `timed`, times) pushes, pops and refinements, for
+  // DEEPCONTEXT_XLA_STATS=1: where the cost of following XLA's ranges goes.
+  void EnableStats(bool timed);
+  bool stats_timed() const { return stats_timed_; }
+  // Adds time spent in NVTX calls outside this class (the tool's own part).
+  void AddNvtxNs(uint64_t ns) { nvtx_ns_.fetch_add(ns, std::memory_order_relaxed); }
+  // "gpu_xla_stats" when stats are on: counts and nanoseconds.
+  std::string StatsLine() const;
 
  private:
   struct Entry {
@@ -84,6 +119,7 @@ class XlaRanges {
   };
 
   ThreadState* State(bool create);
+  gpu::ContextId RefineNow(gpu::ContextId base);
   Entry Intern(std::string_view message);
   bool PushEntry(uint64_t domain, Entry entry);
   bool Tracked(uint64_t domain) const;
@@ -100,12 +136,22 @@ class XlaRanges {
   IsThreadRoot is_thread_root_;
   const HloSourceRegistry& sources_;
   const uint64_t instance_;  // tells thread states of two trackers apart
+  bool stats_ = false;
+  bool stats_timed_ = false;
+  std::atomic<uint64_t> pushes_{0}, refines_{0}, refine_misses_{0};
+  std::atomic<uint64_t> nvtx_ns_{0}, refine_ns_{0};
   std::atomic<bool> seen_{false};
   std::atomic<uint64_t> op_ranges_{0};
   std::atomic<uint64_t> tsl_domain_{0};  // 0: not seen, every domain counts
 
   std::mutex mutex_;  // guards the tables below
-  std::unordered_map<std::string, std::unique_ptr<InternedAnnotation>> interned_;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, std::unique_ptr<InternedAnnotation>, StringHash,
+                     std::equal_to<>>
+      interned_;
   std::unordered_map<uint64_t, Entry> registered_;
   // (module, thunk) -> the thunk's path with source lines.
   std::unordered_map<std::string, std::unique_ptr<InternedAnnotation>> with_sources_;

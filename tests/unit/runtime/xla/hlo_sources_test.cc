@@ -59,6 +59,35 @@ TEST(ParseHloSources, OperationsOutsideTheJittedFunctionAreLeftOut) {
   EXPECT_TRUE(sources.frames.empty());  // g <- main: no frame of f
 }
 
+// loss() calls the jitted layer(), which main() had called (and JAX traced)
+// before: the inlined operations keep that first traceback, main -> layer.
+TEST(ParseHloSources, NestedJitOperationsStartAtTheNestedFunction) {
+  const HloSources sources = ParseHloSources(
+      "HloModule jit_loss, is_scheduled=true\n\n"
+      "FileNames\n1 \"p.py\"\n\nFunctionNames\n1 \"main\"\n2 \"layer\"\n3 \"loss\"\n\n"
+      "FileLocations\n1 {file_name_id=1 function_name_id=1 line=30}\n"
+      "2 {file_name_id=1 function_name_id=2 line=19}\n"
+      "3 {file_name_id=1 function_name_id=1 line=33}\n"
+      "4 {file_name_id=1 function_name_id=3 line=24}\n\n"
+      "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n"
+      "2 {file_location_id=2 parent_frame_id=2}\n"
+      "3 {file_location_id=3 parent_frame_id=1}\n"
+      "4 {file_location_id=4 parent_frame_id=4}\n\n"
+      "ENTRY %main {\n"
+      "  %gemm_fusion_dot.1 = f32[] fusion(%a), metadata={op_name=\"jit(loss)/jit(layer)/dot_general\" "
+      "stack_frame_id=2}\n"
+      "  %reduce.2 = f32[] reduce(%b), metadata={op_name=\"jit(loss)/reduce_sum\" stack_frame_id=4}\n"
+      "  %other.3 = f32[] add(%b), metadata={op_name=\"jit(loss)/add\" stack_frame_id=2}\n}\n");
+  auto it = sources.frames.find("gemm_fusion_dot.1");
+  ASSERT_NE(it, sources.frames.end());
+  EXPECT_EQ(Lines(it->second), (std::vector<std::string>{"layer:19"}));
+  it = sources.frames.find("reduce.2");  // loss's own line
+  ASSERT_NE(it, sources.frames.end());
+  EXPECT_EQ(Lines(it->second), (std::vector<std::string>{"loss:24"}));
+  // The same traceback without a nested jit in the name stack: not loss's.
+  EXPECT_EQ(sources.frames.count("other.3"), 0u);
+}
+
 TEST(ParseHloSources, TextWithoutAFrameIndexGivesNoFrames) {
   const HloSources sources = ParseHloSources(
       "HloModule jit_f\n\nENTRY %main {\n  ROOT %x = f32[] constant(1)\n}\n");
