@@ -100,6 +100,16 @@ std::set<std::string, std::less<>> NestedJits(std::string_view op_name) {
   return names;
 }
 
+// Whether a frame's function is `name`: JAX records qualified names
+// ("make_step.<locals>.step") where jit names the function itself ("step").
+bool IsFunction(std::string_view qualified, std::string_view name) {
+  if (name.empty() || qualified.size() < name.size()) return false;
+  if (qualified == name) return true;
+  return qualified.size() > name.size() &&
+         qualified.substr(qualified.size() - name.size()) == name &&
+         qualified[qualified.size() - name.size() - 1] == '.';
+}
+
 // "  %name = ..." or "  ROOT %name = ..." -> name.
 std::string_view InstructionName(std::string_view line) {
   line = Trim(line);
@@ -198,11 +208,13 @@ HloSources ParseHloSources(std::string_view text) {
       f.function = functions[location->second.function];
       f.line = location->second.line;
       chain.push_back(f);
-      if (f.function == jitted) {
+      if (IsFunction(f.function, jitted)) {
         keep = chain.size();
         break;
       }
-      if (nested.count(f.function) != 0) keep = chain.size();
+      for (const std::string& inner : nested) {
+        if (IsFunction(f.function, inner)) keep = chain.size();
+      }
       id = frame->second.parent;
     }
     if (keep == 0) continue;

@@ -8,8 +8,8 @@
 namespace deepcontext::xla {
 namespace {
 
-std::string Fixture() {
-  std::ifstream in(std::string(XLA_FIXTURE_DIR) + "/hlo_train_step.txt");
+std::string Fixture(const char* name = "hlo_train_step.txt") {
+  std::ifstream in(std::string(XLA_FIXTURE_DIR) + "/" + name);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -86,6 +86,24 @@ TEST(ParseHloSources, NestedJitOperationsStartAtTheNestedFunction) {
   EXPECT_EQ(Lines(it->second), (std::vector<std::string>{"loss:24"}));
   // The same traceback without a nested jit in the name stack: not loss's.
   EXPECT_EQ(sources.frames.count("other.3"), 0u);
+}
+
+// Recorded on the H200 (probe_programs.py nested): loss() and layer() are
+// defined inside nested(), so JAX names their frames
+// "nested.<locals>.loss"; loss calls the jitted layer twice (lines 134 and
+// 130 of the probe at the time of the recording).
+TEST(ParseHloSources, NestedJitOperationsOfQualifiedFunctionsGetTheirLines) {
+  const HloSources sources = ParseHloSources(Fixture("hlo_nested_jit.txt"));
+  EXPECT_EQ(sources.module, "jit_loss");
+  auto it = sources.frames.find("gemm_fusion_dot");  // jit(loss)/jit(layer)/dot_general
+  ASSERT_NE(it, sources.frames.end());
+  EXPECT_EQ(Lines(it->second), (std::vector<std::string>{"nested.<locals>.loss:134",
+                                                          "nested.<locals>.layer:130"}));
+  it = sources.frames.find("input_reduce_fusion");  // jit(loss)/reduce_sum
+  ASSERT_NE(it, sources.frames.end());
+  EXPECT_EQ(Lines(it->second), (std::vector<std::string>{"nested.<locals>.loss:134"}));
+  // Every instruction with a traceback has its lines.
+  EXPECT_GE(sources.frames.size(), 7u);
 }
 
 TEST(ParseHloSources, TextWithoutAFrameIndexGivesNoFrames) {
