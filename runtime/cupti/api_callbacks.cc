@@ -26,6 +26,7 @@ struct ApiCall {
   // a graph and will produce no records of its own.
   bool created_graph_node = false;
   uint64_t sync_start_ns = 0;  // a synchronization's entry time
+  const char* kernel = nullptr;  // a kernel launch's function name
 };
 thread_local ApiCall t_call;
 
@@ -88,8 +89,13 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
       context = 0;
     }
     // Inside XLA's ranges: the HLO operation (or compilation) below the line.
+    const gpu::ContextId line = context;
     if (xla_ranges_.seen_ranges()) context = xla_ranges_.Refine(context);
     t_call = ApiCall{name, data.correlationId, context, false};
+    if (api == DriverApiClass::kKernelLaunch) t_call.kernel = data.symbolName;
+    if (api == DriverApiClass::kGraphLaunch && xla_ranges_.seen_ranges()) {
+      xla_ranges_.OnGraphLaunch(data.correlationId, line);
+    }
     if (!ProducesRecords(api)) return;
     gpu::LaunchRecord launch;
     launch.correlation_id = data.correlationId;
@@ -188,6 +194,10 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
   if (t_call.name != nullptr) {
     api = t_call.name;
     t_call.created_graph_node = true;
+    // A launch captured into a graph XLA embeds in its command buffer.
+    if (t_call.kernel != nullptr && xla_ranges_.seen_ranges()) {
+      xla_ranges_.OnCapturedKernel(t_call.kernel);
+    }
   } else if (dlmonitor_context_current(&context) != DLMONITOR_OK) {
     context = 0;
   } else if (xla_ranges_.seen_ranges()) {

@@ -476,6 +476,13 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
     metadata.emplace_back("gpu_xla_op_ranges", std::to_string(xla_ranges_.op_ranges()));
     metadata.emplace_back("gpu_xla_ranges_from",
                           NvtxToolInjected() ? "runtime NVTX tool" : "CUPTI NVTX callbacks");
+    // Kernels captured into command buffers, and how many records of them
+    // were placed by position (xla_ranges.h).
+    if (const uint64_t captured = xla_ranges_.captured_kernels(); captured != 0) {
+      metadata.emplace_back("gpu_xla_captured_kernels", std::to_string(captured));
+      metadata.emplace_back("gpu_xla_graph_kernels_by_position",
+                            std::to_string(xla_ranges_.graph_kernels_placed()));
+    }
   }
   if (std::string stats = xla_ranges_.StatsLine(); !stats.empty()) {
     // Asked for by DEEPCONTEXT_XLA_STATS=1: also where a measurement sees it.

@@ -60,7 +60,13 @@ class GpuBackendState {
         }),
         graphs_(*driver_),
         xla_ranges_(sink, &IsThreadRootContext),
-        pc_sampling_(PcSampling::StartIfAsked(sink, library)) {}
+        pc_sampling_(PcSampling::StartIfAsked(sink, library)) {
+    // Kernels of child graphs in XLA's command buffers (runtime/xla).
+    attribution_.SetGraphKernelResolver(
+        [this](uint64_t correlation_id, uint64_t node_id, std::string_view kernel) {
+          return xla_ranges_.ResolveGraphKernel(correlation_id, node_id, kernel);
+        });
+  }
 
   GpuBackendState(const GpuBackendState&) = delete;
   GpuBackendState& operator=(const GpuBackendState&) = delete;

@@ -153,7 +153,14 @@ void GpuAttribution::Handle(const Record& record, uint64_t graph_node_id) {
   }
   if (table_.Claim(record.correlation_id, &launch)) {
     ++stats_.attributed;
-    Credit(Target{launch.context, launch.api_name()}, record);
+    Target target{launch.context, launch.api_name()};
+    if constexpr (std::is_same_v<Record, KernelRecord>) {
+      if (graph_node_id != 0 && resolver_) {
+        const ContextId resolved = resolver_(record.correlation_id, graph_node_id, record.name);
+        if (resolved != 0) target.context = resolved;
+      }
+    }
+    Credit(target, record);
     return;
   }
   switch (table_.Park(record.correlation_id, PendingRecord(record), &launch)) {

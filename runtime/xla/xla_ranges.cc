@@ -74,6 +74,10 @@ struct XlaRanges::ThreadState {
     Entry entry;
   };
   std::array<HandleSlot, 64> handles{};
+  // The command buffer recording this thread appends to, until the stack
+  // drops below recording_depth (its instruction's range ends).
+  Recording* recording = nullptr;
+  size_t recording_depth = 0;
 };
 
 namespace {
@@ -224,6 +228,11 @@ void XlaRanges::PopRange() {
   if (state->stack.empty()) return;  // pushed before tracing began
   const Entry top = state->stack.back();
   state->stack.pop_back();
+  if (state->recording != nullptr && state->stack.size() < state->recording_depth) {
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    state->recording->closed = true;
+    state->recording = nullptr;
+  }
   if (top.kind == AnnotationKind::kCompile && top.what != nullptr &&
       compiling_.load(std::memory_order_relaxed)) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -363,6 +372,82 @@ gpu::ContextId XlaRanges::RefineNow(gpu::ContextId base) {
     return Descend(base, thunk->what, module != nullptr ? module->what : nullptr, state);
   }
   return base;
+}
+
+void XlaRanges::OnCapturedKernel(std::string_view kernel_name) {
+  ThreadState* state = State(false);
+  if (state == nullptr) return;
+  // The innermost instruction and the command buffer instruction around it.
+  const Entry* module = nullptr;
+  const Entry* instruction = nullptr;
+  const Entry* command_buffer = nullptr;
+  size_t depth = 0;
+  for (size_t i = state->stack.size(); i > 0; --i) {
+    const Entry& e = state->stack[i - 1];
+    if (e.kind == AnnotationKind::kModule && module == nullptr) module = &e;
+    if (e.kind != AnnotationKind::kThunk || e.what == nullptr) continue;
+    if (instruction == nullptr) {
+      instruction = &e;
+    } else if (command_buffer == nullptr) {
+      command_buffer = &e;
+      depth = i;
+    }
+  }
+  if (command_buffer == nullptr || module == nullptr) return;
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  auto& recording = recordings_[{module->what, command_buffer->what}];
+  if (!recording) recording = std::make_unique<Recording>();
+  if (recording->closed) return;  // a later retrace: same commands
+  recording->kernels.emplace_back(std::string(kernel_name), instruction->what);
+  captured_kernels_.fetch_add(1, std::memory_order_relaxed);
+  state->recording = recording.get();
+  state->recording_depth = depth;
+}
+
+void XlaRanges::OnGraphLaunch(uint64_t correlation_id, gpu::ContextId base) {
+  ThreadState* state = State(false);
+  if (state == nullptr || base == 0) return;
+  const Entry* module = nullptr;
+  const Entry* command_buffer = nullptr;
+  for (auto it = state->stack.rbegin(); it != state->stack.rend(); ++it) {
+    if (it->kind == AnnotationKind::kModule && module == nullptr) module = &*it;
+    if (it->kind == AnnotationKind::kThunk && command_buffer == nullptr) command_buffer = &*it;
+  }
+  if (command_buffer == nullptr || module == nullptr) return;
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  auto it = recordings_.find({module->what, command_buffer->what});
+  if (it == recordings_.end() || it->second->kernels.empty()) return;
+  // Launches whose kernels never all arrived are not kept forever.
+  if (graph_launches_.size() >= 4096) graph_launches_.clear();
+  graph_launches_[correlation_id] = GraphLaunch{it->second.get(), base, module->what, 0};
+}
+
+gpu::ContextId XlaRanges::ResolveGraphKernel(uint64_t correlation_id, uint64_t node_id,
+                                             std::string_view kernel_name) {
+  const InternedAnnotation* instruction = nullptr;
+  GraphLaunch launch;
+  {
+    std::lock_guard<std::mutex> lock(graph_mutex_);
+    auto it = graph_launches_.find(correlation_id);
+    if (it == graph_launches_.end()) return 0;
+    launch = it->second;
+    const size_t position = it->second.next++;
+    const auto& kernels = it->second.recording->kernels;
+    if (it->second.next >= kernels.size()) graph_launches_.erase(it);
+    auto known = graph_nodes_.find(node_id);
+    if (known != graph_nodes_.end()) {
+      instruction = known->second;
+    } else if (position < kernels.size() && kernels[position].first == kernel_name) {
+      instruction = kernels[position].second;
+      if (graph_nodes_.size() < (1u << 20)) graph_nodes_.emplace(node_id, instruction);
+    }
+  }
+  if (instruction == nullptr) return 0;
+  const gpu::ContextId context =
+      Descend(launch.base, instruction, launch.module, State(true));
+  if (context == launch.base) return 0;
+  graph_kernels_placed_.fetch_add(1, std::memory_order_relaxed);
+  return context;
 }
 
 }  // namespace deepcontext::xla

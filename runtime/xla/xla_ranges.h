@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -97,6 +98,27 @@ class XlaRanges {
   // Instruction (Thunk) ranges entered so far.
   uint64_t op_ranges() const { return op_ranges_.load(std::memory_order_relaxed); }
 
+  // Command buffers. A command XLA traces into its command buffer (stream
+  // capture of, e.g., a cuBLAS GEMM) becomes a child graph whose kernels
+  // run under node ids the backend never sees created or cloned. The first
+  // recording of each command buffer lists the captured kernels in order
+  // with their instruction; each launch of the command buffer then matches
+  // its kernels of unknown nodes to that list, by position and name, and
+  // remembers the node for later launches.
+  // A kernel launch was captured into a graph (the capturing thread).
+  void OnCapturedKernel(std::string_view kernel_name);
+  // A graph launch (the launching thread, `base` its unrefined context).
+  void OnGraphLaunch(uint64_t correlation_id, gpu::ContextId base);
+  // The instruction's context for a kernel of an unknown node of that
+  // launch; 0 when none matches. [any thread]
+  gpu::ContextId ResolveGraphKernel(uint64_t correlation_id, uint64_t node_id,
+                                    std::string_view kernel_name);
+  uint64_t graph_kernels_placed() const {
+    return graph_kernels_placed_.load(std::memory_order_relaxed);
+  }
+  // Kernels recorded as captured into command buffers.
+  uint64_t captured_kernels() const { return captured_kernels_.load(std::memory_order_relaxed); }
+
   // Counts (and, with `timed`, times) pushes, pops and refinements, for
   // DEEPCONTEXT_XLA_STATS=1: where the cost of following XLA's ranges goes.
   void EnableStats(bool timed);
@@ -112,6 +134,16 @@ class XlaRanges {
     const InternedAnnotation* what = nullptr;
   };
   struct ThreadState;
+  struct Recording {  // one command buffer's captured kernels, in order
+    std::vector<std::pair<std::string, const InternedAnnotation*>> kernels;
+    bool closed = false;  // its first recording ended
+  };
+  struct GraphLaunch {
+    Recording* recording = nullptr;
+    gpu::ContextId base = 0;
+    const InternedAnnotation* module = nullptr;
+    size_t next = 0;  // position of the launch's next unknown kernel
+  };
   struct CompileOrigin {
     gpu::ContextId context = 0;
     const InternedAnnotation* module = nullptr;
@@ -156,6 +188,14 @@ class XlaRanges {
   // (module, thunk) -> the thunk's path with source lines.
   std::unordered_map<std::string, std::unique_ptr<InternedAnnotation>> with_sources_;
   std::vector<ThreadState*> threads_;  // freed with the tracker
+
+  std::mutex graph_mutex_;  // guards the command-buffer tables
+  // (module, command buffer instruction) -> its first recording.
+  std::map<std::pair<const void*, const void*>, std::unique_ptr<Recording>> recordings_;
+  std::unordered_map<uint64_t, GraphLaunch> graph_launches_;
+  std::unordered_map<uint64_t, const InternedAnnotation*> graph_nodes_;
+  std::atomic<uint64_t> graph_kernels_placed_{0};
+  std::atomic<uint64_t> captured_kernels_{0};
 
   std::atomic<bool> compiling_{false};
   CompileOrigin compile_;  // under mutex_
