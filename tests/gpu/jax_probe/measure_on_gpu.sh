@@ -51,6 +51,10 @@ run() {  # label, then env assignments and the command
   timeout 60 env "$@" 2>&1 | grep -v "^W0000\|^I0000\|^E0000" | tail -3 >> "$LOG"
 }
 DC="${DC_ENV:-} $P/dc_run.sh $BUILD"
+# Profiled runs compile (their modules register source lines) and fill
+# JAX's compilation cache; the plain runs after them load from it.
+export JAX_COMPILATION_CACHE_DIR=/tmp/jaxcache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 \
+  JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=0
 run "gpu_jax" $DC "$OUT/dc_gpu_jax.dctx" python3 tests/gpu/programs/gpu_jax.py
 for model in ${MODELS:-mlp attention}; do
   run "$model deepcontext" DEEPCONTEXT_XLA_STATS=1 $DC "$OUT/dc_$model.dctx" python3 $W --model $model
