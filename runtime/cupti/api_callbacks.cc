@@ -26,7 +26,8 @@ struct ApiCall {
   // a graph and will produce no records of its own.
   bool created_graph_node = false;
   uint64_t sync_start_ns = 0;  // a synchronization's entry time
-  const char* kernel = nullptr;  // a kernel launch's function name
+  bool kernel_launch = false;
+  const char* kernel = nullptr;  // its function name, when CUPTI gives it
 };
 thread_local ApiCall t_call;
 
@@ -92,7 +93,10 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     const gpu::ContextId line = context;
     if (xla_ranges_.seen_ranges()) context = xla_ranges_.Refine(context);
     t_call = ApiCall{name, data.correlationId, context, false};
-    if (api == DriverApiClass::kKernelLaunch) t_call.kernel = data.symbolName;
+    if (api == DriverApiClass::kKernelLaunch) {
+      t_call.kernel_launch = true;
+      t_call.kernel = data.symbolName;
+    }
     if (api == DriverApiClass::kGraphLaunch && xla_ranges_.seen_ranges()) {
       xla_ranges_.OnGraphLaunch(data.correlationId, line);
     }
@@ -195,8 +199,8 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     api = t_call.name;
     t_call.created_graph_node = true;
     // A launch captured into a graph XLA embeds in its command buffer.
-    if (t_call.kernel != nullptr && xla_ranges_.seen_ranges()) {
-      xla_ranges_.OnCapturedKernel(t_call.kernel);
+    if (t_call.kernel_launch && xla_ranges_.seen_ranges()) {
+      xla_ranges_.OnCapturedKernel(t_call.kernel != nullptr ? t_call.kernel : "");
     }
   } else if (dlmonitor_context_current(&context) != DLMONITOR_OK) {
     context = 0;

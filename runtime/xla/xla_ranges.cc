@@ -437,7 +437,8 @@ gpu::ContextId XlaRanges::ResolveGraphKernel(uint64_t correlation_id, uint64_t n
     auto known = graph_nodes_.find(node_id);
     if (known != graph_nodes_.end()) {
       instruction = known->second;
-    } else if (position < kernels.size() && kernels[position].first == kernel_name) {
+    } else if (position < kernels.size() &&
+               (kernels[position].first.empty() || kernels[position].first == kernel_name)) {
       instruction = kernels[position].second;
       if (graph_nodes_.size() < (1u << 20)) graph_nodes_.emplace(node_id, instruction);
     }

@@ -105,7 +105,8 @@ class XlaRanges {
   // with their instruction; each launch of the command buffer then matches
   // its kernels of unknown nodes to that list, by position and name, and
   // remembers the node for later launches.
-  // A kernel launch was captured into a graph (the capturing thread).
+  // A kernel launch was captured into a graph (the capturing thread);
+  // an empty name matches any kernel at its position.
   void OnCapturedKernel(std::string_view kernel_name);
   // A graph launch (the launching thread, `base` its unrefined context).
   void OnGraphLaunch(uint64_t correlation_id, gpu::ContextId base);
