@@ -424,24 +424,42 @@ void XlaRanges::OnGraphLaunch(uint64_t correlation_id, gpu::ContextId base) {
 
 gpu::ContextId XlaRanges::ResolveGraphKernel(uint64_t correlation_id, uint64_t node_id,
                                              std::string_view kernel_name) {
+  // How far a launch's kernel may be ahead of the recording: kernels
+  // recorded but not run (or whose records were lost) are skipped.
+  constexpr size_t kLookahead = 8;
+  constexpr size_t kNone = static_cast<size_t>(-1);
   const InternedAnnotation* instruction = nullptr;
   GraphLaunch launch;
   {
     std::lock_guard<std::mutex> lock(graph_mutex_);
     auto it = graph_launches_.find(correlation_id);
     if (it == graph_launches_.end()) return 0;
-    launch = it->second;
-    const size_t position = it->second.next++;
-    const auto& kernels = it->second.recording->kernels;
-    if (it->second.next >= kernels.size()) graph_launches_.erase(it);
+    GraphLaunch& open = it->second;
+    launch = open;
+    const auto& kernels = open.recording->kernels;
+    size_t position = kNone;
     auto known = graph_nodes_.find(node_id);
     if (known != graph_nodes_.end()) {
-      instruction = known->second;
-    } else if (position < kernels.size() &&
-               (kernels[position].first.empty() || kernels[position].first == kernel_name)) {
-      instruction = kernels[position].second;
-      if (graph_nodes_.size() < (1u << 20)) graph_nodes_.emplace(node_id, instruction);
+      instruction = known->second.instruction;
+      position = known->second.position;
+    } else {
+      for (size_t p = open.next; p < kernels.size() && p < open.next + kLookahead; ++p) {
+        if (kernels[p].first.empty() || kernels[p].first == kernel_name) {
+          position = p;
+          break;
+        }
+      }
+      if (position != kNone) {
+        instruction = kernels[position].second;
+        if (graph_nodes_.size() < (1u << 20)) {
+          graph_nodes_.emplace(node_id, KnownNode{instruction, position});
+        }
+      }
     }
+    // A kernel that matches nothing (not in the recording) keeps the
+    // position for the next one.
+    if (position != kNone && position + 1 > open.next) open.next = position + 1;
+    if (open.next >= kernels.size()) graph_launches_.erase(it);
   }
   if (instruction == nullptr) return 0;
   const gpu::ContextId context =

@@ -103,8 +103,9 @@ class XlaRanges {
   // run under node ids the backend never sees created or cloned. The first
   // recording of each command buffer lists the captured kernels in order
   // with their instruction; each launch of the command buffer then matches
-  // its kernels of unknown nodes to that list, by position and name, and
-  // remembers the node for later launches.
+  // its kernels of unknown nodes to that list in order (the next entry of
+  // the same name within a few positions; a kernel matching none keeps the
+  // position) and remembers the node for later launches.
   // A kernel launch was captured into a graph (the capturing thread);
   // an empty name matches any kernel at its position.
   void OnCapturedKernel(std::string_view kernel_name);
@@ -194,7 +195,11 @@ class XlaRanges {
   // (module, command buffer instruction) -> its first recording.
   std::map<std::pair<const void*, const void*>, std::unique_ptr<Recording>> recordings_;
   std::unordered_map<uint64_t, GraphLaunch> graph_launches_;
-  std::unordered_map<uint64_t, const InternedAnnotation*> graph_nodes_;
+  struct KnownNode {
+    const InternedAnnotation* instruction = nullptr;
+    size_t position = 0;  // in its command buffer's recording
+  };
+  std::unordered_map<uint64_t, KnownNode> graph_nodes_;
   std::atomic<uint64_t> graph_kernels_placed_{0};
   std::atomic<uint64_t> captured_kernels_{0};
 

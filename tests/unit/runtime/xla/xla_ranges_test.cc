@@ -198,6 +198,36 @@ TEST_F(XlaRangesTest, CapturedKernelsOfACommandBufferArePlacedByPosition) {
   EXPECT_EQ(ranges.graph_kernels_placed(), 3u);
 }
 
+TEST_F(XlaRangesTest, CommandBufferKernelsStayAlignedAcrossExtraAndMissingOnes) {
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_step,program_id=5#");
+  ranges.Push(kTsl, "Thunk:#hlo_op=command_buffer_1#");
+  const char* instructions[] = {"custom-call.1", "custom-call.2", "custom-call.3"};
+  const char* kernels[] = {"gemm_nn", "gemm_nt", "gemm_tn"};
+  for (int i = 0; i < 3; ++i) {
+    ranges.Push(kTsl, std::string("Thunk:#name=jit(step)/dot_general,hlo_op=") + instructions[i] +
+                          "#");
+    ranges.OnCapturedKernel(kernels[i]);
+    ranges.Pop(kTsl);
+  }
+  ranges.OnGraphLaunch(7, kLine);
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  const auto op = [&](const char* instruction) {
+    return sink.Find(kLine, {"dot_general", instruction});
+  };
+  // An extra kernel (not recorded) matches nothing and holds no position;
+  // a recorded kernel that does not run (gemm_nt) is skipped.
+  EXPECT_EQ(ranges.ResolveGraphKernel(7, 50, "warmup"), 0u);
+  const ContextId first = ranges.ResolveGraphKernel(7, 51, "gemm_nn");
+  const ContextId third = ranges.ResolveGraphKernel(7, 52, "gemm_tn");
+  EXPECT_EQ(first, op("custom-call.1"));
+  EXPECT_NE(first, 0u);
+  EXPECT_EQ(third, op("custom-call.3"));
+  EXPECT_NE(third, 0u);
+  EXPECT_EQ(op("custom-call.2"), 0u);
+  EXPECT_EQ(ranges.ResolveGraphKernel(7, 51, "gemm_nn"), 0u);  // launch complete
+}
+
 TEST_F(XlaRangesTest, KernelsCapturedOutsideACommandBufferAreNotRecorded) {
   ranges.Push(kTsl, "XlaModule:#hlo_module=jit_f,program_id=2#");
   ranges.Push(kTsl, "Thunk:#name=jit(f)/dot_general,hlo_op=custom-call.1#");
