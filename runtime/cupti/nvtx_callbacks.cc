@@ -123,8 +123,10 @@ int NVTX_API ToolDomainRangePop(nvtxDomainHandle_t domain) {
 void SetNvtxToolTarget(xla::XlaRanges* ranges) {
   g_target.store(ranges, std::memory_order_release);
   if (ranges != nullptr) return;
-  // Calls that loaded the old tracker finish before it may go away.
-  while (g_in_flight.load(std::memory_order_acquire) != 0) {
+  // Calls that loaded the old tracker finish before it may go away. Not
+  // forever: a child forked while another thread was inside a call keeps
+  // that thread's count.
+  for (int i = 0; i < 5000 && g_in_flight.load(std::memory_order_acquire) != 0; ++i) {
     timespec pause{0, 20000};
     nanosleep(&pause, nullptr);
   }
