@@ -81,6 +81,17 @@ struct XlaRanges::ThreadState {
 };
 
 namespace {
+// Which position counter a captured or replayed piece of work uses.
+size_t WorkKind(std::string_view name) {
+  if (name == "<memset>") return 1;
+  if (name == "<memcpy>") return 2;
+  return 0;
+}
+bool SameWork(std::string_view recorded, std::string_view name) {
+  if (recorded.empty()) return WorkKind(name) == 0;  // a kernel of unknown name
+  return recorded == name;
+}
+
 // The thread's state and the tracker it belongs to (a state is freed with
 // its tracker, so the pointer is only read when the ids match).
 thread_local void* t_state = nullptr;
@@ -399,6 +410,7 @@ void XlaRanges::OnCapturedKernel(std::string_view kernel_name) {
   if (!recording) recording = std::make_unique<Recording>();
   if (recording->closed) return;  // a later retrace: same commands
   recording->kernels.emplace_back(std::string(kernel_name), instruction->what);
+  recording->end[WorkKind(kernel_name)] = recording->kernels.size();
   captured_kernels_.fetch_add(1, std::memory_order_relaxed);
   state->recording = recording.get();
   state->recording_depth = depth;
@@ -419,7 +431,11 @@ void XlaRanges::OnGraphLaunch(uint64_t correlation_id, gpu::ContextId base) {
   if (it == recordings_.end() || it->second->kernels.empty()) return;
   // Launches whose kernels never all arrived are not kept forever.
   if (graph_launches_.size() >= 4096) graph_launches_.clear();
-  graph_launches_[correlation_id] = GraphLaunch{it->second.get(), base, module->what, 0};
+  GraphLaunch launch;
+  launch.recording = it->second.get();
+  launch.base = base;
+  launch.module = module->what;
+  graph_launches_[correlation_id] = launch;
 }
 
 gpu::ContextId XlaRanges::ResolveGraphKernel(uint64_t correlation_id, uint64_t node_id,
@@ -437,14 +453,20 @@ gpu::ContextId XlaRanges::ResolveGraphKernel(uint64_t correlation_id, uint64_t n
     GraphLaunch& open = it->second;
     launch = open;
     const auto& kernels = open.recording->kernels;
+    const size_t kind = WorkKind(kernel_name);
+    size_t& next = open.next[kind];
     size_t position = kNone;
     auto known = graph_nodes_.find(node_id);
     if (known != graph_nodes_.end()) {
       instruction = known->second.instruction;
       position = known->second.position;
     } else {
-      for (size_t p = open.next; p < kernels.size() && p < open.next + kLookahead; ++p) {
-        if (kernels[p].first.empty() || kernels[p].first == kernel_name) {
+      // Entries of other kinds in between do not count against the window.
+      size_t seen = 0;
+      for (size_t p = next; p < kernels.size() && seen < kLookahead; ++p) {
+        if (WorkKind(kernels[p].first) != kind && !kernels[p].first.empty()) continue;
+        ++seen;
+        if (SameWork(kernels[p].first, kernel_name)) {
           position = p;
           break;
         }
@@ -456,10 +478,12 @@ gpu::ContextId XlaRanges::ResolveGraphKernel(uint64_t correlation_id, uint64_t n
         }
       }
     }
-    // A kernel that matches nothing (not in the recording) keeps the
-    // position for the next one.
-    if (position != kNone && position + 1 > open.next) open.next = position + 1;
-    if (open.next >= kernels.size()) graph_launches_.erase(it);
+    // Work that matches nothing (not in the recording) keeps the position
+    // for the next one.
+    if (position != kNone && position + 1 > next) next = position + 1;
+    bool done = true;
+    for (size_t k = 0; k < kWorkKinds; ++k) done = done && open.next[k] >= open.recording->end[k];
+    if (done) graph_launches_.erase(it);
   }
   if (instruction == nullptr) return 0;
   const gpu::ContextId context =

@@ -106,8 +106,9 @@ class XlaRanges {
   // its kernels of unknown nodes to that list in order (the next entry of
   // the same name within a few positions; a kernel matching none keeps the
   // position) and remembers the node for later launches.
-  // A kernel launch was captured into a graph (the capturing thread);
-  // an empty name matches any kernel at its position.
+  // A kernel launch (by name; "" matches any kernel), memset or copy
+  // (gpu::kGraphMemsetName, kGraphMemcpyName) was captured into a graph
+  // (the capturing thread).
   void OnCapturedKernel(std::string_view kernel_name);
   // A graph launch (the launching thread, `base` its unrefined context).
   void OnGraphLaunch(uint64_t correlation_id, gpu::ContextId base);
@@ -136,15 +137,19 @@ class XlaRanges {
     const InternedAnnotation* what = nullptr;
   };
   struct ThreadState;
-  struct Recording {  // one command buffer's captured kernels, in order
+  // Kernels, memsets ("<memset>") and copies ("<memcpy>") keep their own
+  // positions: their records need not come in one order.
+  static constexpr size_t kWorkKinds = 3;
+  struct Recording {  // one command buffer's captured work, in order
     std::vector<std::pair<std::string, const InternedAnnotation*>> kernels;
+    size_t end[kWorkKinds] = {};  // one past the last entry of each kind
     bool closed = false;  // its first recording ended
   };
   struct GraphLaunch {
     Recording* recording = nullptr;
     gpu::ContextId base = 0;
     const InternedAnnotation* module = nullptr;
-    size_t next = 0;  // position of the launch's next unknown kernel
+    size_t next[kWorkKinds] = {};  // where the launch's next one of each kind is looked for
   };
   struct CompileOrigin {
     gpu::ContextId context = 0;

@@ -215,8 +215,14 @@ TEST_F(GpuAttributionTest, AResolverPlacesKernelsOfUnknownGraphNodes) {
     k.graph_node_id = node;
     attribution.OnKernel(k);
   }
+  MemsetRecord memset;
+  memset.correlation_id = 9;
+  memset.graph_node_id = 302;
+  memset.start_ns = 20;
+  memset.end_ns = 25;
+  attribution.OnMemset(memset);
   // Known nodes are not asked about; an unplaced kernel stays at the launch.
-  EXPECT_EQ(asked, (std::vector<std::string>{"9/300/gemm", "9/301/other"}));
+  EXPECT_EQ(asked, (std::vector<std::string>{"9/300/gemm", "9/301/other", "9/302/<memset>"}));
   EXPECT_EQ(sink_.Sum(30, {"cuGraphAddNode_v2", "k0"}, GpuMetric::kGpuTime), 10);
   EXPECT_EQ(sink_.Sum(50, {"cuGraphLaunch", "gemm"}, GpuMetric::kGpuTime), 10);
   EXPECT_EQ(sink_.Sum(40, {"cuGraphLaunch", "other"}, GpuMetric::kGpuTime), 10);

@@ -228,6 +228,36 @@ TEST_F(XlaRangesTest, CommandBufferKernelsStayAlignedAcrossExtraAndMissingOnes) 
   EXPECT_EQ(ranges.ResolveGraphKernel(7, 51, "gemm_nn"), 0u);  // launch complete
 }
 
+TEST_F(XlaRangesTest, CommandBufferMemsetsKeepTheirOwnPositions) {
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_step,program_id=5#");
+  ranges.Push(kTsl, "Thunk:#hlo_op=command_buffer_1#");
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/dot_general,hlo_op=custom-call.1#");
+  ranges.OnCapturedKernel("<memset>");  // cuBLAS clears its output first
+  ranges.OnCapturedKernel("gemm_nt");
+  ranges.Pop(kTsl);
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/dot_general,hlo_op=custom-call.2#");
+  ranges.OnCapturedKernel("<memset>");
+  ranges.OnCapturedKernel("gemm_nt");
+  ranges.Pop(kTsl);
+  ranges.OnGraphLaunch(7, kLine);
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  // Kernel records first, then the memsets' (another activity kind).
+  const ContextId k1 = ranges.ResolveGraphKernel(7, 60, "gemm_nt");
+  const ContextId k2 = ranges.ResolveGraphKernel(7, 61, "gemm_nt");
+  const ContextId m1 = ranges.ResolveGraphKernel(7, 62, "<memset>");
+  const ContextId m2 = ranges.ResolveGraphKernel(7, 63, "<memset>");
+  const ContextId first = sink.Find(kLine, {"dot_general", "custom-call.1"});
+  const ContextId second = sink.Find(kLine, {"dot_general", "custom-call.2"});
+  EXPECT_NE(first, 0u);
+  EXPECT_NE(second, 0u);
+  EXPECT_EQ(k1, first);
+  EXPECT_EQ(k2, second);
+  EXPECT_EQ(m1, first);
+  EXPECT_EQ(m2, second);
+  EXPECT_EQ(ranges.ResolveGraphKernel(7, 64, "<memset>"), 0u);  // launch complete
+}
+
 TEST_F(XlaRangesTest, KernelsCapturedOutsideACommandBufferAreNotRecorded) {
   ranges.Push(kTsl, "XlaModule:#hlo_module=jit_f,program_id=2#");
   ranges.Push(kTsl, "Thunk:#name=jit(f)/dot_general,hlo_op=custom-call.1#");
