@@ -84,7 +84,7 @@ def start():
     check_environment()
     cupti = _framework_cupti.preload() or os.environ.get("DEEPCONTEXT_CUPTI_LIBRARY")
     # Before the program's first NVTX call (JAX's first compilation).
-    _xla_annotations.route_nvtx(cupti)
+    _xla_annotations.route_nvtx(_paths.runtime_library(), cupti)
     _check(library().deepcontext_start())
 
 
