@@ -1,6 +1,8 @@
 #include "tools/report/stall_section.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -8,11 +10,14 @@
 #include "tools/report/location.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
+#include "tools/sass/instruction_sass.h"
 
 namespace deepcontext::report {
 namespace {
 
 constexpr size_t kReasonsShown = 3;
+constexpr size_t kInstructionsShown = 10;
+constexpr size_t kInstructionReasonsShown = 2;
 
 std::string Percent(double share) {
   char text[16];
@@ -42,6 +47,53 @@ std::string LaunchLine(const analysis::ProfileTree& tree, analysis::NodeIndex no
   return location.empty() ? text : text + " (" + location + ")";
 }
 
+std::string ReasonList(const std::vector<analysis::StallShare>& reasons, size_t count) {
+  std::string text;
+  for (size_t r = 0; r < reasons.size() && r < count; ++r) {
+    if (!text.empty()) text += ", ";
+    text += reasons[r].reason + " " + Percent(reasons[r].share);
+  }
+  return text;
+}
+
+// The hottest instructions over all kernels, with their SASS text when
+// the profile's cubins were disassembled (tools/sass) and their line.
+std::string RenderHottestInstructions(const SectionContext& context) {
+  const analysis::ProfileTree& tree = context.tree;
+  const std::vector<analysis::InstructionStalls> hottest = analysis::HottestInstructions(
+      tree, std::min(kInstructionsShown, static_cast<size_t>(context.options.top)));
+  bool any_sass = false;
+  for (const analysis::InstructionStalls& instruction : hottest) {
+    any_sass |= !sass::SplitInstructionLabel(tree.frame_of(instruction.instruction).name)
+                     .sass.empty();
+  }
+  std::vector<TextTable::Column> columns = {{"#"},
+                                            {"Samples"},
+                                            {"Of kernel"},
+                                            {"Stall reasons", TextTable::Align::kLeft},
+                                            {"Instruction", TextTable::Align::kLeft}};
+  if (any_sass) columns.push_back({"SASS", TextTable::Align::kLeft});
+  columns.push_back({"Kernel", TextTable::Align::kLeft});
+  columns.push_back({"Source", TextTable::Align::kLeft});
+  TextTable table(columns);
+  for (size_t i = 0; i < hottest.size(); ++i) {
+    const analysis::InstructionStalls& instruction = hottest[i];
+    const analysis::Frame& frame = tree.frame_of(instruction.instruction);
+    const sass::InstructionLabel label = sass::SplitInstructionLabel(frame.name);
+    std::vector<std::string> row = {std::to_string(i + 1), FormatCount(instruction.samples),
+                                    Percent(instruction.kernel_share),
+                                    ReasonList(instruction.reasons, kInstructionReasonsShown),
+                                    label.pc};
+    if (any_sass) row.push_back(label.sass.empty() ? "-" : label.sass);
+    row.push_back(analysis::DisplayName(tree.frame_of(instruction.kernel)));
+    const std::string location = FormatLocation(frame);
+    row.push_back(location.empty() ? "-" : location);
+    table.AddRow(std::move(row));
+  }
+  context.FitTable(table, columns.size() - 2, any_sass ? std::optional<size_t>(5) : std::nullopt);
+  return "Hottest instructions\n" + table.Render();
+}
+
 }  // namespace
 
 std::string RenderStallReasons(const SectionContext& context) {
@@ -63,14 +115,12 @@ std::string RenderStallReasons(const SectionContext& context) {
   std::vector<const analysis::StallShare*> dominant;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const analysis::KernelStalls& kernel = kernels[i];
-    std::string reasons;
-    for (size_t r = 0; r < kernel.reasons.size() && r < kReasonsShown; ++r) {
-      if (!reasons.empty()) reasons += ", ";
-      reasons += kernel.reasons[r].reason + " " + Percent(kernel.reasons[r].share);
-    }
+    const std::string reasons = ReasonList(kernel.reasons, kReasonsShown);
     std::string hottest;
     if (kernel.hottest_instruction != 0) {
-      hottest = tree.frame_of(kernel.hottest_instruction).name + " (" +
+      // The offset only: the SASS text is in the instruction table below.
+      hottest = sass::SplitInstructionLabel(tree.frame_of(kernel.hottest_instruction).name).pc +
+                " (" +
                 Percent(kernel.hottest_samples / kernel.samples) + ")";
     }
     table.AddRow({std::to_string(i + 1),
@@ -93,6 +143,7 @@ std::string RenderStallReasons(const SectionContext& context) {
     if (share->meaning.empty() || !explained.insert(share->reason).second) continue;
     out += "  " + share->reason + ": " + share->meaning + "\n";
   }
+  out += RenderHottestInstructions(context);
   return out;
 }
 

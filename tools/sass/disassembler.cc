@@ -1,0 +1,75 @@
+#include "tools/sass/disassembler.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <utility>
+#include <vector>
+
+namespace deepcontext::sass {
+namespace {
+
+std::string Getenv(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+bool IsExecutable(const std::string& path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+NvdisasmSearch NvdisasmSearch::FromEnvironment() {
+  NvdisasmSearch search;
+  search.cuda_home = Getenv("CUDA_HOME");
+  search.path = Getenv("PATH");
+  return search;
+}
+
+std::optional<std::string> FindNvdisasm(const NvdisasmSearch& search) {
+  std::vector<std::string> dirs;
+  if (!search.cuda_home.empty()) dirs.push_back(search.cuda_home + "/bin");
+  if (!search.default_dir.empty()) dirs.push_back(search.default_dir);
+  size_t start = 0;
+  while (start <= search.path.size() && !search.path.empty()) {
+    size_t end = search.path.find(':', start);
+    if (end == std::string::npos) end = search.path.size();
+    // An empty entry of $PATH is the current folder, which is not
+    // searched here: a profile's folder should not choose the program.
+    if (end > start) dirs.push_back(search.path.substr(start, end - start));
+    start = end + 1;
+  }
+  for (const std::string& dir : dirs) {
+    const std::string candidate = dir + "/nvdisasm";
+    if (IsExecutable(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::string NvdisasmMissingNote() {
+  return "SASS text of sampled instructions left out: nvdisasm not found in "
+         "$CUDA_HOME/bin, /usr/local/cuda/bin or $PATH (it comes with the CUDA toolkit; "
+         "install the toolkit or set CUDA_HOME to it)";
+}
+
+Disassembler::Disassembler(std::string nvdisasm, ProgramLimits limits)
+    : nvdisasm_(std::move(nvdisasm)), limits_(limits) {}
+
+analysis::StatusOr<const SassListing*> Disassembler::Listing(const std::string& path) {
+  auto cached = cache_.find(path);
+  if (cached == cache_.end()) {
+    ++runs_;
+    // -c: code sections only; the cubin is an argument, never shell text.
+    analysis::StatusOr<std::string> text = RunProgram({nvdisasm_, "-c", path}, limits_);
+    analysis::StatusOr<std::unique_ptr<SassListing>> entry =
+        text.ok() ? analysis::StatusOr<std::unique_ptr<SassListing>>(
+                        std::make_unique<SassListing>(SassListing::Parse(text.value())))
+                  : analysis::StatusOr<std::unique_ptr<SassListing>>(text.status());
+    cached = cache_.emplace(path, std::move(entry)).first;
+  }
+  if (!cached->second.ok()) return cached->second.status();
+  return static_cast<const SassListing*>(cached->second.value().get());
+}
+
+}  // namespace deepcontext::sass

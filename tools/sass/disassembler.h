@@ -1,0 +1,52 @@
+// nvdisasm from the CUDA toolkit, found where the toolkit puts it and run
+// once per cubin: its listings are kept for the life of the object, so a
+// profile with many sampled instructions in one cubin disassembles it once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tools/analysis/status.h"
+#include "tools/sass/sass_listing.h"
+#include "tools/sass/subprocess.h"
+
+namespace deepcontext::sass {
+
+// Where to look for nvdisasm, in this order: $CUDA_HOME/bin, the
+// toolkit's default folder, then each folder of $PATH.
+struct NvdisasmSearch {
+  std::string cuda_home;                        // "" when unset
+  std::string default_dir = "/usr/local/cuda/bin";
+  std::string path;                             // $PATH; "" when unset
+
+  // The search of this process's environment.
+  static NvdisasmSearch FromEnvironment();
+};
+
+// The executable found, or nullopt.
+std::optional<std::string> FindNvdisasm(const NvdisasmSearch& search);
+
+// One line telling a user who lacks nvdisasm how to get it.
+std::string NvdisasmMissingNote();
+
+class Disassembler {
+ public:
+  // `nvdisasm`: the executable (FindNvdisasm).
+  explicit Disassembler(std::string nvdisasm, ProgramLimits limits = {});
+
+  // The listing of the cubin at `path` (`nvdisasm -c <path>`), or the
+  // error of that run; both are kept, so each cubin runs nvdisasm once.
+  analysis::StatusOr<const SassListing*> Listing(const std::string& path);
+  const std::string& nvdisasm() const { return nvdisasm_; }
+  int runs() const { return runs_; }
+
+ private:
+  std::string nvdisasm_;
+  ProgramLimits limits_;
+  int runs_ = 0;
+  std::map<std::string, analysis::StatusOr<std::unique_ptr<SassListing>>> cache_;
+};
+
+}  // namespace deepcontext::sass
