@@ -22,12 +22,17 @@ bool IsExecutable(const std::string& path) {
 
 NvdisasmSearch NvdisasmSearch::FromEnvironment() {
   NvdisasmSearch search;
+  search.program = Getenv("DEEPCONTEXT_NVDISASM");
   search.cuda_home = Getenv("CUDA_HOME");
   search.path = Getenv("PATH");
   return search;
 }
 
 std::optional<std::string> FindNvdisasm(const NvdisasmSearch& search) {
+  if (!search.program.empty()) {
+    if (IsExecutable(search.program)) return search.program;
+    return std::nullopt;
+  }
   std::vector<std::string> dirs;
   if (!search.cuda_home.empty()) dirs.push_back(search.cuda_home + "/bin");
   if (!search.default_dir.empty()) dirs.push_back(search.default_dir);

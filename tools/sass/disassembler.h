@@ -14,9 +14,11 @@
 
 namespace deepcontext::sass {
 
-// Where to look for nvdisasm, in this order: $CUDA_HOME/bin, the
-// toolkit's default folder, then each folder of $PATH.
+// Where to look for nvdisasm: $DEEPCONTEXT_NVDISASM when set (that file
+// only), else in this order $CUDA_HOME/bin, the toolkit's default folder,
+// then each folder of $PATH.
 struct NvdisasmSearch {
+  std::string program;                          // "" when unset
   std::string cuda_home;                        // "" when unset
   std::string default_dir = "/usr/local/cuda/bin";
   std::string path;                             // $PATH; "" when unset
