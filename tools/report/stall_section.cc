@@ -57,15 +57,18 @@ std::string ReasonList(const std::vector<analysis::StallShare>& reasons, size_t 
 }
 
 // The hottest instructions over all kernels, with their SASS text when
-// the profile's cubins were disassembled (tools/sass) and their line.
+// the profile's cubins were disassembled (tools/sass) and their source
+// line; either column only when some instruction has one.
 std::string RenderHottestInstructions(const SectionContext& context) {
   const analysis::ProfileTree& tree = context.tree;
   const std::vector<analysis::InstructionStalls> hottest = analysis::HottestInstructions(
       tree, std::min(kInstructionsShown, static_cast<size_t>(context.options.top)));
   bool any_sass = false;
+  bool any_line = false;
   for (const analysis::InstructionStalls& instruction : hottest) {
-    any_sass |= !sass::SplitInstructionLabel(tree.frame_of(instruction.instruction).name)
-                     .sass.empty();
+    const analysis::Frame& frame = tree.frame_of(instruction.instruction);
+    any_sass |= !sass::SplitInstructionLabel(frame.name).sass.empty();
+    any_line |= !context.Location(frame).empty();
   }
   std::vector<TextTable::Column> columns = {{"#"},
                                             {"Samples"},
@@ -73,8 +76,9 @@ std::string RenderHottestInstructions(const SectionContext& context) {
                                             {"Stall reasons", TextTable::Align::kLeft},
                                             {"Instruction", TextTable::Align::kLeft}};
   if (any_sass) columns.push_back({"SASS", TextTable::Align::kLeft});
+  const size_t kernel_column = columns.size();
   columns.push_back({"Kernel", TextTable::Align::kLeft});
-  columns.push_back({"Source", TextTable::Align::kLeft});
+  if (any_line) columns.push_back({"Source", TextTable::Align::kLeft});
   TextTable table(columns);
   for (size_t i = 0; i < hottest.size(); ++i) {
     const analysis::InstructionStalls& instruction = hottest[i];
@@ -86,12 +90,16 @@ std::string RenderHottestInstructions(const SectionContext& context) {
                                     label.pc};
     if (any_sass) row.push_back(label.sass.empty() ? "-" : label.sass);
     row.push_back(analysis::DisplayName(tree.frame_of(instruction.kernel)));
-    const std::string location = FormatLocation(frame);
-    row.push_back(location.empty() ? "-" : location);
+    if (any_line) {
+      const std::string location = context.Location(frame);
+      row.push_back(location.empty() ? "-" : location);
+    }
     table.AddRow(std::move(row));
   }
-  context.FitTable(table, columns.size() - 2, any_sass ? std::optional<size_t>(5) : std::nullopt);
-  return "Hottest instructions\n" + table.Render();
+  context.FitTable(table, kernel_column,
+                   any_sass ? std::optional<size_t>(kernel_column - 1) : std::nullopt);
+  return context.Title("Hottest instructions (samples, share of their kernel's)") + "\n" +
+         table.Render();
 }
 
 }  // namespace
