@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -17,7 +19,6 @@ namespace {
 
 constexpr size_t kReasonsShown = 3;
 constexpr size_t kInstructionsShown = 10;
-constexpr size_t kInstructionReasonsShown = 2;
 
 std::string Percent(double share) {
   char text[16];
@@ -56,50 +57,60 @@ std::string ReasonList(const std::vector<analysis::StallShare>& reasons, size_t 
   return text;
 }
 
-// The hottest instructions over all kernels, with their SASS text when
-// the profile's cubins were disassembled (tools/sass) and their source
-// line; either column only when some instruction has one.
-std::string RenderHottestInstructions(const SectionContext& context) {
+// "pc 0x00f0  FFMA R11, R11, R0, 1": the offset, and the SASS text when
+// the profile's cubins were disassembled (tools/sass).
+std::string InstructionText(const analysis::Frame& frame) {
+  const sass::InstructionLabel label = sass::SplitInstructionLabel(frame.name);
+  return label.sass.empty() ? label.pc : label.pc + "  " + label.sass;
+}
+
+// The hottest instructions of the kernels listed (`kernels`, in table
+// order): the kernel's number there, the dominant reason, the SASS and
+// the source line (that column only when some instruction has one).
+std::string RenderHottestInstructions(const SectionContext& context,
+                                      const std::vector<analysis::KernelStalls>& kernels) {
   const analysis::ProfileTree& tree = context.tree;
-  const std::vector<analysis::InstructionStalls> hottest = analysis::HottestInstructions(
-      tree, std::min(kInstructionsShown, static_cast<size_t>(context.options.top)));
-  bool any_sass = false;
+  std::map<analysis::NodeIndex, size_t> kernel_number;
+  for (size_t i = 0; i < kernels.size(); ++i) kernel_number[kernels[i].kernel] = i + 1;
+  std::vector<analysis::InstructionStalls> hottest =
+      analysis::HottestInstructions(tree, std::numeric_limits<size_t>::max());
+  std::erase_if(hottest, [&](const analysis::InstructionStalls& instruction) {
+    return kernel_number.count(instruction.kernel) == 0;
+  });
+  hottest.resize(std::min(hottest.size(), kInstructionsShown));
   bool any_line = false;
   for (const analysis::InstructionStalls& instruction : hottest) {
-    const analysis::Frame& frame = tree.frame_of(instruction.instruction);
-    any_sass |= !sass::SplitInstructionLabel(frame.name).sass.empty();
-    any_line |= !context.Location(frame).empty();
+    any_line |= !context.Location(tree.frame_of(instruction.instruction)).empty();
   }
+  enum : size_t { kReason = 4, kInstruction = 5, kSource = 6 };
   std::vector<TextTable::Column> columns = {{"#"},
+                                            {"K"},
                                             {"Samples"},
-                                            {"Of kernel"},
-                                            {"Stall reasons", TextTable::Align::kLeft},
+                                            {"Share"},
+                                            {"Top stall", TextTable::Align::kLeft},
                                             {"Instruction", TextTable::Align::kLeft}};
-  if (any_sass) columns.push_back({"SASS", TextTable::Align::kLeft});
-  const size_t kernel_column = columns.size();
-  columns.push_back({"Kernel", TextTable::Align::kLeft});
   if (any_line) columns.push_back({"Source", TextTable::Align::kLeft});
   TextTable table(columns);
   for (size_t i = 0; i < hottest.size(); ++i) {
     const analysis::InstructionStalls& instruction = hottest[i];
     const analysis::Frame& frame = tree.frame_of(instruction.instruction);
-    const sass::InstructionLabel label = sass::SplitInstructionLabel(frame.name);
-    std::vector<std::string> row = {std::to_string(i + 1), FormatCount(instruction.samples),
+    std::vector<std::string> row = {std::to_string(i + 1),
+                                    std::to_string(kernel_number[instruction.kernel]),
+                                    FormatCount(instruction.samples),
                                     Percent(instruction.kernel_share),
-                                    ReasonList(instruction.reasons, kInstructionReasonsShown),
-                                    label.pc};
-    if (any_sass) row.push_back(label.sass.empty() ? "-" : label.sass);
-    row.push_back(analysis::DisplayName(tree.frame_of(instruction.kernel)));
+                                    ReasonList(instruction.reasons, 1), InstructionText(frame)};
     if (any_line) {
       const std::string location = context.Location(frame);
       row.push_back(location.empty() ? "-" : location);
     }
     table.AddRow(std::move(row));
   }
-  context.FitTable(table, kernel_column,
-                   any_sass ? std::optional<size_t>(kernel_column - 1) : std::nullopt);
-  return context.Title("Hottest instructions (samples, share of their kernel's)") + "\n" +
-         table.Render();
+  // The instruction text is what this table is for: it gives way last.
+  table.FitToWidth(context.LineWidth(),
+                   {{kSource, 16}, {kReason, 16}, {kInstruction, 40}, {kSource, 12}});
+  return context.Title(
+             "Hottest instructions (K: kernel # above; share of its samples)") +
+         "\n" + table.Render();
 }
 
 }  // namespace
@@ -151,7 +162,7 @@ std::string RenderStallReasons(const SectionContext& context) {
     if (share->meaning.empty() || !explained.insert(share->reason).second) continue;
     out += "  " + share->reason + ": " + share->meaning + "\n";
   }
-  out += RenderHottestInstructions(context);
+  out += RenderHottestInstructions(context, kernels);
   return out;
 }
 

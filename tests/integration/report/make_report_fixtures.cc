@@ -170,6 +170,10 @@ int main(int argc, char** argv) {
       Write(MakeWallTimeOnlyProfile(), path("wall_only.dctx")) &&
       Write(deepcontext::analysis::testing::MakeStallProfile(),
             path("gpu_stalls.dctx")) &&
+      // Its cubin folder was recorded elsewhere; CMake puts it beside.
+      Write(deepcontext::analysis::testing::MakeSassProfile(
+                "/recorded/elsewhere/gpu_sass.cubins"),
+            path("gpu_sass.dctx")) &&
       WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
       WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx")) &&
       Write(empty_strings, path("empty_strings.dctx")) &&
