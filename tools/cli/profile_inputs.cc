@@ -1,12 +1,9 @@
 #include "tools/cli/profile_inputs.h"
 
-#include <memory>
-#include <optional>
-#include <set>
 #include <utility>
 
 #include "format/dctx_file.h"
-#include "tools/sass/instruction_sass.h"
+#include "tools/sass/profile_sass.h"
 
 namespace deepcontext::cli {
 
@@ -14,10 +11,7 @@ std::optional<analysis::ProfileTree> ReadProfileTree(
     const std::vector<std::string>& files, const std::string& prefix,
     std::ostream& err, bool sass) {
   std::vector<format::Profile> profiles;
-  // Made at the first profile that keeps cubins; shared by all files so
-  // that the cubins of a multi-process run are disassembled once.
-  std::optional<std::unique_ptr<sass::Disassembler>> disassembler;
-  std::set<std::string> notes;
+  sass::ProfileSass sass_labels;
   bool all_ok = true;
   for (const std::string& file : files) {
     format::ReadResult read = format::ReadProfileFile(file);
@@ -26,15 +20,9 @@ std::optional<analysis::ProfileTree> ReadProfileTree(
       all_ok = false;
       continue;
     }
-    if (sass && !read.profile.Metadata("gpu_samples_cubins").empty()) {
-      if (!disassembler) {
-        const auto nvdisasm = sass::FindNvdisasm(sass::NvdisasmSearch::FromEnvironment());
-        disassembler = nvdisasm ? std::make_unique<sass::Disassembler>(*nvdisasm) : nullptr;
-      }
-      const sass::SassAnnotation annotation =
-          sass::AnnotateInstructions(read.profile, file, disassembler->get());
-      for (const std::string& note : annotation.notes) {
-        if (notes.insert(note).second) err << prefix << "note: " << note << "\n";
+    if (sass) {
+      for (const std::string& note : sass_labels.Annotate(read.profile, file)) {
+        err << prefix << "note: " << note << "\n";
       }
     }
     profiles.push_back(std::move(read.profile));
