@@ -1,5 +1,7 @@
 #include "runtime/cupti/pc_sampling.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -73,13 +75,22 @@ void PcSampling::Stop() {
 }
 
 std::string PcSampling::CubinDirectoryFromEnvironment() {
-  if (const char* dir = std::getenv("DEEPCONTEXT_CUBIN_DIR"); dir != nullptr) return dir;
-  const char* output = std::getenv("DEEPCONTEXT_OUTPUT");
-  if (output == nullptr || *output == '\0') return "";
-  std::string stem = output;
-  constexpr std::string_view kSuffix = ".dctx";
-  if (stem.ends_with(kSuffix)) stem.resize(stem.size() - kSuffix.size());
-  return stem + ".cubins";
+  std::string dir;
+  if (const char* named = std::getenv("DEEPCONTEXT_CUBIN_DIR"); named != nullptr) {
+    dir = named;
+  } else if (const char* output = std::getenv("DEEPCONTEXT_OUTPUT");
+             output != nullptr && *output != '\0') {
+    dir = output;
+    constexpr std::string_view kSuffix = ".dctx";
+    if (dir.ends_with(kSuffix)) dir.resize(dir.size() - kSuffix.size());
+    dir += ".cubins";
+  }
+  // Absolute, so that the profile names it whatever folder a tool runs in.
+  if (!dir.empty() && dir.front() != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd)) != nullptr) dir = std::string(cwd) + "/" + dir;
+  }
+  return dir;
 }
 
 std::vector<std::pair<std::string, std::string>> PcSampling::Metadata() const {

@@ -424,6 +424,20 @@ TEST_F(PcSamplingTest, CubinsOfSampledKernelsAreWrittenForTheirSass) {
   std::filesystem::remove_all(templ);
 }
 
+TEST(PcSamplingCubins, TheFolderFollowsTheProfilePathAndIsAbsolute) {
+  unsetenv("DEEPCONTEXT_CUBIN_DIR");
+  setenv("DEEPCONTEXT_OUTPUT", "/data/runs/train.dctx", 1);
+  EXPECT_EQ(PcSampling::CubinDirectoryFromEnvironment(), "/data/runs/train.cubins");
+  setenv("DEEPCONTEXT_OUTPUT", "train.dctx", 1);
+  EXPECT_EQ(PcSampling::CubinDirectoryFromEnvironment(),
+            std::filesystem::current_path().string() + "/train.cubins");
+  setenv("DEEPCONTEXT_CUBIN_DIR", "/scratch/kept", 1);
+  EXPECT_EQ(PcSampling::CubinDirectoryFromEnvironment(), "/scratch/kept");
+  unsetenv("DEEPCONTEXT_CUBIN_DIR");
+  unsetenv("DEEPCONTEXT_OUTPUT");
+  EXPECT_EQ(PcSampling::CubinDirectoryFromEnvironment(), "");
+}
+
 TEST_F(PcSamplingTest, AnUnwritableCubinFolderIsAWarning) {
   PcSampling sampling(sink_, &functions_, PcSamplingOptions{}, "", nullptr);
   sampling.SetCubinDirectory("/proc/no/such/run.cubins");
