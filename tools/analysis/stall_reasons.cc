@@ -47,12 +47,15 @@ std::vector<StallShare> Reasons(const ProfileTree& tree, NodeIndex node, double 
 
 }  // namespace
 
-std::vector<InstructionStalls> HottestInstructions(const ProfileTree& tree, size_t limit) {
+std::vector<InstructionStalls> HottestInstructions(
+    const ProfileTree& tree, size_t limit,
+    const std::function<bool(NodeIndex kernel)>& keep_kernel) {
   std::vector<InstructionStalls> out;
   const std::optional<MetricIndex> samples = tree.FindMetric("gpu_samples");
   if (!samples || limit == 0) return out;
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     if (tree.frame_of(n).kind != format::FrameKind::kGpuInstruction) continue;
+    if (keep_kernel && !keep_kernel(tree.node(n).parent)) continue;
     const double value = tree.Inclusive(n, *samples);
     if (value <= 0) continue;
     InstructionStalls instruction;

@@ -4,6 +4,7 @@
 // report's stall section and the analyzer's gpu_stalls rule.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,11 @@ bool HasStallSamples(const ProfileTree& tree);
 // are listed like the others so that shares add up to 1.
 std::vector<KernelStalls> SampledKernels(const ProfileTree& tree);
 
-// The `limit` instruction nodes with the most samples, over all kernels.
-std::vector<InstructionStalls> HottestInstructions(const ProfileTree& tree, size_t limit);
+// The `limit` instruction nodes with the most samples, over the kernels
+// `keep_kernel` accepts (all when null).
+std::vector<InstructionStalls> HottestInstructions(
+    const ProfileTree& tree, size_t limit,
+    const std::function<bool(NodeIndex kernel)>& keep_kernel = nullptr);
 
 // Reasons whose samples mean the warp was working, not waiting.
 bool IsIssueReason(const std::string& reason);

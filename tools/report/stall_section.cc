@@ -1,8 +1,6 @@
 #include "tools/report/stall_section.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -72,12 +70,9 @@ std::string RenderHottestInstructions(const SectionContext& context,
   const analysis::ProfileTree& tree = context.tree;
   std::map<analysis::NodeIndex, size_t> kernel_number;
   for (size_t i = 0; i < kernels.size(); ++i) kernel_number[kernels[i].kernel] = i + 1;
-  std::vector<analysis::InstructionStalls> hottest =
-      analysis::HottestInstructions(tree, std::numeric_limits<size_t>::max());
-  std::erase_if(hottest, [&](const analysis::InstructionStalls& instruction) {
-    return kernel_number.count(instruction.kernel) == 0;
-  });
-  hottest.resize(std::min(hottest.size(), kInstructionsShown));
+  const std::vector<analysis::InstructionStalls> hottest = analysis::HottestInstructions(
+      tree, kInstructionsShown,
+      [&](analysis::NodeIndex kernel) { return kernel_number.count(kernel) != 0; });
   bool any_line = false;
   for (const analysis::InstructionStalls& instruction : hottest) {
     any_line |= !context.Location(tree.frame_of(instruction.instruction)).empty();
