@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -58,15 +61,38 @@ std::string NvdisasmMissingNote() {
          "install the toolkit or set CUDA_HOME to it)";
 }
 
-Disassembler::Disassembler(std::string nvdisasm, ProgramLimits limits)
-    : nvdisasm_(std::move(nvdisasm)), limits_(limits) {}
+Disassembler::Disassembler(std::string nvdisasm, ProgramLimits limits, DiskCache disk_cache)
+    : nvdisasm_(std::move(nvdisasm)), limits_(limits), disk_cache_(disk_cache) {}
+
+analysis::StatusOr<std::string> Disassembler::ListingText(const std::string& path) {
+  const std::string cached = path + ".sass";
+  if (disk_cache_ == DiskCache::kBesideCubin) {
+    std::ifstream in(cached, std::ios::binary);
+    std::stringstream text;
+    if (in && text << in.rdbuf() && !text.str().empty()) return text.str();
+  }
+  if (nvdisasm_.empty()) return analysis::Status::Error(NvdisasmMissingNote());
+  ++runs_;
+  // -c: code sections only; the cubin is an argument, never shell text.
+  analysis::StatusOr<std::string> text = RunProgram({nvdisasm_, "-c", path}, limits_);
+  if (text.ok() && disk_cache_ == DiskCache::kBesideCubin) {
+    // Through a temporary file, so that a reader never sees half of it; a
+    // folder that cannot be written only costs the next command a run.
+    const std::string temporary = cached + ".tmp." + std::to_string(getpid());
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text.value();
+    out.close();
+    if (!out || std::rename(temporary.c_str(), cached.c_str()) != 0) {
+      std::remove(temporary.c_str());
+    }
+  }
+  return text;
+}
 
 analysis::StatusOr<const SassListing*> Disassembler::Listing(const std::string& path) {
   auto cached = cache_.find(path);
   if (cached == cache_.end()) {
-    ++runs_;
-    // -c: code sections only; the cubin is an argument, never shell text.
-    analysis::StatusOr<std::string> text = RunProgram({nvdisasm_, "-c", path}, limits_);
+    analysis::StatusOr<std::string> text = ListingText(path);
     analysis::StatusOr<std::unique_ptr<SassListing>> entry =
         text.ok() ? analysis::StatusOr<std::unique_ptr<SassListing>>(
                         std::make_unique<SassListing>(SassListing::Parse(text.value())))

@@ -35,18 +35,30 @@ std::string NvdisasmMissingNote();
 
 class Disassembler {
  public:
-  // `nvdisasm`: the executable (FindNvdisasm).
-  explicit Disassembler(std::string nvdisasm, ProgramLimits limits = {});
+  // Whether a listing is also kept on disk beside its cubin, as
+  // <cubin>.sass, for the next command: cubins kept by the runtime are
+  // named by their CRC, so a listing there never goes stale.
+  enum class DiskCache { kOff, kBesideCubin };
 
-  // The listing of the cubin at `path` (`nvdisasm -c <path>`), or the
-  // error of that run; both are kept, so each cubin runs nvdisasm once.
+  // `nvdisasm`: the executable (FindNvdisasm); "" when there is none,
+  // which answers from the disk cache only.
+  explicit Disassembler(std::string nvdisasm, ProgramLimits limits = {},
+                        DiskCache disk_cache = DiskCache::kOff);
+
+  // The listing of the cubin at `path` (`nvdisasm -c <path>`, or its disk
+  // cache), or the error of that run; both are kept, so each cubin runs
+  // nvdisasm once.
   analysis::StatusOr<const SassListing*> Listing(const std::string& path);
   const std::string& nvdisasm() const { return nvdisasm_; }
+  bool has_nvdisasm() const { return !nvdisasm_.empty(); }
   int runs() const { return runs_; }
 
  private:
+  analysis::StatusOr<std::string> ListingText(const std::string& path);
+
   std::string nvdisasm_;
   ProgramLimits limits_;
+  DiskCache disk_cache_;
   int runs_ = 0;
   std::map<std::string, analysis::StatusOr<std::unique_ptr<SassListing>>> cache_;
 };

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <sstream>
@@ -92,8 +93,15 @@ SassAnnotation AnnotateInstructions(format::Profile& profile, const std::string&
   for (const std::string& crc : cubins) {
     auto listing = disassembler->Listing(dir + "/" + crc + ".cubin");
     if (!listing.ok()) {
-      result.notes.push_back("SASS text of cubin " + crc +
-                             " left out: " + listing.status().message());
+      // Without nvdisasm, a cubin whose listing was not kept: one note for
+      // all of them.
+      std::string note = disassembler->has_nvdisasm()
+                             ? "SASS text of cubin " + crc + " left out: " +
+                                   listing.status().message()
+                             : listing.status().message();
+      if (std::find(result.notes.begin(), result.notes.end(), note) == result.notes.end()) {
+        result.notes.push_back(std::move(note));
+      }
       continue;
     }
     listings.push_back(listing.value());

@@ -27,9 +27,10 @@ struct SassAnnotation {
 std::string CubinDirectory(const format::Profile& profile, const std::string& profile_path);
 
 // Renames the instruction nodes of `profile` whose SASS is found.
-// `disassembler` null: nvdisasm is missing, which is one note when the
-// profile has cubins to disassemble. Profiles without instruction nodes
-// or kept cubins are left as they are, with no note.
+// `disassembler` null, or without nvdisasm and without the listings kept
+// beside the cubins: one note when the profile has cubins to disassemble.
+// Profiles without instruction nodes or kept cubins are left as they are,
+// with no note.
 SassAnnotation AnnotateInstructions(format::Profile& profile, const std::string& profile_path,
                                     Disassembler* disassembler);
 

@@ -1,11 +1,11 @@
 // SASS for the profiles one command reads (report, export, analyze, view):
 // nvdisasm is looked for once, at the first profile that keeps cubins, its
 // listings are shared by all files (the processes of one run share their
-// cubins), and each note is given once.
+// cubins) and kept beside each cubin for the next command, and each note
+// is given once.
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,8 +25,8 @@ class ProfileSass {
 
  private:
   NvdisasmSearch search_;
-  // Unset until needed; then null when nvdisasm is missing.
-  std::optional<std::unique_ptr<Disassembler>> disassembler_;
+  // Made when first needed.
+  std::unique_ptr<Disassembler> disassembler_;
   std::set<std::string> notes_given_;
 };
 

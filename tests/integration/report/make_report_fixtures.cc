@@ -174,6 +174,11 @@ int main(int argc, char** argv) {
       Write(deepcontext::analysis::testing::MakeSassProfile(
                 "/recorded/elsewhere/gpu_sass.cubins"),
             path("gpu_sass.dctx")) &&
+      // The same for the command without nvdisasm: a folder of its own,
+      // which no command with nvdisasm leaves a listing in.
+      Write(deepcontext::analysis::testing::MakeSassProfile(
+                "/recorded/elsewhere/gpu_sass_bare.cubins"),
+            path("gpu_sass_bare.dctx")) &&
       WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
       WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx")) &&
       Write(empty_strings, path("empty_strings.dctx")) &&

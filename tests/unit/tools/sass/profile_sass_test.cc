@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/unit/tools/analysis/stall_profile.h"
@@ -57,6 +59,43 @@ TEST_F(ProfileSassTest, ProfilesOfOneRunShareTheirCubins) {
     }
     EXPECT_TRUE(found) << name;
   }
+}
+
+TEST_F(ProfileSassTest, TheNextCommandReadsTheListingKeptBesideTheCubin) {
+  char log[] = "/tmp/dc_nvdisasm_log_XXXXXX";
+  const int fd = mkstemp(log);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  setenv("FAKE_NVDISASM_LOG", log, 1);
+  NvdisasmSearch search;
+  search.program = std::string(DC_SASS_FIXTURES) + "/fake_toolkit/bin/nvdisasm";
+  const std::string dir = (root_ / "run.cubins").string();
+  for (int command = 0; command < 2; ++command) {
+    ProfileSass sass(search);  // one per command
+    format::Profile profile = analysis::testing::MakeSassProfile(dir);
+    EXPECT_TRUE(sass.Annotate(profile, (root_ / "run.dctx").string()).empty());
+    EXPECT_NE(std::find(profile.strings.begin(), profile.strings.end(),
+                        "pc 0x00f0: FFMA R11, R11, R0, 1"),
+              profile.strings.end());
+  }
+  unsetenv("FAKE_NVDISASM_LOG");
+  std::ifstream in(log);
+  int runs = 0;
+  for (std::string line; std::getline(in, line);) ++runs;
+  EXPECT_EQ(runs, 1);
+  EXPECT_TRUE(fs::exists(root_ / "run.cubins" /
+                         (std::string(analysis::testing::kSassCubinName) + ".cubin.sass")));
+  fs::remove(log);
+  // A machine without nvdisasm (the run's folder copied to a laptop) still
+  // shows the SASS from the listing kept there.
+  NvdisasmSearch nowhere;
+  nowhere.default_dir = "";
+  ProfileSass without(nowhere);
+  format::Profile profile = analysis::testing::MakeSassProfile(dir);
+  EXPECT_TRUE(without.Annotate(profile, (root_ / "run.dctx").string()).empty());
+  EXPECT_NE(std::find(profile.strings.begin(), profile.strings.end(),
+                      "pc 0x0130: STG.E.128 desc[UR4][R4.64], R8"),
+            profile.strings.end());
 }
 
 }  // namespace
