@@ -8,10 +8,15 @@
 # lines, and prints the overhead of each against no profiler. Also shows
 # what `--cpu-counters` records there. Logs go to $OUT (default
 # ./gpu-finegrained-out). Fits in about 4 minutes on the H200 machine.
-# RESNET=1 adds ResNet-50's step time with --gpu-samples, --cpu-counters
-# and Proton's instruction sampling against no profiler
-# (bench/gpu_overhead.py --fine-grained; about 3 more minutes); UNIT=1 the
-# sampling unit tests.
+# PARTS picks what runs: "samples" (the above), "metrics" (programs/
+# gpu_metrics.py under `deepcontext run --gpu-metrics`: hardware counters
+# per kernel, checked by tests/gpu/check_metrics.py, their CUPTI values
+# recorded in $OUT/gpu_metrics_record.txt, the fixture format of the CPU
+# tests); default both.
+# RESNET=1 adds ResNet-50's step time with --gpu-samples, --gpu-metrics,
+# --cpu-counters and Proton's instruction sampling against no profiler
+# (bench/gpu_overhead.py --fine-grained; about 3 more minutes; RESNET_S
+# bounds it); UNIT=1 the sampling and counter unit tests.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-finegrained-out}
 mkdir -p "$OUT"
@@ -19,6 +24,7 @@ BUILD=${BUILD:-$PWD/build-gpu}
 PYTHON=${PYTHON:-$(command -v python3)}
 ITERATIONS=${ITERATIONS:-200}
 PROGRAM=tests/gpu/programs/gpu_stalls.py
+PARTS=${PARTS:-samples metrics}
 source scripts/gpu-machine-deps.sh
 {
   nvidia-smi -L
@@ -30,7 +36,7 @@ source scripts/gpu-machine-deps.sh
   # GoogleTest was found; about a minute more).
   if [ "${UNIT:-0}" = 1 ]; then
     cmake --build "$BUILD" --target gpu_backend_test | tail -1 &&
-      "$BUILD/bin/gpu_backend_test" --gtest_filter='*PcSampling*' | tail -3
+      "$BUILD/bin/gpu_backend_test" --gtest_filter='*PcSampling*:*GpuMetrics*' | tail -3
   fi
 } > "$OUT/build.txt" 2>&1
 tail -4 "$OUT/build.txt"
@@ -49,6 +55,7 @@ run_timed() {  # name, then the command; prints wall seconds, keeps output
   [ $rc -eq 0 ] || tail -5 "$OUT/$name.txt"
 }
 
+if [[ " $PARTS " == *" samples "* ]]; then
 {
   echo "== runs ($ITERATIONS iterations of copy_kernel + fma_kernel)"
   # Triton's cache is warm after the first run: every run below compiles nothing.
@@ -88,7 +95,34 @@ for metric in ("cpu_cycles", "cpu_instructions", "cpu_cache_misses"):
         print("%s total: %.3g" % (metric, p.total(metric)))
 PY
 } 2>&1 | tee "$OUT/summary.txt"
+fi
+if [[ " $PARTS " == *" metrics "* ]]; then
+{
+  METRICS_PROGRAM=tests/gpu/programs/gpu_metrics.py
+  echo "== --gpu-metrics (copy_kernel, fma_kernel, fp16 GEMM; 20 iterations)"
+  "$PYTHON" "$METRICS_PROGRAM" 2 > /dev/null 2>&1  # Triton's cache, warm
+  run_timed metrics_plain "$PYTHON" "$METRICS_PROGRAM" 20
+  run_timed metrics_profiled "$BUILD/bin/deepcontext" run -q -o "$OUT/metrics_plain.dctx" -- \
+    "$PYTHON" "$METRICS_PROGRAM" 20
+  rm -f "$OUT/gpu_metrics_record.txt"
+  DEEPCONTEXT_GPU_METRICS_RECORD="$OUT/gpu_metrics_record.txt" \
+    run_timed metrics "$BUILD/bin/deepcontext" run -q --gpu-metrics -o "$OUT/metrics.dctx" -- \
+    "$PYTHON" "$METRICS_PROGRAM" 20
+  plain=$(loop_s "$OUT/metrics_plain.txt")
+  for name in metrics_profiled metrics; do
+    value=$(loop_s "$OUT/$name.txt")
+    if [ -n "$plain" ] && [ -n "$value" ]; then
+      echo "overhead $name: $(calc "$value / $plain")x the timed loop without the profiler"
+    fi
+  done
+  "$PYTHON" tests/gpu/check_metrics.py "$OUT/metrics.dctx"
+  echo "== report (counter section) and analyze"
+  COLUMNS=200 "$BUILD/bin/deepcontext" report "$OUT/metrics.dctx" --metric gpu_time \
+    | sed -n '1,12p;/GPU hardware counters/,$p'
+  "$BUILD/bin/deepcontext" analyze "$OUT/metrics.dctx" | head -40
+} 2>&1 | tee "$OUT/metrics_summary.txt"
+fi
 if [ "${RESNET:-0}" = 1 ]; then
-  "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models resnet50 \
+  timeout "${RESNET_S:-600}" "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models resnet50 \
       --repeats 1 --timing-only --fine-grained 2>&1 | tee "$OUT/resnet50.txt"
 fi
