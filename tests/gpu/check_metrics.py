@@ -31,18 +31,20 @@ def main(profile_path):
             continue
         values = {m: mean(kernel, m) for m in METRICS}
         launches = kernel.count("gpu_sm_throughput_pct")
-        print("%-60s measured %2d  occ %s  sm %s%%  dram %s%%  tensor %s%%  gpu_time %.2f ms" % (
+        print("%-60s measured %2d  occ %s  sm %s%%  dram %s%%  tensor %s%%  gpu_time %.2f ms"
+              " in %d records" % (
             kernel.name[:60], launches,
             *("%.2f" % v if v is not None else "-" for v in (values[METRICS[0]],)),
             *("%.1f" % v if v is not None else "-" for v in
               (values[METRICS[1]], values[METRICS[2]], values[METRICS[3]])),
-            kernel.inclusive("gpu_time") / 1e6))
+            kernel.inclusive("gpu_time") / 1e6, kernel.count("gpu_time")))
         short = kernel.name.split("(")[0]
         by_kernel.setdefault(short, values)
     failures = []
     copy = by_kernel.get("copy_kernel")
     fma = by_kernel.get("fma_kernel")
-    gemms = [v for k, v in by_kernel.items() if "gemm" in k.lower() or "sm90" in k.lower()]
+    gemms = [v for k, v in by_kernel.items()
+             if any(part in k.lower() for part in ("gemm", "xmma", "nvjet", "cutlass", "sm90"))]
     if copy is None or fma is None:
         failures.append("copy_kernel or fma_kernel has no counters")
     else:
