@@ -16,7 +16,10 @@
 # RESNET=1 adds ResNet-50's step time with --gpu-samples, --gpu-metrics,
 # --cpu-counters and Proton's instruction sampling against no profiler
 # (bench/gpu_overhead.py --fine-grained; about 3 more minutes; RESNET_S
-# bounds it); UNIT=1 the sampling and counter unit tests.
+# bounds it); RESNET=quick times the same one run each, ResNet-50 steps
+# printed as each run ends, and stops starting runs once DEADLINE (epoch
+# seconds) is less than 30 s away; UNIT=1 the sampling and counter unit
+# tests.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-finegrained-out}
 mkdir -p "$OUT"
@@ -125,4 +128,35 @@ fi
 if [ "${RESNET:-0}" = 1 ]; then
   timeout "${RESNET_S:-600}" "$PYTHON" bench/gpu_overhead.py --build "$BUILD" --python "$PYTHON" --models resnet50 \
       --repeats 1 --timing-only --fine-grained 2>&1 | tee "$OUT/resnet50.txt"
+fi
+if [ "${RESNET:-0}" = quick ]; then
+  workload=(bench/workloads/gpu_models.py --model resnet50 --steps "${STEPS:-10}" --warmup 3)
+  resnet_step() {  # name, then the command; appends "name step_ms=..." to resnet50.txt
+    local name=$1; shift
+    if [ -n "${DEADLINE:-}" ] && [ $(( DEADLINE - $(date +%s) )) -lt 30 ]; then
+      echo "$name: skipped (deadline)" | tee -a "$OUT/resnet50.txt"; return
+    fi
+    local output
+    output=$(timeout 100 "$@" 2> /tmp/resnet_err.txt | grep -o 'step_ms=[0-9.]*' | tail -1)
+    echo "$name ${output:-failed: $(tail -c 300 /tmp/resnet_err.txt | tr '\n' ' ')}" \
+      | tee -a "$OUT/resnet50.txt"
+  }
+  resnet_step "no profiler" "$PYTHON" "${workload[@]}"
+  resnet_step "deepcontext run --gpu-metrics" "$BUILD/bin/deepcontext" run -q --gpu-metrics \
+    -o /tmp/r1.dctx -- "$PYTHON" "${workload[@]}"
+  resnet_step "deepcontext run --gpu-samples" "$BUILD/bin/deepcontext" run -q --gpu-samples \
+    -o /tmp/r2.dctx -- "$PYTHON" "${workload[@]}"
+  resnet_step "proton mode=pcsampling" "$PYTHON" "${workload[@]}" --proton /tmp/r3 \
+    --proton-mode pcsampling
+  resnet_step "deepcontext run" "$BUILD/bin/deepcontext" run -q -o /tmp/r0.dctx -- \
+    "$PYTHON" "${workload[@]}"
+  resnet_step "deepcontext run --gpu-metrics (every launch)" "$BUILD/bin/deepcontext" run -q \
+    --gpu-metrics --gpu-metrics-kernels 1000000 -o /tmp/r4.dctx -- "$PYTHON" "${workload[@]}"
+  PYTHONPATH=$BUILD/python "$PYTHON" - /tmp/r1.dctx >> "$OUT/resnet50.txt" 2>&1 <<'PY'
+import sys, deepcontext
+p = deepcontext.load(sys.argv[1])
+for key in sorted(p.metadata):
+    if key.startswith("gpu_metrics") or key.startswith("warning_"):
+        print("%s: %s" % (key, p.metadata[key]))
+PY
 fi
