@@ -108,9 +108,16 @@ void GpuMetrics::OnApiEnter(uint32_t callback_id, const void* params,
   // Without the kernel's name the values could not join its node.
   const char* name = nullptr;
   if (functions_->func_get_name == nullptr ||
-      functions_->func_get_name(&name, function) != CUDA_SUCCESS || name == nullptr) {
-    return;
+      functions_->func_get_name(&name, function) != CUDA_SUCCESS) {
+    name = nullptr;
+    // A CUkernel handle in place of the CUfunction (allowed since CUDA 12).
+    if (functions_->kernel_get_name == nullptr ||
+        functions_->kernel_get_name(&name, reinterpret_cast<CUkernel>(function)) !=
+            CUDA_SUCCESS) {
+      name = nullptr;
+    }
   }
+  if (name == nullptr) return;
   if (!recorder_.ShouldMeasure(context, function)) return;
   if (!session_->Begin(cuda_context).ok()) {
     recorder_.RecordFailure();

@@ -47,6 +47,9 @@ struct GpuMetricsFunctions {
   // values land on the node its activity record names, and whether the
   // launch is being captured into a graph (it then runs no kernel).
   decltype(&::cuFuncGetName) func_get_name = nullptr;
+  // Library kernels (cuBLAS, the CUDA runtime's context-independent
+  // loading) are launched by their CUkernel handle, which only this names.
+  decltype(&::cuKernelGetName) kernel_get_name = nullptr;
   decltype(&::cuStreamIsCapturing) stream_is_capturing = nullptr;
 };
 

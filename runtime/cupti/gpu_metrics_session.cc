@@ -97,6 +97,8 @@ gpu::Status ResolveGpuMetricsFunctions(const std::string& library_path,
   if (void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); cuda != nullptr) {
     functions->func_get_name =
         reinterpret_cast<decltype(functions->func_get_name)>(dlsym(cuda, "cuFuncGetName"));
+    functions->kernel_get_name =
+        reinterpret_cast<decltype(functions->kernel_get_name)>(dlsym(cuda, "cuKernelGetName"));
     functions->stream_is_capturing = reinterpret_cast<decltype(functions->stream_is_capturing)>(
         dlsym(cuda, "cuStreamIsCapturing"));
     dlclose(cuda);

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/cupti/gpu_metrics.h"
@@ -204,8 +205,18 @@ CUptiResult CounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
   p->numTotalRanges = g_fake->ranges;
   return CUPTI_SUCCESS;
 }
+// Tests pass the name as the handle; names starting "lib:" stand for
+// library kernels (CUkernel), which only cuKernelGetName names.
 CUresult FuncGetName(const char** name, CUfunction function) {
-  *name = reinterpret_cast<const char*>(function);  // tests pass the name as the handle
+  const char* text = reinterpret_cast<const char*>(function);
+  if (std::string_view(text).starts_with("lib:")) return CUDA_ERROR_INVALID_HANDLE;
+  *name = text;
+  return CUDA_SUCCESS;
+}
+CUresult KernelGetName(const char** name, CUkernel kernel) {
+  const char* text = reinterpret_cast<const char*>(kernel);
+  if (!std::string_view(text).starts_with("lib:")) return CUDA_ERROR_INVALID_HANDLE;
+  *name = text + 4;
   return CUDA_SUCCESS;
 }
 CUresult StreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
@@ -236,6 +247,7 @@ GpuMetricsFunctions FakeFunctions() {
   f.counter_data_initialize = CounterDataInitialize;
   f.counter_data_info = CounterDataInfo;
   f.func_get_name = FuncGetName;
+  f.kernel_get_name = KernelGetName;
   f.stream_is_capturing = StreamIsCapturing;
   return f;
 }
@@ -338,15 +350,22 @@ TEST_F(GpuMetricsTest, MeasuresLaunchesOntoTheKernelNodeWithinTheBound) {
 }
 
 TEST_F(GpuMetricsTest, TensorPipeIsTheBusiestTensorMetricTheChipHas) {
-  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
-  Launch(metrics, "gemm_kernel", 1);
-  const auto& values = fake_.kernels.at("gemm_kernel");
-  double expected = 0;
-  for (const char* name : {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-                           "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"}) {
-    if (values.count(name)) expected = std::max(expected, values.at(name));
+  const char* hmma = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
+  const char* gmma = "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active";
+  {
+    // The H200 took hmma only: its value is the tensor pipe's.
+    GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+    Launch(metrics, "copy_kernel", 1);
+    EXPECT_DOUBLE_EQ(sink_.Mean(Kernel("copy_kernel"), "gpu_tensor_pipe_pct"),
+                     fake_.kernels.at("copy_kernel").at(hmma));
+    metrics.Stop();
   }
-  EXPECT_DOUBLE_EQ(sink_.Mean(Kernel("gemm_kernel"), "gpu_tensor_pipe_pct"), expected);
+  // A chip that has both (a made-up value for gmma): the busier one.
+  fake_.kernels["fma_kernel"][gmma] = 42.0;
+  fake_.config = {};  // the first session's profiler is gone
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  Launch(metrics, "fma_kernel", 2);
+  EXPECT_DOUBLE_EQ(sink_.Mean(Kernel("fma_kernel"), "gpu_tensor_pipe_pct"), 42.0);
 }
 
 TEST_F(GpuMetricsTest, AChipWithoutAMetricMeasuresTheOthers) {
@@ -360,6 +379,20 @@ TEST_F(GpuMetricsTest, AChipWithoutAMetricMeasuresTheOthers) {
   const gpu::ContextId copy = Kernel("copy_kernel");
   EXPECT_EQ(sink_.Count(copy, "gpu_tensor_pipe_pct"), 0);
   EXPECT_EQ(sink_.Count(copy, "gpu_sm_throughput_pct"), 1);
+}
+
+TEST_F(GpuMetricsTest, LibraryKernelsAreNamedByTheirKernelHandle) {
+  // cuBLAS and the CUDA runtime launch CUkernel handles (context-independent
+  // loading), which cuFuncGetName refuses.
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  fake_.kernels["copy_kernel"] = fake_.kernels.at("copy_kernel");
+  cuLaunchKernel_params params{};
+  params.f = Handle("lib:copy_kernel");
+  fake_.running = "copy_kernel";
+  metrics.OnApiEnter(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &params, 1, kLine,
+                     "cuLaunchKernel", cuda_context_);
+  metrics.OnApiExit(1);
+  EXPECT_EQ(sink_.Count(Kernel("copy_kernel"), "gpu_sm_throughput_pct"), 1);
 }
 
 TEST_F(GpuMetricsTest, RefusedCountersWarnOnceAndLaunchesGoOn) {
