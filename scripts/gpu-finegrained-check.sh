@@ -121,7 +121,7 @@ if [[ " $PARTS " == *" metrics "* ]]; then
   "$PYTHON" tests/gpu/check_metrics.py "$OUT/metrics.dctx"
   echo "== report (counter section) and analyze"
   COLUMNS=200 "$BUILD/bin/deepcontext" report "$OUT/metrics.dctx" --metric gpu_time \
-    | sed -n '1,12p;/GPU hardware counters/,$p'
+    | sed -n '1,12p;/^GPU hardware counters/,$p'
   "$BUILD/bin/deepcontext" analyze "$OUT/metrics.dctx" | head -40
 } 2>&1 | tee "$OUT/metrics_summary.txt"
 fi
