@@ -44,6 +44,18 @@ bool IsGemm(std::string_view name) {
 
 std::string Pct(double value) { return FormatPercent(value / 100.0); }
 
+// Hopper's GEMMs run on warpgroup MMA (gmma), which the hmma counter
+// misses: there, a low tensor-pipe share means something only when the
+// gmma counter was measured too (the H200's CUPTI 13.0 refused it).
+bool TensorPipeSeesGemms(const ProfileView& view) {
+  const double capability = view.ComputeCapability();
+  if (capability > 0 && capability < 9.0) return true;
+  for (const analysis::SourceInfo& source : view.tree().sources()) {
+    if (source.Metadata("gpu_metrics").find("gmma") != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 RuleOutcome CheckGpuCounters(const ProfileView& view, const Thresholds& t) {
@@ -55,12 +67,14 @@ RuleOutcome CheckGpuCounters(const ProfileView& view, const Thresholds& t) {
   }
   const double gpu_total =
       view.metrics().gpu_time ? tree.Total(*view.metrics().gpu_time) : 0;
+  const bool tensor_pipe_sees_gemms = TensorPipeSeesGemms(view);
   for (const analysis::KernelCounters& kernel : analysis::MeasuredKernels(tree)) {
     if (kernel.gpu_time <= 0) continue;
     if (gpu_total > 0 && kernel.gpu_time < kMinKernelShare * gpu_total) continue;
     const std::string& name = tree.frame_of(kernel.kernel).name;
     const double sm = kernel.sm_pct.value_or(0);
-    if (IsGemm(name) && kernel.tensor_pipe_pct && *kernel.tensor_pipe_pct < kLowTensorPct) {
+    if (IsGemm(name) && tensor_pipe_sees_gemms && kernel.tensor_pipe_pct &&
+        *kernel.tensor_pipe_pct < kLowTensorPct) {
       const double tensor = *kernel.tensor_pipe_pct;
       // At the reachable tensor-pipe share the same math takes
       // tensor / reachable of the time.

@@ -45,8 +45,9 @@ format::Profile MakeCounterProfile() {
   b.Meta("gpu0_compute_capability", "9.0");
   b.Meta("gpu0_sm_count", "132");
   b.Meta("gpu_metrics",
-         "on (auto range, kernel replay, 3 passes per kernel, 1 context, chip GH100; metrics "
-         "sm__warps_active.avg.pct_of_peak_sustained_active)");
+         "on (auto range, kernel replay, 11 passes per kernel, 1 context, chip GH100; metrics "
+         "sm__warps_active.avg.pct_of_peak_sustained_active, "
+         "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active)");
   b.Meta("gpu_metrics_measured", "25");
   b.Meta("gpu_metrics_launches_per_kernel", "5");
   const NodeId thread = b.Add(0, FrameKind::kThread, "main thread");

@@ -51,6 +51,20 @@ TEST(GpuCountersRule, FlagsTheGatherAtLowBandwidthAndTheIdleTensorPipe) {
   }
 }
 
+TEST(GpuCountersRule, OnHopperWithoutTheGmmaCounterGemmsAreNotJudged) {
+  format::Profile profile = analysis::testing::MakeCounterProfile();
+  for (auto& [key, value] : profile.metadata) {
+    if (key == "gpu_metrics") {
+      value = "on (auto range, kernel replay, 11 passes per kernel, 1 context, chip GH100; "
+              "metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active)";
+    }
+  }
+  ProfileTree tree = ProfileTree::FromProfile(profile);
+  Analysis analysis = Analyze(tree, {}, {"gpu_counters"});
+  ASSERT_EQ(analysis.findings.size(), 1u);
+  EXPECT_EQ(analysis.findings[0].context.kernel, "gather_kernel");
+}
+
 TEST(GpuCountersRule, SkipsWithoutCountersAndSaysHowToGetThem) {
   ProfileTree tree = ProfileTree::FromProfile(analysis::testing::MakeTrainingProfile());
   Analysis analysis = Analyze(tree, {}, {"gpu_counters"});
