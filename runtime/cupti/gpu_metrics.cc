@@ -97,11 +97,14 @@ void GpuMetrics::OnApiEnter(uint32_t callback_id, const void* params,
   CUfunction function = nullptr;
   CUstream stream = nullptr;
   if (!LaunchTarget(callback_id, params, &function, &stream) || function == nullptr) return;
+  // The bound first: past it a launch costs this lookup only.
+  if (!recorder_.ShouldMeasure(context, function)) return;
   // A launch captured into a graph runs nothing now: nothing to measure.
   if (functions_->stream_is_capturing != nullptr) {
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     if (functions_->stream_is_capturing(stream, &capture) == CUDA_SUCCESS &&
         capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+      recorder_.Release(context, function);
       return;
     }
   }
@@ -117,9 +120,7 @@ void GpuMetrics::OnApiEnter(uint32_t callback_id, const void* params,
       name = nullptr;
     }
   }
-  if (name == nullptr) return;
-  if (!recorder_.ShouldMeasure(context, function)) return;
-  if (!session_->Begin(cuda_context).ok()) {
+  if (name == nullptr || !session_->Begin(cuda_context).ok()) {
     recorder_.RecordFailure();
     return;
   }

@@ -49,6 +49,16 @@ bool KernelCounterRecorder::ShouldMeasure(ContextId context, const void* kernel)
   return true;
 }
 
+void KernelCounterRecorder::Release(ContextId context, const void* kernel) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto found = launches_.find({context, kernel});
+  if (found == launches_.end() || found->second == 0) return;
+  if (--found->second == 0) {
+    launches_.erase(found);
+    --stats_.kernels;
+  }
+}
+
 void KernelCounterRecorder::Record(ContextId context, std::string_view api_name,
                                    std::string_view kernel_name,
                                    const KernelCounterValues& values) {

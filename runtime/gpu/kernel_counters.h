@@ -68,6 +68,9 @@ class KernelCounterRecorder {
   // Whether this launch of `kernel` (the backend's handle of the kernel)
   // from `context` is to be measured; counts it when so. [application threads]
   bool ShouldMeasure(ContextId context, const void* kernel);
+  // Gives back what ShouldMeasure counted, for a launch that turned out to
+  // run nothing (captured into a graph).
+  void Release(ContextId context, const void* kernel);
   // The values of a measured launch, onto its kernel node.
   void Record(ContextId context, std::string_view api_name,
               std::string_view kernel_name, const KernelCounterValues& values);

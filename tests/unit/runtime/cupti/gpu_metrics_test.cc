@@ -393,6 +393,19 @@ TEST_F(GpuMetricsTest, LibraryKernelsAreNamedByTheirKernelHandle) {
                      "cuLaunchKernel", cuda_context_);
   metrics.OnApiExit(1);
   EXPECT_EQ(sink_.Count(Kernel("copy_kernel"), "gpu_sm_throughput_pct"), 1);
+
+  // A driver that names neither: the launch is counted as failed, never
+  // started, and the bound still holds.
+  functions_.kernel_get_name = nullptr;
+  fake_.calls.clear();
+  for (uint32_t correlation = 2; correlation < 9; ++correlation) {
+    metrics.OnApiEnter(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &params, correlation, kLine,
+                       "cuLaunchKernel", cuda_context_);
+    metrics.OnApiExit(correlation);
+  }
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "Start"), 0);
+  EXPECT_EQ(metrics.Stats().failed, 4u);      // the bound's 5, less the one measured
+  EXPECT_EQ(metrics.Stats().over_limit, 3u);
 }
 
 TEST_F(GpuMetricsTest, RefusedCountersWarnOnceAndLaunchesGoOn) {
