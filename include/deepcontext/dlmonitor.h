@@ -43,7 +43,7 @@ extern "C" {
 
 /* Major version changes break the ABI; minor versions only append. */
 #define DLMONITOR_VERSION_MAJOR 1
-#define DLMONITOR_VERSION_MINOR 2
+#define DLMONITOR_VERSION_MINOR 3
 
 typedef enum dlmonitor_status {
   DLMONITOR_OK = 0,
@@ -249,6 +249,23 @@ DLMONITOR_API dlmonitor_status_t dlmonitor_callpath_get(
    record_function.__enter__, torch/_ops.py). */
 DLMONITOR_API dlmonitor_status_t dlmonitor_python_hide_leaf_files(
     const char* substring);
+
+/* Like dlmonitor_python_hide_leaf_files, for the frames of one function
+   (qualified name or its last component; NULL or "" = any) in files whose
+   path contains `file_substring` (since 1.3): code generated with exec()
+   shares the file "<string>" with `python -c` programs. */
+DLMONITOR_API dlmonitor_status_t dlmonitor_python_hide_leaf_frames(
+    const char* file_substring, const char* function);
+
+/* Python frames whose file path contains `file_substring` and whose function
+   is `function` (qualified name or its last component; NULL or "" = any)
+   are compilation work (since 1.3): a path through such a frame hangs from
+   a "[compile]" phase node inserted before the first of them (at the leaf
+   when that frame is hidden), once per path. Adapters use it for JIT
+   compilers that run inside a call (torch.compile's tracing, code
+   generation and autotuning). */
+DLMONITOR_API dlmonitor_status_t dlmonitor_python_mark_compile_frames(
+    const char* file_substring, const char* function);
 
 /* Reports an event. For FRAMEWORK_OP ENTER/EXIT DLMonitor maintains the
    thread's operator stack, links backward functions to the context of their

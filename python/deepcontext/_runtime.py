@@ -49,6 +49,11 @@ def library():
         lib.deepcontext_signal_handled.argtypes = []
         lib.dlmonitor_python_hide_leaf_files.restype = ctypes.c_int
         lib.dlmonitor_python_hide_leaf_files.argtypes = [ctypes.c_char_p]
+        lib.dlmonitor_python_hide_leaf_frames.restype = ctypes.c_int
+        lib.dlmonitor_python_hide_leaf_frames.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        lib.dlmonitor_python_mark_compile_frames.restype = ctypes.c_int
+        lib.dlmonitor_python_mark_compile_frames.argtypes = [ctypes.c_char_p,
+                                                             ctypes.c_char_p]
         lib.dlmonitor_describe.restype = ctypes.c_char_p
         lib.deepcontext_xla_register_module.restype = ctypes.c_int
         lib.deepcontext_xla_register_module.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
@@ -79,7 +84,7 @@ def start():
     check_environment()
     cupti = _framework_cupti.preload() or os.environ.get("DEEPCONTEXT_CUPTI_LIBRARY")
     # Before the program's first NVTX call (JAX's first compilation).
-    _xla_annotations.route_nvtx(cupti)
+    _xla_annotations.route_nvtx(_paths.runtime_library(), cupti)
     _check(library().deepcontext_start())
 
 
@@ -165,6 +170,20 @@ def set_op_cpu_time(mode):
 
 def hide_leaf_files(substring):
     library().dlmonitor_python_hide_leaf_files(substring.encode("utf-8"))
+
+
+def hide_leaf_frames(file_substring, function):
+    """Like hide_leaf_files, for the frames of `function` only."""
+    library().dlmonitor_python_hide_leaf_frames(file_substring.encode("utf-8"),
+                                                function.encode("utf-8"))
+
+
+def mark_compile_frames(file_substring, function=""):
+    """Makes Python frames of `function` ("" = any) in files containing
+    `file_substring` compilation work: their GPU and op work goes below a
+    [compile] phase."""
+    library().dlmonitor_python_mark_compile_frames(file_substring.encode("utf-8"),
+                                                   function.encode("utf-8"))
 
 
 def emit_function_address():

@@ -15,7 +15,7 @@ import shlex
 import subprocess
 import sys
 
-from . import _adapter_cache, _cuda_memory, _paths, _runtime
+from . import _adapter_cache, _cuda_memory, _paths, _runtime, _torch_compile
 
 _ADAPTER = None
 # Set once the CUDA caching allocator hook is attached.
@@ -302,6 +302,7 @@ def install(torch):
                                "line above" % torch.__version__)
     for pattern in _HIDDEN_TORCH_FILES:
         _runtime.hide_leaf_files(pattern)
+    _torch_compile.install()
     _runtime.set_metadata("torch_version", torch.__version__)
     _runtime.set_metadata("torch_cxx11_abi", int(torch._C._GLIBCXX_USE_CXX11_ABI))
     _ADAPTER = adapter

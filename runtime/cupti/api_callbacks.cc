@@ -26,6 +26,11 @@ struct ApiCall {
   // a graph and will produce no records of its own.
   bool created_graph_node = false;
   uint64_t sync_start_ns = 0;  // a synchronization's entry time
+  // What a graph node created inside the call runs, for XLA's command
+  // buffers: the kernel's name ("" when CUPTI gives none), "<memset>",
+  // "<memcpy>"; null for other calls.
+  std::string_view captured;
+  bool captures = false;
 };
 thread_local ApiCall t_call;
 
@@ -88,8 +93,20 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
       context = 0;
     }
     // Inside XLA's ranges: the HLO operation (or compilation) below the line.
+    const gpu::ContextId line = context;
     if (xla_ranges_.seen_ranges()) context = xla_ranges_.Refine(context);
     t_call = ApiCall{name, data.correlationId, context, false};
+    if (api == DriverApiClass::kKernelLaunch) {
+      t_call.captures = true;
+      if (data.symbolName != nullptr) t_call.captured = data.symbolName;
+    } else if (api == DriverApiClass::kMemset || api == DriverApiClass::kCopy) {
+      t_call.captures = true;
+      t_call.captured = api == DriverApiClass::kMemset ? gpu::kGraphMemsetName
+                                                       : gpu::kGraphMemcpyName;
+    }
+    if (api == DriverApiClass::kGraphLaunch && xla_ranges_.seen_ranges()) {
+      xla_ranges_.OnGraphLaunch(data.correlationId, line);
+    }
     if (!ProducesRecords(api)) return;
     gpu::LaunchRecord launch;
     launch.correlation_id = data.correlationId;
@@ -195,6 +212,8 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
   if (t_call.name != nullptr) {
     api = t_call.name;
     t_call.created_graph_node = true;
+    // A launch captured into a graph XLA embeds in its command buffer.
+    if (t_call.captures && xla_ranges_.seen_ranges()) xla_ranges_.OnCapturedKernel(t_call.captured);
   } else if (dlmonitor_context_current(&context) != DLMONITOR_OK) {
     context = 0;
   } else if (xla_ranges_.seen_ranges()) {

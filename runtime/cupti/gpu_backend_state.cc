@@ -14,6 +14,7 @@
 #include "runtime/gpu/buffer_worker.h"
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/gpu_metadata.h"
+#include "runtime/cupti/nvtx_injection.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -277,6 +278,11 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
   for (size_t i = 0; i < kNvtxCallbackCount; ++i) {
     f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, kNvtxCallbacks[i]);
   }
+  // Or from the runtime as the NVTX tool (nvtx_injection.h).
+  if (const char* stats = std::getenv("DEEPCONTEXT_XLA_STATS"); stats != nullptr && *stats == '1') {
+    xla_ranges_.EnableStats(/*timed=*/true);
+  }
+  SetNvtxToolTarget(&xla_ranges_);
   // Without these, graph launches keep an unknown record count: they are
   // still attributed, only held until a flush.
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
@@ -370,6 +376,7 @@ void GpuBackendState::Stop() {
 }
 
 bool GpuBackendState::TurnCallbacksAndKindsOff() {
+  ReleaseNvtxToolTarget(&xla_ranges_);
   if (subscriber_ != nullptr) {
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
     f_.enable_domain(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
@@ -468,6 +475,20 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   // operation layer (no NVTX tool attached before JAX's first compile).
   if (xla_ranges_.seen_ranges()) {
     metadata.emplace_back("gpu_xla_op_ranges", std::to_string(xla_ranges_.op_ranges()));
+    metadata.emplace_back("gpu_xla_ranges_from",
+                          NvtxToolInjected() ? "runtime NVTX tool" : "CUPTI NVTX callbacks");
+    // Kernels captured into command buffers, and how many records of them
+    // were placed by position (xla_ranges.h).
+    if (const uint64_t captured = xla_ranges_.captured_kernels(); captured != 0) {
+      metadata.emplace_back("gpu_xla_captured_kernels", std::to_string(captured));
+      metadata.emplace_back("gpu_xla_graph_kernels_by_position",
+                            std::to_string(xla_ranges_.graph_kernels_placed()));
+    }
+  }
+  if (std::string stats = xla_ranges_.StatsLine(); !stats.empty()) {
+    // Asked for by DEEPCONTEXT_XLA_STATS=1: also where a measurement sees it.
+    std::fprintf(stderr, "deepcontext: gpu_xla_stats %s\n", stats.c_str());
+    metadata.emplace_back("gpu_xla_stats", std::move(stats));
   }
   if (pc_sampling_ != nullptr) {
     for (auto& entry : pc_sampling_->Metadata()) metadata.push_back(std::move(entry));

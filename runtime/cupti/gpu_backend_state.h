@@ -62,7 +62,13 @@ class GpuBackendState {
         graphs_(*driver_),
         xla_ranges_(sink, &IsThreadRootContext),
         pc_sampling_(PcSampling::StartIfAsked(sink, library)),
-        gpu_metrics_(GpuMetrics::StartIfAsked(sink, library)) {}
+        gpu_metrics_(GpuMetrics::StartIfAsked(sink, library)) {
+    // Kernels of child graphs in XLA's command buffers (runtime/xla).
+    attribution_.SetGraphKernelResolver(
+        [this](uint64_t correlation_id, uint64_t node_id, std::string_view kernel) {
+          return xla_ranges_.ResolveGraphKernel(correlation_id, node_id, kernel);
+        });
+  }
 
   GpuBackendState(const GpuBackendState&) = delete;
   GpuBackendState& operator=(const GpuBackendState&) = delete;
@@ -159,6 +165,7 @@ class GpuBackendState {
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
   void OnNvtx(CUpti_CallbackId cbid, const void* data);
+  void HandleNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
   // What decides whether Stop() detaches CUPTI (see cupti_detach.h).
   DetachInput DetachState() const;
   void WarnIfRecordsMissing();

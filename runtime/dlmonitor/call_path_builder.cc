@@ -39,6 +39,7 @@ CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
       backward_name_(strings.Intern("[backward]")),
       allocated_before_name_(strings.Intern("[allocated before profiling]")),
       truncated_name_(strings.Intern(kTruncatedPythonName)),
+      compile_name_(strings.Intern("[compile]")),
       generation_(g_next_generation.fetch_add(1)) {}
 
 CallPathBuilder::~CallPathBuilder() = default;
@@ -103,13 +104,19 @@ ContextId CallPathBuilder::ThreadRoot(ThreadState& state) {
 }
 
 ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
-                                         int start, int* depth) {
+                                         int start, int* depth,
+                                         bool base_in_compile) {
   *depth = 0;
+  state.last_python_top = python::RawFrame{};
+  state.last_python_count = 0;
+  state.last_in_compile = base_in_compile;
   if (!python_enabled_) return base;
   python::RawFrame captured[kMaxPythonDepth + 1];
   bool truncated = false;
   const int count = CapturePython(captured, &truncated);
   const python::RawFrame* frames = captured + (truncated ? 1 : 0);
+  if (count > 0) state.last_python_top = frames[count - 1];
+  state.last_python_count = count;
   if (truncated && start == 0) base = TruncationMarker(base);
   if (count <= start) {
     *depth = count;
@@ -132,15 +139,52 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   int kept = count;
   while (kept > start && state.resolved[kept - 1].hidden) --kept;
   *depth = kept;
+  // The [compile] phase goes before the first compilation frame, or after
+  // the last kept frame when that one is hidden (an autotuner's launcher).
+  // It depends on frames [start, i] only, so cached ctx[i] stay right.
+  int compile_at = -1;
+  if (!base_in_compile) {
+    for (int i = start; i < count; ++i) {
+      if (state.resolved[i].compile) {
+        compile_at = std::min(i, kept);
+        break;
+      }
+    }
+  }
   ContextId parent = base;
   for (int i = start; i < kept; ++i) {
     if (state.ctx[i] == kNoContext) {
-      state.ctx[i] = tree_.Child(parent, state.resolved[i].key);
+      const ContextId from = i == compile_at ? Phase(parent, compile_name_) : parent;
+      if (from == kNoContext) return parent;  // tree full
+      state.ctx[i] = tree_.Child(from, state.resolved[i].key);
       if (state.ctx[i] == kNoContext) return parent;  // tree full
     }
     parent = state.ctx[i];
   }
+  if (compile_at == kept) {
+    const ContextId phase = Phase(parent, compile_name_);
+    if (phase != kNoContext) parent = phase;
+  }
+  state.last_in_compile = base_in_compile || compile_at >= 0;
   return parent;
+}
+
+void CallPathBuilder::MarkPython(OpEntry& entry) const {
+  entry.python_top = python::RawFrame{};
+  entry.python_count = 0;
+  if (!python_enabled_) return;
+  python::RawFrame captured[kMaxPythonDepth + 1];
+  bool truncated = false;
+  const int count = CapturePython(captured, &truncated);
+  if (count > 0) entry.python_top = captured[(truncated ? 1 : 0) + count - 1];
+  entry.python_count = count;
+}
+
+bool CallPathBuilder::PythonInside(const OpEntry& top) const {
+  if (!python_enabled_) return false;
+  python::RawFrame innermost;
+  if (python::CaptureCurrentThread(&innermost, 1) == 0) return false;
+  return top.python_count == 0 || !(innermost == top.python_top);
 }
 
 StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
@@ -233,16 +277,27 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
   const StringId name = InternOpName(state, op.name);
   const FrameKey op_key{DLMONITOR_FRAME_OPERATOR, name, 0, 0};
 
-  auto python_base = [&](int* python_depth, bool with_native = false) {
+  // Reads Python frames for `into` (the entry being pushed, or the pending
+  // wrapper), recording where the thread stood.
+  auto python_base = [&](OpEntry& into, bool with_native = false) {
     const ContextId base = top ? top->context : ThreadRoot(state);
     // Inside a scope, keep from the frame that opened the scope: it shows
     // the line within the scope that is running now.
     const int start = top ? std::max(top->python_depth - 1, 0) : 0;
+    const bool base_in_compile = top != nullptr && top->in_compile;
+    ContextId context;
     if (with_native && native_enabled_.load(std::memory_order_acquire)) {
-      return NativeContext(state, base, start, caller_pc, reported_by_adapter,
-                           python_depth);
+      context = NativeContext(state, base, start, caller_pc, reported_by_adapter,
+                              &into.python_depth);
+      state.last_in_compile = base_in_compile;
+    } else {
+      context = PythonContext(state, base, start, &into.python_depth,
+                              base_in_compile);
     }
-    return PythonContext(state, base, start, python_depth);
+    into.python_top = state.last_python_top;
+    into.python_count = state.last_python_count;
+    into.in_compile = state.last_in_compile;
+    return context;
   };
 
   if (wrapper != nullptr) {
@@ -250,16 +305,26 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     ContextId anchor = kNoContext;
     if (!from_python) {
       anchor = top->context;
+      wrapper->python_top = top->python_top;
+      wrapper->python_count = top->python_count;
+      wrapper->in_compile = top->in_compile;
     } else {
       if (op.kind == DLMONITOR_OP_BACKWARD_FUNCTION) {
         anchor = links_.Find(op.forward_thread_id, op.sequence_number);
       }
-      if (anchor == kNoContext) anchor = python_base(&wrapper->python_depth);
+      if (anchor == kNoContext) {
+        anchor = python_base(*wrapper);
+      } else {
+        MarkPython(*wrapper);
+      }
     }
     wrapper->anchor = anchor;
     wrapper->context = Phase(anchor, backward_name_);
     entry.anchor = anchor;
     entry.python_depth = wrapper->python_depth;
+    entry.python_top = wrapper->python_top;
+    entry.python_count = wrapper->python_count;
+    entry.in_compile = wrapper->in_compile;
     entry.context = CachedChild(state, wrapper->context, op_key);
     state.ops.push_back(entry);
     return entry.context;
@@ -269,12 +334,20 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     case DLMONITOR_OP_BACKWARD_FUNCTION: {
       if (!from_python) {
         entry.anchor = top->anchor;
+        entry.python_depth = top->python_depth;
+        entry.python_top = top->python_top;
+        entry.python_count = top->python_count;
+        entry.in_compile = top->in_compile;
         entry.context = CachedChild(state, top->context, op_key);
         break;
       }
       ContextId anchor =
           links_.Find(op.forward_thread_id, op.sequence_number);
-      if (anchor == kNoContext) anchor = python_base(&entry.python_depth);
+      if (anchor == kNoContext) {
+        anchor = python_base(entry);
+      } else {
+        MarkPython(entry);
+      }
       entry.anchor = anchor;
       entry.context = CachedChild(
           state,
@@ -284,7 +357,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       break;
     }
     case DLMONITOR_OP_USER_SCOPE: {
-      const ContextId base = python_base(&entry.python_depth);
+      const ContextId base = python_base(entry);
       entry.context =
           tree_.Child(base, FrameKey{DLMONITOR_FRAME_USER_SCOPE, name, 0, 0});
       entry.anchor = entry.context;
@@ -294,7 +367,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     default: {
       if (from_python) {
         state.last_native_stack = native::kNoStack;
-        entry.anchor = python_base(&entry.python_depth, /*with_native=*/true);
+        entry.anchor = python_base(entry, /*with_native=*/true);
         entry.entry_stack = state.last_native_stack;
         const ContextId parent =
             op.sequence_number >= 0
@@ -302,9 +375,27 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
                               FrameKey{DLMONITOR_FRAME_PHASE, forward_name_, 0, 0})
                 : entry.anchor;
         entry.context = CachedChild(state, parent, op_key);
+      } else if (PythonInside(*top)) {
+        // Called from Python code that runs inside the parent op: below
+        // the lines past the parent's. Backward still grafts at the
+        // parent's anchor (the line that called into the framework).
+        entry.anchor = top->anchor;
+        ContextId base = PythonContext(state, top->context, top->python_count,
+                                       &entry.python_depth, top->in_compile);
+        entry.python_top = state.last_python_top;
+        entry.python_count = state.last_python_count;
+        entry.in_compile = state.last_in_compile;
+        if (op.sequence_number >= 0) {
+          base = CachedChild(state, base,
+                             FrameKey{DLMONITOR_FRAME_PHASE, forward_name_, 0, 0});
+        }
+        entry.context = CachedChild(state, base, op_key);
       } else {
         entry.anchor = top->anchor;
         entry.python_depth = top->python_depth;
+        entry.python_top = top->python_top;
+        entry.python_count = top->python_count;
+        entry.in_compile = top->in_compile;
         entry.entry_stack = top->entry_stack;
         entry.context = CachedChild(state, top->context, op_key);
       }
@@ -349,6 +440,11 @@ ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
   while (depth > 0 && state.ops[depth - 1].context == kNoContext) --depth;
   const OpEntry* top = depth == 0 ? nullptr : &state.ops[depth - 1];
   if (top != nullptr && top->kind != DLMONITOR_OP_USER_SCOPE) {
+    if (PythonInside(*top)) {
+      int python_depth = 0;
+      return PythonContext(state, top->context, top->python_count,
+                           &python_depth, top->in_compile);
+    }
     if (top->entry_stack != native::kNoStack &&
         native_enabled_.load(std::memory_order_acquire)) {
       return InsideOpContext(state, *top, caller_pc);
@@ -358,7 +454,8 @@ ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
   const ContextId base = top ? top->context : ThreadRoot(state);
   const int start = top ? std::max(top->python_depth - 1, 0) : 0;
   int python_depth = 0;
-  return PythonContext(state, base, start, &python_depth);
+  return PythonContext(state, base, start, &python_depth,
+                       top != nullptr && top->in_compile);
 }
 
 }  // namespace deepcontext::dlmonitor

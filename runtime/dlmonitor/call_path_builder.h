@@ -11,6 +11,17 @@
 // thread: only the part that differs from the previous capture is resolved
 // and looked up in the tree (call-path caching).
 //
+// An op whose implementation runs Python again (a torch.autograd.Function,
+// torch.compile's generated code) is seen by the innermost Python frame
+// having changed since the op was entered: ops and GPU calls made from
+// there read the frames past the op's and hang below them:
+//
+//   line -> Torch-Compiled Region -> <frames> -> [forward] -> CompiledFunction
+//        -> call (/tmp/torchinductor_*/...py:12) -> cuLaunchKernel -> kernel
+//
+// Frames an adapter marks as compilation (Dynamo, Inductor's code
+// generation, autotuning) put their work below a [compile] phase.
+//
 // With native frames enabled (dlmonitor_native_enable), an op entered from
 // Python also captures the thread's native stack: the path then reads
 // Python frames -> native frames -> op, the Python frames standing in place
@@ -107,9 +118,18 @@ class CallPathBuilder {
   // The marker child of base standing for cut outer frames.
   ContextId TruncationMarker(ContextId base);
   // Context of the thread's Python stack hung under `base`, keeping frames
-  // from index `start` on; *depth receives the kept stack depth.
+  // from index `start` on; *depth receives the kept stack depth. The first
+  // compilation frame (PythonFrameCache::MarkCompileFrames) among them
+  // gets a [compile] phase node before it, unless `base_in_compile`.
+  // Leaves what it saw in state.last_python_top/_count/last_in_compile.
   ContextId PythonContext(ThreadState& state, ContextId base, int start,
-                          int* depth);
+                          int* depth, bool base_in_compile = false);
+  // Records the calling thread's Python position in `entry` (a full
+  // capture, for entries whose context was found without one).
+  void MarkPython(OpEntry& entry) const;
+  // True when Python code runs inside `top`: the thread's innermost frame
+  // is not the one the entry was pushed from. One frame is read.
+  bool PythonInside(const OpEntry& top) const;
   // Like PythonContext, with the native stack spliced in (see the top of
   // this file); falls back to PythonContext when no stack was captured.
   ContextId NativeContext(ThreadState& state, ContextId base, int start,
@@ -136,6 +156,7 @@ class CallPathBuilder {
   const StringId backward_name_;
   const StringId allocated_before_name_;
   const StringId truncated_name_;
+  const StringId compile_name_;
   std::atomic<uint64_t> generation_;
 
   // Native frames: set up by the first EnableNative, then read-only.

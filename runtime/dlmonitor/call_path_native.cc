@@ -44,6 +44,8 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const int count =
       python_enabled_ ? CapturePython(python_frames, &truncated) : 0;
   const python::RawFrame* frames = python_frames + (truncated ? 1 : 0);
+  state.last_python_top = count > 0 ? frames[count - 1] : python::RawFrame{};
+  state.last_python_count = count;
   if (truncated && start == 0) base = TruncationMarker(base);
   const int first_python = std::min(start, count);
 

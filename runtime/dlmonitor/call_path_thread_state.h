@@ -30,6 +30,15 @@ struct OpEntry {
   // nested in) when native frames are on; the frames a GPU API call adds
   // beyond it are the op's own (see InsideOpContext).
   native::StackId entry_stack = native::kNoStack;
+  // The thread's innermost Python frame when the entry was pushed, and how
+  // many frames it had (0: none). Once another frame is innermost, the op
+  // runs Python code of its own (an autograd.Function's forward or
+  // backward, code torch.compile generated): ops and GPU calls from there
+  // hang below those frames (CallPathBuilder::PythonInside).
+  python::RawFrame python_top;
+  int python_count = 0;
+  // The entry's context lies below a [compile] phase.
+  bool in_compile = false;
 };
 
 namespace call_path {
@@ -145,6 +154,11 @@ struct ThreadState {
                      call_path::NativePathKeyHash>
       native_paths;
   size_t native_variants = 0;
+  // What the latest Python capture saw (see OpEntry::python_top) and
+  // whether the context it built lies below a [compile] phase.
+  python::RawFrame last_python_top;
+  int last_python_count = 0;
+  bool last_in_compile = false;
   // Stack id of the latest NativeContext capture.
   native::StackId last_native_stack = native::kNoStack;
   // GPU API call paths inside ops (see InsideOpContext).

@@ -228,4 +228,32 @@ dlmonitor_status_t dlmonitor_python_hide_leaf_files(const char* substring) {
   }
 }
 
+dlmonitor_status_t dlmonitor_python_hide_leaf_frames(const char* file_substring,
+                                                     const char* function) {
+  if (file_substring == nullptr || file_substring[0] == '\0') {
+    return DLMONITOR_ERROR_INVALID_ARGUMENT;
+  }
+  try {
+    Monitor::Instance().python_frames().HideLeafFrames(
+        file_substring, function != nullptr ? function : "");
+    return DLMONITOR_OK;
+  } catch (...) {
+    return DLMONITOR_ERROR_LIMIT_REACHED;
+  }
+}
+
+dlmonitor_status_t dlmonitor_python_mark_compile_frames(const char* file_substring,
+                                                       const char* function) {
+  if (file_substring == nullptr || file_substring[0] == '\0') {
+    return DLMONITOR_ERROR_INVALID_ARGUMENT;
+  }
+  try {
+    Monitor::Instance().python_frames().MarkCompileFrames(
+        file_substring, function != nullptr ? function : "");
+    return DLMONITOR_OK;
+  } catch (...) {
+    return DLMONITOR_ERROR_LIMIT_REACHED;
+  }
+}
+
 }  // extern "C"

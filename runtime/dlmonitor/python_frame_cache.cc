@@ -1,8 +1,22 @@
 #include "runtime/dlmonitor/python_frame_cache.h"
 
+#include <string_view>
+
 #include "deepcontext/dlmonitor.h"
 
 namespace deepcontext::dlmonitor {
+namespace {
+
+// "Class.method" and "outer.<locals>.inner" (3.11+ qualified names) match
+// "method" and "inner"; an empty pattern matches every function.
+bool FunctionMatches(std::string_view qualified, std::string_view pattern) {
+  if (pattern.empty() || qualified == pattern) return true;
+  return qualified.size() > pattern.size() &&
+         qualified.ends_with(pattern) &&
+         qualified[qualified.size() - pattern.size() - 1] == '.';
+}
+
+}  // namespace
 
 ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame) {
   Shard& shard = shards_[RawFrameHash{}(frame) % kShards];
@@ -37,20 +51,43 @@ ResolvedPythonFrame PythonFrameCache::Resolve(const python::RawFrame& frame) {
   out.key.name = strings_.Intern(info.function);
   out.key.file = strings_.Intern(info.file);
   out.key.line = info.line > 0 ? static_cast<uint32_t>(info.line) : 0;
-  std::lock_guard<std::mutex> guard(hidden_mutex_);
-  for (const std::string& pattern : hidden_) {
-    if (info.file.find(pattern) != std::string::npos) {
+  std::lock_guard<std::mutex> guard(patterns_mutex_);
+  for (const FramePattern& pattern : hidden_) {
+    if (pattern.Matches(info)) {
       out.hidden = true;
+      break;
+    }
+  }
+  for (const FramePattern& pattern : compile_) {
+    if (pattern.Matches(info)) {
+      out.compile = true;
       break;
     }
   }
   return out;
 }
 
+bool PythonFrameCache::FramePattern::Matches(const python::FrameInfo& info) const {
+  return info.file.find(file) != std::string::npos &&
+         FunctionMatches(info.function, function);
+}
+
+void PythonFrameCache::MarkCompileFrames(const std::string& file_substring,
+                                         const std::string& function) {
+  if (file_substring.empty()) return;
+  std::lock_guard<std::mutex> guard(patterns_mutex_);
+  compile_.push_back(FramePattern{file_substring, function});
+}
+
 void PythonFrameCache::HideLeafFiles(const std::string& substring) {
-  if (substring.empty()) return;
-  std::lock_guard<std::mutex> guard(hidden_mutex_);
-  hidden_.push_back(substring);
+  HideLeafFrames(substring, "");
+}
+
+void PythonFrameCache::HideLeafFrames(const std::string& file_substring,
+                                      const std::string& function) {
+  if (file_substring.empty()) return;
+  std::lock_guard<std::mutex> guard(patterns_mutex_);
+  hidden_.push_back(FramePattern{file_substring, function});
 }
 
 }  // namespace deepcontext::dlmonitor

@@ -26,6 +26,9 @@ struct ResolvedPythonFrame {
   // dropped from the innermost end of a path (the framework's own Python
   // glue between the user's line and the op, e.g. record_function.__enter__).
   bool hidden = false;
+  // True when the frame is compilation work (a pattern of
+  // MarkCompileFrames): paths through it hang from a [compile] phase.
+  bool compile = false;
 };
 
 class PythonFrameCache {
@@ -55,6 +58,17 @@ class PythonFrameCache {
   // Frames whose file contains `substring` become hidden at path leaves.
   // Applies to call sites resolved after the call. [any thread]
   void HideLeafFiles(const std::string& substring);
+  // The same for the frames of one function there (the qualified name or
+  // its last component; empty: any). [any thread]
+  void HideLeafFrames(const std::string& file_substring,
+                      const std::string& function);
+
+  // Frames whose file contains `file_substring` and whose function is
+  // `function` (the qualified name, or its last component; empty: any)
+  // become compilation frames. Applies to call sites resolved after the
+  // call. [any thread]
+  void MarkCompileFrames(const std::string& file_substring,
+                         const std::string& function);
 
  private:
   static constexpr size_t kShards = 16;
@@ -67,8 +81,14 @@ class PythonFrameCache {
 
   StringTable& strings_;
   Shard shards_[kShards];
-  std::mutex hidden_mutex_;  // guards hidden_
-  std::vector<std::string> hidden_;
+  struct FramePattern {
+    std::string file;      // a substring of the file path
+    std::string function;  // empty: any function
+    bool Matches(const python::FrameInfo& info) const;
+  };
+  std::mutex patterns_mutex_;  // guards hidden_ and compile_
+  std::vector<FramePattern> hidden_;
+  std::vector<FramePattern> compile_;
 };
 
 }  // namespace deepcontext::dlmonitor

@@ -153,7 +153,18 @@ void GpuAttribution::Handle(const Record& record, uint64_t graph_node_id) {
   }
   if (table_.Claim(record.correlation_id, &launch)) {
     ++stats_.attributed;
-    Credit(Target{launch.context, launch.api_name()}, record);
+    Target target{launch.context, launch.api_name()};
+    if (graph_node_id != 0 && resolver_) {
+      std::string_view name;
+      if constexpr (std::is_same_v<Record, KernelRecord>) name = record.name;
+      if constexpr (std::is_same_v<Record, MemsetRecord>) name = kGraphMemsetName;
+      if constexpr (std::is_same_v<Record, MemcpyRecord>) name = kGraphMemcpyName;
+      if (!name.empty()) {
+        const ContextId resolved = resolver_(record.correlation_id, graph_node_id, name);
+        if (resolved != 0) target.context = resolved;
+      }
+    }
+    Credit(target, record);
     return;
   }
   switch (table_.Park(record.correlation_id, PendingRecord(record), &launch)) {

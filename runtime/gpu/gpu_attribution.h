@@ -71,6 +71,10 @@ struct DeviceActivity {
   uint64_t kernels = 0;
 };
 
+// The names a graph kernel resolver gets for memsets and copies.
+inline constexpr std::string_view kGraphMemsetName = "<memset>";
+inline constexpr std::string_view kGraphMemcpyName = "<memcpy>";
+
 class GpuAttribution {
  public:
   // `sink` must outlive this object.
@@ -96,6 +100,16 @@ class GpuAttribution {
   // A graph node was cloned (graph instantiation): the clone inherits the
   // original's context. [any thread]
   void OnGraphNodeCloned(uint64_t clone_id, uint64_t original_id);
+  // Asked for a graph kernel, memset or copy whose node was never seen
+  // created or cloned (e.g. one of a child graph that an executable graph
+  // embeds), by kernel name or kGraphMemsetName / kGraphMemcpyName: the
+  // context to credit instead of the graph launch's, or 0. Set before
+  // records arrive; runs on the processing thread.
+  using GraphKernelResolver = std::function<ContextId(
+      uint64_t correlation_id, uint64_t graph_node_id, std::string_view kernel_name)>;
+  void SetGraphKernelResolver(GraphKernelResolver resolver) {
+    resolver_ = std::move(resolver);
+  }
 
   // Activity records. Calls are serialized internally; in production they
   // come from the one activity-processing thread.
@@ -177,6 +191,7 @@ class GpuAttribution {
 
   ContextSink& sink_;
   const AttributionOptions options_;
+  GraphKernelResolver resolver_;
   CorrelationTable table_;
   std::atomic<uint64_t> launches_{0};
   std::atomic<bool> windowed_{false};

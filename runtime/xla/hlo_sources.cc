@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "runtime/xla/op_path.h"
+
 namespace deepcontext::xla {
 namespace {
 
@@ -64,6 +66,50 @@ bool NumberedString(std::string_view line, uint64_t* id, std::string* text) {
   return *id != 0;
 }
 
+// The text of `key="..."` in a metadata list (HLO escapes quotes and
+// backslashes); empty when absent.
+std::string QuotedField(std::string_view line, std::string_view key) {
+  size_t at = 0;
+  while ((at = line.find(key, at)) != std::string_view::npos) {
+    const bool starts = at == 0 || line[at - 1] == ' ' || line[at - 1] == '{';
+    const size_t open = at + key.size();
+    if (starts && open + 1 < line.size() && line[open] == '=' && line[open + 1] == '"') {
+      std::string text;
+      for (size_t i = open + 2; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 1 < line.size()) ++i;
+        text.push_back(line[i]);
+      }
+      return text;
+    }
+    at += key.size();
+  }
+  return {};
+}
+
+// The functions of the nested jits an operation was traced in: the
+// "jit(name)" components of its name stack after the module's own.
+std::set<std::string, std::less<>> NestedJits(std::string_view op_name) {
+  std::set<std::string, std::less<>> names;
+  const std::vector<std::string_view> parts = SplitNameStack(op_name);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string_view part = parts[i];
+    if (part.size() > 5 && part.substr(0, 4) == "jit(" && part.back() == ')') {
+      names.emplace(part.substr(4, part.size() - 5));
+    }
+  }
+  return names;
+}
+
+// Whether a frame's function is `name`: JAX records qualified names
+// ("make_step.<locals>.step") where jit names the function itself ("step").
+bool IsFunction(std::string_view qualified, std::string_view name) {
+  if (name.empty() || qualified.size() < name.size()) return false;
+  if (qualified == name) return true;
+  return qualified.size() > name.size() &&
+         qualified.substr(qualified.size() - name.size()) == name &&
+         qualified[qualified.size() - name.size() - 1] == '.';
+}
+
 // "  %name = ..." or "  ROOT %name = ..." -> name.
 std::string_view InstructionName(std::string_view line) {
   line = Trim(line);
@@ -82,7 +128,12 @@ HloSources ParseHloSources(std::string_view text) {
   std::map<uint64_t, std::string> files, functions;
   std::map<uint64_t, Location> locations;
   std::map<uint64_t, Frame> frames;
-  std::vector<std::pair<std::string, uint64_t>> instructions;
+  struct Instruction {
+    std::string name;
+    uint64_t frame = 0;
+    std::string op_name;
+  };
+  std::vector<Instruction> instructions;
   Section section = Section::kNone;
   size_t start = 0;
   while (start <= text.size()) {
@@ -128,18 +179,26 @@ HloSources ParseHloSources(std::string_view text) {
     }
     const size_t metadata = line.find("metadata={");
     if (metadata == std::string_view::npos) continue;
-    const uint64_t frame = Field(line.substr(metadata + 9), "stack_frame_id");
+    const std::string_view fields = line.substr(metadata + 9);
+    const uint64_t frame = Field(fields, "stack_frame_id");
     const std::string_view name = InstructionName(raw);
-    if (frame != 0 && !name.empty()) instructions.emplace_back(std::string(name), frame);
+    if (frame != 0 && !name.empty()) {
+      instructions.push_back({std::string(name), frame, QuotedField(fields, "op_name")});
+    }
   }
   const std::string jitted =
       out.module.substr(0, 4) == "jit_" ? out.module.substr(4) : out.module;
-  for (const auto& [name, innermost] : instructions) {
+  for (const Instruction& instruction : instructions) {
     // Innermost first, up to and including the jitted function's frame.
+    // An operation of a nested jit whose traceback does not reach it (JAX
+    // reuses the inner function's trace from an earlier call, made from
+    // elsewhere) goes up to the outermost nested jitted function instead:
+    // the lines inside jitted code, never the earlier caller's.
+    const auto nested = NestedJits(instruction.op_name);
     std::vector<SourceFrame> chain;
     std::set<uint64_t> seen;
-    bool reached = false;
-    for (uint64_t id = innermost; id != 0 && seen.insert(id).second;) {
+    size_t keep = 0;
+    for (uint64_t id = instruction.frame; id != 0 && seen.insert(id).second;) {
       auto frame = frames.find(id);
       if (frame == frames.end()) break;
       auto location = locations.find(frame->second.location);
@@ -149,14 +208,18 @@ HloSources ParseHloSources(std::string_view text) {
       f.function = functions[location->second.function];
       f.line = location->second.line;
       chain.push_back(f);
-      if (f.function == jitted) {
-        reached = true;
+      if (IsFunction(f.function, jitted)) {
+        keep = chain.size();
         break;
+      }
+      for (const std::string& inner : nested) {
+        if (IsFunction(f.function, inner)) keep = chain.size();
       }
       id = frame->second.parent;
     }
-    if (!reached) continue;
-    out.frames.emplace(name, std::vector<SourceFrame>(chain.rbegin(), chain.rend()));
+    if (keep == 0) continue;
+    chain.resize(keep);
+    out.frames.emplace(instruction.name, std::vector<SourceFrame>(chain.rbegin(), chain.rend()));
   }
   return out;
 }

@@ -1,6 +1,9 @@
-"""`deepcontext run` names the framework's CUPTI as the process's NVTX tool,
-so that XLA's ranges (HLO operations, compilations) reach the runtime,
-unless the user named a tool already or turned it off."""
+"""`deepcontext run` names the runtime library as the process's NVTX tool
+(or the framework's CUPTI, with DEEPCONTEXT_XLA_NVTX=cupti), so that XLA's
+ranges (HLO operations, compilations) reach the runtime, unless the user
+named a tool already or turned it off."""
+
+import os
 
 from conftest import PYTHON, run_profiled
 from fake_cupti_site import fake_cupti_site
@@ -14,11 +17,19 @@ def _shown(result):
     return lines[0][len("NVTX="):]
 
 
-def test_the_frameworks_cupti_becomes_the_nvtx_tool(tmp_path):
+def test_the_runtime_library_becomes_the_nvtx_tool(tmp_path):
+    site, _ = fake_cupti_site(tmp_path)
+    result = run_profiled([PYTHON, "-c", _SHOW], tmp_path / "p.dctx",
+                          env={"PYTHONPATH": str(site)}, check=0)
+    shown = _shown(result)
+    assert shown.endswith("/lib/libdeepcontext.so"), shown
+    assert os.path.exists(shown), shown
+
+
+def test_cupti_becomes_the_nvtx_tool_when_asked(tmp_path):
     site, cupti = fake_cupti_site(tmp_path)
-    env = {"PYTHONPATH": str(site)}
-    env.pop("NVTX_INJECTION64_PATH", None)
-    result = run_profiled([PYTHON, "-c", _SHOW], tmp_path / "p.dctx", env=env, check=0)
+    result = run_profiled([PYTHON, "-c", _SHOW], tmp_path / "p.dctx",
+                          env={"PYTHONPATH": str(site), "DEEPCONTEXT_XLA_NVTX": "cupti"}, check=0)
     assert _shown(result) == str(cupti)
 
 

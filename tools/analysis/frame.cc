@@ -108,6 +108,33 @@ bool IsFrameworkWrapper(const Frame& frame) {
   return name == "_call_impl" || name == "_wrapped_call_impl";
 }
 
+bool IsCompilerGlue(const Frame& frame) {
+  if (frame.kind != format::FrameKind::kPythonFrame) return false;
+  // Only installed copies: a user's own "torch/_dynamo" checkout stays.
+  if (!IsLibraryFile(frame.file)) return false;
+  // Dynamo, AOTAutograd, Inductor, and what their tracing runs through
+  // (fake tensors, FX, decompositions, dispatch modes, compile-time
+  // instrumentation wrappers).
+  static constexpr std::array<std::string_view, 20> kGlue = {
+      "/torch/_dynamo/",          "/torch/_functorch/",
+      "/torch/_inductor/",        "/torch/autograd/function.py",
+      "/torch/_compile.py",       "/torch/_guards.py",
+      "/torch/_subclasses/",      "/torch/fx/",
+      "/torch/_decomp/",          "/torch/_refs/",
+      "/torch/_prims/",           "/torch/_prims_common/",
+      "/torch/_higher_order_ops/", "/torch/_library/",
+      "/torch/_utils_internal.py", "/torch/utils/_stats.py",
+      "/torch/utils/_python_dispatch.py",
+      "/triton/runtime/",         "/triton/backends/",
+      "/triton/compiler/"};
+  for (std::string_view glue : kGlue) {
+    if (frame.file.find(glue) != std::string::npos) return true;
+  }
+  // torch.compile's backend entry point lives in torch/__init__.py.
+  return frame.file.ends_with("/torch/__init__.py") &&
+         frame.name.starts_with("_TorchCompileInductorWrapper.");
+}
+
 bool IsProfilerFrame(const Frame& frame) {
   if (frame.kind != format::FrameKind::kNativeFrame) return false;
   // Mangled names hold their identifiers verbatim: most frames are ruled

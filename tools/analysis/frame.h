@@ -59,6 +59,15 @@ std::string DemangledName(const std::string& name);
 // without telling anything. Reports fold them into their callers.
 bool IsFrameworkWrapper(const Frame& frame);
 
+// True for the Python frames of torch.compile's machinery in an installed
+// torch or Triton: Dynamo's frame evaluation and tracing, AOTAutograd's
+// runtime wrappers, Inductor's compiler and kernel launchers,
+// autograd.Function.apply, Triton's launchers. Between the line that calls
+// a compiled module and the line of Inductor's generated code that ran a
+// kernel they are a dozen frames a user cannot act on; reports fold them
+// into their callers. Generated code (/tmp/torchinductor_*) is not theirs.
+bool IsCompilerGlue(const Frame& frame);
+
 // True for the profiler's own frames that op callbacks run under
 // (at::RecordFunction::runStartCallbacks, c10::Dispatcher::runRecordFunction
 // and the like, seen in native stacks): they are how DeepContext observes

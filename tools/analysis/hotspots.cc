@@ -7,17 +7,23 @@ namespace deepcontext::analysis {
 
 namespace {
 
-// For every node, the closest proper ancestor that is a Python frame, or
-// kNoNode. One pass suffices because parents precede their children.
+// For every node, the closest proper ancestor that is a Python frame of
+// code a user reads (not a module-call wrapper or torch.compile's
+// machinery), or kNoNode. One pass suffices because parents precede their
+// children.
 constexpr NodeIndex kNoNode = UINT32_MAX;
 
 std::vector<NodeIndex> PythonAncestors(const ProfileTree& tree) {
+  std::vector<bool> caller_frame(tree.frames().size());
+  for (FrameId f = 0; f < tree.frames().size(); ++f) {
+    const Frame& frame = tree.frames()[f];
+    caller_frame[f] = frame.kind == format::FrameKind::kPythonFrame &&
+                      !IsFrameworkWrapper(frame) && !IsCompilerGlue(frame);
+  }
   std::vector<NodeIndex> ancestors(tree.size(), kNoNode);
   for (NodeIndex i = 1; i < tree.size(); ++i) {
     NodeIndex parent = tree.node(i).parent;
-    bool parent_is_python =
-        tree.frame_of(parent).kind == format::FrameKind::kPythonFrame;
-    ancestors[i] = parent_is_python ? parent : ancestors[parent];
+    ancestors[i] = caller_frame[tree.node(parent).frame] ? parent : ancestors[parent];
   }
   return ancestors;
 }

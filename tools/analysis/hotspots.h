@@ -17,6 +17,9 @@ struct Hotspot {
   // The nearest enclosing Python frame that contributes most of the
   // exclusive value, i.e. the user's line that leads to this cost; kNoFrame
   // when the frame is itself Python code or has no Python ancestor.
+  // Module-call wrappers and torch.compile's machinery (frame.h) are
+  // looked through: the line past them (a generated kernel launch, the
+  // user's call of a compiled module) is the caller.
   FrameId python_caller = kNoFrame;
   double python_caller_value = 0;  // exclusive value reached via that frame
 };

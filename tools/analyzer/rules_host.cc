@@ -121,6 +121,19 @@ std::map<analysis::FrameId, LineTotal> WaitsByLine(const ProfileView& view) {
   return totals;
 }
 
+// Whether the profile holds a [compile] phase: torch.compile or a JAX jit
+// compiled inside the profiled span. Its idle GPU time is then largely a
+// one-time cost, and torch.compile is no advice to a program that uses it.
+bool CompiledInProfile(const analysis::ProfileTree& tree) {
+  for (NodeIndex n = 1; n < tree.size(); ++n) {
+    const analysis::Frame& frame = tree.frame_of(n);
+    if (frame.kind == FrameKind::kPhase && frame.name == "[compile]") {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool IsPageableCopy(const std::string& name) {
   return name.starts_with("memcpy ") &&
          name.find("(pageable)") != std::string::npos;
@@ -193,7 +206,18 @@ RuleOutcome CheckGpuIdle(const ProfileView& view, const Thresholds& t) {
       loader = true;
     }
   }
-  if (loader) {
+  if (CompiledInProfile(tree)) {
+    f.suggestion =
+        "Code was compiled (torch.compile or jax.jit, see the [compile] "
+        "nodes) inside the profiled span, and the idle time includes the "
+        "compilation, a one-time cost. Profile the steady state after "
+        "warm-up steps before acting on this; if the GPU still waits there, "
+        "move CPU work under this line off the training loop or enlarge the "
+        "batch.";
+    f.example =
+        "with deepcontext.profile(\"steady.dctx\"): train(steps)  "
+        "# after the warm-up steps";
+  } else if (loader) {
     f.suggestion =
         "The input pipeline runs in the training process. Load and augment "
         "in worker processes with pinned memory, and keep them alive "

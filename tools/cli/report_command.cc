@@ -116,8 +116,10 @@ void AddReportCommand(CLI::App& app, std::function<int()>& action) {
   command->add_flag("--full-paths", request->options.full_paths,
                     "Show whole file paths in the Location column");
   command->add_flag("--all-frames", request->options.all_frames,
-                    "Show every frame: torch's Module._call_impl wrappers and "
-                    "the profiler's own native frames are folded otherwise");
+                    "Show every frame: torch's Module._call_impl wrappers, "
+                    "torch.compile's machinery (Dynamo, AOTAutograd, Inductor, "
+                    "Triton launchers) and the profiler's own native frames "
+                    "are folded otherwise");
   command->add_flag("--ascii", *ascii, "Draw tree guides with ASCII only");
   command->callback([request, view, ascii, wide, width, &action] {
     if (*wide) {

@@ -7,6 +7,7 @@ namespace deepcontext::report {
 
 bool IsFolded(const analysis::Frame& frame, Folding folding) {
   return folding == Folding::kDefault && (analysis::IsFrameworkWrapper(frame) ||
+                                          analysis::IsCompilerGlue(frame) ||
                                           analysis::IsProfilerFrame(frame));
 }
 

@@ -2,7 +2,7 @@
 profiler's JAX support is built on: the compiled HLO text and proto of each
 module, the names jaxlib offers to hook compilation, and (mode "reference")
 jax.profiler's per-HLO-operation device times. Usage:
-  probe_programs.py record OUTDIR | reference OUTDIR"""
+  probe_programs.py record|record_large|nested|reference OUTDIR"""
 
 import base64
 import gzip
@@ -108,6 +108,40 @@ def record(out):
     print("record done loss=%.5f" % float(loss))
 
 
+def record_large(out):
+    """2 steps of the issue's MLP (8 layers of 4096, batch 1024): what its
+    command buffer records (cuBLAS GEMMs among the commands)."""
+    key = jax.random.PRNGKey(0)
+    params = mlp_init(key, 4096, 8)
+    x = jax.random.normal(key, (1024, 4096), jnp.float32)
+    for _ in range(3):
+        loss, params = train_step(params, x)
+        loss.block_until_ready()
+    with open(os.path.join(out, "hlo_large_step.txt"), "w") as f:
+        f.write(train_step.lower(params, x).compile().as_text())
+    print("record_large done loss=%.5f" % float(loss))
+
+
+def nested(out):
+    """The HLO of a jitted function calling another jitted function that
+    was called (and traced) on its own first (tests/gpu/programs/gpu_jax.py)."""
+    @jax.jit
+    def layer(x, w):
+        return jnp.tanh(x @ w) * 0.5 + x
+
+    @jax.jit
+    def loss(x, w):
+        return jnp.mean(layer(layer(x, w), w) ** 2)
+
+    key = jax.random.PRNGKey(0)
+    x = jax.random.normal(key, (256, 256), jnp.float32)
+    w = jax.random.normal(key, (256, 256), jnp.float32) * 0.01
+    y = layer(x, w).block_until_ready()
+    with open(os.path.join(out, "hlo_nested_jit.txt"), "w") as f:
+        f.write(loss.lower(y, w).compile().as_text())
+    print("nested done")
+
+
 def reference(out):
     """jax.profiler's per-hlo_op device time for 5 steps of the issue's MLP."""
     key = jax.random.PRNGKey(0)
@@ -153,4 +187,5 @@ def reference(out):
 
 
 if __name__ == "__main__":
-    {"record": record, "reference": reference}[sys.argv[1]](sys.argv[2])
+    {"record": record, "record_large": record_large, "nested": nested,
+     "reference": reference}[sys.argv[1]](sys.argv[2])

@@ -3,6 +3,7 @@
 #   -DEXPECT_RC=N                the exit status it must return
 #   -DSTDOUT_MATCH=regex ...     optional; up to STDOUT_MATCH3 / STDERR_MATCH3
 #   -DSTDOUT_EMPTY=ON            optional; stdout must be empty
+#   -DSTDOUT_NOT_MATCH=regex     optional; stdout must not match
 string(REPLACE "|" ";" command "${COMMAND}")
 execute_process(COMMAND ${command}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -25,6 +26,10 @@ foreach(stream STDOUT STDERR)
     endif()
   endforeach()
 endforeach()
+if(STDOUT_NOT_MATCH AND out MATCHES "${STDOUT_NOT_MATCH}")
+  message(SEND_ERROR "stdout matches: ${STDOUT_NOT_MATCH}")
+  set(failed TRUE)
+endif()
 if(STDOUT_EMPTY AND NOT out STREQUAL "")
   message(SEND_ERROR "stdout should be empty")
   set(failed TRUE)

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cupti/nvtx_injection.h"
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
 
 namespace deepcontext::cupti::fake {
@@ -128,6 +129,104 @@ TEST_F(NvtxCallbacksTest, WithoutRangesLaunchesStayWhereTheyWere) {
   EXPECT_TRUE(PathTo("[forward]").empty());
   state_->Stop();
   EXPECT_EQ(Value(state_->Metadata(), "gpu_xla_op_ranges"), "");
+}
+
+// The runtime as the NVTX tool: NVTX hands InitializeInjectionNvtx2 its
+// function table, the tool fills the slots it implements.
+class FakeNvtx {
+ public:
+  FakeNvtx() {
+    for (unsigned i = 0; i < NVTX_CBID_CORE2_SIZE; ++i) pointers_[i] = &slots_[i];
+    pointers_[0] = nullptr;
+  }
+  static const void* NVTX_API ExportTable(uint32_t id) {
+    static const NvtxExportTableCallbacks callbacks{sizeof(NvtxExportTableCallbacks),
+                                                    &ModuleTable};
+    return id == NVTX_ETID_CALLBACKS ? &callbacks : nullptr;
+  }
+  template <typename F>
+  F Slot(unsigned id) const {
+    return reinterpret_cast<F>(slots_[id]);
+  }
+
+ private:
+  static int NVTX_API ModuleTable(NvtxCallbackModule module, NvtxFunctionTable* table,
+                                  unsigned int* last) {
+    if (module != NVTX_CB_MODULE_CORE2) return 0;
+    *table = current_->pointers_;
+    *last = NVTX_CBID_CORE2_SIZE - 1;
+    return 1;
+  }
+  friend class NvtxToolTest;
+  static inline FakeNvtx* current_ = nullptr;
+  NvtxFunctionPointer slots_[NVTX_CBID_CORE2_SIZE] = {};
+  NvtxFunctionPointer* pointers_[NVTX_CBID_CORE2_SIZE] = {};
+};
+
+class NvtxToolTest : public NvtxCallbacksTest {
+ protected:
+  void SetUp() override {
+    NvtxCallbacksTest::SetUp();
+    FakeNvtx::current_ = &nvtx_;
+    ASSERT_EQ(InstallNvtxTool(&FakeNvtx::ExportTable), 1);
+  }
+  nvtxDomainHandle_t ToolDomain(const char* name) {
+    return nvtx_.Slot<nvtxDomainCreateA_impl_fntype>(NVTX_CBID_CORE2_DomainCreateA)(name);
+  }
+  nvtxStringHandle_t ToolRegister(nvtxDomainHandle_t domain, const char* text) {
+    return nvtx_.Slot<nvtxDomainRegisterStringA_impl_fntype>(
+        NVTX_CBID_CORE2_DomainRegisterStringA)(domain, text);
+  }
+  void ToolPush(nvtxDomainHandle_t domain, const nvtxEventAttributes_t& attributes) {
+    nvtx_.Slot<nvtxDomainRangePushEx_impl_fntype>(NVTX_CBID_CORE2_DomainRangePushEx)(domain,
+                                                                                   &attributes);
+  }
+  void ToolPop(nvtxDomainHandle_t domain) {
+    nvtx_.Slot<nvtxDomainRangePop_impl_fntype>(NVTX_CBID_CORE2_DomainRangePop)(domain);
+  }
+  FakeNvtx nvtx_;
+};
+
+TEST_F(NvtxToolTest, TheToolFillsOnlyTheFunctionsXlaUses) {
+  EXPECT_TRUE(NvtxToolInjected());
+  EXPECT_NE(nvtx_.Slot<void*>(NVTX_CBID_CORE2_DomainRangePushEx), nullptr);
+  EXPECT_EQ(nvtx_.Slot<void*>(NVTX_CBID_CORE2_DomainMarkEx), nullptr);
+  EXPECT_EQ(nvtx_.Slot<void*>(NVTX_CBID_CORE2_DomainRangeStartEx), nullptr);
+  // Not NVTX's callbacks table: nothing installed.
+  EXPECT_EQ(InstallNvtxTool([](uint32_t) -> const void* { return nullptr; }), 0);
+}
+
+TEST_F(NvtxToolTest, ALaunchInsideAThunkRangeGoesBelowItsOperation) {
+  // Strings are registered before the profile starts (JAX loads its
+  // modules first): they still name their ranges.
+  nvtxDomainHandle_t tsl = ToolDomain("TSL");
+  nvtxDomainHandle_t other = ToolDomain("NCCL");
+  nvtxStringHandle_t thunk = ToolRegister(
+      tsl, "Thunk:#name=jit(step)/transpose(jvp(layer2))/dot_general,hlo_op=gemm_fusion_dot.6#");
+  ASSERT_NE(thunk, nullptr);
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  ToolPush(tsl, Ascii("XlaModule:#hlo_module=jit_step,program_id=12#"));
+  ToolPush(tsl, Registered(thunk));
+  ToolPush(other, Ascii("Thunk:#hlo_op=not_this#"));  // another domain: ignored
+  FakeCuptiLaunch(42);
+  ToolPop(other);
+  ToolPop(tsl);
+  FakeCuptiLaunch(43);
+  ToolPop(tsl);
+  FakeCuptiKernelRecord(42, 1'000, 6'000);
+  FakeCuptiKernelRecord(43, 7'000, 8'000);
+  state_->Flush();
+  EXPECT_EQ(PathTo("gemm_fusion_dot.6"),
+            (std::vector<std::string>{"[backward]", "layer2", "dot_general", "gemm_fusion_dot.6"}));
+  EXPECT_TRUE(PathTo("not_this").empty());
+  state_->Stop();
+  const auto metadata = state_->Metadata();
+  EXPECT_EQ(Value(metadata, "gpu_xla_op_ranges"), "1");
+  EXPECT_EQ(Value(metadata, "gpu_xla_ranges_from"), "runtime NVTX tool");
+  // Stopped: ranges go nowhere.
+  ToolPush(tsl, Registered(thunk));
+  ToolPop(tsl);
 }
 
 }  // namespace

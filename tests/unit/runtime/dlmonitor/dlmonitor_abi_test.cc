@@ -91,6 +91,17 @@ TEST(DlmonitorAbi, ArgumentErrors) {
                                         nullptr, &handle),
             DLMONITOR_ERROR_NOT_INITIALIZED);
   EXPECT_EQ(dlmonitor_finalize(), DLMONITOR_ERROR_NOT_INITIALIZED);
+  // A compile pattern needs a file; the function may be left out.
+  EXPECT_EQ(dlmonitor_python_mark_compile_frames(nullptr, "f"),
+            DLMONITOR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlmonitor_python_mark_compile_frames("", nullptr),
+            DLMONITOR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlmonitor_python_mark_compile_frames("/jit/compiler.py", nullptr),
+            DLMONITOR_OK);
+  EXPECT_EQ(dlmonitor_python_hide_leaf_frames(nullptr, "launcher"),
+            DLMONITOR_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlmonitor_python_hide_leaf_frames("<string>", "launcher"),
+            DLMONITOR_OK);
   EXPECT_NE(std::string(dlmonitor_describe()).find("no python frames"),
             std::string::npos);
 }

@@ -197,6 +197,37 @@ TEST_F(GpuAttributionTest, GraphKernelsGoToTheContextThatCreatedTheirNode) {
   EXPECT_EQ(sink_.Sum(kRoot, {"<unattributed>", "k2"}, GpuMetric::kGpuTime), 10);
 }
 
+TEST_F(GpuAttributionTest, AResolverPlacesKernelsOfUnknownGraphNodes) {
+  GpuAttribution attribution(sink_);
+  attribution.OnGraphNodeCreated(100, 30, "cuGraphAddNode_v2");
+  std::vector<std::string> asked;
+  attribution.SetGraphKernelResolver(
+      [&](uint64_t correlation, uint64_t node, std::string_view kernel) -> ContextId {
+        asked.push_back(std::to_string(correlation) + "/" + std::to_string(node) + "/" +
+                        std::string(kernel));
+        return kernel == "gemm" ? 50 : 0;
+      });
+  attribution.OnLaunch(Launch(9, 40, "cuGraphLaunch", 0));
+  for (auto [node, name] : {std::pair<uint64_t, const char*>{100, "k0"}, {300, "gemm"},
+                            {301, "other"}}) {
+    KernelRecord k = Kernel(9, name, 0, 10);
+    k.graph_id = 3;
+    k.graph_node_id = node;
+    attribution.OnKernel(k);
+  }
+  MemsetRecord memset;
+  memset.correlation_id = 9;
+  memset.graph_node_id = 302;
+  memset.start_ns = 20;
+  memset.end_ns = 25;
+  attribution.OnMemset(memset);
+  // Known nodes are not asked about; an unplaced kernel stays at the launch.
+  EXPECT_EQ(asked, (std::vector<std::string>{"9/300/gemm", "9/301/other", "9/302/<memset>"}));
+  EXPECT_EQ(sink_.Sum(30, {"cuGraphAddNode_v2", "k0"}, GpuMetric::kGpuTime), 10);
+  EXPECT_EQ(sink_.Sum(50, {"cuGraphLaunch", "gemm"}, GpuMetric::kGpuTime), 10);
+  EXPECT_EQ(sink_.Sum(40, {"cuGraphLaunch", "other"}, GpuMetric::kGpuTime), 10);
+}
+
 TEST_F(GpuAttributionTest, GraphLaunchWithKnownNodeCountIsForgottenWhenComplete) {
   GpuAttribution attribution(sink_);
   attribution.OnLaunch(Launch(1, 50, "cuGraphLaunch", 2));

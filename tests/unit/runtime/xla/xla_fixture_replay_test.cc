@@ -111,6 +111,11 @@ struct Replay {
     // What the Python package registers once JAX compiled the module.
     if (!hlo_text.empty()) sources.Add(ParseHloSources(hlo_text));
     base[python_thread] = kLine;
+    // As the CUPTI backend wires them (gpu_backend_state.h).
+    attribution.SetGraphKernelResolver(
+        [this](uint64_t correlation, uint64_t node, std::string_view kernel) {
+          return ranges.ResolveGraphKernel(correlation, node, kernel);
+        });
     for (const json& e : events) {
       const std::string ev = e["ev"];
       if (ev == "kernel" || ev == "memcpy" || ev == "memset") {
@@ -146,6 +151,7 @@ struct Replay {
     } else if (ev == "api") {
       const ContextId context = ranges.Refine(base[tid]);
       call[tid] = {context, fn};
+      if (fn.rfind("cuGraphLaunch", 0) == 0) ranges.OnGraphLaunch(e["corr"], base[tid]);
       if (ProducesRecords(fn)) {
         gpu::LaunchRecord launch;
         launch.correlation_id = e["corr"];
@@ -157,6 +163,10 @@ struct Replay {
       }
     } else if (ev == "node_created") {
       attribution.OnGraphNodeCreated(e["node"], call[tid].first, call[tid].second);
+      // A kernel launch captured into a graph.
+      if (call[tid].second.rfind("cuLaunchKernel", 0) == 0 && e.contains("kernel")) {
+        ranges.OnCapturedKernel(e["kernel"].get<std::string>());
+      }
     } else if (ev == "node_cloned") {
       attribution.OnGraphNodeCloned(e["node"], e["orig_node"]);
     }

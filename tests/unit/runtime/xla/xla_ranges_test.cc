@@ -153,5 +153,120 @@ TEST_F(XlaRangesTest, NonXlaRangesChangeNothing) {
   EXPECT_EQ(ranges.Refine(kWorker), kWorker);
 }
 
+// XLA records its command buffer at the first run: a traced command (a
+// cuBLAS GEMM) is captured into a child graph inside its instruction's
+// range; launches of the command buffer run those kernels under nodes the
+// backend never saw. They are placed by position and name.
+TEST_F(XlaRangesTest, CapturedKernelsOfACommandBufferArePlacedByPosition) {
+  const char* kModule = "XlaModule:#hlo_module=jit_step,program_id=5#";
+  const char* kBuffer = "Thunk:#hlo_op=command_buffer_1#";
+  ranges.Push(kTsl, kModule);
+  ranges.Push(kTsl, kBuffer);
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/jvp(layer0)/dot_general,hlo_op=custom-call.1#");
+  ranges.OnCapturedKernel("sm90_gemm_nt");
+  ranges.Pop(kTsl);
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/jvp(layer0)/tanh,hlo_op=wrapped_tanh#");
+  ranges.Pop(kTsl);
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/jvp(layer1)/dot_general,hlo_op=custom-call.2#");
+  ranges.OnCapturedKernel("sm90_gemm_nt");
+  ranges.Pop(kTsl);
+  ranges.OnGraphLaunch(7, kLine);  // the first launch, right after recording
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  // A later run retraces (new buffers): the recording stays as it was.
+  ranges.Push(kTsl, kModule);
+  ranges.Push(kTsl, kBuffer);
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/jvp(layer1)/dot_general,hlo_op=custom-call.2#");
+  ranges.OnCapturedKernel("sm90_gemm_nt");
+  ranges.Pop(kTsl);
+  ranges.OnGraphLaunch(8, kLine);
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+
+  const ContextId first = ranges.ResolveGraphKernel(7, 900, "sm90_gemm_nt");
+  const ContextId second = ranges.ResolveGraphKernel(7, 901, "sm90_gemm_nt");
+  EXPECT_EQ(first, sink.Find(kLine, {"[forward]", "layer0", "dot_general", "custom-call.1"}));
+  EXPECT_NE(first, 0u);
+  EXPECT_EQ(second, sink.Find(kLine, {"[forward]", "layer1", "dot_general", "custom-call.2"}));
+  EXPECT_NE(second, 0u);
+  EXPECT_EQ(ranges.ResolveGraphKernel(7, 902, "sm90_gemm_nt"), 0u);  // launch complete
+  // The next launch: nodes seen before keep their instruction, whatever
+  // order their records come in; a name that does not match is not placed.
+  EXPECT_EQ(ranges.ResolveGraphKernel(8, 901, "sm90_gemm_nt"), second);
+  EXPECT_EQ(ranges.ResolveGraphKernel(8, 903, "other_kernel"), 0u);
+  EXPECT_EQ(ranges.ResolveGraphKernel(99, 900, "sm90_gemm_nt"), 0u);  // not a command buffer
+  EXPECT_EQ(ranges.graph_kernels_placed(), 3u);
+}
+
+TEST_F(XlaRangesTest, CommandBufferKernelsStayAlignedAcrossExtraAndMissingOnes) {
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_step,program_id=5#");
+  ranges.Push(kTsl, "Thunk:#hlo_op=command_buffer_1#");
+  const char* instructions[] = {"custom-call.1", "custom-call.2", "custom-call.3"};
+  const char* kernels[] = {"gemm_nn", "gemm_nt", "gemm_tn"};
+  for (int i = 0; i < 3; ++i) {
+    ranges.Push(kTsl, std::string("Thunk:#name=jit(step)/dot_general,hlo_op=") + instructions[i] +
+                          "#");
+    ranges.OnCapturedKernel(kernels[i]);
+    ranges.Pop(kTsl);
+  }
+  ranges.OnGraphLaunch(7, kLine);
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  const auto op = [&](const char* instruction) {
+    return sink.Find(kLine, {"dot_general", instruction});
+  };
+  // An extra kernel (not recorded) matches nothing and holds no position;
+  // a recorded kernel that does not run (gemm_nt) is skipped.
+  EXPECT_EQ(ranges.ResolveGraphKernel(7, 50, "warmup"), 0u);
+  const ContextId first = ranges.ResolveGraphKernel(7, 51, "gemm_nn");
+  const ContextId third = ranges.ResolveGraphKernel(7, 52, "gemm_tn");
+  EXPECT_EQ(first, op("custom-call.1"));
+  EXPECT_NE(first, 0u);
+  EXPECT_EQ(third, op("custom-call.3"));
+  EXPECT_NE(third, 0u);
+  EXPECT_EQ(op("custom-call.2"), 0u);
+  EXPECT_EQ(ranges.ResolveGraphKernel(7, 51, "gemm_nn"), 0u);  // launch complete
+}
+
+TEST_F(XlaRangesTest, CommandBufferMemsetsKeepTheirOwnPositions) {
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_step,program_id=5#");
+  ranges.Push(kTsl, "Thunk:#hlo_op=command_buffer_1#");
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/dot_general,hlo_op=custom-call.1#");
+  ranges.OnCapturedKernel("<memset>");  // cuBLAS clears its output first
+  ranges.OnCapturedKernel("gemm_nt");
+  ranges.Pop(kTsl);
+  ranges.Push(kTsl, "Thunk:#name=jit(step)/dot_general,hlo_op=custom-call.2#");
+  ranges.OnCapturedKernel("<memset>");
+  ranges.OnCapturedKernel("gemm_nt");
+  ranges.Pop(kTsl);
+  ranges.OnGraphLaunch(7, kLine);
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  // Kernel records first, then the memsets' (another activity kind).
+  const ContextId k1 = ranges.ResolveGraphKernel(7, 60, "gemm_nt");
+  const ContextId k2 = ranges.ResolveGraphKernel(7, 61, "gemm_nt");
+  const ContextId m1 = ranges.ResolveGraphKernel(7, 62, "<memset>");
+  const ContextId m2 = ranges.ResolveGraphKernel(7, 63, "<memset>");
+  const ContextId first = sink.Find(kLine, {"dot_general", "custom-call.1"});
+  const ContextId second = sink.Find(kLine, {"dot_general", "custom-call.2"});
+  EXPECT_NE(first, 0u);
+  EXPECT_NE(second, 0u);
+  EXPECT_EQ(k1, first);
+  EXPECT_EQ(k2, second);
+  EXPECT_EQ(m1, first);
+  EXPECT_EQ(m2, second);
+  EXPECT_EQ(ranges.ResolveGraphKernel(7, 64, "<memset>"), 0u);  // launch complete
+}
+
+TEST_F(XlaRangesTest, KernelsCapturedOutsideACommandBufferAreNotRecorded) {
+  ranges.Push(kTsl, "XlaModule:#hlo_module=jit_f,program_id=2#");
+  ranges.Push(kTsl, "Thunk:#name=jit(f)/dot_general,hlo_op=custom-call.1#");
+  ranges.OnCapturedKernel("gemm");  // no command buffer around it
+  ranges.OnGraphLaunch(3, kLine);
+  ranges.Pop(kTsl);
+  ranges.Pop(kTsl);
+  EXPECT_EQ(ranges.ResolveGraphKernel(3, 1, "gemm"), 0u);
+}
+
 }  // namespace
 }  // namespace deepcontext::xla

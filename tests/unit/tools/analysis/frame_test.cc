@@ -50,6 +50,43 @@ TEST(FrameTest, TorchModuleWrappersAreRecognizedByNameAndFile) {
       Make(FrameKind::kPythonFrame, "Model._call_impl", "/home/u/model.py")));
 }
 
+TEST(FrameTest, TorchCompileMachineryIsGlueButGeneratedCodeIsNot) {
+  const std::string torch = "/opt/venv/lib/python3.12/site-packages/torch/";
+  EXPECT_TRUE(IsCompilerGlue(Make(FrameKind::kPythonFrame, "_fn",
+                                  torch + "_dynamo/eval_frame.py")));
+  EXPECT_TRUE(IsCompilerGlue(
+      Make(FrameKind::kPythonFrame, "runtime_wrapper",
+           torch + "_functorch/_aot_autograd/runtime_wrappers.py")));
+  EXPECT_TRUE(IsCompilerGlue(Make(FrameKind::kPythonFrame,
+                                  "CompiledFxGraph.__call__",
+                                  torch + "_inductor/output_code.py")));
+  EXPECT_TRUE(IsCompilerGlue(Make(FrameKind::kPythonFrame, "Function.apply",
+                                  torch + "autograd/function.py")));
+  EXPECT_TRUE(IsCompilerGlue(
+      Make(FrameKind::kPythonFrame, "JITFunction.run",
+           "/usr/lib/python3/dist-packages/triton/runtime/jit.py")));
+  // What tracing runs through, and the backend's entry point.
+  EXPECT_TRUE(IsCompilerGlue(Make(FrameKind::kPythonFrame,
+                                  "FakeTensorMode.dispatch",
+                                  torch + "_subclasses/fake_tensor.py")));
+  EXPECT_TRUE(IsCompilerGlue(Make(FrameKind::kPythonFrame,
+                                  "_TorchCompileInductorWrapper.__call__",
+                                  torch + "__init__.py")));
+  EXPECT_FALSE(IsCompilerGlue(Make(FrameKind::kPythonFrame, "compile",
+                                   torch + "__init__.py")));
+  // Inductor's generated module is where the kernel was launched.
+  EXPECT_FALSE(IsCompilerGlue(
+      Make(FrameKind::kPythonFrame, "call",
+           "/tmp/torchinductor_root/ab/cabcdefgh.py")));
+  // A user's own checkout of torch, and other torch frames, stay.
+  EXPECT_FALSE(IsCompilerGlue(Make(FrameKind::kPythonFrame, "_fn",
+                                   "/home/u/torch/_dynamo/eval_frame.py")));
+  EXPECT_FALSE(IsCompilerGlue(Make(FrameKind::kPythonFrame, "Linear.forward",
+                                   torch + "nn/modules/linear.py")));
+  EXPECT_FALSE(IsCompilerGlue(Make(FrameKind::kOperator, "CompiledFunction",
+                                   torch + "_dynamo/x.py")));
+}
+
 TEST(FrameTest, ProfilerFramesAreRecognizedMangledOrNot) {
   EXPECT_TRUE(IsProfilerFrame(Make(
       FrameKind::kNativeFrame, "_ZN2at14RecordFunction17runStartCallbacksEv")));

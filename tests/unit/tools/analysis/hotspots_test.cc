@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "tests/unit/tools/analysis/test_profiles.h"
 
 namespace deepcontext::analysis {
@@ -33,6 +35,32 @@ TEST(HotspotsTest, TopFramesByExclusiveValueWithTheirPythonCaller) {
   EXPECT_DOUBLE_EQ(spots[1].python_caller_value, 30 * kMs);
 
   EXPECT_EQ(tree.frames()[spots[2].frame].name, "ConvolutionBackward0");
+}
+
+TEST(HotspotsTest, CallersLookThroughWrappersAndCompilerFrames) {
+  // A copy Dynamo's tracing made: the caller is the user's line, not the
+  // fake-tensor frame it ran under; a kernel launched from Inductor's
+  // generated code keeps that line.
+  const std::string torch = "/venv/lib/python3.12/site-packages/torch/";
+  ProfileBuilder b;
+  b.Metric("gpu_time");
+  auto line = b.Add(0, FrameKind::kPythonFrame, "main", "/p/train.py", 32);
+  auto wrapper = b.Add(line, FrameKind::kPythonFrame, "Module._call_impl",
+                       torch + "nn/modules/module.py", 1790);
+  auto fake = b.Add(wrapper, FrameKind::kPythonFrame, "FakeTensorMode.dispatch",
+                    torch + "_subclasses/fake_tensor.py", 2207);
+  b.Value(b.Add(fake, FrameKind::kGpuKernel, "memcpy DtoD"), "gpu_time", 2);
+  auto call = b.Add(fake, FrameKind::kPythonFrame, "Runner.call",
+                    "/tmp/torchinductor_u/ab/cab.py", 88);
+  b.Value(b.Add(call, FrameKind::kGpuKernel, "triton_poi_fused_0"), "gpu_time", 3);
+  ProfileTree tree = ProfileTree::FromProfile(b.profile());
+  std::vector<Hotspot> spots = Hotspots(tree, 0, 2, std::nullopt);
+  ASSERT_EQ(spots.size(), 2u);
+  EXPECT_EQ(tree.frames()[spots[0].frame].name, "triton_poi_fused_0");
+  EXPECT_EQ(tree.frames()[spots[0].python_caller].name, "Runner.call");
+  EXPECT_EQ(tree.frames()[spots[1].frame].name, "memcpy DtoD");
+  ASSERT_NE(spots[1].python_caller, kNoFrame);
+  EXPECT_EQ(tree.frames()[spots[1].python_caller].name, "main");
 }
 
 TEST(HotspotsTest, StructuralNodesAreNeverHotspots) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "tests/unit/tools/analysis/test_profiles.h"
 
@@ -71,6 +72,48 @@ TEST(FoldedTreeTest, NoFoldingShowsTheTreeAsItIs) {
   FoldedTree::ViewNode step = view.Children(FoldedTree::kRootNode)[0];
   EXPECT_EQ(view.Exclusive(step), 0);
   EXPECT_EQ(view.Children(step).size(), 3u);
+}
+
+// What a torch.compile'd module's call looks like in the runtime's tree:
+// the user's line, the compiled region, a dozen frames of Dynamo,
+// AOTAutograd and Inductor, the line of the generated code, the kernel.
+TEST(FoldedTreeTest, TorchCompileMachineryFoldsToTheGeneratedLine) {
+  const std::string torch = "/venv/lib/python3.12/site-packages/torch/";
+  ProfileBuilder b;
+  b.Metric("gpu_time");
+  auto line = b.Add(0, FrameKind::kPythonFrame, "main", "/p/train.py", 30);
+  auto region = b.Add(line, FrameKind::kOperator, "Torch-Compiled Region: 0/0");
+  auto forward = b.Add(region, FrameKind::kPythonFrame, "Block.forward", "/p/train.py", 18);
+  auto fn = b.Add(forward, FrameKind::kPythonFrame, "_fn", torch + "_dynamo/eval_frame.py", 1044);
+  auto wrapper = b.Add(fn, FrameKind::kPythonFrame, "runtime_wrapper",
+                       torch + "_functorch/_aot_autograd/runtime_wrappers.py", 350);
+  auto apply = b.Add(wrapper, FrameKind::kPythonFrame, "Function.apply",
+                     torch + "autograd/function.py", 576);
+  auto phase = b.Add(apply, FrameKind::kPhase, "[forward]");
+  auto compiled = b.Add(phase, FrameKind::kOperator, "CompiledFunction");
+  auto inner = b.Add(compiled, FrameKind::kPythonFrame, "CompiledFunction.forward",
+                     torch + "_functorch/_aot_autograd/runtime_wrappers.py", 2100);
+  auto graph = b.Add(inner, FrameKind::kPythonFrame, "CompiledFxGraph.__call__",
+                     torch + "_inductor/output_code.py", 584);
+  auto call = b.Add(graph, FrameKind::kPythonFrame, "call",
+                    "/tmp/torchinductor_u/ab/cab.py", 88);
+  auto api = b.Add(call, FrameKind::kGpuApi, "cuLaunchKernelEx");
+  b.Value(b.Add(api, FrameKind::kGpuKernel, "triton_poi_fused_gelu_0"), "gpu_time", 5);
+  ProfileTree tree = ProfileTree::FromProfile(b.profile());
+
+  FoldedTree view(tree, 0, std::nullopt, Folding::kDefault);
+  std::vector<std::string> path;
+  FoldedTree::ViewNode node = FoldedTree::kRootNode;
+  while (!view.Children(node).empty()) {
+    ASSERT_EQ(view.Children(node).size(), 1u);
+    node = view.Children(node)[0];
+    path.push_back(view.frame(node).name);
+  }
+  EXPECT_EQ(path, (std::vector<std::string>{
+                      "main", "Torch-Compiled Region: 0/0", "Block.forward",
+                      "[forward]", "CompiledFunction", "call", "cuLaunchKernelEx",
+                      "triton_poi_fused_gelu_0"}));
+  EXPECT_EQ(view.Inclusive(view.Children(FoldedTree::kRootNode)[0]), 5);
 }
 
 }  // namespace
