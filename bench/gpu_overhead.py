@@ -28,7 +28,6 @@ shared machine; it prints the plain steps before the first region too.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -327,14 +326,18 @@ def fine_grained_rows(cli, base, profile, work, model):
     rows = {
         "deepcontext run --gpu-samples": measured(
             [cli, "run", "-q", "--gpu-samples", "-o", profile + ".samples", "--"] + base),
+        "deepcontext run --gpu-metrics": measured(
+            [cli, "run", "-q", "--gpu-metrics", "-o", profile + ".metrics", "--"] + base),
+        "deepcontext run --gpu-metrics (every launch)": measured(
+            [cli, "run", "-q", "--gpu-metrics", "--gpu-metrics-kernels", "1000000", "-o",
+             profile + ".metrics-all", "--"] + base),
         "deepcontext run --cpu-counters": measured(
             [cli, "run", "-q", "--cpu-counters", "-o", profile + ".counters", "--"] + base),
     }
-    proton = shutil.which("proton")
-    if proton is not None:
-        rows["proton -b cupti_pcsampling"] = measured(
-            [proton, "-b", "cupti_pcsampling", "-n", os.path.join(work, model + ".proton")]
-            + base[1:])
+    # Proton's instruction sampling (triton.profiler.start(backend="cupti",
+    # mode="pcsampling")) over the timed steps.
+    rows["proton mode=pcsampling"] = measured(
+        base + ["--proton", os.path.join(work, model + ".proton"), "--proton-mode", "pcsampling"])
     return rows
 
 
@@ -353,9 +356,9 @@ def main():
                         help="also time deepcontext without GPU tracing and torch.profiler "
                              "with CPU or CUDA activities only, to split the overhead")
     parser.add_argument("--fine-grained", action="store_true",
-                        help="also time deepcontext run --gpu-samples and --cpu-counters, and "
-                             "Proton's instruction sampling (proton -b cupti_pcsampling) where "
-                             "Triton's proton command is installed")
+                        help="also time deepcontext run --gpu-samples, --gpu-metrics (default "
+                             "bound and every launch) and --cpu-counters, and Proton's "
+                             "instruction sampling (mode=pcsampling)")
     parser.add_argument("--timing-only", action="store_true",
                         help="skip the profile-size and accuracy parts")
     parser.add_argument("--in-process", type=int, metavar="ROUNDS", default=0,

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "format/dctx_file.h"
+#include "tests/unit/tools/analysis/counter_profile.h"
 #include "tests/unit/tools/analysis/stall_profile.h"
 #include "tests/unit/tools/analysis/test_profiles.h"
 
@@ -170,6 +171,8 @@ int main(int argc, char** argv) {
       Write(MakeWallTimeOnlyProfile(), path("wall_only.dctx")) &&
       Write(deepcontext::analysis::testing::MakeStallProfile(),
             path("gpu_stalls.dctx")) &&
+      Write(deepcontext::analysis::testing::MakeCounterProfile(),
+            path("gpu_counters.dctx")) &&
       WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
       WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx")) &&
       Write(empty_strings, path("empty_strings.dctx")) &&
