@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/common/thread_instance.h"
 #include "runtime/native/cfi_rules.h"
 
 namespace deepcontext::native {
@@ -50,7 +51,11 @@ uint64_t SlotOf(uintptr_t pc) {
 // A small direct-mapped copy per thread: the process-wide table is 1 MiB and
 // its slots are spread by the hash, so a capture of a deep stack would miss
 // the CPU caches on most frames; a thread's recent pcs stay in L1 here.
-constexpr int kThreadSlotBits = 8;
+// On the heap (ThreadInstance), not a thread_local: 4 KiB of thread-locals
+// would push the library's whole TLS block out of the loader's static TLS
+// space, and every thread-local read of the runtime, on every op and
+// launch, would become a call (see -mtls-dialect in CMakeLists.txt).
+constexpr int kThreadSlotBits = 10;
 struct ThreadSlots {
   uint64_t key[1 << kThreadSlotBits] = {};
   uint64_t rule[1 << kThreadSlotBits] = {};
@@ -86,12 +91,14 @@ CfiRule SharedCachedRule(uintptr_t pc) {
 }  // namespace
 
 CfiRule CachedCfiRule(uintptr_t pc) {
-  static thread_local ThreadSlots local;
+  ThreadSlots* local = ThreadInstance<ThreadSlots>();
+  // The thread is exiting: the shared table alone.
+  if (local == nullptr) return SharedCachedRule(pc);
   const uint64_t index = SlotOf(pc) >> (kSlotBits - kThreadSlotBits);
-  if (local.key[index] == pc) return Unpack(local.rule[index]);
+  if (local->key[index] == pc) return Unpack(local->rule[index]);
   const CfiRule rule = SharedCachedRule(pc);
-  local.key[index] = pc;
-  local.rule[index] = Pack(rule);
+  local->key[index] = pc;
+  local->rule[index] = Pack(rule);
   return rule;
 }
 
