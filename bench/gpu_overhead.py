@@ -201,8 +201,9 @@ def table_commands(args, cli, workload, work):
 
 
 def triton_attribution(cli, profile):
-    """(launches of the Triton kernel under its Python launch line, all its
-    launches) in a profile of the launch-triton workload."""
+    """(launches of the Triton kernel whose innermost Python frame is its
+    launch line, all its launches) in a profile of the launch-triton
+    workload."""
     line = 0
     with open(WORKLOAD) as f:
         for number, text in enumerate(f, start=1):
@@ -216,14 +217,16 @@ def triton_attribution(cli, profile):
             continue
         count = node.get("exclusive", {}).get("gpu_time", {}).get("count", 0)
         total += count
+        # The innermost Python frame above the kernel must be the launch
+        # line: Triton's own frames (jit.py, driver.py) are hidden leaves.
         parent = node["parent"]
-        while parent is not None:
+        while parent is not None and nodes[parent]["kind"] != "python":
+            parent = nodes[parent]["parent"]
+        if parent is not None:
             ancestor = nodes[parent]
-            if (ancestor["kind"] == "python" and ancestor.get("line") == line
+            if (ancestor.get("line") == line
                     and ancestor.get("file", "").endswith("gpu_models.py")):
                 attributed += count
-                break
-            parent = ancestor["parent"]
     return attributed, total
 
 
