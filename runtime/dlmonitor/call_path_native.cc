@@ -23,9 +23,11 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
                                          int start, uintptr_t caller_pc,
                                          bool drop_caller_module,
                                          int* depth) {
-  uintptr_t pcs[native::kMaxNativeDepth];
-  const int captured = native::Unwinder(unwinder_).Capture(
-      pcs, native::kMaxNativeDepth, 0);
+  // Captured into the thread's anchor: ops nested in this one start their
+  // unwinds from it.
+  uintptr_t* pcs = state.anchor_pcs;
+  const int captured = native::Unwinder(unwinder_).CaptureWithStackPointers(
+      pcs, state.anchor_sps, native::kMaxNativeDepth);
   // Frames inner of the reporting caller are this monitor's own.
   int native_count = captured;
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
@@ -36,6 +38,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   }
   const native::StackId stack = stacks_.Intern(pcs, native_count);
   state.last_native_stack = stack;
+  state.anchor_count = stack != native::kNoStack ? native_count : 0;
   if (stack == native::kNoStack) {
     return PythonContext(state, base, start, depth);
   }
@@ -161,8 +164,16 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
                                            const OpEntry& op,
                                            uintptr_t caller_pc) {
   uintptr_t pcs[native::kMaxNativeDepth];
-  const int captured = native::Unwinder(unwinder_).Capture(
-      pcs, native::kMaxNativeDepth, 0);
+  // The thread's anchor is the entry stack of the outermost op open now
+  // when their ids agree (a scope's op may have taken a newer one since):
+  // its frames outer of the op's dispatch are still live.
+  const native::Unwinder unwinder(unwinder_);
+  const int captured =
+      op.entry_stack == state.last_native_stack && state.anchor_count > 0
+          ? unwinder.CaptureWithin(state.anchor_pcs, state.anchor_sps,
+                                   state.anchor_count, pcs,
+                                   native::kMaxNativeDepth)
+          : unwinder.Capture(pcs, native::kMaxNativeDepth, 0);
   int count = captured;  // frames inner of the caller are the monitor's
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
     if (pcs[i] == caller_pc) {

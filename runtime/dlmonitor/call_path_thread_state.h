@@ -161,6 +161,12 @@ struct ThreadState {
   bool last_in_compile = false;
   // Stack id of the latest NativeContext capture.
   native::StackId last_native_stack = native::kNoStack;
+  // That capture's frames with their stack addresses: while the op whose
+  // entry took it runs, GPU API calls and allocations inside it unwind only
+  // down to where their stack meets it (Unwinder::CaptureWithin).
+  uintptr_t anchor_pcs[native::kMaxNativeDepth];
+  uintptr_t anchor_sps[native::kMaxNativeDepth];
+  int anchor_count = 0;
   // GPU API call paths inside ops (see InsideOpContext).
   std::unordered_map<call_path::InsidePathKey, ContextId, call_path::InsidePathKeyHash> inside_paths;
   // Recent (parent, operator or phase) -> child answers of the tree (see

@@ -48,19 +48,6 @@ uint64_t SlotOf(uintptr_t pc) {
          (64 - kSlotBits);
 }
 
-// A small direct-mapped copy per thread: the process-wide table is 1 MiB and
-// its slots are spread by the hash, so a capture of a deep stack would miss
-// the CPU caches on most frames; a thread's recent pcs stay in L1 here.
-// On the heap (ThreadInstance), not a thread_local: 4 KiB of thread-locals
-// would push the library's whole TLS block out of the loader's static TLS
-// space, and every thread-local read of the runtime, on every op and
-// launch, would become a call (see -mtls-dialect in CMakeLists.txt).
-constexpr int kThreadSlotBits = 10;
-struct ThreadSlots {
-  uint64_t key[1 << kThreadSlotBits] = {};
-  uint64_t rule[1 << kThreadSlotBits] = {};
-};
-
 CfiRule SharedCachedRule(uintptr_t pc) {
   const uint64_t key = static_cast<uint64_t>(pc);
   uint64_t index = SlotOf(pc);
@@ -90,16 +77,25 @@ CfiRule SharedCachedRule(uintptr_t pc) {
 
 }  // namespace
 
+CfiThreadCache* ThisThreadCfiCache() {
+  // Not a thread_local: 20 KiB of thread-locals would push the library's
+  // whole TLS block out of the loader's static TLS space, and every
+  // thread-local read of the runtime, on every op and launch, would become
+  // a call (see -mtls-dialect in CMakeLists.txt).
+  return ThreadInstance<CfiThreadCache>();
+}
+
+void FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
+  const uint64_t index = CfiThreadCache::Index(pc);
+  cache.rule[index] = SharedCachedRule(pc);
+  cache.key[index] = pc;
+}
+
 CfiRule CachedCfiRule(uintptr_t pc) {
-  ThreadSlots* local = ThreadInstance<ThreadSlots>();
+  CfiThreadCache* cache = ThisThreadCfiCache();
   // The thread is exiting: the shared table alone.
-  if (local == nullptr) return SharedCachedRule(pc);
-  const uint64_t index = SlotOf(pc) >> (kSlotBits - kThreadSlotBits);
-  if (local->key[index] == pc) return Unpack(local->rule[index]);
-  const CfiRule rule = SharedCachedRule(pc);
-  local->key[index] = pc;
-  local->rule[index] = Pack(rule);
-  return rule;
+  if (cache == nullptr) return SharedCachedRule(pc);
+  return CachedCfiRule(*cache, pc);
 }
 
 int CfiRuleCacheSize() { return g_cached.load(std::memory_order_relaxed); }
