@@ -28,6 +28,8 @@ uint64_t Pack(const CfiRule& rule) {
   return static_cast<uint64_t>(rule.kind) |
          (static_cast<uint64_t>(rule.cfa_from_frame_pointer) << 2) |
          (static_cast<uint64_t>(rule.frame_pointer_saved) << 3) |
+         (static_cast<uint64_t>(rule.cfa_loaded) << 4) |
+         (static_cast<uint64_t>(rule.fp_saved_below_fp) << 5) |
          (static_cast<uint64_t>(static_cast<uint16_t>(rule.saved_fp_offset))
           << 16) |
          (static_cast<uint64_t>(static_cast<uint32_t>(rule.cfa_offset)) << 32);
@@ -38,6 +40,8 @@ CfiRule Unpack(uint64_t packed) {
   rule.kind = static_cast<CfiRule::Kind>(packed & 3);
   rule.cfa_from_frame_pointer = (packed >> 2) & 1;
   rule.frame_pointer_saved = (packed >> 3) & 1;
+  rule.cfa_loaded = (packed >> 4) & 1;
+  rule.fp_saved_below_fp = (packed >> 5) & 1;
   rule.saved_fp_offset = static_cast<int16_t>((packed >> 16) & 0xffff);
   rule.cfa_offset = static_cast<int32_t>(packed >> 32);
   return rule;

@@ -28,10 +28,15 @@ struct CfiRule {
     kUnsupported = 3,
   };
   Kind kind = Kind::kUnsupported;
-  // CFA = (cfa_from_frame_pointer ? rbp : rsp) + cfa_offset.
+  // CFA = (cfa_from_frame_pointer ? rbp : rsp) + cfa_offset, or, when
+  // cfa_loaded, the word stored there (GCC's frames realigned through a
+  // DRAP register: CFA = *(rbp + cfa_offset)).
   bool cfa_from_frame_pointer = false;
-  // The caller's rbp was saved at CFA + saved_fp_offset; else rbp is unchanged.
+  bool cfa_loaded = false;
+  // The caller's rbp was saved at CFA + saved_fp_offset (at rbp +
+  // saved_fp_offset when fp_saved_below_fp); else rbp is unchanged.
   bool frame_pointer_saved = false;
+  bool fp_saved_below_fp = false;
   int16_t saved_fp_offset = 0;
   int32_t cfa_offset = 0;
 };

@@ -185,14 +185,18 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     const CfiRule& rule = CachedCfiRule(*rules, pc - 1);
     if (rule.kind == CfiRule::Kind::kEnd) break;
     if (rule.kind != CfiRule::Kind::kStep) return -1;
-    const uintptr_t cfa =
-        (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
+    uintptr_t cfa = (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
+    if (rule.cfa_loaded) {
+      if (!on_stack(cfa)) return -1;
+      cfa = *reinterpret_cast<const uintptr_t*>(cfa);
+    }
     // Every step goes strictly outward and stays on this thread's stack.
     if (cfa <= sp || !on_stack(cfa - sizeof(uintptr_t))) return -1;
     const uintptr_t ret =
         *reinterpret_cast<const uintptr_t*>(cfa - sizeof(uintptr_t));
     if (rule.frame_pointer_saved) {
-      const uintptr_t slot = cfa + rule.saved_fp_offset;
+      const uintptr_t slot =
+          (rule.fp_saved_below_fp ? fp : cfa) + rule.saved_fp_offset;
       if (!on_stack(slot)) return -1;
       fp = *reinterpret_cast<const uintptr_t*>(slot);
     }
