@@ -9,6 +9,31 @@
 #include "runtime/native/native_stack.h"
 #include "tests/unit/runtime/native/unwinder_params.h"
 
+#if defined(__x86_64__)
+// void dc_anchor_trampoline(void (*fn)(void*), void* arg): calls fn(arg)
+// from a frame whose CFA is a DWARF expression (rsp + 16, written as
+// DW_OP_breg7 16), which the cfi-cache walk does not model: captures
+// through it fall back to libgcc.
+asm(R"(
+  .text
+  .globl dc_anchor_trampoline
+  .type dc_anchor_trampoline, @function
+dc_anchor_trampoline:
+  .cfi_startproc
+  sub $8, %rsp
+  .cfi_escape 0x0f, 0x02, 0x77, 0x10
+  mov %rdi, %rax
+  mov %rsi, %rdi
+  call *%rax
+  add $8, %rsp
+  .cfi_def_cfa %rsp, 8
+  ret
+  .cfi_endproc
+  .size dc_anchor_trampoline, .-dc_anchor_trampoline
+)");
+extern "C" void dc_anchor_trampoline(void (*fn)(void*), void* arg);
+#endif
+
 namespace deepcontext::native {
 namespace {
 
@@ -127,6 +152,51 @@ TEST_P(AnchoredCaptureTest, EmptyAnchorIsAFullCapture) {
   Leaf(unwinder, &anchor, Mode::kCaptureInside, &inside);
   ExpectSameStack(inside);
 }
+
+#if defined(__x86_64__)
+struct ThroughTrampoline {
+  const Unwinder* unwinder;
+  Anchor* anchor;
+  Inside* inside;
+};
+
+__attribute__((noinline)) void CaptureInsideFromTrampoline(void* arg) {
+  auto* call = static_cast<ThroughTrampoline*>(arg);
+  Helper(*call->unwinder, call->anchor, Mode::kCaptureInside, call->inside);
+  asm volatile("" ::: "memory");
+}
+
+// The "op" again, with a frame the cfi-cache walk cannot step through
+// between its entry and the capture inside it.
+__attribute__((noinline)) void OpWithUnmodelledFrame(const Unwinder& unwinder, Anchor* anchor,
+                                                     Inside* inside, bool tamper) {
+  Helper(unwinder, anchor, Mode::kTakeAnchor, inside);
+  asm volatile("" ::: "memory");
+  if (tamper && anchor->count > 0) anchor->pcs[0] = 1;
+  ThroughTrampoline call{&unwinder, anchor, inside};
+  dc_anchor_trampoline(&CaptureInsideFromTrampoline, &call);
+  asm volatile("" ::: "memory");
+}
+
+// libgcc takes over such captures, and stops at the anchor all the same.
+TEST(AnchoredCaptureLibgccTest, FallbackStopsAtTheAnchorToo) {
+  if (!UnwinderAvailable(UnwinderKind::kCfiCache)) GTEST_SKIP() << "no cfi-cache";
+  const Unwinder unwinder(UnwinderKind::kCfiCache);
+  Anchor anchor;
+  Inside inside;
+  const uint64_t before = CfiUnwindStatistics().libgcc_fallbacks;
+  OpWithUnmodelledFrame(unwinder, &anchor, &inside, /*tamper=*/false);
+  EXPECT_GT(CfiUnwindStatistics().libgcc_fallbacks, before);
+  ExpectSameStack(inside);
+
+  Anchor tampered;
+  Inside copied;
+  OpWithUnmodelledFrame(unwinder, &tampered, &copied, /*tamper=*/true);
+  ASSERT_GT(copied.within_count, 3);
+  EXPECT_EQ(copied.within[0], 1u);  // the walk stopped and copied the anchor
+  EXPECT_NE(copied.full[0], 1u);
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(
     Available, AnchoredCaptureTest,
