@@ -209,10 +209,11 @@ def table_columns(names):
     chosen = []
     for name in names.split(","):
         name = name.strip()
-        # The longest title the name starts ("run" is also the start of
-        # "run --native", so an exact title or the shortest match wins).
+        # An exact title, else one ending with the name ("run" is
+        # "deepcontext run"), else the shortest one starting with it.
         matches = [c for c in TABLE_COLUMNS if c == name] or \
-            [c for c in TABLE_COLUMNS if c.startswith(name) or c.endswith(name)]
+            [c for c in TABLE_COLUMNS if c.endswith(name)] or \
+            [c for c in TABLE_COLUMNS if c.startswith(name)]
         if not matches:
             raise SystemExit("--columns: no column %r (columns: %s)" % (
                 name, ", ".join(TABLE_COLUMNS)))
