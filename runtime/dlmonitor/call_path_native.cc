@@ -42,7 +42,8 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   if (stack == native::kNoStack) {
     return PythonContext(state, base, start, depth);
   }
-  python::RawFrame python_frames[kMaxPythonDepth + 1];
+  call_path::PythonCaptureBuffer buffer;
+  python::RawFrame* python_frames = buffer.frames();
   bool truncated = false;
   const int count =
       python_enabled_ ? CapturePython(python_frames, &truncated) : 0;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,6 +43,23 @@ struct OpEntry {
 };
 
 namespace call_path {
+
+// Room on the stack for one Python capture (CallPathBuilder::CapturePython),
+// left uninitialized: the capture writes the frames it returns, and
+// value-initializing kMaxPythonDepth + 1 RawFrames was a 4 KiB memset on
+// every op entered from Python (perf on bench/event_cost: most of
+// NativeContext's own time). RawFrame is an aggregate, so the bytes hold
+// its objects implicitly.
+class PythonCaptureBuffer {
+ public:
+  python::RawFrame* frames() {
+    return std::launder(reinterpret_cast<python::RawFrame*>(storage_));
+  }
+
+ private:
+  alignas(python::RawFrame) unsigned char
+      storage_[sizeof(python::RawFrame) * (CallPathBuilder::kMaxPythonDepth + 1)];
+};
 
 // A GPU API call's native stack inside one op.
 struct InsidePathKey {
