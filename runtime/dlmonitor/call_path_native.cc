@@ -169,11 +169,12 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   // when their ids agree (a scope's op may have taken a newer one since):
   // its frames outer of the op's dispatch are still live.
   const native::Unwinder unwinder(unwinder_);
+  int copied = 0;
   const int captured =
       op.entry_stack == state.last_native_stack && state.anchor_count > 0
           ? unwinder.CaptureWithin(state.anchor_pcs, state.anchor_sps,
                                    state.anchor_count, pcs,
-                                   native::kMaxNativeDepth)
+                                   native::kMaxNativeDepth, &copied)
           : unwinder.Capture(pcs, native::kMaxNativeDepth, 0);
   int count = captured;  // frames inner of the caller are the monitor's
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
@@ -182,9 +183,11 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
       break;
     }
   }
-  const native::StackId stack = stacks_.Intern(pcs, count);
+  if (copied >= count) copied = 0;  // nothing unwound: key the whole stack
+  const native::StackId stack = stacks_.Intern(pcs + copied, count - copied);
   if (stack == native::kNoStack) return op.context;
-  const InsidePathKey key{op.context, stack};
+  const InsidePathKey key{op.context, copied > 0 ? op.entry_stack : native::kNoStack,
+                          copied, stack};
   if (auto it = state.inside_paths.find(key); it != state.inside_paths.end()) {
     return it->second;
   }

@@ -61,9 +61,14 @@ class PythonCaptureBuffer {
       storage_[sizeof(python::RawFrame) * (CallPathBuilder::kMaxPythonDepth + 1)];
 };
 
-// A GPU API call's native stack inside one op.
+// A GPU API call's native stack inside one op: the first `copied` frames of
+// the op's entry stack (`entry`; none when copied is 0), then `stack`, the
+// frames unwound. Interning only the unwound part spares hashing and
+// comparing the frames copied from the entry stack at every call.
 struct InsidePathKey {
   ContextId op = kNoContext;
+  native::StackId entry = native::kNoStack;
+  int copied = 0;
   native::StackId stack = native::kNoStack;
   bool operator==(const InsidePathKey&) const = default;
 };
@@ -71,6 +76,7 @@ struct InsidePathKey {
 struct InsidePathKeyHash {
   size_t operator()(const InsidePathKey& key) const {
     uint64_t h = key.op * 0x9E3779B97F4A7C15ULL ^ key.stack;
+    h ^= (static_cast<uint64_t>(key.entry) << 24) ^ static_cast<uint64_t>(key.copied);
     h *= 0xBF58476D1CE4E5B9ULL;
     return static_cast<size_t>(h ^ (h >> 31));
   }

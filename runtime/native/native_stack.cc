@@ -130,6 +130,8 @@ struct AnchorFrames {
   const uintptr_t* sps = nullptr;
   int count = 0;
   int met = -1;
+  // Set by CaptureFrom: the anchor's frames [0, copied) begin the output.
+  int copied = 0;
 };
 
 // Steps from frame to frame with the cached .eh_frame rule of each return
@@ -386,6 +388,7 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
     pcs[i] = anchor->pcs[anchor_start + i];
     if (sps != nullptr) sps[i] = anchor->sps[anchor_start + i];
   }
+  if (anchor != nullptr) anchor->copied = anchor_start == 0 ? anchor_kept : 0;
   // Innermost-first raw frames become outermost-first output.
   const int raw_kept = count - anchor_kept;
   for (int i = 0; i < raw_kept; ++i) {
@@ -492,7 +495,7 @@ __attribute__((noinline)) int Unwinder::CaptureWithStackPointers(
 
 __attribute__((noinline)) int Unwinder::CaptureWithin(
     const uintptr_t* anchor_pcs, const uintptr_t* anchor_sps, int anchor_count,
-    uintptr_t* pcs, int max) const {
+    uintptr_t* pcs, int max, int* copied) const {
   AnchorFrames anchor;
   anchor.pcs = anchor_pcs;
   anchor.sps = anchor_sps;
@@ -502,6 +505,7 @@ __attribute__((noinline)) int Unwinder::CaptureWithin(
   const int n =
       CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
                   pcs, nullptr, max, 0, anchor.count > 0 ? &anchor : nullptr);
+  if (copied != nullptr) *copied = anchor.copied;
   asm volatile("" ::: "memory");
   return n;
 }

@@ -85,9 +85,12 @@ class Unwinder {
   // consecutive frames are anchor frames (the same return addresses at the
   // same stack addresses, so the same activations) and copies the frames
   // outer of them from the anchor instead of unwinding them again. With no
-  // such frames it is a full capture.
+  // such frames it is a full capture. `copied` (optional) receives how many
+  // outermost frames are the anchor's first ones, copied: 0 when none were
+  // (or when the stack was too deep to keep the anchor's outermost frame).
   int CaptureWithin(const uintptr_t* anchor_pcs, const uintptr_t* anchor_sps,
-                    int anchor_count, uintptr_t* pcs, int max) const;
+                    int anchor_count, uintptr_t* pcs, int max,
+                    int* copied = nullptr) const;
 
  private:
   UnwinderKind kind_;
