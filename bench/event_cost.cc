@@ -15,6 +15,15 @@
 //   ops, no CPU time         deepcontext_set_op_cpu_time(0)
 //   ops + 1 alloc + 1 free   default mode, a block allocated and freed inside
 //                            every op, as a tensor op's output and temporary
+//   native: ops              default mode with native frames (--native), ops
+//                            reported 40 frames deep, as below an interpreter
+//                            and a dispatcher
+//   native: ops + 1 GPU API call
+//                            the same, plus a GPU API call's context query 25
+//                            frames deeper inside every op, as a launch
+//                            through the driver asks it (run it with
+//                            DEEPCONTEXT_UNWINDER=cfi-cache, the unwinder of
+//                            machines without libunwind)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,9 +49,51 @@ struct Config {
   const char* name;
   int cpu_time_mode;  // -1: no session
   bool memory;
+  bool native = false;
+  bool gpu_api_call = false;
 };
 
+// Frames between main and an op's report, and between the op and a GPU API
+// call's callback, as a framework and a driver put them there.
+constexpr int kOpDepth = 40;
+constexpr int kGpuApiDepth = 25;
+
+__attribute__((noinline)) void AtDepth(int depth, const std::function<void()>& body) {
+  if (depth <= 0) {
+    body();
+  } else {
+    AtDepth(depth - 1, body);
+  }
+  asm volatile("" ::: "memory");  // no tail call: every level is a frame
+}
+
+double NativeNsPerOp(const Config& config, int ops) {
+  deepcontext_start();
+  deepcontext_set_op_cpu_time(config.cpu_time_mode);
+  dlmonitor_native_enable(1);
+  const std::function<void()> gpu_api_call = [] {
+    dlmonitor_context_t context = 0;
+    dlmonitor_context_current(&context);
+  };
+  double ns = 0;
+  AtDepth(kOpDepth, [&] {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < ops; ++i) {
+      const uint64_t id = static_cast<uint64_t>(i) + 1;
+      EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_ENTER);
+      if (config.gpu_api_call) AtDepth(kGpuApiDepth, gpu_api_call);
+      EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_EXIT);
+    }
+    const auto end = std::chrono::steady_clock::now();
+    ns = std::chrono::duration<double, std::nano>(end - start).count() / ops;
+  });
+  dlmonitor_native_enable(0);
+  deepcontext_stop();
+  return ns;
+}
+
 double NsPerOp(const Config& config, int ops) {
+  if (config.native) return NativeNsPerOp(config, ops);
   if (config.cpu_time_mode >= 0) {
     deepcontext_start();
     deepcontext_set_op_cpu_time(config.cpu_time_mode);
@@ -82,6 +133,8 @@ int main(int argc, char** argv) {
            Config{"ops, exact CPU time", 1, false},
            Config{"ops, no CPU time", 0, false},
            Config{"ops + 1 alloc + 1 free each (default mode)", 2, true},
+           Config{"native: ops", 2, false, true, false},
+           Config{"native: ops + 1 GPU API call", 2, false, true, true},
        }) {
     if (config.cpu_time_mode < 0 || std::string(config.name).find(only) != std::string::npos) {
       configs.push_back(config);

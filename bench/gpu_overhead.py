@@ -28,7 +28,6 @@ shared machine; it prints the plain steps before the first region too.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -200,9 +199,31 @@ def table_commands(args, cli, workload, work):
     return commands, profiles
 
 
+def table_columns(names):
+    """The --table columns named in `names` (comma-separated; prefixes of
+    the column titles: "run", "run --native", "Proton", ...), always with
+    "no profiler" first; all of them when `names` is empty."""
+    if not names:
+        return TABLE_COLUMNS
+    chosen = []
+    for name in names.split(","):
+        name = name.strip()
+        # An exact title, else one ending with the name ("run" is
+        # "deepcontext run"), else the shortest one starting with it.
+        matches = [c for c in TABLE_COLUMNS if c == name] or \
+            [c for c in TABLE_COLUMNS if c.endswith(name)] or \
+            [c for c in TABLE_COLUMNS if c.startswith(name)]
+        if not matches:
+            raise SystemExit("--columns: no column %r (columns: %s)" % (
+                name, ", ".join(TABLE_COLUMNS)))
+        chosen.append(min(matches, key=len))
+    return tuple(c for c in TABLE_COLUMNS if c == "no profiler" or c in chosen)
+
+
 def triton_attribution(cli, profile):
-    """(launches of the Triton kernel under its Python launch line, all its
-    launches) in a profile of the launch-triton workload."""
+    """(launches of the Triton kernel whose innermost Python frame is its
+    launch line, all its launches) in a profile of the launch-triton
+    workload."""
     line = 0
     with open(WORKLOAD) as f:
         for number, text in enumerate(f, start=1):
@@ -216,14 +237,16 @@ def triton_attribution(cli, profile):
             continue
         count = node.get("exclusive", {}).get("gpu_time", {}).get("count", 0)
         total += count
+        # The innermost Python frame above the kernel must be the launch
+        # line: Triton's own frames (jit.py, driver.py) are hidden leaves.
         parent = node["parent"]
-        while parent is not None:
+        while parent is not None and nodes[parent]["kind"] != "python":
+            parent = nodes[parent]["parent"]
+        if parent is not None:
             ancestor = nodes[parent]
-            if (ancestor["kind"] == "python" and ancestor.get("line") == line
+            if (ancestor.get("line") == line
                     and ancestor.get("file", "").endswith("gpu_models.py")):
                 attributed += count
-                break
-            parent = ancestor["parent"]
     return attributed, total
 
 
@@ -233,6 +256,7 @@ def table(args):
     cli = os.path.join(args.build, "bin", "deepcontext")
     work = tempfile.mkdtemp(prefix="dc-gpu-table-")
     workloads = args.models.split(",") if args.models else TABLE_WORKLOADS
+    columns = table_columns(args.columns)
     started = time.time()
     # The first profiled process builds the PyTorch adapter: not in any cell.
     run([cli, "run", "-q", "-o", os.path.join(work, "warm.dctx"), "--", args.python, "-c",
@@ -255,14 +279,14 @@ def table(args):
               args.steps, args.warmup, args.repeats, args.launches,
               args.steps * args.launches // 1000))
     print("| workload | %s | RSS added (run / --native) | mean / median (none / run / --native) |"
-          % " | ".join(TABLE_COLUMNS))
-    print("|---|%s---|---|" % ("---|" * len(TABLE_COLUMNS)), flush=True)
+          % " | ".join(columns))
+    print("|---|%s---|---|" % ("---|" * len(columns)), flush=True)
     for workload in workloads:
         commands, profiles = table_commands(args, cli, workload, work)
         cells = {column: [] for column in TABLE_COLUMNS}
         errors = {}
         for _ in range(args.repeats):
-            for column in TABLE_COLUMNS:
+            for column in columns:
                 if column in errors:
                     continue
                 try:
@@ -285,12 +309,12 @@ def table(args):
                 workload, metadata.get("dlmonitor", "?"),
                 metadata.get("native_unwind", "no cfi-cache statistics")))
         if not cells["no profiler"]:
-            print("| %s | %s |" % (workload, " | ".join(["n/a"] * (len(TABLE_COLUMNS) + 2))),
+            print("| %s | %s |" % (workload, " | ".join(["n/a"] * (len(columns) + 2))),
                   flush=True)
             continue
         plain = median_of(cells["no profiler"], 0)
         row = ["%.2f ms" % plain]
-        for column in TABLE_COLUMNS[1:]:
+        for column in columns[1:]:
             row.append("%.3fx" % (median_of(cells[column], 0) / plain)
                        if cells[column] else "n/a")
         plain_rss = median_of(cells["no profiler"], 2)
@@ -327,14 +351,18 @@ def fine_grained_rows(cli, base, profile, work, model):
     rows = {
         "deepcontext run --gpu-samples": measured(
             [cli, "run", "-q", "--gpu-samples", "-o", profile + ".samples", "--"] + base),
+        "deepcontext run --gpu-metrics": measured(
+            [cli, "run", "-q", "--gpu-metrics", "-o", profile + ".metrics", "--"] + base),
+        "deepcontext run --gpu-metrics (every launch)": measured(
+            [cli, "run", "-q", "--gpu-metrics", "--gpu-metrics-kernels", "1000000", "-o",
+             profile + ".metrics-all", "--"] + base),
         "deepcontext run --cpu-counters": measured(
             [cli, "run", "-q", "--cpu-counters", "-o", profile + ".counters", "--"] + base),
     }
-    proton = shutil.which("proton")
-    if proton is not None:
-        rows["proton -b cupti_pcsampling"] = measured(
-            [proton, "-b", "cupti_pcsampling", "-n", os.path.join(work, model + ".proton")]
-            + base[1:])
+    # Proton's instruction sampling (triton.profiler.start(backend="cupti",
+    # mode="pcsampling")) over the timed steps.
+    rows["proton mode=pcsampling"] = measured(
+        base + ["--proton", os.path.join(work, model + ".proton"), "--proton-mode", "pcsampling"])
     return rows
 
 
@@ -353,9 +381,9 @@ def main():
                         help="also time deepcontext without GPU tracing and torch.profiler "
                              "with CPU or CUDA activities only, to split the overhead")
     parser.add_argument("--fine-grained", action="store_true",
-                        help="also time deepcontext run --gpu-samples and --cpu-counters, and "
-                             "Proton's instruction sampling (proton -b cupti_pcsampling) where "
-                             "Triton's proton command is installed")
+                        help="also time deepcontext run --gpu-samples, --gpu-metrics (default "
+                             "bound and every launch) and --cpu-counters, and Proton's "
+                             "instruction sampling (mode=pcsampling)")
     parser.add_argument("--timing-only", action="store_true",
                         help="skip the profile-size and accuracy parts")
     parser.add_argument("--in-process", type=int, metavar="ROUNDS", default=0,
@@ -380,6 +408,10 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="with --table: 20 steps after 3 warm-up, one run per cell "
                              "(30 processes of about 11 s each on an H200: about 6 minutes)")
+    parser.add_argument("--columns", default="",
+                        help="with --table: only these profilers, comma-separated (column "
+                             "titles or their start: 'deepcontext run,run --native,Proton'); "
+                             "no profiler always runs")
     parser.add_argument("--warmup", type=int, default=5, help="with --table: warm-up steps")
     parser.add_argument("--launches", type=int, default=5000,
                         help="with --table: tiny kernels per step of the launch-* workloads")

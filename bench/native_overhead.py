@@ -11,6 +11,10 @@ then does not drown the difference. Prints median step and mean step (a mean far
 means first-time pauses) and their ratios to no profiler.
 
     python3 bench/native_overhead.py [--build build] [--python /usr/bin/python3]
+
+--baseline BUILD adds `deepcontext run` and cfi-cache rows from another
+build (say main's), interleaved with the rest: a runtime change's effect in
+one run. --unwinders picks the unwinders timed.
 """
 
 import argparse
@@ -60,19 +64,34 @@ def main():
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--wall-clock", action="store_true",
                         help="time steps in wall time instead of process CPU time")
+    parser.add_argument("--baseline", metavar="BUILD",
+                        help="also time deepcontext run and run --native (cfi-cache) of "
+                             "this other build")
+    parser.add_argument("--unwinders", default=",".join(UNWINDERS),
+                        help="comma-separated, of %s" % ", ".join(UNWINDERS))
     args = parser.parse_args()
+    unwinders = [name for name in args.unwinders.split(",") if name]
+    for name in unwinders:
+        if name not in UNWINDERS:
+            parser.error("unknown unwinder %r" % name)
     cli = os.path.join(args.build, "bin", "deepcontext")
     work = tempfile.mkdtemp(prefix="dc-native-bench-")
     base = [args.python, WORKLOAD, "--iters", str(args.iters), "--layers", str(args.layers)]
     if not args.wall_clock:
         base.append("--cpu-clock")
-    variants = [("no profiler", None, None), ("deepcontext run", [], None)]
-    for name in UNWINDERS:
-        variants.append(("run --native, " + name, ["--native"], name))
-    times = {name: [] for name, _, _ in variants}
+    # (name, run flags or None for no profiler, unwinder, CLI)
+    variants = [("no profiler", None, None, cli), ("deepcontext run", [], None, cli)]
+    for name in unwinders:
+        variants.append(("run --native, " + name, ["--native"], name, cli))
+    if args.baseline:
+        baseline = os.path.join(args.baseline, "bin", "deepcontext")
+        variants.append(("baseline: deepcontext run", [], None, baseline))
+        variants.append(("baseline: run --native, cfi-cache", ["--native"], "cfi-cache",
+                         baseline))
+    times = {name: [] for name, _, _, _ in variants}
     used = {}
     for _ in range(args.repeats):
-        for name, flags, unwinder in variants:
+        for name, flags, unwinder, variant_cli in variants:
             if flags is None:
                 times[name].append(step_times(run(base)))
                 continue
@@ -81,9 +100,9 @@ def main():
             if unwinder is not None:
                 env["DEEPCONTEXT_UNWINDER"] = unwinder
             times[name].append(step_times(run(
-                [cli, "run", "-q", "-o", profile] + flags + ["--"] + base, env=env)))
+                [variant_cli, "run", "-q", "-o", profile] + flags + ["--"] + base, env=env)))
             if unwinder is not None and name not in used:
-                used[name] = unwinder_used(cli, profile)
+                used[name] = unwinder_used(variant_cli, profile)
     plain = statistics.median(m for m, _ in times["no profiler"])
     print("small_ops_train.py, %d layers, %d steps per run, %d interleaved runs; "
           "median over runs of each run's median / mean step (%s)" % (
@@ -91,7 +110,7 @@ def main():
               "wall time" if args.wall_clock else "process CPU time, all threads"))
     print("| variant | unwinder used | median step (ms) | ratio | mean step (ms) | mean / median |")
     print("|---|---|---|---|---|---|")
-    for name, _, _ in variants:
+    for name, _, _, _ in variants:
         median = statistics.median(m for m, _ in times[name])
         mean = statistics.median(m for _, m in times[name])
         print("| %s | %s | %.3f | %.3fx | %.3f | %.3f |" % (

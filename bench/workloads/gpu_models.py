@@ -237,6 +237,9 @@ def main():
     parser.add_argument("--proton", metavar="OUT",
                         help="run the timed steps under Triton's Proton profiler "
                              "(triton.profiler, context=\"python\"), writing OUT.hatchet")
+    parser.add_argument("--proton-mode", default=None,
+                        help="with --proton: Proton's mode on its cupti backend, e.g. "
+                             "pcsampling (instruction sampling)")
     args = parser.parse_args()
     torch.manual_seed(0)
     device = torch.device(args.device)
@@ -283,7 +286,10 @@ def main():
         profiler.__enter__()
     elif args.proton:
         import triton.profiler as proton
-        proton.start(args.proton, context="python")
+        if args.proton_mode:
+            proton.start(args.proton, context="python", backend="cupti", mode=args.proton_mode)
+        else:
+            proton.start(args.proton, context="python")
     times = timed_steps(args.steps)
     if args.proton:
         proton.finalize()

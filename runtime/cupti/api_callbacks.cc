@@ -126,12 +126,19 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
                                     api == DriverApiClass::kGraphLaunch)) {
       pc_sampling_->OnKernelLaunch(data.correlationId, context, name, data.context);
     }
+    if (gpu_metrics_ != nullptr && api == DriverApiClass::kKernelLaunch) {
+      gpu_metrics_->OnApiEnter(cbid, data.functionParams, data.correlationId, context, name,
+                               data.context);
+    }
     if (api == DriverApiClass::kSync) {
       t_call.sync_start_ns = static_cast<uint64_t>(cpu::MonotonicNs());
     }
     return;
   }
   // API exit.
+  if (gpu_metrics_ != nullptr && api == DriverApiClass::kKernelLaunch) {
+    gpu_metrics_->OnApiExit(data.correlationId);
+  }
   if (ProducesRecords(api)) {
     const bool captured = t_call.created_graph_node &&
                           t_call.correlation_id == data.correlationId &&

@@ -342,6 +342,7 @@ void GpuBackendState::Stop() {
   const bool waited = was_tracing && driver_->SynchronizeAllContexts();
   // The GPU is idle: the last instruction samples are complete.
   if (pc_sampling_ != nullptr && !cupti_gone) pc_sampling_->Stop();
+  if (gpu_metrics_ != nullptr && !cupti_gone) gpu_metrics_->Stop();
   if (Active()) {
     // The last records, processed by the worker before the backend lets go.
     if (!cupti_gone) {
@@ -491,6 +492,9 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   }
   if (pc_sampling_ != nullptr) {
     for (auto& entry : pc_sampling_->Metadata()) metadata.push_back(std::move(entry));
+  }
+  if (gpu_metrics_ != nullptr) {
+    for (auto& entry : gpu_metrics_->Metadata()) metadata.push_back(std::move(entry));
   }
   if (detach_between_windows_) {
     for (auto& entry : gpu::WindowDetachMetadata(window_detach_.stats(), window_error_)) {

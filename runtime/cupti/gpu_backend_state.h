@@ -24,6 +24,7 @@
 #include "runtime/gpu/context_sink.h"
 #include "runtime/gpu/gpu_attribution.h"
 #include "runtime/cupti/graph_launch_tracker.h"
+#include "runtime/cupti/gpu_metrics.h"
 #include "runtime/cupti/pc_sampling.h"
 #include "runtime/gpu/window_detach.h"
 #include "runtime/xla/xla_ranges.h"
@@ -60,7 +61,8 @@ class GpuBackendState {
         }),
         graphs_(*driver_),
         xla_ranges_(sink, &IsThreadRootContext),
-        pc_sampling_(PcSampling::StartIfAsked(sink, library)) {
+        pc_sampling_(PcSampling::StartIfAsked(sink, library)),
+        gpu_metrics_(GpuMetrics::StartIfAsked(sink, library)) {
     // Kernels of child graphs in XLA's command buffers (runtime/xla).
     attribution_.SetGraphKernelResolver(
         [this](uint64_t correlation_id, uint64_t node_id, std::string_view kernel) {
@@ -213,6 +215,8 @@ class GpuBackendState {
   std::atomic<unsigned> traced_kinds_{~0u};
   // Instruction sampling (--gpu-samples); null when not asked for.
   const std::unique_ptr<PcSampling> pc_sampling_;
+  // Hardware counters per kernel (--gpu-metrics); null when not asked for.
+  const std::unique_ptr<GpuMetrics> gpu_metrics_;
 };
 
 }  // namespace deepcontext::cupti

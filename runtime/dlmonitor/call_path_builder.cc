@@ -111,7 +111,8 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   state.last_python_count = 0;
   state.last_in_compile = base_in_compile;
   if (!python_enabled_) return base;
-  python::RawFrame captured[kMaxPythonDepth + 1];
+  call_path::PythonCaptureBuffer buffer;
+  python::RawFrame* captured = buffer.frames();
   bool truncated = false;
   const int count = CapturePython(captured, &truncated);
   const python::RawFrame* frames = captured + (truncated ? 1 : 0);
@@ -173,7 +174,8 @@ void CallPathBuilder::MarkPython(OpEntry& entry) const {
   entry.python_top = python::RawFrame{};
   entry.python_count = 0;
   if (!python_enabled_) return;
-  python::RawFrame captured[kMaxPythonDepth + 1];
+  call_path::PythonCaptureBuffer buffer;
+  python::RawFrame* captured = buffer.frames();
   bool truncated = false;
   const int count = CapturePython(captured, &truncated);
   if (count > 0) entry.python_top = captured[(truncated ? 1 : 0) + count - 1];

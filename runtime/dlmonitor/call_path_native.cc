@@ -23,9 +23,11 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
                                          int start, uintptr_t caller_pc,
                                          bool drop_caller_module,
                                          int* depth) {
-  uintptr_t pcs[native::kMaxNativeDepth];
-  const int captured = native::Unwinder(unwinder_).Capture(
-      pcs, native::kMaxNativeDepth, 0);
+  // Captured into the thread's anchor: ops nested in this one start their
+  // unwinds from it.
+  uintptr_t* pcs = state.anchor_pcs;
+  const int captured = native::Unwinder(unwinder_).CaptureWithStackPointers(
+      pcs, state.anchor_sps, native::kMaxNativeDepth);
   // Frames inner of the reporting caller are this monitor's own.
   int native_count = captured;
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
@@ -36,10 +38,12 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   }
   const native::StackId stack = stacks_.Intern(pcs, native_count);
   state.last_native_stack = stack;
+  state.anchor_count = stack != native::kNoStack ? native_count : 0;
   if (stack == native::kNoStack) {
     return PythonContext(state, base, start, depth);
   }
-  python::RawFrame python_frames[kMaxPythonDepth + 1];
+  call_path::PythonCaptureBuffer buffer;
+  python::RawFrame* python_frames = buffer.frames();
   bool truncated = false;
   const int count =
       python_enabled_ ? CapturePython(python_frames, &truncated) : 0;
@@ -161,8 +165,17 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
                                            const OpEntry& op,
                                            uintptr_t caller_pc) {
   uintptr_t pcs[native::kMaxNativeDepth];
-  const int captured = native::Unwinder(unwinder_).Capture(
-      pcs, native::kMaxNativeDepth, 0);
+  // The thread's anchor is the entry stack of the outermost op open now
+  // when their ids agree (a scope's op may have taken a newer one since):
+  // its frames outer of the op's dispatch are still live.
+  const native::Unwinder unwinder(unwinder_);
+  int copied = 0;
+  const int captured =
+      op.entry_stack == state.last_native_stack && state.anchor_count > 0
+          ? unwinder.CaptureWithin(state.anchor_pcs, state.anchor_sps,
+                                   state.anchor_count, pcs,
+                                   native::kMaxNativeDepth, &copied)
+          : unwinder.Capture(pcs, native::kMaxNativeDepth, 0);
   int count = captured;  // frames inner of the caller are the monitor's
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
     if (pcs[i] == caller_pc) {
@@ -170,9 +183,11 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
       break;
     }
   }
-  const native::StackId stack = stacks_.Intern(pcs, count);
+  if (copied >= count) copied = 0;  // nothing unwound: key the whole stack
+  const native::StackId stack = stacks_.Intern(pcs + copied, count - copied);
   if (stack == native::kNoStack) return op.context;
-  const InsidePathKey key{op.context, stack};
+  const InsidePathKey key{op.context, copied > 0 ? op.entry_stack : native::kNoStack,
+                          copied, stack};
   if (auto it = state.inside_paths.find(key); it != state.inside_paths.end()) {
     return it->second;
   }

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,9 +44,31 @@ struct OpEntry {
 
 namespace call_path {
 
-// A GPU API call's native stack inside one op.
+// Room on the stack for one Python capture (CallPathBuilder::CapturePython),
+// left uninitialized: the capture writes the frames it returns, and
+// value-initializing kMaxPythonDepth + 1 RawFrames was a 4 KiB memset on
+// every op entered from Python (perf on bench/event_cost: most of
+// NativeContext's own time). RawFrame is an aggregate, so the bytes hold
+// its objects implicitly.
+class PythonCaptureBuffer {
+ public:
+  python::RawFrame* frames() {
+    return std::launder(reinterpret_cast<python::RawFrame*>(storage_));
+  }
+
+ private:
+  alignas(python::RawFrame) unsigned char
+      storage_[sizeof(python::RawFrame) * (CallPathBuilder::kMaxPythonDepth + 1)];
+};
+
+// A GPU API call's native stack inside one op: the first `copied` frames of
+// the op's entry stack (`entry`; none when copied is 0), then `stack`, the
+// frames unwound. Interning only the unwound part spares hashing and
+// comparing the frames copied from the entry stack at every call.
 struct InsidePathKey {
   ContextId op = kNoContext;
+  native::StackId entry = native::kNoStack;
+  int copied = 0;
   native::StackId stack = native::kNoStack;
   bool operator==(const InsidePathKey&) const = default;
 };
@@ -53,6 +76,7 @@ struct InsidePathKey {
 struct InsidePathKeyHash {
   size_t operator()(const InsidePathKey& key) const {
     uint64_t h = key.op * 0x9E3779B97F4A7C15ULL ^ key.stack;
+    h ^= (static_cast<uint64_t>(key.entry) << 24) ^ static_cast<uint64_t>(key.copied);
     h *= 0xBF58476D1CE4E5B9ULL;
     return static_cast<size_t>(h ^ (h >> 31));
   }
@@ -161,6 +185,12 @@ struct ThreadState {
   bool last_in_compile = false;
   // Stack id of the latest NativeContext capture.
   native::StackId last_native_stack = native::kNoStack;
+  // That capture's frames with their stack addresses: while the op whose
+  // entry took it runs, GPU API calls and allocations inside it unwind only
+  // down to where their stack meets it (Unwinder::CaptureWithin).
+  uintptr_t anchor_pcs[native::kMaxNativeDepth];
+  uintptr_t anchor_sps[native::kMaxNativeDepth];
+  int anchor_count = 0;
   // GPU API call paths inside ops (see InsideOpContext).
   std::unordered_map<call_path::InsidePathKey, ContextId, call_path::InsidePathKeyHash> inside_paths;
   // Recent (parent, operator or phase) -> child answers of the tree (see

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/common/thread_instance.h"
 #include "runtime/native/cfi_rules.h"
 
 namespace deepcontext::native {
@@ -27,6 +28,8 @@ uint64_t Pack(const CfiRule& rule) {
   return static_cast<uint64_t>(rule.kind) |
          (static_cast<uint64_t>(rule.cfa_from_frame_pointer) << 2) |
          (static_cast<uint64_t>(rule.frame_pointer_saved) << 3) |
+         (static_cast<uint64_t>(rule.cfa_loaded) << 4) |
+         (static_cast<uint64_t>(rule.fp_saved_below_fp) << 5) |
          (static_cast<uint64_t>(static_cast<uint16_t>(rule.saved_fp_offset))
           << 16) |
          (static_cast<uint64_t>(static_cast<uint32_t>(rule.cfa_offset)) << 32);
@@ -37,6 +40,8 @@ CfiRule Unpack(uint64_t packed) {
   rule.kind = static_cast<CfiRule::Kind>(packed & 3);
   rule.cfa_from_frame_pointer = (packed >> 2) & 1;
   rule.frame_pointer_saved = (packed >> 3) & 1;
+  rule.cfa_loaded = (packed >> 4) & 1;
+  rule.fp_saved_below_fp = (packed >> 5) & 1;
   rule.saved_fp_offset = static_cast<int16_t>((packed >> 16) & 0xffff);
   rule.cfa_offset = static_cast<int32_t>(packed >> 32);
   return rule;
@@ -46,15 +51,6 @@ uint64_t SlotOf(uintptr_t pc) {
   return (static_cast<uint64_t>(pc) * 0x9E3779B97F4A7C15ull) >>
          (64 - kSlotBits);
 }
-
-// A small direct-mapped copy per thread: the process-wide table is 1 MiB and
-// its slots are spread by the hash, so a capture of a deep stack would miss
-// the CPU caches on most frames; a thread's recent pcs stay in L1 here.
-constexpr int kThreadSlotBits = 8;
-struct ThreadSlots {
-  uint64_t key[1 << kThreadSlotBits] = {};
-  uint64_t rule[1 << kThreadSlotBits] = {};
-};
 
 CfiRule SharedCachedRule(uintptr_t pc) {
   const uint64_t key = static_cast<uint64_t>(pc);
@@ -85,14 +81,25 @@ CfiRule SharedCachedRule(uintptr_t pc) {
 
 }  // namespace
 
+CfiThreadCache* ThisThreadCfiCache() {
+  // Not a thread_local: 20 KiB of thread-locals would push the library's
+  // whole TLS block out of the loader's static TLS space, and every
+  // thread-local read of the runtime, on every op and launch, would become
+  // a call (see -mtls-dialect in CMakeLists.txt).
+  return ThreadInstance<CfiThreadCache>();
+}
+
+void FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
+  const uint64_t index = CfiThreadCache::Index(pc);
+  cache.rule[index] = SharedCachedRule(pc);
+  cache.key[index] = pc;
+}
+
 CfiRule CachedCfiRule(uintptr_t pc) {
-  static thread_local ThreadSlots local;
-  const uint64_t index = SlotOf(pc) >> (kSlotBits - kThreadSlotBits);
-  if (local.key[index] == pc) return Unpack(local.rule[index]);
-  const CfiRule rule = SharedCachedRule(pc);
-  local.key[index] = pc;
-  local.rule[index] = Pack(rule);
-  return rule;
+  CfiThreadCache* cache = ThisThreadCfiCache();
+  // The thread is exiting: the shared table alone.
+  if (cache == nullptr) return SharedCachedRule(pc);
+  return CachedCfiRule(*cache, pc);
 }
 
 int CfiRuleCacheSize() { return g_cached.load(std::memory_order_relaxed); }

@@ -152,6 +152,7 @@ enum class RegRule : uint8_t {
   kSame,       // unchanged (also "not mentioned")
   kOffset,     // saved at CFA + offset
   kUndefined,  // lost (for the return address: end of stack)
+  kAtFpOffset, // saved at rbp + offset (GCC's realigned frames, below)
   kOther,      // register, expression, val_offset, ...: not modelled
 };
 
@@ -159,6 +160,8 @@ struct Row {
   uint64_t cfa_reg = kRegRsp;
   int64_t cfa_offset = 8;
   bool cfa_expression = false;
+  // CFA = *(rbp + cfa_offset): the one CFA expression modelled.
+  bool cfa_deref_fp = false;
   RegRule fp_rule = RegRule::kSame;
   int64_t fp_offset = 0;
   RegRule ra_rule = RegRule::kSame;
@@ -219,6 +222,23 @@ bool ParseCie(const Record& record, Cie* cie) {
   cie->instructions = in.pos();
   cie->end = record.end;
   return in.ok();
+}
+
+// Reads a DWARF expression block (its length, then the expression) and
+// says whether it is exactly "DW_OP_breg6 (rbp) offset", followed by
+// DW_OP_deref when `deref`; the block is consumed either way.
+bool ReadFpExpression(Reader& in, bool deref, int64_t* offset) {
+  const uint64_t length = in.Uleb();
+  const uint8_t* begin = in.pos();
+  in.Skip(length);
+  if (!in.ok()) return false;
+  Reader expression(begin, begin + length);
+  constexpr uint8_t kBregRbp = 0x76;  // DW_OP_breg0 + 6
+  constexpr uint8_t kDeref = 0x06;
+  if (expression.U8() != kBregRbp) return false;
+  *offset = expression.Sleb();
+  if (deref && expression.U8() != kDeref) return false;
+  return expression.ok() && expression.done();
 }
 
 // Runs a CFA program until the row covering `target` (or the end).
@@ -313,19 +333,38 @@ bool RunProgram(const Cie& cie, const uint8_t* begin, const uint8_t* end,
         row->cfa_reg = in.Uleb();
         row->cfa_offset = static_cast<int64_t>(in.Uleb());
         row->cfa_expression = false;
+        row->cfa_deref_fp = false;
         break;
       case 0x0d:  // def_cfa_register
         row->cfa_reg = in.Uleb();
-        row->cfa_expression = false;
+        row->cfa_expression = row->cfa_deref_fp;  // an offset of a load
         break;
       case 0x0e:  // def_cfa_offset
         row->cfa_offset = static_cast<int64_t>(in.Uleb());
+        row->cfa_expression = row->cfa_deref_fp;
         break;
-      case 0x0f:  // def_cfa_expression
-        row->cfa_expression = true;
-        in.Skip(in.Uleb());
+      case 0x0f: {  // def_cfa_expression
+        // GCC's frames realigned through a DRAP register (AVX code with
+        // alloca or stack arguments, thousands of them in libtorch): CFA
+        // = *(rbp + offset), "DW_OP_breg6 offset; DW_OP_deref".
+        int64_t offset = 0;
+        const bool modelled = ReadFpExpression(in, /*deref=*/true, &offset);
+        row->cfa_expression = !modelled;
+        row->cfa_deref_fp = modelled;
+        row->cfa_offset = modelled ? offset : row->cfa_offset;
         break;
-      case 0x10:    // expression
+      }
+      case 0x10: {  // expression
+        // The same frames save rbp at rbp + offset ("DW_OP_breg6 offset").
+        const uint64_t reg = in.Uleb();
+        int64_t offset = 0;
+        if (ReadFpExpression(in, /*deref=*/false, &offset)) {
+          set_rule(reg, RegRule::kAtFpOffset, offset);
+        } else {
+          set_rule(reg, RegRule::kOther, 0);
+        }
+        break;
+      }
       case 0x16: {  // val_expression
         const uint64_t reg = in.Uleb();
         in.Skip(in.Uleb());
@@ -341,9 +380,11 @@ bool RunProgram(const Cie& cie, const uint8_t* begin, const uint8_t* end,
         row->cfa_reg = in.Uleb();
         row->cfa_offset = in.Sleb() * cie.data_align;
         row->cfa_expression = false;
+        row->cfa_deref_fp = false;
         break;
       case 0x13:  // def_cfa_offset_sf
         row->cfa_offset = in.Sleb() * cie.data_align;
+        row->cfa_expression = row->cfa_deref_fp;
         break;
       case 0x14: {  // val_offset
         const uint64_t reg = in.Uleb();
@@ -427,24 +468,32 @@ CfiRule ComputeCfiRule(uintptr_t pc) {
     return Unsupported();
   }
   if (row.ra_rule == RegRule::kUndefined) return End();
-  if (row.cfa_expression || (row.cfa_reg != kRegRsp && row.cfa_reg != kRegRbp))
+  if (row.cfa_expression ||
+      (!row.cfa_deref_fp && row.cfa_reg != kRegRsp && row.cfa_reg != kRegRbp))
     return Unsupported();
   // The return address sits right below the CFA on x86-64 (pushed by call).
   if (row.ra_rule != RegRule::kOffset || row.ra_offset != -8) {
     return Unsupported();
   }
-  if (row.fp_rule != RegRule::kSame && row.fp_rule != RegRule::kOffset) {
+  if (row.fp_rule != RegRule::kSame && row.fp_rule != RegRule::kOffset &&
+      row.fp_rule != RegRule::kAtFpOffset) {
     return Unsupported();
   }
-  if (row.cfa_offset < 8 || row.cfa_offset > INT32_MAX ||
+  // A loaded CFA may sit at any offset from rbp; a computed one is above
+  // the return address.
+  const int64_t min_cfa_offset = row.cfa_deref_fp ? INT32_MIN : 8;
+  if (row.cfa_offset < min_cfa_offset || row.cfa_offset > INT32_MAX ||
       row.fp_offset < INT16_MIN || row.fp_offset > INT16_MAX) {
     return Unsupported();
   }
   CfiRule rule;
   rule.kind = CfiRule::Kind::kStep;
-  rule.cfa_from_frame_pointer = row.cfa_reg == kRegRbp;
+  rule.cfa_from_frame_pointer = row.cfa_deref_fp || row.cfa_reg == kRegRbp;
+  rule.cfa_loaded = row.cfa_deref_fp;
   rule.cfa_offset = static_cast<int32_t>(row.cfa_offset);
-  rule.frame_pointer_saved = row.fp_rule == RegRule::kOffset;
+  rule.frame_pointer_saved = row.fp_rule == RegRule::kOffset ||
+                             row.fp_rule == RegRule::kAtFpOffset;
+  rule.fp_saved_below_fp = row.fp_rule == RegRule::kAtFpOffset;
   rule.saved_fp_offset = static_cast<int16_t>(row.fp_offset);
   return rule;
 }

@@ -28,10 +28,15 @@ struct CfiRule {
     kUnsupported = 3,
   };
   Kind kind = Kind::kUnsupported;
-  // CFA = (cfa_from_frame_pointer ? rbp : rsp) + cfa_offset.
+  // CFA = (cfa_from_frame_pointer ? rbp : rsp) + cfa_offset, or, when
+  // cfa_loaded, the word stored there (GCC's frames realigned through a
+  // DRAP register: CFA = *(rbp + cfa_offset)).
   bool cfa_from_frame_pointer = false;
-  // The caller's rbp was saved at CFA + saved_fp_offset; else rbp is unchanged.
+  bool cfa_loaded = false;
+  // The caller's rbp was saved at CFA + saved_fp_offset (at rbp +
+  // saved_fp_offset when fp_saved_below_fp); else rbp is unchanged.
   bool frame_pointer_saved = false;
+  bool fp_saved_below_fp = false;
   int16_t saved_fp_offset = 0;
   int32_t cfa_offset = 0;
 };
@@ -44,6 +49,38 @@ CfiRule ComputeCfiRule(uintptr_t pc);
 // ComputeCfiRule through the process-wide cache. [any thread] Lock-free on a
 // hit; a miss computes the rule (racing threads compute the same one).
 CfiRule CachedCfiRule(uintptr_t pc);
+
+// A thread's copy of the rules it used last, direct-mapped by pc, in front
+// of the process-wide table: that table is 1 MiB and its slots are spread by
+// the hash, so a capture of a deep stack would miss the CPU caches on most
+// frames; a thread's recent pcs stay in L1 here. Rules are kept unpacked and
+// read in place (the inline lookup below): a rule returned by value was
+// stored field by field and reloaded whole, a store-forwarding stall that
+// was most of a capture's time (bench/event_cost.cc, native rows).
+struct CfiThreadCache {
+  static constexpr int kBits = 10;
+  uint64_t key[1 << kBits] = {};
+  CfiRule rule[1 << kBits] = {};
+
+  static uint64_t Index(uintptr_t pc) {
+    return (static_cast<uint64_t>(pc) * 0x9E3779B97F4A7C15ull) >> (64 - kBits);
+  }
+};
+
+// The calling thread's cache (on the heap: runtime/common/thread_instance.h);
+// nullptr while the thread exits.
+CfiThreadCache* ThisThreadCfiCache();
+
+// Puts the rule for `pc` into its slot of `cache`.
+void FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc);
+
+// CachedCfiRule(pc) through the calling thread's `cache`; the reference is
+// valid until the next lookup in that cache.
+inline const CfiRule& CachedCfiRule(CfiThreadCache& cache, uintptr_t pc) {
+  const uint64_t index = CfiThreadCache::Index(pc);
+  if (cache.key[index] != pc) FillCfiThreadCache(cache, pc);
+  return cache.rule[index];
+}
 
 // Whether this build and process can unwind with CFI rules (x86-64, and
 // libgcc's FDE lookup present).

@@ -122,16 +122,38 @@ __attribute__((noinline, no_sanitize("address"))) int WalkFramePointers(
 // Captures cfi-cache handed to libgcc (rare: counted on that path only).
 std::atomic<uint64_t> g_cfi_fallbacks{0};
 
+// Frames of an earlier capture a walk may meet (CaptureWithin): outermost
+// first, with their stack addresses. `met` is set to the index of the
+// outermost frame the walk wrote no copy of, when it stopped there.
+struct AnchorFrames {
+  const uintptr_t* pcs = nullptr;
+  const uintptr_t* sps = nullptr;
+  int count = 0;
+  int met = -1;
+  // Set by CaptureFrom: the anchor's frames [0, copied) begin the output.
+  int copied = 0;
+};
+
 // Steps from frame to frame with the cached .eh_frame rule of each return
 // address (cfi_rules.h). Starts from its own frame record (this file keeps
 // frame pointers), so the first address written is the return into its
-// caller, as for backtrace(). Returns -1 when a frame needs a rule that is
-// not modelled: the caller then unwinds with libgcc instead.
-__attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(void** out,
-                                                                  int max) {
+// caller, as for backtrace(). Writes each frame's stack address to `sps`
+// when given. Returns -1 when a frame needs a rule that is not modelled:
+// the caller then unwinds with libgcc instead.
+//
+// With `anchor`, stops before the first of two consecutive frames that are
+// consecutive anchor frames (same return address at the same stack
+// address), setting anchor->met to its index: one matching frame alone
+// could be a later call through the same instruction of a function the
+// anchor's path called too; its caller matching as well pins the frames
+// outer of them to the anchor's.
+__attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
+    void** out, uintptr_t* sps, int max, AnchorFrames* anchor) {
   const StackBounds& bounds = ThreadStackBounds();
   // Loads are only safe inside a known stack; libgcc checks its own way.
   if (!bounds.known) return -1;
+  CfiThreadCache* rules = ThisThreadCfiCache();
+  if (rules == nullptr) return -1;  // the thread is exiting
   const auto self = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   uintptr_t sp = self + 2 * sizeof(uintptr_t);
@@ -141,20 +163,42 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(void** out,
   auto on_stack = [&](uintptr_t addr) {
     return addr >= bounds.low && addr + sizeof(uintptr_t) <= bounds.high;
   };
+  // Anchor frames are outermost first, so their stack addresses fall as
+  // the index grows; the walk's rise. `next` is the innermost anchor frame
+  // not below the walk, `previous` the anchor index the last frame matched.
+  int next = anchor != nullptr ? anchor->count - 1 : -1;
+  int previous = -1;
   int n = 0;
   while (n < max) {
-    out[n++] = reinterpret_cast<void*>(pc);
-    const CfiRule rule = CachedCfiRule(pc - 1);
+    if (next >= 0) {
+      while (next >= 0 && anchor->sps[next] < sp) --next;
+      const int match =
+          next >= 0 && anchor->sps[next] == sp && anchor->pcs[next] == pc ? next : -1;
+      if (match >= 0 && previous == match + 1) {
+        anchor->met = previous;
+        asm volatile("" ::: "memory");
+        return n - 1;
+      }
+      previous = match;
+    }
+    out[n] = reinterpret_cast<void*>(pc);
+    if (sps != nullptr) sps[n] = sp;
+    ++n;
+    const CfiRule& rule = CachedCfiRule(*rules, pc - 1);
     if (rule.kind == CfiRule::Kind::kEnd) break;
     if (rule.kind != CfiRule::Kind::kStep) return -1;
-    const uintptr_t cfa =
-        (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
+    uintptr_t cfa = (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
+    if (rule.cfa_loaded) {
+      if (!on_stack(cfa)) return -1;
+      cfa = *reinterpret_cast<const uintptr_t*>(cfa);
+    }
     // Every step goes strictly outward and stays on this thread's stack.
     if (cfa <= sp || !on_stack(cfa - sizeof(uintptr_t))) return -1;
     const uintptr_t ret =
         *reinterpret_cast<const uintptr_t*>(cfa - sizeof(uintptr_t));
     if (rule.frame_pointer_saved) {
-      const uintptr_t slot = cfa + rule.saved_fp_offset;
+      const uintptr_t slot =
+          (rule.fp_saved_below_fp ? fp : cfa) + rule.saved_fp_offset;
       if (!on_stack(slot)) return -1;
       fp = *reinterpret_cast<const uintptr_t*>(slot);
     }
@@ -166,9 +210,101 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(void** out,
   return n;
 }
 
-__attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
-                                        int max) {
+// libgcc's unwinder, called directly (found with dlsym, as _Unwind_Find_FDE
+// in cfi_rules.cc) where a capture inside an op must fall back to it: unlike
+// backtrace() it can stop where the stack meets the anchor. Declared here,
+// not from <unwind.h>, which libunwind's headers may replace. Reason codes
+// are the Itanium C++ ABI's.
+struct UnwindContext;  // libgcc's struct _Unwind_Context, opaque
+using UnwindTraceFn = int (*)(UnwindContext*, void*);
+using UnwindBacktraceFn = int (*)(UnwindTraceFn, void*);
+using UnwindGetFn = uintptr_t (*)(UnwindContext*);
+constexpr int kUnwindNoReason = 0;
+constexpr int kUnwindEndOfStack = 5;
+
+struct LibgccUnwinder {
+  UnwindBacktraceFn backtrace = nullptr;
+  UnwindGetFn get_ip = nullptr;
+  UnwindGetFn get_cfa = nullptr;
+};
+
+const LibgccUnwinder& Libgcc() {
+  static const LibgccUnwinder libgcc = [] {
+    LibgccUnwinder found;
+    found.backtrace = reinterpret_cast<UnwindBacktraceFn>(
+        dlsym(RTLD_DEFAULT, "_Unwind_Backtrace"));
+    found.get_ip = reinterpret_cast<UnwindGetFn>(dlsym(RTLD_DEFAULT, "_Unwind_GetIP"));
+    found.get_cfa = reinterpret_cast<UnwindGetFn>(dlsym(RTLD_DEFAULT, "_Unwind_GetCFA"));
+    return found;
+  }();
+  return libgcc;
+}
+
+struct LibgccWalk {
+  const LibgccUnwinder* libgcc;
+  void** out;
+  int max;
   int n = 0;
+  bool skipped_self = false;
+  AnchorFrames* anchor;
+  int next;
+  int previous = -1;
+};
+
+int LibgccStep(UnwindContext* context, void* arg) {
+  auto* walk = static_cast<LibgccWalk*>(arg);
+  const uintptr_t pc = walk->libgcc->get_ip(context);
+  // The stack address WalkCfiRules gives the frame of `pc`: its callee's
+  // CFA, which is what libgcc's context holds while it stands at `pc`.
+  const uintptr_t sp = walk->libgcc->get_cfa(context);
+  if (!walk->skipped_self) {  // LibgccUntilAnchor itself, as backtrace() skips its own
+    walk->skipped_self = true;
+    return kUnwindNoReason;
+  }
+  if (pc == 0 || walk->n >= walk->max) return kUnwindEndOfStack;
+  AnchorFrames* anchor = walk->anchor;
+  if (sp != 0 && walk->next >= 0) {
+    while (walk->next >= 0 && anchor->sps[walk->next] < sp) --walk->next;
+    const int match = walk->next >= 0 && anchor->sps[walk->next] == sp &&
+                              anchor->pcs[walk->next] == pc
+                          ? walk->next
+                          : -1;
+    if (match >= 0 && walk->previous == match + 1) {  // as in WalkCfiRules
+      anchor->met = walk->previous;
+      --walk->n;
+      return kUnwindEndOfStack;
+    }
+    walk->previous = match;
+  }
+  walk->out[walk->n++] = reinterpret_cast<void*>(pc);
+  return kUnwindNoReason;
+}
+
+// backtrace() for a capture with an anchor, stopping where WalkCfiRules
+// would; -1 when libgcc's entry points are missing.
+__attribute__((noinline)) int LibgccUntilAnchor(void** out, int max,
+                                                AnchorFrames* anchor) {
+  const LibgccUnwinder& libgcc = Libgcc();
+  if (libgcc.backtrace == nullptr || libgcc.get_ip == nullptr ||
+      libgcc.get_cfa == nullptr) {
+    return -1;
+  }
+  anchor->met = -1;
+  LibgccWalk walk{&libgcc, out, max};
+  walk.anchor = anchor;
+  walk.next = anchor->count - 1;
+  libgcc.backtrace(&LibgccStep, &walk);
+  asm volatile("" ::: "memory");
+  return walk.n;
+}
+
+// `sps` (optional) receives each frame's stack address where the unwinder
+// knows it; *have_sps says whether it did (cfi-cache without fallback).
+__attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
+                                        uintptr_t* sps, bool* have_sps,
+                                        int max, AnchorFrames* anchor) {
+  int n = 0;
+  *have_sps = false;
   switch (kind) {
     case UnwinderKind::kLibunwind: {
       const UnwBacktraceFn fn = LoadLibunwind();
@@ -186,10 +322,16 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
       n = WalkFramePointers(raw, max);
       break;
     case UnwinderKind::kCfiCache:
-      n = WalkCfiRules(raw, max);
+      n = WalkCfiRules(raw, sps, max, anchor);
+      *have_sps = n >= 0;
       if (n < 0) {
         g_cfi_fallbacks.fetch_add(1, std::memory_order_relaxed);
-        n = backtrace(raw, max);
+        n = -1;
+        if (anchor != nullptr) n = LibgccUntilAnchor(raw, max, anchor);
+        if (n < 0) {
+          if (anchor != nullptr) anchor->met = -1;
+          n = backtrace(raw, max);
+        }
       }
       break;
   }
@@ -200,16 +342,22 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
 }
 
 // `caller_return` is the return address of the public entry point; every
-// frame inside this file is innermost of it and is dropped.
+// frame inside this file is innermost of it and is dropped. `sps` and
+// `anchor` as for UnwindRaw; frames an anchor supplies are copied from it.
 __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
                                           uintptr_t caller_return,
-                                          uintptr_t* pcs, int max, int skip) {
+                                          uintptr_t* pcs, uintptr_t* sps,
+                                          int max, int skip,
+                                          AnchorFrames* anchor) {
   if (pcs == nullptr || max <= 0) return 0;
   max = std::min(max, kMaxNativeDepth);
   skip = std::clamp(skip, 0, kMaxSkip);
   void* raw[kRawCapacity];
+  uintptr_t raw_sps[kRawCapacity];
+  bool have_sps = false;
   const int want = std::min(max + skip + kInternalSlack, kRawCapacity);
-  const int n = UnwindRaw(kind, raw, want);
+  const int n = UnwindRaw(kind, raw, sps != nullptr ? raw_sps : nullptr,
+                          &have_sps, want, anchor);
   // Some unwinders (libunwind on AArch64) report each caller frame by its
   // call site, the return address minus one; such frames are shifted back to
   // return addresses so every unwinder yields the same PCs.
@@ -227,11 +375,26 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
   // Not found (an unwinder that lost our own frames): keep what it saw.
   if (first == scan) first = 0;
   first += skip;
-  if (first >= n) return 0;
-  const int count = std::min(n - first, max);
+  const int walked = first < n ? n - first : 0;
+  // The anchor's frames [0, met] are the outer part of this stack.
+  const int from_anchor =
+      anchor != nullptr && anchor->met >= 0 ? anchor->met + 1 : 0;
+  const int count = std::min(walked + from_anchor, max);
+  // Innermost frames win: the anchor's outermost ones go first when the
+  // stack is deeper than `max`.
+  const int anchor_kept = std::max(count - walked, 0);
+  const int anchor_start = from_anchor - anchor_kept;
+  for (int i = 0; i < anchor_kept; ++i) {
+    pcs[i] = anchor->pcs[anchor_start + i];
+    if (sps != nullptr) sps[i] = anchor->sps[anchor_start + i];
+  }
+  if (anchor != nullptr) anchor->copied = anchor_start == 0 ? anchor_kept : 0;
   // Innermost-first raw frames become outermost-first output.
-  for (int i = 0; i < count; ++i) {
-    pcs[i] = reinterpret_cast<uintptr_t>(raw[first + count - 1 - i]) + adjust;
+  const int raw_kept = count - anchor_kept;
+  for (int i = 0; i < raw_kept; ++i) {
+    const int from = first + raw_kept - 1 - i;
+    pcs[anchor_kept + i] = reinterpret_cast<uintptr_t>(raw[from]) + adjust;
+    if (sps != nullptr) sps[anchor_kept + i] = have_sps ? raw_sps[from] : 0;
   }
   asm volatile("" ::: "memory");
   return count;
@@ -316,7 +479,33 @@ __attribute__((noinline)) int Unwinder::Capture(uintptr_t* pcs, int max,
                                                 int skip) const {
   const int n =
       CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                  pcs, max, skip);
+                  pcs, nullptr, max, skip, nullptr);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+__attribute__((noinline)) int Unwinder::CaptureWithStackPointers(
+    uintptr_t* pcs, uintptr_t* sps, int max) const {
+  const int n =
+      CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                  pcs, sps, max, 0, nullptr);
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+__attribute__((noinline)) int Unwinder::CaptureWithin(
+    const uintptr_t* anchor_pcs, const uintptr_t* anchor_sps, int anchor_count,
+    uintptr_t* pcs, int max, int* copied) const {
+  AnchorFrames anchor;
+  anchor.pcs = anchor_pcs;
+  anchor.sps = anchor_sps;
+  anchor.count = anchor_pcs != nullptr && anchor_sps != nullptr
+                     ? std::clamp(anchor_count, 0, kMaxNativeDepth)
+                     : 0;
+  const int n =
+      CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                  pcs, nullptr, max, 0, anchor.count > 0 ? &anchor : nullptr);
+  if (copied != nullptr) *copied = anchor.copied;
   asm volatile("" ::: "memory");
   return n;
 }
@@ -332,8 +521,8 @@ __attribute__((noinline)) int CaptureNativeStack(uintptr_t* pcs, int max,
                                                  int skip) {
   const int n = CaptureFrom(
       Unwinder::Default().kind(),
-      reinterpret_cast<uintptr_t>(__builtin_return_address(0)), pcs, max,
-      skip);
+      reinterpret_cast<uintptr_t>(__builtin_return_address(0)), pcs, nullptr,
+      max, skip, nullptr);
   asm volatile("" ::: "memory");
   return n;
 }

@@ -71,6 +71,27 @@ class Unwinder {
   // call (libunwind and libgcc set up per-thread caches then).
   int Capture(uintptr_t* pcs, int max, int skip) const;
 
+  // Capture(pcs, max, 0) that also writes, for every frame, the stack
+  // address it runs at (sps[i] goes with pcs[i]): an anchor for
+  // CaptureWithin. Only the cfi-cache unwinder knows these addresses; with
+  // another unwinder, or a capture it handed to libgcc, sps are all 0
+  // (an anchor nothing matches).
+  int CaptureWithStackPointers(uintptr_t* pcs, uintptr_t* sps, int max) const;
+
+  // Capture(pcs, max, 0) made while part of an earlier capture of this
+  // thread (anchor_pcs / anchor_sps / anchor_count, written by
+  // CaptureWithStackPointers) is still on the stack, e.g. inside the op
+  // whose entry took the anchor: unwinds outward only until two
+  // consecutive frames are anchor frames (the same return addresses at the
+  // same stack addresses, so the same activations) and copies the frames
+  // outer of them from the anchor instead of unwinding them again. With no
+  // such frames it is a full capture. `copied` (optional) receives how many
+  // outermost frames are the anchor's first ones, copied: 0 when none were
+  // (or when the stack was too deep to keep the anchor's outermost frame).
+  int CaptureWithin(const uintptr_t* anchor_pcs, const uintptr_t* anchor_sps,
+                    int anchor_count, uintptr_t* pcs, int max,
+                    int* copied = nullptr) const;
+
  private:
   UnwinderKind kind_;
 };

@@ -37,7 +37,7 @@ def test_rule_filter_top_and_json(embedding_profile):
 def test_list_rules_and_errors(embedding_profile, tmp_path):
     listing = subprocess.run([CLI, "analyze", "--list-rules"], stdout=subprocess.PIPE,
                              check=True).stdout.decode().splitlines()
-    assert len(listing) == 12 and listing[0].startswith("gpu_idle ")
+    assert len(listing) == 13 and listing[0].startswith("gpu_idle ")
     unknown = analyze("--rule", "no_such_rule", embedding_profile, check=2)
     assert b"unknown rule 'no_such_rule'" in unknown.stderr
     missing = analyze(tmp_path / "missing.dctx", check=1)

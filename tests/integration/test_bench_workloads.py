@@ -77,3 +77,43 @@ def test_small_ops_workload_runs_under_the_floor():
     result = run_with_package([PYTHON, small_ops, "--iters", "2", "--record-function-floor"])
     assert result.returncode == 0, result.stderr.decode()
     assert b"loop_seconds=" in result.stdout
+
+
+def _gpu_overhead():
+    import importlib.util
+    path = os.path.join(os.path.dirname(WORKLOAD), "..", "gpu_overhead.py")
+    spec = importlib.util.spec_from_file_location("gpu_overhead", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_table_columns_keep_no_profiler_first_and_table_order():
+    bench = _gpu_overhead()
+    assert bench.table_columns("") == bench.TABLE_COLUMNS
+    assert bench.table_columns("Proton,deepcontext run,run --native") == (
+        "no profiler", "deepcontext run", "run --native", "Proton (context=python)")
+    # "run" alone is "deepcontext run" (the shortest title it starts or ends).
+    assert bench.table_columns("run") == ("no profiler", "deepcontext run")
+    with pytest.raises(SystemExit):
+        bench.table_columns("perf")
+
+
+def test_triton_attribution_needs_the_launch_line_innermost(monkeypatch):
+    bench = _gpu_overhead()
+    line = next(number for number, text in enumerate(open(WORKLOAD), start=1)
+                if "# TRITON_LAUNCH_LINE" in text)
+    launch = {"kind": "python", "file": "/x/gpu_models.py", "line": line, "parent": None}
+    driver = {"kind": "python", "file": "/t/triton/backends/nvidia/driver.py", "line": 9,
+              "parent": 0}
+    # One kernel right under the launch line (through an op node), one under
+    # Triton's launcher below it.
+    nodes = [launch, driver,
+             {"kind": "operator", "name": "aten::x", "parent": 0},
+             {"kind": "gpu_kernel", "name": "add_one_kernel", "parent": 2,
+              "exclusive": {"gpu_time": {"count": 3}}},
+             {"kind": "gpu_kernel", "name": "add_one_kernel", "parent": 1,
+              "exclusive": {"gpu_time": {"count": 4}}}]
+    monkeypatch.setattr(bench, "run", lambda command: __import__("json").dumps(
+        {"nodes": nodes}))
+    assert bench.triton_attribution("deepcontext", "p.dctx") == (3, 7)

@@ -52,6 +52,10 @@ const std::vector<Rule>& BuiltinRules() {
        CheckMemoryPeak},
       {"gpu_stalls", "hot kernels dominated by one stall reason (--gpu-samples)",
        CheckGpuStalls},
+      {"gpu_counters",
+       "hot kernels far from the peak of their unit: memory-bound at low DRAM %, "
+       "GEMMs with an idle tensor pipe (--gpu-metrics)",
+       CheckGpuCounters},
   };
   return kRules;
 }

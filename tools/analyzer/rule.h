@@ -56,6 +56,8 @@ RuleOutcome CheckTensorCoresUnused(const ProfileView& view,
 RuleOutcome CheckLowOccupancy(const ProfileView& view, const Thresholds& t);
 // Stall reasons of sampled kernels (rules_stalls.cc).
 RuleOutcome CheckGpuStalls(const ProfileView& view, const Thresholds& t);
+// Hardware counters of measured kernels (rules_counters.cc).
+RuleOutcome CheckGpuCounters(const ProfileView& view, const Thresholds& t);
 // Rules about device memory (rules_memory.cc).
 RuleOutcome CheckMemoryPeak(const ProfileView& view, const Thresholds& t);
 

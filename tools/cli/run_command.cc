@@ -36,6 +36,8 @@ struct RunOptions {
   bool no_gpu_memory = false;
   bool cpu_counters = false;
   bool gpu_samples = false;
+  bool gpu_metrics = false;
+  uint32_t gpu_metrics_kernels = 5;
   double trace_fraction = 1.0;
   double trace_window_ms = 50;
   // Unset: the runtime's default (2M); read by the runtime itself.
@@ -177,6 +179,14 @@ std::string DefaultStem(const std::vector<std::string>& command) {
     setenv("DEEPCONTEXT_GPU_SAMPLES", "1", 1);
   } else {
     unsetenv("DEEPCONTEXT_GPU_SAMPLES");
+  }
+  if (options.gpu_metrics) {
+    setenv("DEEPCONTEXT_GPU_METRICS", "1", 1);
+    setenv("DEEPCONTEXT_GPU_METRICS_KERNELS",
+           std::to_string(options.gpu_metrics_kernels).c_str(), 1);
+  } else {
+    unsetenv("DEEPCONTEXT_GPU_METRICS");
+    unsetenv("DEEPCONTEXT_GPU_METRICS_KERNELS");
   }
   if (options.trace_fraction < 1.0) {
     setenv("DEEPCONTEXT_TRACE_FRACTION",
@@ -367,6 +377,21 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
                 "instruction. Kernels of one context run one at a time while "
                 "sampling (DEEPCONTEXT_GPU_SAMPLE_PERIOD=5..31 sets the period "
                 "to 2^N cycles)");
+  auto* gpu_metrics = run->add_flag("--gpu-metrics", options->gpu_metrics,
+                "Measure hardware counters of GPU kernels (CUPTI range "
+                "profiler): achieved occupancy, SM, DRAM and tensor-pipe "
+                "throughput %, on each kernel node. Each measured launch is "
+                "serialized and replayed once per counter pass, so only the "
+                "first --gpu-metrics-kernels launches per kernel and calling "
+                "context are measured");
+  auto* gpu_metrics_kernels = run->add_option(
+                "--gpu-metrics-kernels", options->gpu_metrics_kernels,
+                "With --gpu-metrics: launches measured per kernel and calling "
+                "context (1 to 1000000; default 5); later ones run unmeasured")
+      ->check(CLI::Range(1u, 1000000u));
+  gpu_metrics_kernels->needs(gpu_metrics);
+  // Both drive the GPU's performance monitors: one at a time.
+  gpu_metrics->excludes(gpu_samples);
   run->add_flag("--no-gpu-memory", options->no_gpu_memory,
                 "Do not hook the CUDA caching allocator (no gpu_alloc_bytes or "
                 "gpu_peak_live_bytes; saves a callback per allocation and free)");
@@ -378,6 +403,7 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
       ->check(FiniteRange(0.001, 1.0));
   // Detaching CUPTI between windows would drop the sampling configuration.
   gpu_samples->excludes(fraction);
+  gpu_metrics->excludes(fraction);
   run->add_option("--trace-window-ms", options->trace_window_ms,
                   "Length of one trace window with --trace-fraction, in "
                   "milliseconds (1 to 60000; default 50). Windows start at "

@@ -10,6 +10,7 @@
 #include "tools/report/imbalance_section.h"
 #include "tools/report/report_header.h"
 #include "tools/report/section_context.h"
+#include "tools/report/counter_section.h"
 #include "tools/report/stall_section.h"
 #include "tools/report/tree_sections.h"
 #include "tools/report/value_format.h"
@@ -141,6 +142,8 @@ std::string RenderReport(const analysis::ProfileTree& tree,
   if (!imbalance.empty()) out += "\n" + imbalance;
   std::string stalls = RenderStallReasons(context);
   if (!stalls.empty()) out += "\n" + stalls;
+  std::string counters = RenderKernelCounters(context);
+  if (!counters.empty()) out += "\n" + counters;
   return out;
 }
 

@@ -184,6 +184,16 @@ std::string FineGrainedText(const analysis::SourceInfo& source) {
     if (!attributed.empty()) out += ", " + attributed + " samples";
     out += "; kernels ran one at a time";
   }
+  const std::string metrics = source.Metadata("gpu_metrics");
+  if (metrics.starts_with("on")) {
+    const std::string measured = source.Metadata("gpu_metrics_measured");
+    const std::string bound = source.Metadata("gpu_metrics_launches_per_kernel");
+    out += (out.empty() ? "" : "; ") + std::string("GPU hardware counters ") +
+           metrics.substr(3) + ", " + (measured.empty() ? "0" : measured) +
+           " launches measured (at most " + (bound.empty() ? "?" : bound) +
+           " per kernel and calling context); measured launches ran serialized and "
+           "replayed once per pass, so their gpu_time is that of a replayed run";
+  }
   const std::string counters = source.Metadata("cpu_counters");
   if (!counters.empty() && counters != "off") {
     out += (out.empty() ? "" : "; ") + std::string("CPU counters ") + counters;

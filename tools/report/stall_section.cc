@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tools/analysis/stall_reasons.h"
-#include "tools/report/location.h"
+#include "tools/report/launch_line.h"
 #include "tools/report/text_table.h"
 #include "tools/report/value_format.h"
 #include "tools/sass/instruction_sass.h"
@@ -22,28 +22,6 @@ std::string Percent(double share) {
   char text[16];
   std::snprintf(text, sizeof(text), "%.0f%%", 100.0 * share);
   return text;
-}
-
-// The Python line that launched the kernel: its nearest Python ancestor in
-// the user's own code (a Triton kernel's nearest is Triton's launcher),
-// else the nearest one.
-std::string LaunchLine(const analysis::ProfileTree& tree, analysis::NodeIndex node) {
-  analysis::NodeIndex chosen = analysis::ProfileTree::kRootNode;
-  while (node != analysis::ProfileTree::kRootNode) {
-    node = tree.node(node).parent;
-    const analysis::Frame& frame = tree.frame_of(node);
-    if (frame.kind != format::FrameKind::kPythonFrame) continue;
-    if (chosen == analysis::ProfileTree::kRootNode) chosen = node;
-    if (!analysis::IsLibraryFile(frame.file)) {
-      chosen = node;
-      break;
-    }
-  }
-  if (chosen == analysis::ProfileTree::kRootNode) return "";
-  const analysis::Frame& frame = tree.frame_of(chosen);
-  std::string text = analysis::DisplayName(frame);
-  const std::string location = FormatLocation(frame);
-  return location.empty() ? text : text + " (" + location + ")";
 }
 
 std::string ReasonList(const std::vector<analysis::StallShare>& reasons, size_t count) {
@@ -141,7 +119,7 @@ std::string RenderStallReasons(const SectionContext& context) {
                   kernel.gpu_time > 0 ? FormatValue(kernel.gpu_time, "ns") : "-",
                   FormatCount(kernel.samples), reasons, hottest,
                   analysis::DisplayName(tree.frame_of(kernel.kernel)),
-                  LaunchLine(tree, kernel.kernel)});
+                  KernelLaunchLine(tree, kernel.kernel)});
     // The first reason that is a stall (not issuing) is the one to explain.
     for (const analysis::StallShare& share : kernel.reasons) {
       if (!analysis::IsIssueReason(share.reason)) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "format/dctx_file.h"
+#include "tests/unit/tools/analysis/counter_profile.h"
 #include "tests/unit/tools/analysis/stall_profile.h"
 #include "tests/unit/tools/analysis/test_profiles.h"
 
@@ -179,6 +180,8 @@ int main(int argc, char** argv) {
       Write(deepcontext::analysis::testing::MakeSassProfile(
                 "/recorded/elsewhere/gpu_sass_bare.cubins"),
             path("gpu_sass_bare.dctx")) &&
+      Write(deepcontext::analysis::testing::MakeCounterProfile(),
+            path("gpu_counters.dctx")) &&
       WriteBytes("this is not a profile\n", path("foreign.dctx")) &&
       WriteBytes(encoded.substr(0, encoded.size() / 2), path("truncated.dctx")) &&
       Write(empty_strings, path("empty_strings.dctx")) &&

@@ -314,6 +314,35 @@ TEST_F(CallPathBuilderTest, GpuCallsInsideAnOpGetTheNativeFramesBelowIt) {
   EXPECT_EQ(CallPathTestGpuCallA(&builder_), plain_context);
 }
 
+// GPU calls inside an op unwind down to the op's entry stack only while it
+// is the thread's latest capture: an op under a scope inside the op takes
+// a newer one, after which the op's calls unwind in full, to the same path.
+TEST_F(CallPathBuilderTest, GpuCallsAfterANewerCaptureKeepTheirPath) {
+  builder_.EnableNative(true);
+  auto op = Op("aten::mm", DLMONITOR_OP_OPERATOR);
+  const ContextId op_context = CallPathTestChainA(&builder_, &op);
+  volatile int calls = 2;
+  std::vector<ContextId> inside;
+  for (int i = 0; i < calls; ++i) {
+    inside.push_back(CallPathTestGpuCallA(&builder_));
+    if (i == 0) {
+      auto scope = Op("region", DLMONITOR_OP_USER_SCOPE);
+      builder_.OnOpEnter(scope);
+      auto scoped = Op("aten::relu", DLMONITOR_OP_OPERATOR);
+      CallPathTestGpuCallA(&builder_);  // a GPU call outside any op...
+      builder_.OnOpEnter(scoped);       // ...and an op with its own capture
+      builder_.OnOpExit(scoped);
+      builder_.OnOpExit(scope);
+    }
+  }
+  EXPECT_EQ(inside[0], inside[1]) << Path(inside[0]) << "\n" << Path(inside[1]);
+  EXPECT_TRUE(Path(inside[1]).starts_with(Path(op_context) + "/")) << Path(inside[1]);
+  EXPECT_TRUE(Path(inside[1]).ends_with(
+      "/CallPathTestGpuCallA/CallPathTestGpuCallB/CallPathTestGpuCallC"))
+      << Path(inside[1]);
+  builder_.OnOpExit(op);
+}
+
 TEST_F(CallPathBuilderTest, NestedOpsDoNotCaptureNativeFrames) {
   builder_.EnableNative(true);
   auto outer = Op("aten::linear", DLMONITOR_OP_OPERATOR);

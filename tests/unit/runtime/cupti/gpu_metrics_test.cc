@@ -1,0 +1,489 @@
+// Hardware counters per kernel on the CPU: the range profiler and profiler
+// host entry points are replaced by fakes that hand back metric values
+// measured on an H200 (fixtures/gpu_metrics_h200.txt), and the tests check
+// the calls the session makes, the values on the kernel nodes, the bound
+// per (context, kernel), and what happens when the driver refuses counters.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/cupti/gpu_metrics.h"
+#include "runtime/cupti/gpu_metrics_functions.h"
+#include "runtime/cupti/gpu_metrics_session.h"
+#include "runtime/gpu/kernel_counters.h"
+#include "tests/unit/runtime/gpu/fake_context_sink.h"
+
+namespace deepcontext::cupti {
+namespace {
+
+// The fake sink plus named metrics, counted per node.
+class CounterSink : public gpu::FakeContextSink {
+ public:
+  int RegisterNamedMetric(std::string_view name, std::string_view,
+                          std::string_view) override {
+    auto [it, inserted] = ids_.try_emplace(std::string(name), static_cast<int>(ids_.size()));
+    return it->second;
+  }
+  void AddNamed(gpu::ContextId context, int metric, double value) override {
+    sums_[{context, metric}] += value;
+    ++counts_[{context, metric}];
+  }
+  double Mean(gpu::ContextId node, const std::string& metric) const {
+    const auto key = std::make_pair(node, ids_.at(metric));
+    auto count = counts_.find(key);
+    return count == counts_.end() ? NAN : sums_.at(key) / count->second;
+  }
+  int Count(gpu::ContextId node, const std::string& metric) const {
+    auto count = counts_.find({node, ids_.at(metric)});
+    return count == counts_.end() ? 0 : count->second;
+  }
+
+ private:
+  std::map<std::string, int> ids_;
+  std::map<std::pair<gpu::ContextId, int>, double> sums_;
+  std::map<std::pair<gpu::ContextId, int>, int> counts_;
+};
+
+// The replayed CUPTI: per kernel name, the metric values one range gives.
+struct FakeRangeProfiler {
+  std::map<std::string, std::map<std::string, double>> kernels;  // from the fixture
+  std::vector<std::string> calls;
+  std::vector<std::string> added;  // metrics the host object took
+  std::string chip = "GH100";
+  std::string running;           // the kernel the next range measures
+  size_t ranges = 1;             // ranges the next decode yields
+  CUptiResult availability_result = CUPTI_SUCCESS;
+  bool capturing = false;
+  bool started = false;
+  CUpti_RangeProfiler_SetConfig_Params config{};
+};
+FakeRangeProfiler* g_fake = nullptr;
+CUpti_RangeProfiler_Object* const kObject = reinterpret_cast<CUpti_RangeProfiler_Object*>(0x42);
+CUpti_Profiler_Host_Object* const kHost = reinterpret_cast<CUpti_Profiler_Host_Object*>(0x43);
+
+void LoadFixture(FakeRangeProfiler& fake) {
+  std::ifstream in(std::string(DEEPCONTEXT_PC_FIXTURES) + "/gpu_metrics_h200.txt");
+  ASSERT_TRUE(in.good());
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string kind, kernel, metric;
+    double value = 0;
+    if (!(words >> kind) || kind.starts_with("#")) continue;
+    if (kind == "chip") {
+      words >> fake.chip;
+    } else if (kind == "value" && (words >> kernel >> metric >> value)) {
+      fake.kernels[kernel][metric] = value;
+    }
+  }
+}
+
+template <typename Params>
+bool Sized(const Params* p, size_t size) {
+  return p != nullptr && p->structSize == size;
+}
+
+CUptiResult Initialize(CUpti_Profiler_Initialize_Params* p) {
+  g_fake->calls.push_back("Initialize");
+  return Sized(p, CUpti_Profiler_Initialize_Params_STRUCT_SIZE) ? CUPTI_SUCCESS
+                                                               : CUPTI_ERROR_INVALID_PARAMETER;
+}
+CUptiResult GetDeviceId(CUcontext, uint32_t* device) {
+  *device = 0;
+  return CUPTI_SUCCESS;
+}
+CUptiResult GetChipName(CUpti_Device_GetChipName_Params* p) {
+  p->pChipName = g_fake->chip.c_str();
+  return CUPTI_SUCCESS;
+}
+CUptiResult Availability(CUpti_Profiler_GetCounterAvailability_Params* p) {
+  g_fake->calls.push_back("Availability");
+  if (g_fake->availability_result != CUPTI_SUCCESS) return g_fake->availability_result;
+  // Fails once a profiler is enabled on the context, as CUPTI's does.
+  if (!g_fake->calls.empty() && g_fake->config.pRangeProfilerObject != nullptr) {
+    return CUPTI_ERROR_INVALID_OPERATION;
+  }
+  if (p->pCounterAvailabilityImage == nullptr) {
+    p->counterAvailabilityImageSize = 16;
+  } else if (p->counterAvailabilityImageSize != 16) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  return CUPTI_SUCCESS;
+}
+CUptiResult HostInitialize(CUpti_Profiler_Host_Initialize_Params* p) {
+  g_fake->calls.push_back("HostInitialize");
+  if (p->profilerType != CUPTI_PROFILER_TYPE_RANGE_PROFILER || p->pChipName != g_fake->chip ||
+      p->pCounterAvailabilityImage == nullptr) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  p->pHostObject = kHost;
+  return CUPTI_SUCCESS;
+}
+CUptiResult HostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
+  g_fake->calls.push_back("HostDeinitialize");
+  return p->pHostObject == kHost ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+// The chip's metrics: those any fixture kernel has a value for.
+CUptiResult AddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
+  for (size_t i = 0; i < p->numMetrics; ++i) {
+    bool known = false;
+    for (const auto& [kernel, values] : g_fake->kernels) known |= values.count(p->ppMetricNames[i]) != 0;
+    if (!known) return CUPTI_ERROR_INVALID_METRIC_NAME;
+  }
+  for (size_t i = 0; i < p->numMetrics; ++i) g_fake->added.push_back(p->ppMetricNames[i]);
+  return CUPTI_SUCCESS;
+}
+CUptiResult ConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params* p) {
+  p->configImageSize = 64;
+  return CUPTI_SUCCESS;
+}
+CUptiResult ConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p) {
+  g_fake->calls.push_back("ConfigImage");
+  return p->configImageSize == 64 ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+CUptiResult Passes(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
+  p->numOfPasses = 3;
+  return CUPTI_SUCCESS;
+}
+CUptiResult Evaluate(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
+  g_fake->calls.push_back("Evaluate");
+  if (p->rangeIndex != 0 || p->pHostObject != kHost) return CUPTI_ERROR_INVALID_PARAMETER;
+  const auto& values = g_fake->kernels.at(g_fake->running);
+  for (size_t i = 0; i < p->numMetrics; ++i) {
+    auto it = values.find(p->ppMetricNames[i]);
+    p->pMetricValues[i] = it == values.end() ? 0.0 : it->second;
+  }
+  return CUPTI_SUCCESS;
+}
+CUptiResult Enable(CUpti_RangeProfiler_Enable_Params* p) {
+  g_fake->calls.push_back("Enable");
+  p->pRangeProfilerObject = kObject;
+  return CUPTI_SUCCESS;
+}
+CUptiResult Disable(CUpti_RangeProfiler_Disable_Params* p) {
+  g_fake->calls.push_back("Disable");
+  return p->pRangeProfilerObject == kObject ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+CUptiResult SetConfig(CUpti_RangeProfiler_SetConfig_Params* p) {
+  g_fake->calls.push_back("SetConfig");
+  g_fake->config = *p;
+  return CUPTI_SUCCESS;
+}
+CUptiResult Start(CUpti_RangeProfiler_Start_Params*) {
+  g_fake->calls.push_back("Start");
+  if (g_fake->started) return CUPTI_ERROR_INVALID_OPERATION;
+  g_fake->started = true;
+  return CUPTI_SUCCESS;
+}
+CUptiResult Stop(CUpti_RangeProfiler_Stop_Params* p) {
+  g_fake->calls.push_back("Stop");
+  g_fake->started = false;
+  p->isAllPassSubmitted = 1;
+  return CUPTI_SUCCESS;
+}
+CUptiResult Decode(CUpti_RangeProfiler_DecodeData_Params*) {
+  g_fake->calls.push_back("Decode");
+  return CUPTI_SUCCESS;
+}
+CUptiResult CounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
+  if (p->maxNumOfRanges != 1 || p->numMetrics == 0) return CUPTI_ERROR_INVALID_PARAMETER;
+  p->counterDataSize = 128;
+  return CUPTI_SUCCESS;
+}
+CUptiResult CounterDataInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) {
+  g_fake->calls.push_back("InitializeImage");
+  return p->counterDataSize == 128 ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+CUptiResult CounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
+  p->numTotalRanges = g_fake->ranges;
+  return CUPTI_SUCCESS;
+}
+// Tests pass the name as the handle; names starting "lib:" stand for
+// library kernels (CUkernel), which only cuKernelGetName names.
+CUresult FuncGetName(const char** name, CUfunction function) {
+  const char* text = reinterpret_cast<const char*>(function);
+  if (std::string_view(text).starts_with("lib:")) return CUDA_ERROR_INVALID_HANDLE;
+  *name = text;
+  return CUDA_SUCCESS;
+}
+CUresult KernelGetName(const char** name, CUkernel kernel) {
+  const char* text = reinterpret_cast<const char*>(kernel);
+  if (!std::string_view(text).starts_with("lib:")) return CUDA_ERROR_INVALID_HANDLE;
+  *name = text + 4;
+  return CUDA_SUCCESS;
+}
+CUresult StreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
+  *status = g_fake->capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+GpuMetricsFunctions FakeFunctions() {
+  GpuMetricsFunctions f;
+  f.profiler_initialize = Initialize;
+  f.get_device_id = GetDeviceId;
+  f.get_chip_name = GetChipName;
+  f.get_counter_availability = Availability;
+  f.host_initialize = HostInitialize;
+  f.host_deinitialize = HostDeinitialize;
+  f.host_add_metrics = AddMetrics;
+  f.host_config_image_size = ConfigImageSize;
+  f.host_config_image = ConfigImage;
+  f.host_passes = Passes;
+  f.host_evaluate = Evaluate;
+  f.enable = Enable;
+  f.disable = Disable;
+  f.set_config = SetConfig;
+  f.start = Start;
+  f.stop = Stop;
+  f.decode = Decode;
+  f.counter_data_size = CounterDataSize;
+  f.counter_data_initialize = CounterDataInitialize;
+  f.counter_data_info = CounterDataInfo;
+  f.func_get_name = FuncGetName;
+  f.kernel_get_name = KernelGetName;
+  f.stream_is_capturing = StreamIsCapturing;
+  return f;
+}
+
+std::string Value(const std::vector<std::pair<std::string, std::string>>& metadata,
+                  const std::string& key) {
+  for (const auto& [k, v] : metadata) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+class GpuMetricsTest : public ::testing::Test {
+ protected:
+  static constexpr gpu::ContextId kLine = 7;  // a Python line's context
+  void SetUp() override {
+    g_fake = &fake_;
+    LoadFixture(fake_);
+    functions_ = FakeFunctions();
+  }
+  void TearDown() override { g_fake = nullptr; }
+
+  // One cuLaunchKernel of `kernel` from `context`, entry and exit.
+  void Launch(GpuMetrics& metrics, const std::string& kernel, uint32_t correlation,
+              gpu::ContextId context = kLine) {
+    cuLaunchKernel_params params{};
+    params.f = Handle(kernel);
+    fake_.running = kernel;
+    metrics.OnApiEnter(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &params, correlation, context,
+                       "cuLaunchKernel", cuda_context_);
+    metrics.OnApiExit(correlation);
+  }
+  // A kernel's handle, the same for every launch of it, as the driver's.
+  CUfunction Handle(const std::string& kernel) {
+    const std::string& name = names_.try_emplace(kernel, kernel).first->second;
+    return reinterpret_cast<CUfunction>(const_cast<char*>(name.c_str()));
+  }
+  gpu::ContextId Kernel(const std::string& kernel, gpu::ContextId context = kLine) {
+    return sink_.Find(context, {"cuLaunchKernel", kernel});
+  }
+
+  FakeRangeProfiler fake_;
+  GpuMetricsFunctions functions_;
+  CounterSink sink_;
+  std::map<std::string, std::string> names_;
+  void* cuda_context_ = reinterpret_cast<void*>(0x1000);
+};
+
+TEST_F(GpuMetricsTest, MeasuresLaunchesOntoTheKernelNodeWithinTheBound) {
+  GpuMetrics metrics(sink_, &functions_, 2, "", nullptr);
+  Launch(metrics, "copy_kernel", 1);
+  Launch(metrics, "fma_kernel", 2);
+  Launch(metrics, "copy_kernel", 3);
+  Launch(metrics, "copy_kernel", 4);  // third of copy_kernel here: over the bound
+
+  const gpu::ContextId copy = Kernel("copy_kernel");
+  const gpu::ContextId fma = Kernel("fma_kernel");
+  ASSERT_NE(copy, 0u);
+  ASSERT_NE(fma, 0u);
+  EXPECT_EQ(sink_.Count(copy, "gpu_dram_throughput_pct"), 2);
+  EXPECT_EQ(sink_.Count(fma, "gpu_dram_throughput_pct"), 1);
+  // The fixture's H200 values: the copy kernel is DRAM-bound, the FMA
+  // kernel SM-bound; occupancy is kept as 0..1.
+  const auto& copy_values = fake_.kernels.at("copy_kernel");
+  EXPECT_DOUBLE_EQ(sink_.Mean(copy, "gpu_dram_throughput_pct"),
+                   copy_values.at("dram__throughput.avg.pct_of_peak_sustained_elapsed"));
+  EXPECT_GT(sink_.Mean(copy, "gpu_dram_throughput_pct"), 70);
+  EXPECT_GT(sink_.Mean(fma, "gpu_sm_throughput_pct"), 70);
+  EXPECT_LT(sink_.Mean(fma, "gpu_dram_throughput_pct"), 10);
+  EXPECT_DOUBLE_EQ(
+      sink_.Mean(copy, "gpu_occupancy_achieved"),
+      copy_values.at("sm__warps_active.avg.pct_of_peak_sustained_active") / 100.0);
+
+  const gpu::KernelCounterStats stats = metrics.Stats();
+  EXPECT_EQ(stats.measured, 3u);
+  EXPECT_EQ(stats.over_limit, 1u);
+  EXPECT_EQ(stats.kernels, 2u);
+
+  // Enabled once, one range per launch, the image reset after each.
+  const std::vector<std::string> first(fake_.calls.begin(), fake_.calls.begin() + 15);
+  EXPECT_EQ(first, (std::vector<std::string>{
+                       "Initialize", "Availability", "Availability", "HostInitialize",
+                       "ConfigImage", "Enable", "InitializeImage", "SetConfig", "Start",
+                       "Stop", "Decode", "Evaluate", "InitializeImage", "Start", "Stop"}));
+  EXPECT_EQ(fake_.config.range, CUPTI_AutoRange);
+  EXPECT_EQ(fake_.config.replayMode, CUPTI_KernelReplay);
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "Start"), 3);
+
+  metrics.Stop();
+  EXPECT_EQ(fake_.calls.back(), "HostDeinitialize");
+  EXPECT_EQ(fake_.calls[fake_.calls.size() - 2], "Disable");
+  const auto metadata = metrics.Metadata();
+  EXPECT_EQ(Value(metadata, "gpu_metrics_measured"), "3");
+  EXPECT_EQ(Value(metadata, "gpu_metrics_unmeasured"), "1");
+  EXPECT_EQ(Value(metadata, "gpu_metrics_launches_per_kernel"), "2");
+  EXPECT_NE(Value(metadata, "gpu_metrics").find("on (auto range, kernel replay, 3 passes"),
+            std::string::npos)
+      << Value(metadata, "gpu_metrics");
+  EXPECT_EQ(Value(metadata, "warning_gpu_metrics"), "");
+}
+
+TEST_F(GpuMetricsTest, TensorPipeIsTheBusiestTensorMetricTheChipHas) {
+  const char* hmma = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
+  const char* gmma = "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active";
+  {
+    // The H200 took hmma only: its value is the tensor pipe's.
+    GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+    Launch(metrics, "copy_kernel", 1);
+    EXPECT_DOUBLE_EQ(sink_.Mean(Kernel("copy_kernel"), "gpu_tensor_pipe_pct"),
+                     fake_.kernels.at("copy_kernel").at(hmma));
+    metrics.Stop();
+  }
+  // A chip that has both (a made-up value for gmma): the busier one.
+  fake_.kernels["fma_kernel"][gmma] = 42.0;
+  fake_.config = {};  // the first session's profiler is gone
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  Launch(metrics, "fma_kernel", 2);
+  EXPECT_DOUBLE_EQ(sink_.Mean(Kernel("fma_kernel"), "gpu_tensor_pipe_pct"), 42.0);
+}
+
+TEST_F(GpuMetricsTest, AChipWithoutAMetricMeasuresTheOthers) {
+  for (auto& [kernel, values] : fake_.kernels) {
+    values.erase("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active");
+    values.erase("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active");
+  }
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  Launch(metrics, "copy_kernel", 1);
+  EXPECT_EQ(fake_.added.size(), 3u);
+  const gpu::ContextId copy = Kernel("copy_kernel");
+  EXPECT_EQ(sink_.Count(copy, "gpu_tensor_pipe_pct"), 0);
+  EXPECT_EQ(sink_.Count(copy, "gpu_sm_throughput_pct"), 1);
+}
+
+TEST_F(GpuMetricsTest, LibraryKernelsAreNamedByTheirKernelHandle) {
+  // cuBLAS and the CUDA runtime launch CUkernel handles (context-independent
+  // loading), which cuFuncGetName refuses.
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  fake_.kernels["copy_kernel"] = fake_.kernels.at("copy_kernel");
+  cuLaunchKernel_params params{};
+  params.f = Handle("lib:copy_kernel");
+  fake_.running = "copy_kernel";
+  metrics.OnApiEnter(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &params, 1, kLine,
+                     "cuLaunchKernel", cuda_context_);
+  metrics.OnApiExit(1);
+  EXPECT_EQ(sink_.Count(Kernel("copy_kernel"), "gpu_sm_throughput_pct"), 1);
+
+  // A driver that names neither: the launch is counted as failed, never
+  // started, and the bound still holds.
+  functions_.kernel_get_name = nullptr;
+  fake_.calls.clear();
+  for (uint32_t correlation = 2; correlation < 9; ++correlation) {
+    metrics.OnApiEnter(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &params, correlation, kLine,
+                       "cuLaunchKernel", cuda_context_);
+    metrics.OnApiExit(correlation);
+  }
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "Start"), 0);
+  EXPECT_EQ(metrics.Stats().failed, 4u);      // the bound's 5, less the one measured
+  EXPECT_EQ(metrics.Stats().over_limit, 3u);
+}
+
+TEST_F(GpuMetricsTest, RefusedCountersWarnOnceAndLaunchesGoOn) {
+  fake_.availability_result = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  Launch(metrics, "copy_kernel", 1);
+  Launch(metrics, "copy_kernel", 2);
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "Availability"), 1);
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "Start"), 0);
+  const auto metadata = metrics.Metadata();
+  EXPECT_TRUE(Value(metadata, "gpu_metrics").starts_with("off: the GPU driver lets only "
+                                                        "administrators read performance counters"))
+      << Value(metadata, "gpu_metrics");
+  EXPECT_NE(Value(metadata, "warning_gpu_metrics").find("ERR_NVGPUCTRPERM"), std::string::npos);
+  EXPECT_EQ(Value(metadata, "gpu_metrics_measured"), "0");
+}
+
+TEST_F(GpuMetricsTest, ARangeThatIsNotTheLaunchsOwnIsDropped) {
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  fake_.ranges = 2;  // another thread's kernel ran in the range
+  Launch(metrics, "copy_kernel", 1);
+  EXPECT_EQ(Kernel("copy_kernel"), 0u);
+  EXPECT_EQ(metrics.Stats().failed, 1u);
+  EXPECT_EQ(fake_.calls.back(), "InitializeImage");  // ready for the next one
+  fake_.ranges = 1;
+  Launch(metrics, "copy_kernel", 2);
+  EXPECT_EQ(sink_.Count(Kernel("copy_kernel"), "gpu_dram_throughput_pct"), 1);
+}
+
+TEST_F(GpuMetricsTest, CapturedLaunchesAndOtherCallsAreNotMeasured) {
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  fake_.capturing = true;
+  Launch(metrics, "copy_kernel", 1);
+  fake_.capturing = false;
+  cuMemcpy_params copy{};
+  metrics.OnApiEnter(CUPTI_DRIVER_TRACE_CBID_cuMemcpy, &copy, 2, kLine, "cuMemcpy",
+                     cuda_context_);
+  metrics.OnApiExit(2);
+  EXPECT_TRUE(fake_.calls.empty());
+  EXPECT_EQ(metrics.Stats().measured + metrics.Stats().over_limit, 0u);
+}
+
+TEST_F(GpuMetricsTest, ExitOfAnotherLaunchDoesNotEndTheMeasurement) {
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  cuLaunchKernel_params params{};
+  params.f = Handle("copy_kernel");
+  fake_.running = "copy_kernel";
+  metrics.OnApiEnter(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &params, 10, kLine,
+                     "cuLaunchKernel", cuda_context_);
+  metrics.OnApiExit(11);
+  EXPECT_TRUE(fake_.started);
+  metrics.OnApiExit(10);
+  EXPECT_FALSE(fake_.started);
+  EXPECT_EQ(metrics.Stats().measured, 1u);
+}
+
+TEST_F(GpuMetricsTest, ImpossibleMeasurementSaysWhy) {
+  GpuMetrics metrics(sink_, nullptr, 5,
+                     "off: libcupti has no cuptiRangeProfilerEnable (the range profiler "
+                     "needs CUPTI 12.6+)",
+                     nullptr);
+  Launch(metrics, "copy_kernel", 1);
+  const auto metadata = metrics.Metadata();
+  EXPECT_TRUE(Value(metadata, "gpu_metrics").starts_with("off: libcupti has no"));
+  EXPECT_NE(Value(metadata, "warning_gpu_metrics"), "");
+}
+
+TEST(KernelCounterLimit, ReadsTheBoundAndWarnsOnBadText) {
+  std::string warning;
+  EXPECT_EQ(gpu::KernelCounterLimitFromText(nullptr, &warning), gpu::kDefaultLaunchesPerKernel);
+  EXPECT_EQ(gpu::KernelCounterLimitFromText("12", &warning), 12u);
+  EXPECT_TRUE(warning.empty());
+  EXPECT_EQ(gpu::KernelCounterLimitFromText("0", &warning), gpu::kDefaultLaunchesPerKernel);
+  EXPECT_NE(warning.find("DEEPCONTEXT_GPU_METRICS_KERNELS=0"), std::string::npos);
+  warning.clear();
+  EXPECT_EQ(gpu::KernelCounterLimitFromText("5x", &warning), gpu::kDefaultLaunchesPerKernel);
+  EXPECT_FALSE(warning.empty());
+}
+
+}  // namespace
+}  // namespace deepcontext::cupti
