@@ -81,7 +81,7 @@ if [[ " $PARTS " == *" samples "* ]]; then
   echo "== stall reasons per kernel (--gpu-samples)"
   "$PYTHON" tests/gpu/check_stalls.py "$OUT/sampled.dctx" "$PROGRAM"
   echo
-  echo "== report (stall section) and analyze"
+  echo "== report (stall section, SASS from the $(ls "$OUT/sampled.cubins" 2>/dev/null | wc -l) kept cubins) and analyze"
   COLUMNS=200 "$BUILD/bin/deepcontext" report "$OUT/sampled.dctx" --metric gpu_time \
     | sed -n '/^Warning/p;/GPU stall reasons/,$p'
   "$BUILD/bin/deepcontext" analyze "$OUT/sampled.dctx" | head -40

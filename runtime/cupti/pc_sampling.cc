@@ -1,7 +1,11 @@
 #include "runtime/cupti/pc_sampling.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <string_view>
 
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/pc_sampling_functions.h"
@@ -23,6 +27,7 @@ std::unique_ptr<PcSampling> PcSampling::StartIfAsked(gpu::ContextSink& sink,
       [&library](int result) { return library.ResultString(result); });
   if (resolved) sampling->owned_functions_ = std::move(functions);
   sampling->warning_ = warning;
+  sampling->cubin_dir_ = CubinDirectoryFromEnvironment();
   return sampling;
 }
 
@@ -69,6 +74,25 @@ void PcSampling::Stop() {
   if (session_ != nullptr) session_->Stop();
 }
 
+std::string PcSampling::CubinDirectoryFromEnvironment() {
+  std::string dir;
+  if (const char* named = std::getenv("DEEPCONTEXT_CUBIN_DIR"); named != nullptr) {
+    dir = named;
+  } else if (const char* output = std::getenv("DEEPCONTEXT_OUTPUT");
+             output != nullptr && *output != '\0') {
+    dir = output;
+    constexpr std::string_view kSuffix = ".dctx";
+    if (dir.ends_with(kSuffix)) dir.resize(dir.size() - kSuffix.size());
+    dir += ".cubins";
+  }
+  // Absolute, so that the profile names it whatever folder a tool runs in.
+  if (!dir.empty() && dir.front() != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd)) != nullptr) dir = std::string(cwd) + "/" + dir;
+  }
+  return dir;
+}
+
 std::vector<std::pair<std::string, std::string>> PcSampling::Metadata() const {
   auto out = PcSamplingMetadata(aggregator_.Stats(),
                                 session_ != nullptr ? session_->Status() : status_);
@@ -76,6 +100,22 @@ std::vector<std::pair<std::string, std::string>> PcSampling::Metadata() const {
     out.emplace_back("gpu_samples_modules", std::to_string(source_map_->modules()));
     if (const uint64_t skipped = source_map_->modules_skipped(); skipped > 0) {
       out.emplace_back("gpu_samples_modules_unmapped", std::to_string(skipped));
+    }
+    const std::set<uint64_t> sampled = aggregator_.SampledCubins();
+    if (!cubin_dir_.empty() && !sampled.empty()) {
+      std::string error;
+      std::string names;
+      for (const std::string& name : source_map_->WriteCubins(cubin_dir_, sampled, &error)) {
+        names += (names.empty() ? "" : " ") + name;
+      }
+      if (!names.empty()) {
+        out.emplace_back("gpu_samples_cubin_dir", cubin_dir_);
+        out.emplace_back("gpu_samples_cubins", names);
+      }
+      if (!error.empty()) {
+        out.emplace_back("warning_gpu_samples_cubins",
+                         "cubins of sampled kernels not kept (no SASS text): " + error);
+      }
     }
   }
   if (!warning_.empty()) out.emplace_back("warning_gpu_sample_period", warning_);

@@ -39,7 +39,13 @@ class PcSampling {
   void OnModuleLoaded(const void* cubin, size_t size);
   void Drain();
   void Stop();
+  // Also writes the cubins of the sampled instructions into the cubin
+  // folder (gpu_samples_cubin_dir, gpu_samples_cubins), for their SASS.
   std::vector<std::pair<std::string, std::string>> Metadata() const;
+  // Where cubins go: DEEPCONTEXT_CUBIN_DIR, else the profile path
+  // DEEPCONTEXT_OUTPUT with ".cubins" for ".dctx"; "" keeps none.
+  void SetCubinDirectory(std::string dir) { cubin_dir_ = std::move(dir); }
+  static std::string CubinDirectoryFromEnvironment();
   PcSamplingStats Stats() const { return aggregator_.Stats(); }
 
  private:
@@ -49,6 +55,7 @@ class PcSampling {
   std::unique_ptr<PcSamplingSession> session_;  // null when impossible
   std::string status_;  // why not, when session_ is null
   std::string warning_;
+  std::string cubin_dir_;
 };
 
 }  // namespace deepcontext::cupti

@@ -173,6 +173,13 @@ PcSamplingStats PcSampleAggregator::Stats() const {
   return stats_;
 }
 
+std::set<uint64_t> PcSampleAggregator::SampledCubins() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::set<uint64_t> crcs;
+  for (const auto& [key, node] : instructions_) crcs.insert(std::get<3>(key));
+  return crcs;
+}
+
 std::vector<std::pair<std::string, std::string>> PcSamplingMetadata(
     const PcSamplingStats& stats, const std::string& status) {
   std::vector<std::pair<std::string, std::string>> out;

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,6 +94,8 @@ class PcSampleAggregator {
   void OnBatch(uint64_t dropped, uint64_t non_user, bool hardware_buffer_full);
 
   PcSamplingStats Stats() const;
+  // The CRCs of the cubins that sampled instructions came from.
+  std::set<uint64_t> SampledCubins() const;
 
  private:
   struct Launch {

@@ -1,6 +1,12 @@
 #include "runtime/cupti/pc_sampling_source_map.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "runtime/cupti/pc_sampling_functions.h"
 
@@ -67,6 +73,58 @@ bool CubinSourceMap::Lookup(uint64_t crc, std::string_view function, uint64_t pc
   cache_.emplace(std::move(key), found);
   *line = found;
   return found.line != 0;
+}
+
+namespace {
+
+// Writes `bytes` to `path` through a temporary file renamed over it, so
+// that processes of one run sharing the folder never see half a cubin.
+bool WriteFileAtomically(const std::string& path, const std::vector<char>& bytes,
+                         std::string* error) {
+  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  std::FILE* file = std::fopen(temporary.c_str(), "wb");
+  if (file == nullptr) {
+    *error = temporary + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    *error = path + ": " + std::strerror(errno);
+    std::remove(temporary.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> CubinSourceMap::WriteCubins(const std::string& dir,
+                                                     const std::set<uint64_t>& crcs,
+                                                     std::string* error) const {
+  std::vector<std::string> names;
+  std::lock_guard<std::mutex> guard(mutex_);
+  bool made = false;
+  for (uint64_t crc : crcs) {
+    const auto cubin = cubins_.find(crc);
+    if (cubin == cubins_.end()) continue;  // loaded before the profile started
+    if (!made) {
+      if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        *error = dir + ": " + std::strerror(errno);
+        return names;
+      }
+      made = true;
+    }
+    char name[24];
+    std::snprintf(name, sizeof(name), "%016llx", static_cast<unsigned long long>(crc));
+    const std::string path = dir + "/" + name + ".cubin";
+    struct stat existing {};
+    const bool present = stat(path.c_str(), &existing) == 0 &&
+                         static_cast<size_t>(existing.st_size) == cubin->second.size();
+    if (!present && !WriteFileAtomically(path, cubin->second, error)) continue;
+    names.emplace_back(name);
+  }
+  return names;
 }
 
 uint64_t CubinSourceMap::modules() const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -38,6 +39,14 @@ class CubinSourceMap {
   // when unknown. Answers are cached. [any thread]
   bool Lookup(uint64_t crc, std::string_view function, uint64_t pc_offset,
               SourceLine* line);
+
+  // Writes the kept cubins with these CRCs into `dir` (created when
+  // missing) as <crc as 16 hex digits>.cubin, for the offline SASS listing
+  // (tools/sass); a file already there with the same size is kept. Returns
+  // the names written or found, without ".cubin"; the first failure's
+  // reason in *error. [any thread]
+  std::vector<std::string> WriteCubins(const std::string& dir, const std::set<uint64_t>& crcs,
+                                       std::string* error) const;
 
   uint64_t modules() const;
   uint64_t modules_skipped() const;  // over kMaxCubinBytes or CRC failed

@@ -4,6 +4,7 @@
 // report's stall section and the analyzer's gpu_stalls rule.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@ struct KernelStalls {
   double hottest_samples = 0;
 };
 
+// One sampled instruction node and its own stall reasons.
+struct InstructionStalls {
+  NodeIndex instruction = 0;
+  NodeIndex kernel = 0;  // its kernel node
+  double samples = 0;
+  double kernel_share = 0;  // of its kernel's samples, 0..1
+  std::vector<StallShare> reasons;  // most samples first; share of this instruction
+};
+
 // Whether the tree has instruction samples at all.
 bool HasStallSamples(const ProfileTree& tree);
 
@@ -35,6 +45,12 @@ bool HasStallSamples(const ProfileTree& tree);
 // of "selected" (issuing) count as samples but are work, not stalls: they
 // are listed like the others so that shares add up to 1.
 std::vector<KernelStalls> SampledKernels(const ProfileTree& tree);
+
+// The `limit` instruction nodes with the most samples, over the kernels
+// `keep_kernel` accepts (all when null).
+std::vector<InstructionStalls> HottestInstructions(
+    const ProfileTree& tree, size_t limit,
+    const std::function<bool(NodeIndex kernel)>& keep_kernel = nullptr);
 
 // Reasons whose samples mean the warp was working, not waiting.
 bool IsIssueReason(const std::string& reason);

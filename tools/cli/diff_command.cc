@@ -21,9 +21,9 @@ constexpr const char* kPrefix = "deepcontext diff: ";
 int RunDiffOrThrow(const DiffRequest& request, std::ostream& out,
                    std::ostream& err) {
   std::optional<analysis::ProfileTree> before =
-      ReadProfileTree({request.before}, kPrefix, err);
+      ReadProfileTree({request.before}, kPrefix, err, /*sass=*/false);
   std::optional<analysis::ProfileTree> after =
-      ReadProfileTree({request.after}, kPrefix, err);
+      ReadProfileTree({request.after}, kPrefix, err, /*sass=*/false);
   if (!before || !after) return kDiffBadFile;
   diff::ProfileDiff result = diff::DiffProfiles(*before, *after);
   analysis::StatusOr<size_t> metric =

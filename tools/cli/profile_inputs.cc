@@ -3,13 +3,15 @@
 #include <utility>
 
 #include "format/dctx_file.h"
+#include "tools/sass/profile_sass.h"
 
 namespace deepcontext::cli {
 
 std::optional<analysis::ProfileTree> ReadProfileTree(
     const std::vector<std::string>& files, const std::string& prefix,
-    std::ostream& err) {
+    std::ostream& err, bool sass) {
   std::vector<format::Profile> profiles;
+  sass::ProfileSass sass_labels;
   bool all_ok = true;
   for (const std::string& file : files) {
     format::ReadResult read = format::ReadProfileFile(file);
@@ -17,6 +19,11 @@ std::optional<analysis::ProfileTree> ReadProfileTree(
       err << prefix << read.error << "\n";
       all_ok = false;
       continue;
+    }
+    if (sass) {
+      for (const std::string& note : sass_labels.Annotate(read.profile, file)) {
+        err << prefix << "note: " << note << "\n";
+      }
     }
     profiles.push_back(std::move(read.profile));
   }

@@ -1,6 +1,7 @@
 #include "tools/server/profile_store.h"
 
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "tools/analyzer/findings_json.h"
 #include "tools/export/view_data.h"
 #include "tools/export/view_data_binary.h"
+#include "tools/sass/profile_sass.h"
 
 namespace deepcontext::server {
 
@@ -82,6 +84,8 @@ void ProfileStore::LoadAll(const std::vector<std::string> &files) {
   // Profiles stay in memory until the merged tree is built from them.
   std::vector<format::ReadResult> reads;
   std::string first_failure;
+  // Sampled GPU instructions are shown with their SASS text.
+  sass::ProfileSass sass_labels;
   for (size_t i = 0; i < files.size(); ++i) {
     format::ReadResult read = format::ReadProfileFile(files[i]);
     if (!read.ok) {
@@ -90,6 +94,8 @@ void ProfileStore::LoadAll(const std::vector<std::string> &files) {
       entries_[i]->promise.set_value(Error{ErrorCode::kUnreadable, read.error});
       continue;
     }
+    for (const std::string &note : sass_labels.Annotate(read.profile, files[i]))
+      std::fprintf(stderr, "deepcontext view: note: %s\n", note.c_str());
     try {
       if (files.size() == 1) {
         // Nothing else needs the file's profile: the tree takes it over,

@@ -171,6 +171,15 @@ int main(int argc, char** argv) {
       Write(MakeWallTimeOnlyProfile(), path("wall_only.dctx")) &&
       Write(deepcontext::analysis::testing::MakeStallProfile(),
             path("gpu_stalls.dctx")) &&
+      // Its cubin folder was recorded elsewhere; CMake puts it beside.
+      Write(deepcontext::analysis::testing::MakeSassProfile(
+                "/recorded/elsewhere/gpu_sass.cubins"),
+            path("gpu_sass.dctx")) &&
+      // The same for the command without nvdisasm: a folder of its own,
+      // which no command with nvdisasm leaves a listing in.
+      Write(deepcontext::analysis::testing::MakeSassProfile(
+                "/recorded/elsewhere/gpu_sass_bare.cubins"),
+            path("gpu_sass_bare.dctx")) &&
       Write(deepcontext::analysis::testing::MakeCounterProfile(),
             path("gpu_counters.dctx")) &&
       WriteBytes("this is not a profile\n", path("foreign.dctx")) &&

@@ -3,10 +3,14 @@
 // (fixtures/pc_sampling_hopper.txt), and the test checks the calls the
 // session makes and the instruction nodes and stall metrics it produces.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -389,6 +393,62 @@ TEST_F(PcSamplingTest, InstructionsOfCubinsWithLineInfoGetTheirSourceLine) {
   for (const auto& [key, value] : sampling.Metadata()) keys[key] = value;
   EXPECT_EQ(keys["gpu_samples_modules"], "2");
   EXPECT_EQ(keys["gpu_samples_instructions_with_line"], "3");
+}
+
+TEST_F(PcSamplingTest, CubinsOfSampledKernelsAreWrittenForTheirSass) {
+  char templ[] = "/tmp/dc_cubins_XXXXXX";
+  ASSERT_NE(mkdtemp(templ), nullptr);
+  const std::string dir = std::string(templ) + "/run.cubins";
+  PcSampling sampling(sink_, &functions_, PcSamplingOptions{}, "", nullptr);
+  sampling.SetCubinDirectory(dir);
+  sampling.OnModuleLoaded("9001", 4);
+  sampling.OnModuleLoaded("9002", 4);
+  sampling.OnModuleLoaded("9003", 4);  // never sampled: not written
+  sampling.OnKernelLaunch(11, kMemoryLine, "cuLaunchKernel", cuda_context_);
+  sampling.OnKernelLaunch(12, kComputeLine, "cuLaunchKernel", cuda_context_);
+  sampling.Stop();
+  std::map<std::string, std::string> keys;
+  for (const auto& [key, value] : sampling.Metadata()) keys[key] = value;
+  EXPECT_EQ(keys["gpu_samples_cubin_dir"], dir);
+  // 9001 and 9002 in hex.
+  EXPECT_EQ(keys["gpu_samples_cubins"], "0000000000002329 000000000000232a");
+  std::ifstream cubin(dir + "/0000000000002329.cubin", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(cubin)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes, "9001");
+  EXPECT_NE(access((dir + "/000000000000232a.cubin").c_str(), F_OK), -1);
+  EXPECT_EQ(access((dir + "/000000000000232b.cubin").c_str(), F_OK), -1);
+  // A second write (the profile written again) keeps the same files.
+  for (const auto& [key, value] : sampling.Metadata()) keys[key] = value;
+  EXPECT_EQ(keys["gpu_samples_cubins"], "0000000000002329 000000000000232a");
+  EXPECT_EQ(keys.count("warning_gpu_samples_cubins"), 0u);
+  std::filesystem::remove_all(templ);
+}
+
+TEST(PcSamplingCubins, TheFolderFollowsTheProfilePathAndIsAbsolute) {
+  unsetenv("DEEPCONTEXT_CUBIN_DIR");
+  setenv("DEEPCONTEXT_OUTPUT", "/data/runs/train.dctx", 1);
+  EXPECT_EQ(PcSampling::CubinDirectoryFromEnvironment(), "/data/runs/train.cubins");
+  setenv("DEEPCONTEXT_OUTPUT", "train.dctx", 1);
+  EXPECT_EQ(PcSampling::CubinDirectoryFromEnvironment(),
+            std::filesystem::current_path().string() + "/train.cubins");
+  setenv("DEEPCONTEXT_CUBIN_DIR", "/scratch/kept", 1);
+  EXPECT_EQ(PcSampling::CubinDirectoryFromEnvironment(), "/scratch/kept");
+  unsetenv("DEEPCONTEXT_CUBIN_DIR");
+  unsetenv("DEEPCONTEXT_OUTPUT");
+  EXPECT_EQ(PcSampling::CubinDirectoryFromEnvironment(), "");
+}
+
+TEST_F(PcSamplingTest, AnUnwritableCubinFolderIsAWarning) {
+  PcSampling sampling(sink_, &functions_, PcSamplingOptions{}, "", nullptr);
+  sampling.SetCubinDirectory("/proc/no/such/run.cubins");
+  sampling.OnModuleLoaded("9001", 4);
+  sampling.OnKernelLaunch(11, kMemoryLine, "cuLaunchKernel", cuda_context_);
+  sampling.Stop();
+  std::map<std::string, std::string> keys;
+  for (const auto& [key, value] : sampling.Metadata()) keys[key] = value;
+  EXPECT_EQ(keys.count("gpu_samples_cubins"), 0u);
+  EXPECT_NE(keys["warning_gpu_samples_cubins"].find("/proc/no/such/run.cubins"),
+            std::string::npos);
 }
 
 TEST(PcSamplingNames, StallReasonsBecomeMetricNames) {

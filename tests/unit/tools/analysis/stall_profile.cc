@@ -80,4 +80,55 @@ format::Profile MakeStallProfile() {
   return b.profile();
 }
 
+format::Profile MakeSassProfile(const std::string& cubin_dir) {
+  ProfileBuilder b;
+  b.Metric("gpu_time", "ns", "ns a kernel ran");
+  b.Metric("gpu_samples", "samples",
+           "GPU instruction samples (CUPTI PC sampling), every stall reason");
+  b.Metric("gpu_stall_long_scoreboard", "samples",
+           "GPU instruction samples: waiting for global/local memory (L1TEX): "
+           "memory-bound or poor locality");
+  b.Metric("gpu_stall_selected", "samples",
+           "GPU instruction samples: issuing: the warp was doing work");
+  b.Metric("gpu_stall_wait", "samples",
+           "GPU instruction samples: fixed-latency execution dependency: too "
+           "little instruction-level parallelism");
+  b.Meta("start_time_ns", "1000000000");
+  b.Meta("end_time_ns", "2000000000");
+  b.Meta("gpu0_compute_capability", "9.0");
+  b.Meta("gpu_samples", "on (kernel-serialized, every stall reason, 1 context)");
+  b.Meta("gpu_samples_cubin_dir", cubin_dir);
+  b.Meta("gpu_samples_cubins", kSassCubinName);
+  const NodeId thread = b.Add(0, FrameKind::kThread, "main thread");
+  const NodeId line = b.Add(thread, FrameKind::kPythonFrame, "run_scale_add",
+                            "/home/user/scale.py", 12);
+  const char* source = "/home/user/scale_add.cu";
+  const NodeId kernel =
+      b.Add(b.Add(line, FrameKind::kGpuApi, "cuLaunchKernel"), FrameKind::kGpuKernel,
+            "scale_add");
+  b.Value(kernel, "gpu_time", 200e6, 100);
+  struct Sampled {
+    const char* pc;
+    uint32_t line;
+    std::vector<std::pair<const char*, double>> stalls;
+  };
+  const std::vector<Sampled> sampled = {
+      {"pc 0x00f0", 8, {{"long_scoreboard", 700}, {"selected", 20}}},
+      {"pc 0x00d0", 7, {{"wait", 80}, {"selected", 20}}},
+      {"pc 0x0130", 8, {{"wait", 60}, {"selected", 20}}},
+      {"pc 0x0070", 6, {{"selected", 10}}},
+      {"pc 0x0400", 0, {{"wait", 5}}}};
+  for (const Sampled& pc : sampled) {
+    const NodeId node = b.Add(kernel, FrameKind::kGpuInstruction, pc.pc,
+                              pc.line != 0 ? source : "", pc.line);
+    double total = 0;
+    for (const auto& [metric, samples] : pc.stalls) {
+      b.Value(node, std::string("gpu_stall_") + metric, samples);
+      total += samples;
+    }
+    b.Value(node, "gpu_samples", total);
+  }
+  return b.profile();
+}
+
 }  // namespace deepcontext::analysis::testing

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,6 +13,7 @@
 #include "tests/unit/tools/analysis/stall_profile.h"
 #include "tests/unit/tools/analysis/test_profiles.h"
 #include "tools/report/report.h"
+#include "tools/sass/instruction_sass.h"
 
 namespace deepcontext::report {
 namespace {
@@ -43,6 +47,34 @@ TEST(StallSection, MatchesTheGoldenFile) {
     std::ofstream(golden) << text;
   }
   EXPECT_EQ(text, ReadFile(golden));
+}
+
+// Instructions labelled with their SASS as `deepcontext report` reads a
+// profile whose cubins were kept: the hottest-instructions table shows the
+// SASS beside the offset, the stall reasons and the source line.
+TEST(StallSection, HottestInstructionsShowTheirSass) {
+  namespace fs = std::filesystem;
+  char templ[] = "/tmp/dc_report_sass_XXXXXX";
+  ASSERT_NE(mkdtemp(templ), nullptr);
+  const fs::path cubins = fs::path(templ) / "run.cubins";
+  fs::create_directory(cubins);
+  fs::copy_file(std::string(DC_SASS_FIXTURES) + "/scale_add.cubin",
+                cubins / (std::string(analysis::testing::kSassCubinName) + ".cubin"));
+  format::Profile profile = analysis::testing::MakeSassProfile(cubins.string());
+  sass::Disassembler disassembler(std::string(DC_SASS_FIXTURES) + "/fake_toolkit/bin/nvdisasm");
+  const sass::SassAnnotation annotation = sass::AnnotateInstructions(
+      profile, (fs::path(templ) / "run.dctx").string(), &disassembler);
+  fs::remove_all(templ);
+  ASSERT_EQ(annotation.annotated, 4u);
+  const std::string text = Render(ProfileTree::FromProfile(profile));
+  const std::string golden = std::string(DC_GOLDEN_DIR) + "/stall_section_sass.txt";
+  if (std::getenv("DEEPCONTEXT_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(golden) << text;
+  }
+  EXPECT_EQ(text, ReadFile(golden));
+  // The kernel table keeps the bare offset; the instruction table has both.
+  EXPECT_NE(text.find("pc 0x00f0 (79%)"), std::string::npos);
+  EXPECT_NE(text.find("pc 0x00f0  FFMA R11, R11, R0, 1  "), std::string::npos);
 }
 
 TEST(StallSection, EmptyWithoutInstructionSamples) {
