@@ -150,7 +150,9 @@ def test_compilation_is_in_a_compile_phase(tree):
 def test_report_shows_the_generated_line_and_kernel(profile_path):
     # torch.compile's machinery is folded: the compiled region, the
     # model's forward, CompiledFunction, then the generated lines.
-    report = cli("report", "--min-percent", "0", profile_path).stdout.decode()
+    # Whole names: at the default width a deep node's name is shortened in
+    # the middle, and the check is about what is shown, not how wide.
+    report = cli("report", "--min-percent", "0", "--wide", profile_path).stdout.decode()
     tree_part = report.split("Top-down")[1].split("Top hotspots")[0]
     for shown in ("Torch-Compiled Region", "CompiledFunction", "CompiledFunctionBackward",
                   "triton_", "[compile]", "[backward]"):
