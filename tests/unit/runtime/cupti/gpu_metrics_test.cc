@@ -57,7 +57,8 @@ class CounterSink : public gpu::FakeContextSink {
 struct FakeRangeProfiler {
   std::map<std::string, std::map<std::string, double>> kernels;  // from the fixture
   std::vector<std::string> calls;
-  std::vector<std::string> added;  // metrics the host object took
+  std::vector<std::string> added;  // metrics the current host object took
+  bool host_refusing = false;       // it refused one: it refuses all
   std::string chip = "GH100";
   std::string running;           // the kernel the next range measures
   size_t ranges = 1;             // ranges the next decode yields
@@ -125,18 +126,25 @@ CUptiResult HostInitialize(CUpti_Profiler_Host_Initialize_Params* p) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   p->pHostObject = kHost;
+  g_fake->added.clear();
+  g_fake->host_refusing = false;
   return CUPTI_SUCCESS;
 }
 CUptiResult HostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
   g_fake->calls.push_back("HostDeinitialize");
   return p->pHostObject == kHost ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
-// The chip's metrics: those any fixture kernel has a value for.
+// The chip's metrics: those any fixture kernel has a value for. Like
+// CUPTI 13.0's, a host object that refused a metric refuses every later one.
 CUptiResult AddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
+  if (g_fake->host_refusing) return CUPTI_ERROR_UNKNOWN;
   for (size_t i = 0; i < p->numMetrics; ++i) {
     bool known = false;
     for (const auto& [kernel, values] : g_fake->kernels) known |= values.count(p->ppMetricNames[i]) != 0;
-    if (!known) return CUPTI_ERROR_INVALID_METRIC_NAME;
+    if (!known) {
+      g_fake->host_refusing = true;
+      return CUPTI_ERROR_INVALID_METRIC_NAME;
+    }
   }
   for (size_t i = 0; i < p->numMetrics; ++i) g_fake->added.push_back(p->ppMetricNames[i]);
   return CUPTI_SUCCESS;
@@ -367,6 +375,27 @@ TEST_F(GpuMetricsTest, TensorPipeIsTheBusiestTensorMetricTheChipHas) {
   GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
   Launch(metrics, "fma_kernel", 2);
   EXPECT_DOUBLE_EQ(sink_.Mean(Kernel("fma_kernel"), "gpu_tensor_pipe_pct"), 42.0);
+}
+
+// A refused metric before others: the others are still measured.
+TEST_F(GpuMetricsTest, AMetricMissingBeforeOthersLeavesOnlyItselfOut) {
+  for (auto& [kernel, values] : fake_.kernels) {
+    values.erase("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+  }
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  Launch(metrics, "copy_kernel", 1);
+  EXPECT_EQ(fake_.added,
+            (std::vector<std::string>{
+                "sm__warps_active.avg.pct_of_peak_sustained_active",
+                "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"}));
+  const gpu::ContextId copy = Kernel("copy_kernel");
+  EXPECT_EQ(sink_.Count(copy, "gpu_dram_throughput_pct"), 0);
+  EXPECT_EQ(sink_.Count(copy, "gpu_sm_throughput_pct"), 1);
+  EXPECT_EQ(sink_.Count(copy, "gpu_tensor_pipe_pct"), 1);
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "HostInitialize"), 2);
+  metrics.Stop();
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "HostDeinitialize"), 2);
 }
 
 TEST_F(GpuMetricsTest, AChipWithoutAMetricMeasuresTheOthers) {
