@@ -58,6 +58,9 @@ std::vector<std::pair<std::string, std::string>> GpuMetadata(
   add("gpu_late_records", std::to_string(in.stats.late));
   add("gpu_graph_node_records", std::to_string(in.stats.via_graph_node));
   add("gpu_evicted_launches", std::to_string(in.stats.evicted_launches));
+  if (in.stats.untimed_kernels > 0) {
+    add("gpu_untimed_kernel_records", std::to_string(in.stats.untimed_kernels));
+  }
   add("gpu_dropped_records", std::to_string(in.dropped_records));
   // Records lost on our side: buffers abandoned on an error, and samples
   // whose node could not be created.

@@ -169,26 +169,54 @@ Status RangeProfilerSession::EnableLocked(void* cuda_context, Context& context) 
     return s;
   }
 
-  CUpti_Profiler_Host_Initialize_Params host{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-  host.pChipName = context.chip.c_str();
-  host.pCounterAvailabilityImage = available.data();
-  if (Status s = Check("cuptiProfilerHostInitialize", f_.host_initialize(&host)); !s.ok()) {
-    return s;
-  }
-  context.host = host.pHostObject;
-  // One at a time: a metric this chip lacks (gmma before Hopper) is left
-  // out instead of failing the set.
-  for (const CounterMetric& metric : DefaultCounterMetrics()) {
+  auto new_host = [&]() -> Status {
+    CUpti_Profiler_Host_Initialize_Params host{
+        CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    host.pChipName = context.chip.c_str();
+    host.pCounterAvailabilityImage = available.data();
+    if (Status s = Check("cuptiProfilerHostInitialize", f_.host_initialize(&host)); !s.ok()) {
+      return s;
+    }
+    context.host = host.pHostObject;
+    return Status::Ok();
+  };
+  auto add_metric = [&](const char* name) {
     CUpti_Profiler_Host_ConfigAddMetrics_Params add{
         CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
     add.pHostObject = context.host;
-    const char* name = metric.cupti_name;
     add.ppMetricNames = &name;
     add.numMetrics = 1;
-    if (f_.host_add_metrics(&add) == CUPTI_SUCCESS) {
+    return f_.host_add_metrics(&add) == CUPTI_SUCCESS;
+  };
+  if (Status s = new_host(); !s.ok()) return s;
+  // One at a time: a metric this chip lacks (gmma: not a GH100 metric in
+  // CUPTI 13.0) is left out instead of failing the set. A host object that
+  // refused a metric refuses every later one (CUPTI_ERROR_UNKNOWN; CUPTI
+  // 13.0's host API for GH100, bench/gpu_metrics_passes), so the next
+  // metric after a refusal starts a new one with those taken so far.
+  bool refused = false;
+  for (const CounterMetric& metric : DefaultCounterMetrics()) {
+    if (refused) {
+      CUpti_Profiler_Host_Deinitialize_Params done{
+          CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+      done.pHostObject = context.host;
+      f_.host_deinitialize(&done);
+      context.host = nullptr;
+      if (Status s = new_host(); !s.ok()) return s;
+      for (const char* taken : context.metric_names) {
+        if (!add_metric(taken)) {
+          return Status::Error(std::string("cuptiProfilerHostConfigAddMetrics refused ") + taken +
+                               " on a new host object");
+        }
+      }
+      refused = false;
+    }
+    if (add_metric(metric.cupti_name)) {
       context.metric_names.push_back(metric.cupti_name);
       context.metric_counters.push_back(metric.counter);
+    } else {
+      refused = true;
     }
   }
   if (context.metric_names.empty()) {

@@ -13,6 +13,9 @@ const GpuMetricInfo& MetricInfo(GpuMetric metric) {
       {"registers_per_thread", "", "registers allocated per thread"},
       {"shared_memory_bytes", "B", "static plus dynamic shared memory per block"},
       {"occupancy", "", "theoretical occupancy: resident warps / maximum warps per SM"},
+      {"gpu_untimed_launches", "",
+       "kernel launches the GPU tracer gave no duration, left out of gpu_time (with "
+       "--gpu-metrics: the measured launches, which run replayed once per counter pass)"},
   };
   static_assert(sizeof(kInfos) / sizeof(kInfos[0]) ==
                 static_cast<size_t>(GpuMetric::kCount));

@@ -29,7 +29,9 @@ enum class GpuNodeKind : int {
 };
 
 // The metrics attribution records. Every sample is one record, so a
-// metric's count is the number of kernels / copies / waits of a node.
+// metric's count is the number of kernels / copies / waits of a node; a
+// kernel record without timestamps adds kUntimedLaunches instead of
+// kGpuTime, so gpu_time's count is that of the timed launches.
 enum class GpuMetric : int {
   kGpuTime = 0,            // ns a kernel, copy or memset ran
   kSyncTime = 1,           // ns a synchronization waited
@@ -40,7 +42,8 @@ enum class GpuMetric : int {
   kRegistersPerThread = 6,
   kSharedMemoryBytes = 7,  // static + dynamic shared memory per block
   kOccupancy = 8,          // theoretical occupancy, 0..1
-  kCount = 9,
+  kUntimedLaunches = 9,    // 1 per kernel record without a duration
+  kCount = 10,
 };
 
 // Stable name, unit and description of a metric, as stored in the profile.

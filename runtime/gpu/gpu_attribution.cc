@@ -263,7 +263,14 @@ void GpuAttribution::Credit(const Target& target, const KernelRecord& record) {
   const int64_t threads = Product(record.block_x, record.block_y, record.block_z);
   const int64_t shared =
       int64_t{record.static_shared_bytes} + record.dynamic_shared_bytes;
-  Add(node, GpuMetric::kGpuTime, Duration(record.start_ns, record.end_ns));
+  // A sample of 0 would pull the kernel's mean time down and hide that its
+  // time is unknown; the launch still counts for its shape metrics.
+  if (record.end_ns > record.start_ns) {
+    Add(node, GpuMetric::kGpuTime, Duration(record.start_ns, record.end_ns));
+  } else {
+    Add(node, GpuMetric::kUntimedLaunches, 1);
+    ++stats_.untimed_kernels;
+  }
   Add(node, GpuMetric::kBlocks, static_cast<double>(blocks));
   Add(node, GpuMetric::kThreadsPerBlock, static_cast<double>(threads));
   Add(node, GpuMetric::kThreadsLaunched, static_cast<double>(blocks * threads));

@@ -56,6 +56,11 @@ struct AttributionStats {
   uint64_t evicted_launches = 0;   // launches dropped by the table bound
   uint64_t tracked = 0;            // correlation ids currently remembered
   uint64_t dropped = 0;            // the sink could not create a node
+  // Kernel records without a duration (CUPTI writes 0 for start and end
+  // when it could not time the launch, as for launches its range profiler
+  // replays; a forced flush may hand over a running kernel without an
+  // end): credited with kUntimedLaunches instead of a gpu_time of 0.
+  uint64_t untimed_kernels = 0;
   // Launches that waited through a whole vendor flush without any record
   // arriving for them or for any later launch: the records went elsewhere
   // (see Flush()).

@@ -169,6 +169,12 @@ test('flat view and the details of a kernel and a copy', async () => {
   const registers = await page.textContent('table.metrics tr:has-text("registers_per_thread")');
   assert.match(registers, /^registers_per_thread–mean 9610/);
   await shot('details-kernel');
+  // Launches measured with --gpu-metrics count as calls, not in the time.
+  await clickRow('sm80_xmma_gemm_f32f32_nn');
+  const measured = await detailsText();
+  assert.match(measured, /Calls12/);
+  assert.match(measured, /GPU time mean \/ min \/ max3\.00 ms/);
+  assert.match(measured, /Untimed launches2, not in the GPU time/);
   await clickRow('Memcpy HtoD');
   const copy = await detailsText();
   assert.match(copy, /Bandwidth0\.52 GB\/s/);

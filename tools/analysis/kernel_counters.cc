@@ -35,6 +35,7 @@ std::vector<KernelCounters> MeasuredKernels(const ProfileTree& tree) {
   const std::optional<MetricIndex> dram = tree.FindMetric("gpu_dram_throughput_pct");
   const std::optional<MetricIndex> tensor = tree.FindMetric("gpu_tensor_pipe_pct");
   const std::optional<MetricIndex> gpu_time = tree.FindMetric("gpu_time");
+  const std::optional<MetricIndex> untimed = tree.FindMetric("gpu_untimed_launches");
   for (NodeIndex n = 1; n < tree.size(); ++n) {
     if (tree.frame_of(n).kind != format::FrameKind::kGpuKernel) continue;
     const MetricStats sm_stats = tree.stats(n, *sm);
@@ -43,6 +44,8 @@ std::vector<KernelCounters> MeasuredKernels(const ProfileTree& tree) {
     kernel.kernel = n;
     kernel.launches = sm_stats.count;
     kernel.gpu_time = gpu_time ? tree.Inclusive(n, *gpu_time) : 0;
+    kernel.timed_launches = gpu_time ? tree.stats(n, *gpu_time).count : 0;
+    kernel.untimed_launches = untimed ? tree.stats(n, *untimed).count : 0;
     kernel.sm_pct = sm_stats.sum / static_cast<double>(sm_stats.count);
     kernel.occupancy = Mean(tree, n, occupancy);
     kernel.dram_pct = Mean(tree, n, dram);

@@ -17,6 +17,12 @@ struct KernelCounters {
   NodeIndex kernel = 0;
   double gpu_time = 0;          // inclusive gpu_time of the kernel node, ns
   uint64_t launches = 0;        // launches measured
+  // Launches with a GPU time (gpu_time samples), and those the tracer gave
+  // none (gpu_untimed_launches): with --gpu-metrics the measured launches,
+  // which CUPTI replays once per counter pass and does not time. gpu_time
+  // is the sum over the timed launches only.
+  uint64_t timed_launches = 0;
+  uint64_t untimed_launches = 0;
   // Means over the measured launches; absent where not measured.
   std::optional<double> occupancy;        // achieved, 0..1
   std::optional<double> sm_pct;           // % of peak

@@ -33,6 +33,14 @@ std::string Limiter(const analysis::KernelCounters& kernel) {
   return dram > sm ? "memory?" : "compute?";
 }
 
+// The kernel's GPU time over its timed launches; "untimed" when CUPTI
+// timed none of them (every launch was measured, so replayed).
+std::string GpuTimeCell(const analysis::KernelCounters& kernel) {
+  if (kernel.gpu_time > 0) return FormatValue(kernel.gpu_time, "ns");
+  if (kernel.timed_launches == 0 && kernel.untimed_launches > 0) return "untimed";
+  return "-";
+}
+
 }  // namespace
 
 std::string RenderKernelCounters(const SectionContext& context) {
@@ -46,6 +54,7 @@ std::string RenderKernelCounters(const SectionContext& context) {
       context.Title("GPU hardware counters (measured launches of the hottest kernels)") + "\n";
   TextTable table({{"#"},
                    {"GPU time"},
+                   {"Timed"},
                    {"Measured"},
                    {"Occupancy"},
                    {"SM"},
@@ -59,15 +68,18 @@ std::string RenderKernelCounters(const SectionContext& context) {
     std::optional<double> occupancy;
     if (kernel.occupancy) occupancy = *kernel.occupancy * 100.0;
     table.AddRow({std::to_string(i + 1),
-                  kernel.gpu_time > 0 ? FormatValue(kernel.gpu_time, "ns") : "-",
+                  GpuTimeCell(kernel), FormatCount(static_cast<double>(kernel.timed_launches)),
                   FormatCount(static_cast<double>(kernel.launches)), Percent(occupancy),
                   Percent(kernel.sm_pct), Percent(kernel.dram_pct),
                   Percent(kernel.tensor_pipe_pct), Limiter(kernel),
                   analysis::DisplayName(tree.frame_of(kernel.kernel)),
                   KernelLaunchLine(tree, kernel.kernel)});
   }
-  context.FitTable(table, 8, 9);
+  context.FitTable(table, 9, 10);
   out += table.Render();
+  out += "  GPU time: over the Timed launches. CUPTI gives no time to the Measured "
+         "launches (each ran replayed, once per counter pass), so they are left out of "
+         "gpu_time; untimed: every launch was measured, see a run without --gpu-metrics.\n";
   out += "  SM, DRAM: share of peak sustained throughput while the kernel ran; Tensor: share "
          "of cycles the tensor pipe was active; Limit: memory or compute at >= 60% of peak, "
          "latency when both are below 40% (mem latency: waiting on memory without using its bandwidth).\n";

@@ -109,12 +109,33 @@ std::string TracedText(const analysis::SourceInfo& source) {
   return windows + "; the metrics cover these windows only";
 }
 
-// What went wrong with GPU collection: records lost to another client, or
-// GPU tracing that ended at a trace window.
+uint64_t MetadataCount(const analysis::SourceInfo& source, const char* key) {
+  uint64_t value = 0;
+  return ParseUint(source.Metadata(key), value) ? value : 0;
+}
+
+// Kernel launches CUPTI gave no timestamps that --gpu-metrics does not
+// explain (more than it measured, or none measured): "" when none.
+std::string UnexplainedUntimedText(const analysis::SourceInfo& source) {
+  const uint64_t untimed = MetadataCount(source, "gpu_untimed_kernel_records");
+  const uint64_t measured = source.Metadata("gpu_metrics").starts_with("on")
+                                ? MetadataCount(source, "gpu_metrics_measured")
+                                : 0;
+  if (untimed <= measured) return "";
+  return std::to_string(untimed - measured) +
+         " kernel launches came without a duration from CUPTI (not timed, or still "
+         "running at a flush); they are left out of gpu_time and counted in "
+         "gpu_untimed_launches";
+}
+
+// What went wrong with GPU collection: records lost to another client, GPU
+// tracing that ended at a trace window, or kernels the tracer did not time.
 std::string GpuWarningText(const analysis::SourceInfo& source) {
   std::string out = source.Metadata("gpu_warning");
   const std::string window_error = source.Metadata("gpu_window_error");
   if (!window_error.empty()) out += (out.empty() ? "" : "; ") + window_error;
+  const std::string untimed = UnexplainedUntimedText(source);
+  if (!untimed.empty()) out += (out.empty() ? "" : "; ") + untimed;
   return out;
 }
 
@@ -192,7 +213,8 @@ std::string FineGrainedText(const analysis::SourceInfo& source) {
            metrics.substr(3) + ", " + (measured.empty() ? "0" : measured) +
            " launches measured (at most " + (bound.empty() ? "?" : bound) +
            " per kernel and calling context); measured launches ran serialized and "
-           "replayed once per pass, so their gpu_time is that of a replayed run";
+           "replayed once per pass, and CUPTI gives them no time: gpu_time covers the "
+           "launches not measured (gpu_untimed_launches counts the others)";
   }
   const std::string counters = source.Metadata("cpu_counters");
   if (!counters.empty() && counters != "off") {

@@ -47,10 +47,23 @@ function kindSummary(model: ProfileModel, node: number): [string, string][] {
       lines.push(['Occupancy', `${(100 * occupancy.sum / occupancy.count).toFixed(1)}% (min ${(100 * occupancy.min).toFixed(1)}%, max ${(100 * occupancy.max).toFixed(1)}%)`]);
     }
   }
-  if (time && time.count > 0 && (kind === Kind.GpuKernel || kind === Kind.GpuMemcpy || kind === Kind.GpuMemset)) {
-    lines.push(['Calls', String(time.count)]);
-    lines.push(['GPU time mean / min / max',
-      `${formatValue(time.sum / time.count, 'ns')} / ${formatValue(time.min, 'ns')} / ${formatValue(time.max, 'ns')}`]);
+  // Launches the tracer gave no duration (those --gpu-metrics measured,
+  // which ran replayed) have no gpu_time sample: they count as calls, not
+  // in the time.
+  const untimed = stat('gpu_untimed_launches');
+  const timedCount = time && time.count > 0 ? time.count : 0;
+  const untimedCount = untimed && untimed.count > 0 ? untimed.count : 0;
+  if (timedCount + untimedCount > 0 &&
+      (kind === Kind.GpuKernel || kind === Kind.GpuMemcpy || kind === Kind.GpuMemset)) {
+    lines.push(['Calls', String(timedCount + untimedCount)]);
+    if (time && timedCount > 0) {
+      lines.push(['GPU time mean / min / max',
+        `${formatValue(time.sum / time.count, 'ns')} / ${formatValue(time.min, 'ns')} / ${formatValue(time.max, 'ns')}`]);
+    }
+    if (untimedCount > 0) {
+      lines.push(['Untimed launches',
+        `${untimedCount}, not in the GPU time (no duration from the tracer; --gpu-metrics measures launches replayed)`]);
+    }
   }
   const bytes = stat('bytes');
   if (bytes && bytes.count > 0 && (kind === Kind.GpuMemcpy || kind === Kind.GpuMemset)) {

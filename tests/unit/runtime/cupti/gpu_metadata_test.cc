@@ -77,6 +77,13 @@ TEST(GpuMetadataTest, DescribesDevicesActivityAndCounters) {
   EXPECT_EQ(m.count("gpu_backend_warnings"), 0u);
   EXPECT_EQ(m.count("gpu_launches_without_records"), 0u);
   EXPECT_EQ(m.count("gpu_warning"), 0u);
+  EXPECT_EQ(m.count("gpu_untimed_kernel_records"), 0u);
+}
+
+TEST(GpuMetadataTest, UntimedKernelRecordsAreCountedWhenThereAreAny) {
+  GpuMetadataInput in;
+  in.stats.untimed_kernels = 37;
+  EXPECT_EQ(AsMap(GpuMetadata(in)).at("gpu_untimed_kernel_records"), "37");
 }
 
 TEST(GpuMetadataTest, LaunchesWithoutRecordsGiveAWarning) {

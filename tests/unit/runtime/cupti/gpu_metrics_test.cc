@@ -18,6 +18,7 @@
 #include "runtime/cupti/gpu_metrics.h"
 #include "runtime/cupti/gpu_metrics_functions.h"
 #include "runtime/cupti/gpu_metrics_session.h"
+#include "runtime/gpu/gpu_attribution.h"
 #include "runtime/gpu/kernel_counters.h"
 #include "tests/unit/runtime/gpu/fake_context_sink.h"
 
@@ -56,7 +57,8 @@ class CounterSink : public gpu::FakeContextSink {
 struct FakeRangeProfiler {
   std::map<std::string, std::map<std::string, double>> kernels;  // from the fixture
   std::vector<std::string> calls;
-  std::vector<std::string> added;  // metrics the host object took
+  std::vector<std::string> added;  // metrics the current host object took
+  bool host_refusing = false;       // it refused one: it refuses all
   std::string chip = "GH100";
   std::string running;           // the kernel the next range measures
   size_t ranges = 1;             // ranges the next decode yields
@@ -124,18 +126,25 @@ CUptiResult HostInitialize(CUpti_Profiler_Host_Initialize_Params* p) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   p->pHostObject = kHost;
+  g_fake->added.clear();
+  g_fake->host_refusing = false;
   return CUPTI_SUCCESS;
 }
 CUptiResult HostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
   g_fake->calls.push_back("HostDeinitialize");
   return p->pHostObject == kHost ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
-// The chip's metrics: those any fixture kernel has a value for.
+// The chip's metrics: those any fixture kernel has a value for. Like
+// CUPTI 13.0's, a host object that refused a metric refuses every later one.
 CUptiResult AddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
+  if (g_fake->host_refusing) return CUPTI_ERROR_UNKNOWN;
   for (size_t i = 0; i < p->numMetrics; ++i) {
     bool known = false;
     for (const auto& [kernel, values] : g_fake->kernels) known |= values.count(p->ppMetricNames[i]) != 0;
-    if (!known) return CUPTI_ERROR_INVALID_METRIC_NAME;
+    if (!known) {
+      g_fake->host_refusing = true;
+      return CUPTI_ERROR_INVALID_METRIC_NAME;
+    }
   }
   for (size_t i = 0; i < p->numMetrics; ++i) g_fake->added.push_back(p->ppMetricNames[i]);
   return CUPTI_SUCCESS;
@@ -368,6 +377,27 @@ TEST_F(GpuMetricsTest, TensorPipeIsTheBusiestTensorMetricTheChipHas) {
   EXPECT_DOUBLE_EQ(sink_.Mean(Kernel("fma_kernel"), "gpu_tensor_pipe_pct"), 42.0);
 }
 
+// A refused metric before others: the others are still measured.
+TEST_F(GpuMetricsTest, AMetricMissingBeforeOthersLeavesOnlyItselfOut) {
+  for (auto& [kernel, values] : fake_.kernels) {
+    values.erase("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+  }
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  Launch(metrics, "copy_kernel", 1);
+  EXPECT_EQ(fake_.added,
+            (std::vector<std::string>{
+                "sm__warps_active.avg.pct_of_peak_sustained_active",
+                "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"}));
+  const gpu::ContextId copy = Kernel("copy_kernel");
+  EXPECT_EQ(sink_.Count(copy, "gpu_dram_throughput_pct"), 0);
+  EXPECT_EQ(sink_.Count(copy, "gpu_sm_throughput_pct"), 1);
+  EXPECT_EQ(sink_.Count(copy, "gpu_tensor_pipe_pct"), 1);
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "HostInitialize"), 2);
+  metrics.Stop();
+  EXPECT_EQ(std::count(fake_.calls.begin(), fake_.calls.end(), "HostDeinitialize"), 2);
+}
+
 TEST_F(GpuMetricsTest, AChipWithoutAMetricMeasuresTheOthers) {
   for (auto& [kernel, values] : fake_.kernels) {
     values.erase("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active");
@@ -471,6 +501,70 @@ TEST_F(GpuMetricsTest, ImpossibleMeasurementSaysWhy) {
   const auto metadata = metrics.Metadata();
   EXPECT_TRUE(Value(metadata, "gpu_metrics").starts_with("off: libcupti has no"));
   EXPECT_NE(Value(metadata, "warning_gpu_metrics"), "");
+}
+
+// What the H200 run of tests/gpu/programs/gpu_metrics.py recorded
+// (--gpu-metrics, 5 launches per kernel): the activity records of measured
+// launches came with start = end = 0, CUPTI's "could not be timed"; every
+// measured kernel had a gpu_time of 0 in its samples, and the device's
+// kernel count (records with a duration) was 45 of 82 records, exactly the
+// launches not measured. The nvjet GEMM: 20 launches, 5 measured, 2.67 ms
+// over the 15 timed. Replayed here through the range profiler and the
+// attribution on one sink: the counters of measured launches stay, their
+// records leave gpu_time alone, and a kernel launched once has counters and
+// an untimed launch but no gpu_time.
+TEST_F(GpuMetricsTest, MeasuredLaunchesKeepCountersAndLeaveGpuTimeToTheOthers) {
+  GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
+  gpu::GpuAttribution attribution(sink_);
+  constexpr uint64_t kGemmNs = 2671929;  // recorded: 15 timed launches
+  uint64_t clock = 1000000;
+  uint32_t correlation = 0;
+  auto launch = [&](const std::string& kernel, uint64_t duration_ns) {
+    ++correlation;
+    gpu::LaunchRecord record;
+    record.correlation_id = correlation;
+    record.context = kLine;
+    record.api_name = "cuLaunchKernel";
+    record.expected_records = 1;
+    attribution.OnLaunch(record);
+    const uint64_t measured_before = metrics.Stats().measured;
+    Launch(metrics, kernel, correlation);
+    const bool measured = metrics.Stats().measured > measured_before;
+    gpu::KernelRecord kernel_record;
+    kernel_record.correlation_id = correlation;
+    kernel_record.name = kernel;
+    kernel_record.grid_x = kernel_record.grid_y = kernel_record.grid_z = 1;
+    kernel_record.block_x = kernel_record.block_y = kernel_record.block_z = 1;
+    if (!measured) {  // measured: CUPTI's 0, 0
+      kernel_record.start_ns = clock;
+      kernel_record.end_ns = clock + duration_ns;
+      clock += duration_ns + 1000;
+    }
+    attribution.OnKernel(kernel_record);
+  };
+  // The GEMM's counts under a kernel name the fixture has values for.
+  for (int i = 0; i < 20; ++i) launch("copy_kernel", kGemmNs / 15);
+  launch("fma_kernel", 500000);  // its only launch: measured
+
+  const gpu::ContextId copy = Kernel("copy_kernel");
+  ASSERT_NE(copy, 0u);
+  EXPECT_EQ(sink_.Count(copy, "gpu_sm_throughput_pct"), 5);
+  EXPECT_EQ(sink_.Get(copy, gpu::GpuMetric::kGpuTime).count, 15u);
+  EXPECT_EQ(sink_.Get(copy, gpu::GpuMetric::kUntimedLaunches).count, 5u);
+  EXPECT_EQ(sink_.Get(copy, gpu::GpuMetric::kBlocks).count, 20u);
+  // The mean is that of a normal launch, not diluted by 5 zeros.
+  const auto gpu_time = sink_.Get(copy, gpu::GpuMetric::kGpuTime);
+  EXPECT_DOUBLE_EQ(gpu_time.sum / gpu_time.count, static_cast<double>(kGemmNs / 15));
+
+  const gpu::ContextId fma = Kernel("fma_kernel");
+  ASSERT_NE(fma, 0u);
+  EXPECT_EQ(sink_.Count(fma, "gpu_sm_throughput_pct"), 1);
+  EXPECT_EQ(sink_.Get(fma, gpu::GpuMetric::kGpuTime).count, 0u);
+  EXPECT_EQ(sink_.Get(fma, gpu::GpuMetric::kUntimedLaunches).count, 1u);
+
+  EXPECT_EQ(attribution.Stats().untimed_kernels, metrics.Stats().measured);
+  ASSERT_EQ(attribution.Devices().size(), 1u);
+  EXPECT_EQ(attribution.Devices()[0].kernels, 15u);
 }
 
 TEST(KernelCounterLimit, ReadsTheBoundAndWarnsOnBadText) {

@@ -117,6 +117,43 @@ TEST_F(GpuAttributionTest, CreditsKernelUnderLaunchContextAndApi) {
   EXPECT_EQ(stats.tracked, 0u);  // each launch expected one record
 }
 
+// CUPTI writes 0 for both timestamps of a launch it could not time; on the
+// H200 every launch its range profiler replayed (--gpu-metrics) came so
+// (tests/gpu/check_metrics.py). Such a record counts as a launch, not as a
+// GPU time of 0, and leaves the device's busy time alone.
+TEST_F(GpuAttributionTest, KernelsWithoutTimestampsAreCountedApartFromGpuTime) {
+  GpuAttribution attribution(sink_);
+  attribution.OnLaunch(Launch(1, 10));
+  attribution.OnKernel(Kernel(1, "gemm", 0, 0));  // measured: replayed, untimed
+  attribution.OnLaunch(Launch(2, 10));
+  attribution.OnKernel(Kernel(2, "gemm", 1000, 1400));
+  attribution.OnLaunch(Launch(3, 10));
+  attribution.OnKernel(Kernel(3, "gemm", 2000, 2600));
+  attribution.OnLaunch(Launch(4, 10));
+  attribution.OnKernel(Kernel(4, "once", 0, 0));  // its only launch, measured
+
+  const ContextId gemm = sink_.Find(10, {"cuLaunchKernel", "gemm"});
+  ASSERT_NE(gemm, 0u);
+  EXPECT_EQ(sink_.Get(gemm, GpuMetric::kGpuTime).count, 2u);
+  EXPECT_EQ(sink_.Get(gemm, GpuMetric::kGpuTime).sum, 1000);  // mean 500, not 333
+  EXPECT_EQ(sink_.Get(gemm, GpuMetric::kUntimedLaunches).count, 1u);
+  EXPECT_EQ(sink_.Get(gemm, GpuMetric::kUntimedLaunches).sum, 1);
+  // Every launch still has its shape.
+  EXPECT_EQ(sink_.Get(gemm, GpuMetric::kBlocks).count, 3u);
+
+  const ContextId once = sink_.Find(10, {"cuLaunchKernel", "once"});
+  ASSERT_NE(once, 0u);
+  EXPECT_EQ(sink_.Get(once, GpuMetric::kGpuTime).count, 0u);
+  EXPECT_EQ(sink_.Get(once, GpuMetric::kUntimedLaunches).count, 1u);
+
+  EXPECT_EQ(attribution.Stats().untimed_kernels, 2u);
+  EXPECT_EQ(attribution.Stats().attributed, 4u);
+  const std::vector<DeviceActivity> devices = attribution.Devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].kernels, 2u);
+  EXPECT_EQ(devices[0].busy_ns, 1000u);
+}
+
 TEST_F(GpuAttributionTest, RecordsBeforeTheirLaunchAreCreditedWhenItArrives) {
   GpuAttribution attribution(sink_);
   attribution.OnKernel(Kernel(5, "a", 0, 10));
@@ -495,7 +532,9 @@ TEST_F(GpuAttributionTest, NormalRunsWithWorkInFlightAreNotCounted) {
   attribution.Flush();
   EXPECT_EQ(attribution.Stats().launches_without_records, 0u);
   EXPECT_EQ(attribution.Stats().tracked, 2u);  // launches 2 and 5
-  EXPECT_EQ(sink_.Count(10, {"cuLaunchKernel", "k"}, GpuMetric::kGpuTime), 4u);
+  // The unfinished kernel (3) has no duration: untimed, not a time of 0.
+  EXPECT_EQ(sink_.Count(10, {"cuLaunchKernel", "k"}, GpuMetric::kGpuTime), 3u);
+  EXPECT_EQ(sink_.Count(10, {"cuLaunchKernel", "k"}, GpuMetric::kUntimedLaunches), 1u);
 }
 
 TEST_F(GpuAttributionTest, OccupancyUsesTheDeviceLimits) {

@@ -18,16 +18,21 @@ struct Counters {
 
 constexpr int kLaunches = 5;
 
+// `launches` launches, the first `measured` of them measured: as CUPTI
+// times no measured (replayed) launch, only the others have gpu_time
+// samples, and the measured ones count in gpu_untimed_launches.
 void MeasuredKernel(ProfileBuilder& b, NodeId line, const char* op, const char* kernel_name,
-                    double gpu_ns, const Counters& c) {
+                    double gpu_ns, const Counters& c, int launches = 100,
+                    int measured = kLaunches) {
   const NodeId api = b.Add(b.Add(line, FrameKind::kOperator, op), FrameKind::kGpuApi,
                            "cuLaunchKernel");
   const NodeId kernel = b.Add(api, FrameKind::kGpuKernel, kernel_name);
-  b.Value(kernel, "gpu_time", gpu_ns, 100);
-  b.Value(kernel, "gpu_occupancy_achieved", c.occupancy * kLaunches, kLaunches);
-  b.Value(kernel, "gpu_sm_throughput_pct", c.sm * kLaunches, kLaunches);
-  b.Value(kernel, "gpu_dram_throughput_pct", c.dram * kLaunches, kLaunches);
-  if (c.tensor) b.Value(kernel, "gpu_tensor_pipe_pct", *c.tensor * kLaunches, kLaunches);
+  if (launches > measured) b.Value(kernel, "gpu_time", gpu_ns, launches - measured);
+  b.Value(kernel, "gpu_untimed_launches", measured, measured);
+  b.Value(kernel, "gpu_occupancy_achieved", c.occupancy * measured, measured);
+  b.Value(kernel, "gpu_sm_throughput_pct", c.sm * measured, measured);
+  b.Value(kernel, "gpu_dram_throughput_pct", c.dram * measured, measured);
+  if (c.tensor) b.Value(kernel, "gpu_tensor_pipe_pct", *c.tensor * measured, measured);
 }
 
 }  // namespace
@@ -39,6 +44,7 @@ format::Profile MakeCounterProfile() {
   b.Metric("gpu_sm_throughput_pct", "percent", "SM throughput (--gpu-metrics)");
   b.Metric("gpu_dram_throughput_pct", "percent", "DRAM throughput (--gpu-metrics)");
   b.Metric("gpu_tensor_pipe_pct", "percent", "Tensor pipe utilization (--gpu-metrics)");
+  b.Metric("gpu_untimed_launches", "", "kernel launches without a GPU time");
   b.Meta("start_time_ns", "1000000000");
   b.Meta("end_time_ns", "2000000000");
   b.Meta("gpu0_busy_ns", "901000000");
@@ -48,7 +54,8 @@ format::Profile MakeCounterProfile() {
          "on (auto range, kernel replay, 11 passes per kernel, 1 context, chip GH100; metrics "
          "sm__warps_active.avg.pct_of_peak_sustained_active, "
          "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active)");
-  b.Meta("gpu_metrics_measured", "25");
+  b.Meta("gpu_metrics_measured", "26");
+  b.Meta("gpu_untimed_kernel_records", "26");
   b.Meta("gpu_metrics_launches_per_kernel", "5");
   const NodeId thread = b.Add(0, FrameKind::kThread, "main thread");
   const char* file = "/home/user/kernels.py";
@@ -66,6 +73,9 @@ format::Profile MakeCounterProfile() {
                  "triton::fma", "fma_kernel", 150e6, {0.61, 92, 1, 0});
   MeasuredKernel(b, b.Add(thread, FrameKind::kPythonFrame, "run_tiny", file, 40),
                  "triton::tiny", "tiny_kernel", 1e6, {0.05, 2, 5, std::nullopt});
+  // Launched once, so measured and untimed.
+  MeasuredKernel(b, b.Add(thread, FrameKind::kPythonFrame, "setup", file, 45),
+                 "aten::randn", "normal_kernel", 0, {0.51, 73, 8, std::nullopt}, 1, 1);
   return b.profile();
 }
 

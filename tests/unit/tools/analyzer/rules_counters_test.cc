@@ -16,12 +16,22 @@ TEST(KernelCounters, MeansPerKernelMostGpuTimeFirst) {
   ProfileTree tree = ProfileTree::FromProfile(analysis::testing::MakeCounterProfile());
   ASSERT_TRUE(analysis::HasKernelCounters(tree));
   const auto kernels = analysis::MeasuredKernels(tree);
-  ASSERT_EQ(kernels.size(), 5u);
+  ASSERT_EQ(kernels.size(), 6u);
   EXPECT_EQ(tree.frame_of(kernels[0].kernel).name, "copy_kernel");
   EXPECT_EQ(kernels[0].launches, 5u);
+  EXPECT_EQ(kernels[0].timed_launches, 95u);
+  EXPECT_EQ(kernels[0].untimed_launches, 5u);
+  EXPECT_DOUBLE_EQ(kernels[0].gpu_time, 300e6);
   EXPECT_DOUBLE_EQ(*kernels[0].dram_pct, 88);
   EXPECT_DOUBLE_EQ(*kernels[0].occupancy, 0.82);
   EXPECT_FALSE(kernels[4].tensor_pipe_pct.has_value());  // tiny_kernel: not measured
+  // Its only launch was measured: counters, but no GPU time; last.
+  EXPECT_EQ(tree.frame_of(kernels[5].kernel).name, "normal_kernel");
+  EXPECT_EQ(kernels[5].launches, 1u);
+  EXPECT_EQ(kernels[5].timed_launches, 0u);
+  EXPECT_EQ(kernels[5].untimed_launches, 1u);
+  EXPECT_DOUBLE_EQ(kernels[5].gpu_time, 0);
+  EXPECT_DOUBLE_EQ(*kernels[5].sm_pct, 73);
 }
 
 TEST(GpuCountersRule, FlagsTheGatherAtLowBandwidthAndTheIdleTensorPipe) {

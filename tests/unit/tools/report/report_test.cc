@@ -126,6 +126,33 @@ TEST(ReportHeaderTest, GpuStatusIsShownWhenRecorded) {
             "GPU:       no GPU activity recorded (CUPTI not found)");
 }
 
+// Kernel records without a duration: expected for launches --gpu-metrics
+// measured (CUPTI does not time replayed launches, the Sampled line says
+// so); a warning only for those it does not explain.
+TEST(ReportHeaderTest, UntimedKernelsBeyondTheMeasuredOnesAreAWarning) {
+  format::Profile profile = MakeTrainingProfile();
+  profile.metadata.emplace_back("gpu", "CUPTI 130001: tracing kernels");
+  profile.metadata.emplace_back("gpu_untimed_kernel_records", "37");
+  const std::string untimed =
+      " kernel launches came without a duration from CUPTI (not timed, or still running "
+      "at a flush); they are left out of gpu_time and counted in gpu_untimed_launches";
+  EXPECT_EQ(HeaderLine(profile, "Warning:"), "Warning:   37" + untimed);
+  profile.metadata.emplace_back("gpu_metrics", "on (auto range, kernel replay)");
+  profile.metadata.emplace_back("gpu_metrics_measured", "37");
+  profile.metadata.emplace_back("gpu_metrics_launches_per_kernel", "5");
+  EXPECT_EQ(HeaderLine(profile, "Warning:"), "");
+  EXPECT_NE(HeaderLine(profile, "Sampled:")
+                .find("CUPTI gives them no time: gpu_time covers the launches not measured"),
+            std::string::npos)
+      << HeaderLine(profile, "Sampled:");
+  for (auto& [key, value] : profile.metadata) {
+    if (key == "gpu_metrics_measured") value = "30";
+  }
+  profile.metadata.emplace_back("gpu_warning", "2 GPU launches got no activity records");
+  EXPECT_EQ(HeaderLine(profile, "Warning:"),
+            "Warning:   2 GPU launches got no activity records; 7" + untimed);
+}
+
 TEST(ReportHeaderTest, TheDevicesSeenAreNamed) {
   format::Profile profile = MakeTrainingProfile();
   EXPECT_EQ(HeaderLine(profile, "Devices:"), "");

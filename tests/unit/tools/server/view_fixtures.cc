@@ -57,7 +57,7 @@ bool WriteText(const std::string& path, const std::string& text) {
 
 void Kernel(ProfileBuilder& b, format::NodeId parent, const std::string& name,
             double ns_each, uint64_t launches, double blocks, double threads,
-            double registers, double shared, double occupancy) {
+            double registers, double shared, double occupancy, uint64_t untimed = 0) {
   format::NodeId api = b.Add(parent, FrameKind::kGpuApi, "cudaLaunchKernel");
   b.Value(api, "cpu_time", 5e3 * launches, launches);
   format::NodeId kernel = b.Add(api, FrameKind::kGpuKernel, name);
@@ -67,6 +67,7 @@ void Kernel(ProfileBuilder& b, format::NodeId parent, const std::string& name,
   b.Value(kernel, "registers_per_thread", registers * launches, launches);
   b.Value(kernel, "shared_memory_bytes", shared * launches, launches);
   b.Value(kernel, "occupancy", occupancy * launches, launches);
+  if (untimed > 0) b.Value(kernel, "gpu_untimed_launches", untimed, untimed);
 }
 
 }  // namespace
@@ -85,6 +86,7 @@ format::Profile MakeGpuProfile(const std::string& src_dir, bool after) {
   b.Metric("registers_per_thread", "", "registers allocated per thread");
   b.Metric("shared_memory_bytes", "B", "static plus dynamic shared memory per block");
   b.Metric("occupancy", "", "theoretical occupancy");
+  b.Metric("gpu_untimed_launches", "", "kernel launches without a GPU time");
   b.Meta("pid", after ? "5002" : "5001");
   b.Meta("host", "gpu01");
   b.Meta("rank", "0");
@@ -113,7 +115,8 @@ format::Profile MakeGpuProfile(const std::string& src_dir, bool after) {
   format::NodeId backward = b.Add(step, FrameKind::kPythonFrame, "train_step", train, 13);
   format::NodeId mm = b.Add(backward, FrameKind::kOperator, "aten::mm");
   b.Value(mm, "cpu_time", 6e6, 10);
-  Kernel(b, mm, "sm80_xmma_gemm_f32f32_nn", 3e6, 10, 128, 256, 96, 49152, 0.5);
+  // Two more launches measured with --gpu-metrics: no GPU time.
+  Kernel(b, mm, "sm80_xmma_gemm_f32f32_nn", 3e6, 10, 128, 256, 96, 49152, 0.5, 2);
   format::NodeId load = b.Add(step, FrameKind::kPythonFrame, "train_step", train, 10);
   format::NodeId load_fn = b.Add(load, FrameKind::kPythonFrame, "load", train, 6);
   format::NodeId copy = b.Add(load_fn, FrameKind::kOperator, "aten::copy_");
