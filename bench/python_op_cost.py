@@ -22,9 +22,10 @@ the median nanoseconds per op are printed with what the profiler adds:
     python3 bench/python_op_cost.py [--build build] [--baseline BUILD]
                                     [--ops 20000] [--repeats 7]
 
---baseline BUILD times the same configurations with another build's
-runtime (say main's), interleaved: a runtime change's effect in one run.
-The loop library always comes from --build (it uses the DLMonitor ABI only).
+--baseline BUILD (repeatable) times the same configurations with another
+build's runtime (say main's), interleaved: a runtime change's effect in one
+run. The loop library always comes from --build (it uses the DLMonitor ABI
+only, so an older build's runtime loads it too).
 """
 
 import argparse
@@ -80,7 +81,8 @@ def child(runtime, loop_library, config, ops):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build")
-    parser.add_argument("--baseline", help="also time the runtime of this other build")
+    parser.add_argument("--baseline", action="append", default=[],
+                        help="also time the runtime of this other build (repeatable)")
     parser.add_argument("--ops", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--only", default="", help="configurations whose name contains this")
@@ -92,8 +94,8 @@ def main():
         return
     loop_library = os.path.abspath(os.path.join(args.build, "lib", "libpython_op_loop.so"))
     builds = {"this build": args.build}
-    if args.baseline:
-        builds["baseline"] = args.baseline
+    for index, baseline in enumerate(args.baseline):
+        builds["baseline %d" % (index + 1) if len(args.baseline) > 1 else "baseline"] = baseline
     for name, build in builds.items():
         if not os.path.exists(os.path.join(build, "lib", "libdeepcontext.so")):
             raise SystemExit("%s: no lib/libdeepcontext.so in %s" % (name, build))
@@ -121,22 +123,26 @@ def main():
     floor = statistics.median(times[("this build", "no profiler")])
     print("Median ns per op of %d repeats x %d ops (Python %d frames deep; unwinder %s)"
           % (args.repeats, args.ops, PYTHON_DEPTH, env["DEEPCONTEXT_UNWINDER"]))
+    baselines = [b for b in builds if b != "this build"]
+    for baseline in baselines:
+        print("%s: %s" % (baseline, builds[baseline]))
     header = "| configuration | this build | added |"
     rule = "|---|---|---|"
-    if args.baseline:
-        header += " baseline | added | added, this / baseline |"
+    for baseline in baselines:
+        header += " %s | added | added, this / %s |" % (baseline, baseline)
         rule += "---|---|---|"
     print(header)
     print(rule)
     for config in configs:
         mine = statistics.median(times[("this build", config)])
         row = "| %s | %.1f | %+.1f |" % (config, mine, mine - floor)
-        if args.baseline and config != "no profiler":
-            base = statistics.median(times[("baseline", config)])
+        for baseline in baselines:
+            if config == "no profiler":
+                row += " | | |"
+                continue
+            base = statistics.median(times[(baseline, config)])
             ratio = (mine - floor) / (base - floor) if base > floor else float("nan")
             row += " %.1f | %+.1f | %.3f |" % (base, base - floor, ratio)
-        elif args.baseline:
-            row += " | | |"
         print(row)
 
 
