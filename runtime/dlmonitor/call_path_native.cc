@@ -208,33 +208,37 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   state.inside_count = count;
   const ContextId previous_answer = state.inside_answer;
   state.inside_answer = kNoContext;  // until this call's is known
-  if (use.anchor == previous_anchor && previous_count > 0 && use.copied == count &&
-      count == previous_count && state.inside_op == op.context &&
+  // All frames are the previous call's (the walk met them at its innermost).
+  const bool same_frames = use.anchor == previous_anchor && previous_count > 0 &&
+                           use.copied == count && count == previous_count;
+  if (same_frames && state.inside_op == op.context &&
       state.inside_entry == op.entry_stack && previous_answer != kNoContext) {
     state.inside_answer = previous_answer;
     return previous_answer;  // the previous call's frames, in the same op
   }
-  // How many outermost frames are the op's entry stack's: the key's first
-  // part, not hashed again.
+  // How many outermost frames are the op's entry stack's (the key's first
+  // part, not hashed again), and the id of the others. The previous call's
+  // split describes the same frames against the same entry stack.
   int copied = 0;
-  if (entry_anchor && use.anchor == 0) {
-    copied = use.copied;
-  } else if (entry_anchor) {
-    const int shared = std::min(count, state.anchor_count);
-    while (copied < shared && pcs[copied] == state.anchor_pcs[copied] &&
-           state.inside_sps[copied] == state.anchor_sps[copied]) {
-      ++copied;
+  native::StackId stack = native::kNoStack;
+  if (same_frames && state.inside_entry == op.entry_stack &&
+      state.inside_stack != native::kNoStack) {
+    copied = state.inside_copied;
+    stack = state.inside_stack;
+  } else {
+    if (entry_anchor && use.anchor == 0) {
+      copied = use.copied;
+    } else if (entry_anchor) {
+      const int shared = std::min(count, state.anchor_count);
+      while (copied < shared && pcs[copied] == state.anchor_pcs[copied] &&
+             state.inside_sps[copied] == state.anchor_sps[copied]) {
+        ++copied;
+      }
+      if (copied < 2) copied = 0;  // as a walk meets an anchor: two frames
     }
-    if (copied < 2) copied = 0;  // as a walk meets an anchor: two frames
+    if (copied >= count) copied = 0;  // nothing unwound: key the whole stack
+    stack = stacks_.Intern(pcs + copied, count - copied);
   }
-  if (copied >= count) copied = 0;  // nothing unwound: key the whole stack
-  // The previous call's frames, split the same way: its id, unhashed.
-  const bool same_stack = use.anchor == previous_anchor && previous_count > 0 &&
-                          use.copied == count && count == previous_count &&
-                          copied == state.inside_copied &&
-                          state.inside_stack != native::kNoStack;
-  const native::StackId stack =
-      same_stack ? state.inside_stack : stacks_.Intern(pcs + copied, count - copied);
   state.inside_stack = stack;
   state.inside_copied = copied;
   if (stack == native::kNoStack) return op.context;

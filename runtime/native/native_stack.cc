@@ -155,10 +155,17 @@ __attribute__((no_sanitize("address"))) bool StillInPlace(AnchorCursor& cursor,
                                                            uintptr_t high) {
   if (below <= cursor.changed) return false;
   const AnchorFrames& anchor = *cursor.anchor;
+  if (below <= 0) return true;
+  // An anchor's stack addresses rise toward index 0 (each frame's is above
+  // its callee's), except for a tail of zeros where an unwinder without
+  // them took over: the two ends bound them all on this stack.
+  if (anchor.sps[below - 1] < low + sizeof(uintptr_t) || anchor.sps[0] > high) {
+    cursor.changed = below - 1;
+    return false;
+  }
   for (int i = below - 1; i >= 0; --i) {
-    const uintptr_t slot = anchor.sps[i] - sizeof(uintptr_t);
-    if (anchor.sps[i] == 0 || slot < low || anchor.sps[i] > high ||
-        *reinterpret_cast<const uintptr_t*>(slot) != anchor.pcs[i]) {
+    if (*reinterpret_cast<const uintptr_t*>(anchor.sps[i] - sizeof(uintptr_t)) !=
+        anchor.pcs[i]) {
       cursor.changed = i;
       return false;
     }
