@@ -27,9 +27,11 @@ struct ApiCall {
   bool created_graph_node = false;
   uint64_t sync_start_ns = 0;  // a synchronization's entry time
   // What a graph node created inside the call runs, for XLA's command
-  // buffers: the kernel's name ("" when CUPTI gives none), "<memset>",
-  // "<memcpy>"; null for other calls.
-  std::string_view captured;
+  // buffers: the kernel's name (null when CUPTI gives none), "<memset>",
+  // "<memcpy>". Kept as a C string: a view would measure a kernel's
+  // (often long, mangled) name at every launch, for the rare launch
+  // captured into a graph.
+  const char* captured = nullptr;
   bool captures = false;
 };
 thread_local ApiCall t_call;
@@ -98,11 +100,12 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     t_call = ApiCall{name, data.correlationId, context, false};
     if (api == DriverApiClass::kKernelLaunch) {
       t_call.captures = true;
-      if (data.symbolName != nullptr) t_call.captured = data.symbolName;
+      t_call.captured = data.symbolName;
     } else if (api == DriverApiClass::kMemset || api == DriverApiClass::kCopy) {
       t_call.captures = true;
-      t_call.captured = api == DriverApiClass::kMemset ? gpu::kGraphMemsetName
-                                                       : gpu::kGraphMemcpyName;
+      // String literals: their data ends in a NUL.
+      t_call.captured = api == DriverApiClass::kMemset ? gpu::kGraphMemsetName.data()
+                                                       : gpu::kGraphMemcpyName.data();
     }
     if (api == DriverApiClass::kGraphLaunch && xla_ranges_.seen_ranges()) {
       xla_ranges_.OnGraphLaunch(data.correlationId, line);
@@ -213,7 +216,10 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     api = t_call.name;
     t_call.created_graph_node = true;
     // A launch captured into a graph XLA embeds in its command buffer.
-    if (t_call.captures && xla_ranges_.seen_ranges()) xla_ranges_.OnCapturedKernel(t_call.captured);
+    if (t_call.captures && xla_ranges_.seen_ranges()) {
+      xla_ranges_.OnCapturedKernel(t_call.captured != nullptr ? std::string_view(t_call.captured)
+                                                              : std::string_view());
+    }
   } else if (dlmonitor_context_current(&context) != DLMONITOR_OK) {
     context = 0;
   } else if (xla_ranges_.seen_ranges()) {

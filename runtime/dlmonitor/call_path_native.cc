@@ -24,10 +24,15 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
                                          bool drop_caller_module,
                                          int* depth) {
   // Captured into the thread's anchor: ops nested in this one start their
-  // unwinds from it.
+  // unwinds from it. The previous op's entry stack is the anchor of this
+  // capture: consecutive ops from one Python loop share most frames.
   uintptr_t* pcs = state.anchor_pcs;
-  const int captured = native::Unwinder(unwinder_).CaptureWithStackPointers(
-      pcs, state.anchor_sps, native::kMaxNativeDepth);
+  const int previous_count = state.anchor_count;
+  const native::StackAnchor previous{state.anchor_pcs, state.anchor_sps,
+                                     previous_count, /*live=*/false};
+  native::AnchorUse use;
+  const int captured = native::Unwinder(unwinder_).CaptureNear(
+      &previous, 1, pcs, state.anchor_sps, native::kMaxNativeDepth, &use);
   // Frames inner of the reporting caller are this monitor's own.
   int native_count = captured;
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
@@ -36,8 +41,14 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
       break;
     }
   }
-  const native::StackId stack = stacks_.Intern(pcs, native_count);
+  // Every frame came from the previous entry stack: its id, unhashed.
+  const bool same_stack = use.anchor == 0 && use.copied == native_count &&
+                          native_count == previous_count &&
+                          state.anchor_stack != native::kNoStack;
+  const native::StackId stack =
+      same_stack ? state.anchor_stack : stacks_.Intern(pcs, native_count);
   state.last_native_stack = stack;
+  state.anchor_stack = stack;
   state.anchor_count = stack != native::kNoStack ? native_count : 0;
   if (stack == native::kNoStack) {
     return PythonContext(state, base, start, depth);
@@ -164,18 +175,29 @@ ContextId CallPathBuilder::NativeChild(ContextId parent, uintptr_t pc) {
 ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
                                            const OpEntry& op,
                                            uintptr_t caller_pc) {
-  uintptr_t pcs[native::kMaxNativeDepth];
-  // The thread's anchor is the entry stack of the outermost op open now
-  // when their ids agree (a scope's op may have taken a newer one since):
-  // its frames outer of the op's dispatch are still live.
-  const native::Unwinder unwinder(unwinder_);
-  int copied = 0;
-  const int captured =
-      op.entry_stack == state.last_native_stack && state.anchor_count > 0
-          ? unwinder.CaptureWithin(state.anchor_pcs, state.anchor_sps,
-                                   state.anchor_count, pcs,
-                                   native::kMaxNativeDepth, &copied)
-          : unwinder.Capture(pcs, native::kMaxNativeDepth, 0);
+  // Anchors: the thread's entry anchor when it is this op's entry stack
+  // (a scope's op may have taken a newer one since): its frames outer of
+  // the op's dispatch are still live. And the previous call's stack: a
+  // launch like the previous one, from the same place, shares all but the
+  // innermost frames with it.
+  native::StackAnchor anchors[2];
+  int anchor_count = 0;
+  const bool entry_anchor =
+      op.entry_stack == state.last_native_stack && state.anchor_count > 0;
+  if (entry_anchor) {
+    anchors[anchor_count++] = native::StackAnchor{state.anchor_pcs, state.anchor_sps,
+                                                  state.anchor_count, /*live=*/true};
+  }
+  const int previous_anchor = anchor_count;
+  const int previous_count = state.inside_count;
+  if (previous_count > 0) {
+    anchors[anchor_count++] = native::StackAnchor{state.inside_pcs, state.inside_sps,
+                                                  previous_count, /*live=*/false};
+  }
+  uintptr_t* pcs = state.inside_pcs;
+  native::AnchorUse use;
+  const int captured = native::Unwinder(unwinder_).CaptureNear(
+      anchors, anchor_count, pcs, state.inside_sps, native::kMaxNativeDepth, &use);
   int count = captured;  // frames inner of the caller are the monitor's
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
     if (pcs[i] == caller_pc) {
@@ -183,12 +205,49 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
       break;
     }
   }
-  if (copied >= count) copied = 0;  // nothing unwound: key the whole stack
-  const native::StackId stack = stacks_.Intern(pcs + copied, count - copied);
+  state.inside_count = count;
+  const ContextId previous_answer = state.inside_answer;
+  state.inside_answer = kNoContext;  // until this call's is known
+  // All frames are the previous call's (the walk met them at its innermost).
+  const bool same_frames = use.anchor == previous_anchor && previous_count > 0 &&
+                           use.copied == count && count == previous_count;
+  if (same_frames && state.inside_op == op.context &&
+      state.inside_entry == op.entry_stack && previous_answer != kNoContext) {
+    state.inside_answer = previous_answer;
+    return previous_answer;  // the previous call's frames, in the same op
+  }
+  // How many outermost frames are the op's entry stack's (the key's first
+  // part, not hashed again), and the id of the others. The previous call's
+  // split describes the same frames against the same entry stack.
+  int copied = 0;
+  native::StackId stack = native::kNoStack;
+  if (same_frames && state.inside_entry == op.entry_stack &&
+      state.inside_stack != native::kNoStack) {
+    copied = state.inside_copied;
+    stack = state.inside_stack;
+  } else {
+    if (entry_anchor && use.anchor == 0) {
+      copied = use.copied;
+    } else if (entry_anchor) {
+      const int shared = std::min(count, state.anchor_count);
+      while (copied < shared && pcs[copied] == state.anchor_pcs[copied] &&
+             state.inside_sps[copied] == state.anchor_sps[copied]) {
+        ++copied;
+      }
+      if (copied < 2) copied = 0;  // as a walk meets an anchor: two frames
+    }
+    if (copied >= count) copied = 0;  // nothing unwound: key the whole stack
+    stack = stacks_.Intern(pcs + copied, count - copied);
+  }
+  state.inside_stack = stack;
+  state.inside_copied = copied;
   if (stack == native::kNoStack) return op.context;
   const InsidePathKey key{op.context, copied > 0 ? op.entry_stack : native::kNoStack,
                           copied, stack};
+  state.inside_op = op.context;
+  state.inside_entry = op.entry_stack;
   if (auto it = state.inside_paths.find(key); it != state.inside_paths.end()) {
+    state.inside_answer = it->second;
     return it->second;
   }
   // First sight: the frames this call adds beyond the op's entry stack
@@ -214,6 +273,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     state.inside_paths.clear();
   }
   state.inside_paths.emplace(key, parent);
+  state.inside_answer = parent;
   return parent;
 }
 

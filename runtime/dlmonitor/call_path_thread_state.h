@@ -187,12 +187,26 @@ struct ThreadState {
   native::StackId last_native_stack = native::kNoStack;
   // That capture's frames with their stack addresses: while the op whose
   // entry took it runs, GPU API calls and allocations inside it unwind only
-  // down to where their stack meets it (Unwinder::CaptureWithin).
+  // down to where their stack meets it (Unwinder::CaptureNear); the next
+  // op's entry unwinds only down to where its stack still holds them.
   uintptr_t anchor_pcs[native::kMaxNativeDepth];
   uintptr_t anchor_sps[native::kMaxNativeDepth];
   int anchor_count = 0;
+  native::StackId anchor_stack = native::kNoStack;  // their stack's id
   // GPU API call paths inside ops (see InsideOpContext).
   std::unordered_map<call_path::InsidePathKey, ContextId, call_path::InsidePathKeyHash> inside_paths;
+  // The latest such call's frames, with stack addresses: the next call
+  // unwinds only down to where its stack still holds them. When all its
+  // frames are the same, inside the same op, its answer is the same.
+  uintptr_t inside_pcs[native::kMaxNativeDepth];
+  uintptr_t inside_sps[native::kMaxNativeDepth];
+  int inside_count = 0;
+  // Its key's split (InsidePathKey: copied frames, id of the others).
+  int inside_copied = 0;
+  native::StackId inside_stack = native::kNoStack;
+  ContextId inside_op = kNoContext;
+  native::StackId inside_entry = native::kNoStack;
+  ContextId inside_answer = kNoContext;
   // Recent (parent, operator or phase) -> child answers of the tree (see
   // CachedChild).
   ChildCacheEntry children[kChildCacheSize];

@@ -92,7 +92,7 @@ const StackBounds& ThreadStackBounds() {
 // ASan instrumentation.
 __attribute__((noinline, no_sanitize("address"))) int WalkFramePointers(
     void** out, int max) {
-  const StackBounds& bounds = ThreadStackBounds();
+  const StackBounds bounds = ThreadStackBounds();  // a copy: see WalkCfiRules
   auto fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   // Without known bounds, allow the walk to move at most this far per frame.
   constexpr uintptr_t kMaxFrameSize = uintptr_t{1} << 20;
@@ -129,10 +129,53 @@ struct AnchorFrames {
   const uintptr_t* pcs = nullptr;
   const uintptr_t* sps = nullptr;
   int count = 0;
+  // Not known to be live (see StackAnchor::live): a meeting point counts
+  // only once every outer frame's return address is found where it was.
+  bool verify = false;
   int met = -1;
   // Set by CaptureFrom: the anchor's frames [0, copied) begin the output.
   int copied = 0;
 };
+
+// A walk's position in one anchor (WalkCfiRules).
+struct AnchorCursor {
+  AnchorFrames* anchor = nullptr;
+  int next = -1;      // innermost anchor frame not below the walk
+  int previous = -1;  // the anchor index the walk's last frame matched
+  // Lowest index whose return address was found changed: meeting points
+  // above it cannot be the anchor's frames.
+  int changed = -1;
+};
+
+// Whether the return addresses of anchor frames [0, below) are still
+// stored where the anchor saw them (pcs[i] at sps[i] - 8, as the walk read
+// them), checked innermost first; records the first changed one.
+__attribute__((no_sanitize("address"))) bool StillInPlace(AnchorCursor& cursor,
+                                                           int below, uintptr_t low,
+                                                           uintptr_t high) {
+  if (below <= cursor.changed) return false;
+  const AnchorFrames& anchor = *cursor.anchor;
+  if (below <= 0) return true;
+  // An anchor's stack addresses rise toward index 0 (each frame's is above
+  // its callee's), except for a tail of zeros where an unwinder without
+  // them took over: the two ends bound them all on this stack.
+  if (anchor.sps[below - 1] < low + sizeof(uintptr_t) || anchor.sps[0] > high) {
+    cursor.changed = below - 1;
+    return false;
+  }
+  for (int i = below - 1; i >= 0; --i) {
+    if (*reinterpret_cast<const uintptr_t*>(anchor.sps[i] - sizeof(uintptr_t)) !=
+        anchor.pcs[i]) {
+      cursor.changed = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+// Up to this many anchors per walk: the op's and the thread's previous
+// capture.
+constexpr int kMaxAnchors = 2;
 
 // Steps from frame to frame with the cached .eh_frame rule of each return
 // address (cfi_rules.h). Starts from its own frame record (this file keeps
@@ -141,14 +184,18 @@ struct AnchorFrames {
 // when given. Returns -1 when a frame needs a rule that is not modelled:
 // the caller then unwinds with libgcc instead.
 //
-// With `anchor`, stops before the first of two consecutive frames that are
-// consecutive anchor frames (same return address at the same stack
-// address), setting anchor->met to its index: one matching frame alone
-// could be a later call through the same instruction of a function the
-// anchor's path called too; its caller matching as well pins the frames
-// outer of them to the anchor's.
+// With anchors, stops before the first of two consecutive frames that are
+// consecutive frames of one anchor (same return address at the same stack
+// address), setting that anchor's met to its index: one matching frame
+// alone could be a later call through the same instruction of a function
+// the anchor's path called too; its caller matching as well pins the frames
+// outer of them to the anchor's, as long as the anchor's frames are live.
+// For an anchor not known to be live (`verify`), the frames outer of the
+// meeting point must also still hold their return addresses where the
+// anchor read them, or the walk goes on.
 __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
-    void** out, uintptr_t* sps, int max, AnchorFrames* anchor) {
+    void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
+    int anchor_count) {
   const StackBounds& bounds = ThreadStackBounds();
   // Loads are only safe inside a known stack; libgcc checks its own way.
   if (!bounds.known) return -1;
@@ -159,27 +206,43 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   uintptr_t sp = self + 2 * sizeof(uintptr_t);
   uintptr_t fp = *reinterpret_cast<const uintptr_t*>(self);
   // On another stack (sigaltstack, coroutines) every step fails this and
-  // the capture goes to libgcc.
-  auto on_stack = [&](uintptr_t addr) {
-    return addr >= bounds.low && addr + sizeof(uintptr_t) <= bounds.high;
+  // the capture goes to libgcc. The bounds are copied: read through the
+  // thread-local, every step's stores to `out` and `sps` (which may alias
+  // it, as far as the compiler knows) made it fetch the thread-local's
+  // address again, a TLS-descriptor call per check.
+  const uintptr_t low = bounds.low;
+  const uintptr_t high = bounds.high;
+  auto on_stack = [low, high](uintptr_t addr) {
+    return addr >= low && addr + sizeof(uintptr_t) <= high;
   };
   // Anchor frames are outermost first, so their stack addresses fall as
-  // the index grows; the walk's rise. `next` is the innermost anchor frame
-  // not below the walk, `previous` the anchor index the last frame matched.
-  int next = anchor != nullptr ? anchor->count - 1 : -1;
-  int previous = -1;
+  // the index grows; the walk's rise.
+  AnchorCursor cursors[kMaxAnchors];
+  int cursor_count = 0;
+  for (int a = 0; a < anchor_count && cursor_count < kMaxAnchors; ++a) {
+    if (anchors[a] == nullptr || anchors[a]->count <= 0) continue;
+    cursors[cursor_count].anchor = anchors[a];
+    cursors[cursor_count].next = anchors[a]->count - 1;
+    ++cursor_count;
+  }
   int n = 0;
   while (n < max) {
-    if (next >= 0) {
-      while (next >= 0 && anchor->sps[next] < sp) --next;
-      const int match =
-          next >= 0 && anchor->sps[next] == sp && anchor->pcs[next] == pc ? next : -1;
-      if (match >= 0 && previous == match + 1) {
-        anchor->met = previous;
+    for (int c = 0; c < cursor_count; ++c) {
+      AnchorCursor& cursor = cursors[c];
+      if (cursor.next < 0) continue;
+      const AnchorFrames& anchor = *cursor.anchor;
+      while (cursor.next >= 0 && anchor.sps[cursor.next] < sp) --cursor.next;
+      const int match = cursor.next >= 0 && anchor.sps[cursor.next] == sp &&
+                                anchor.pcs[cursor.next] == pc
+                            ? cursor.next
+                            : -1;
+      if (match >= 0 && cursor.previous == match + 1 &&
+          (!anchor.verify || StillInPlace(cursor, match, low, high))) {
+        cursor.anchor->met = cursor.previous;
         asm volatile("" ::: "memory");
         return n - 1;
       }
-      previous = match;
+      cursor.previous = match;
     }
     out[n] = reinterpret_cast<void*>(pc);
     if (sps != nullptr) sps[n] = sp;
@@ -302,7 +365,8 @@ __attribute__((noinline)) int LibgccUntilAnchor(void** out, int max,
 // knows it; *have_sps says whether it did (cfi-cache without fallback).
 __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
                                         uintptr_t* sps, bool* have_sps,
-                                        int max, AnchorFrames* anchor) {
+                                        int max, AnchorFrames* const* anchors,
+                                        int anchor_count) {
   int n = 0;
   *have_sps = false;
   switch (kind) {
@@ -322,14 +386,23 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
       n = WalkFramePointers(raw, max);
       break;
     case UnwinderKind::kCfiCache:
-      n = WalkCfiRules(raw, sps, max, anchor);
+      n = WalkCfiRules(raw, sps, max, anchors, anchor_count);
       *have_sps = n >= 0;
       if (n < 0) {
         g_cfi_fallbacks.fetch_add(1, std::memory_order_relaxed);
         n = -1;
-        if (anchor != nullptr) n = LibgccUntilAnchor(raw, max, anchor);
+        // libgcc stops at a live anchor only: it has no stack slots to check.
+        AnchorFrames* live = nullptr;
+        for (int a = 0; a < anchor_count; ++a) {
+          if (anchors[a] != nullptr) anchors[a]->met = -1;
+          if (live == nullptr && anchors[a] != nullptr && !anchors[a]->verify &&
+              anchors[a]->count > 0) {
+            live = anchors[a];
+          }
+        }
+        if (live != nullptr) n = LibgccUntilAnchor(raw, max, live);
         if (n < 0) {
-          if (anchor != nullptr) anchor->met = -1;
+          if (live != nullptr) live->met = -1;
           n = backtrace(raw, max);
         }
       }
@@ -344,12 +417,19 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
 // `caller_return` is the return address of the public entry point; every
 // frame inside this file is innermost of it and is dropped. `sps` and
 // `anchor` as for UnwindRaw; frames an anchor supplies are copied from it.
+// Output may overwrite an anchor's own arrays: anchors are read only before
+// any output is written, and copied frames move to lower indices.
 __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
                                           uintptr_t caller_return,
                                           uintptr_t* pcs, uintptr_t* sps,
                                           int max, int skip,
-                                          AnchorFrames* anchor) {
+                                          AnchorFrames* const* anchors,
+                                          int anchor_count) {
   if (pcs == nullptr || max <= 0) return 0;
+  for (int a = 0; a < anchor_count; ++a) {
+    anchors[a]->met = -1;
+    anchors[a]->copied = 0;
+  }
   max = std::min(max, kMaxNativeDepth);
   skip = std::clamp(skip, 0, kMaxSkip);
   void* raw[kRawCapacity];
@@ -357,7 +437,15 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
   bool have_sps = false;
   const int want = std::min(max + skip + kInternalSlack, kRawCapacity);
   const int n = UnwindRaw(kind, raw, sps != nullptr ? raw_sps : nullptr,
-                          &have_sps, want, anchor);
+                          &have_sps, want, anchors, anchor_count);
+  // The anchor the walk met, if any: its outer frames are copied.
+  AnchorFrames* anchor = nullptr;
+  for (int a = 0; a < anchor_count; ++a) {
+    if (anchors[a]->met >= 0) {
+      anchor = anchors[a];
+      break;
+    }
+  }
   // Some unwinders (libunwind on AArch64) report each caller frame by its
   // call site, the return address minus one; such frames are shifted back to
   // return addresses so every unwinder yields the same PCs.
@@ -377,16 +465,18 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
   first += skip;
   const int walked = first < n ? n - first : 0;
   // The anchor's frames [0, met] are the outer part of this stack.
-  const int from_anchor =
-      anchor != nullptr && anchor->met >= 0 ? anchor->met + 1 : 0;
+  const int from_anchor = anchor != nullptr ? anchor->met + 1 : 0;
   const int count = std::min(walked + from_anchor, max);
   // Innermost frames win: the anchor's outermost ones go first when the
   // stack is deeper than `max`.
   const int anchor_kept = std::max(count - walked, 0);
   const int anchor_start = from_anchor - anchor_kept;
-  for (int i = 0; i < anchor_kept; ++i) {
-    pcs[i] = anchor->pcs[anchor_start + i];
-    if (sps != nullptr) sps[i] = anchor->sps[anchor_start + i];
+  // Nothing to move when the output is the anchor's own arrays, in place.
+  if (pcs != (anchor != nullptr ? anchor->pcs : nullptr) || anchor_start != 0) {
+    for (int i = 0; i < anchor_kept; ++i) pcs[i] = anchor->pcs[anchor_start + i];
+  }
+  if (sps != nullptr && (sps != (anchor != nullptr ? anchor->sps : nullptr) || anchor_start != 0)) {
+    for (int i = 0; i < anchor_kept; ++i) sps[i] = anchor->sps[anchor_start + i];
   }
   if (anchor != nullptr) anchor->copied = anchor_start == 0 ? anchor_kept : 0;
   // Innermost-first raw frames become outermost-first output.
@@ -479,7 +569,7 @@ __attribute__((noinline)) int Unwinder::Capture(uintptr_t* pcs, int max,
                                                 int skip) const {
   const int n =
       CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                  pcs, nullptr, max, skip, nullptr);
+                  pcs, nullptr, max, skip, nullptr, 0);
   asm volatile("" ::: "memory");
   return n;
 }
@@ -488,7 +578,7 @@ __attribute__((noinline)) int Unwinder::CaptureWithStackPointers(
     uintptr_t* pcs, uintptr_t* sps, int max) const {
   const int n =
       CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                  pcs, sps, max, 0, nullptr);
+                  pcs, sps, max, 0, nullptr, 0);
   asm volatile("" ::: "memory");
   return n;
 }
@@ -502,10 +592,49 @@ __attribute__((noinline)) int Unwinder::CaptureWithin(
   anchor.count = anchor_pcs != nullptr && anchor_sps != nullptr
                      ? std::clamp(anchor_count, 0, kMaxNativeDepth)
                      : 0;
+  AnchorFrames* const anchors[] = {&anchor};
   const int n =
       CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                  pcs, nullptr, max, 0, anchor.count > 0 ? &anchor : nullptr);
+                  pcs, nullptr, max, 0, anchors, anchor.count > 0 ? 1 : 0);
   if (copied != nullptr) *copied = anchor.copied;
+  asm volatile("" ::: "memory");
+  return n;
+}
+
+__attribute__((noinline)) int Unwinder::CaptureNear(const StackAnchor* anchors,
+                                                   int anchor_count, uintptr_t* pcs,
+                                                   uintptr_t* sps, int max,
+                                                   AnchorUse* use) const {
+  AnchorFrames frames[kMaxAnchors];
+  AnchorFrames* pointers[kMaxAnchors];
+  int used = 0;
+  for (int a = 0; a < anchor_count && used < kMaxAnchors; ++a) {
+    const StackAnchor& given = anchors[a];
+    if (given.pcs == nullptr || given.sps == nullptr || given.count <= 0) continue;
+    frames[used].pcs = given.pcs;
+    frames[used].sps = given.sps;
+    frames[used].count = std::min(given.count, kMaxNativeDepth);
+    frames[used].verify = !given.live;
+    pointers[used] = &frames[used];
+    ++used;
+  }
+  const int n =
+      CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                  pcs, sps, max, 0, pointers, used);
+  if (use != nullptr) {
+    *use = AnchorUse{};
+    for (int a = 0, given = 0; a < anchor_count && given < used; ++a) {
+      if (anchors[a].pcs == nullptr || anchors[a].sps == nullptr || anchors[a].count <= 0) {
+        continue;
+      }
+      if (frames[given].met >= 0) {
+        use->anchor = a;
+        use->copied = frames[given].copied;
+        break;
+      }
+      ++given;
+    }
+  }
   asm volatile("" ::: "memory");
   return n;
 }
@@ -522,7 +651,7 @@ __attribute__((noinline)) int CaptureNativeStack(uintptr_t* pcs, int max,
   const int n = CaptureFrom(
       Unwinder::Default().kind(),
       reinterpret_cast<uintptr_t>(__builtin_return_address(0)), pcs, nullptr,
-      max, skip, nullptr);
+      max, skip, nullptr, 0);
   asm volatile("" ::: "memory");
   return n;
 }

@@ -46,6 +46,24 @@ bool ParseUnwinderKind(std::string_view name, UnwinderKind* kind);
 // to load libunwind.so.8 (not async-signal-safe; call it at start-up).
 bool UnwinderAvailable(UnwinderKind kind);
 
+// An earlier capture of the calling thread (Unwinder::CaptureNear):
+// frames outermost first with their stack addresses (from
+// CaptureWithStackPointers or CaptureNear).
+struct StackAnchor {
+  const uintptr_t* pcs = nullptr;
+  const uintptr_t* sps = nullptr;
+  int count = 0;
+  // Known to be still on the stack, e.g. the entry capture of an op that is
+  // still running: meeting two consecutive frames is enough.
+  bool live = false;
+};
+
+// Which anchor a CaptureNear met, and how many outermost frames it gave.
+struct AnchorUse {
+  int anchor = -1;
+  int copied = 0;
+};
+
 // One way of unwinding the calling thread. Cheap to copy.
 class Unwinder {
  public:
@@ -91,6 +109,19 @@ class Unwinder {
   int CaptureWithin(const uintptr_t* anchor_pcs, const uintptr_t* anchor_sps,
                     int anchor_count, uintptr_t* pcs, int max,
                     int* copied = nullptr) const;
+
+  // CaptureWithStackPointers, unwinding only until the stack meets one of
+  // up to two earlier captures of this thread (the first one met wins; its
+  // outer frames are copied, stack addresses included). An anchor not
+  // `live` may have returned since it was taken (the thread's previous
+  // op or GPU call): it is met only where, besides two consecutive frames,
+  // every frame outer of them still holds the anchor's return address at
+  // the anchor's stack address, a load per frame instead of a step. `pcs`
+  // and `sps` may be an anchor's own arrays. *use says which anchor was
+  // met (its index in `anchors`, -1: none) and how many outermost frames
+  // came from it.
+  int CaptureNear(const StackAnchor* anchors, int anchor_count, uintptr_t* pcs,
+                  uintptr_t* sps, int max, AnchorUse* use) const;
 
  private:
   UnwinderKind kind_;

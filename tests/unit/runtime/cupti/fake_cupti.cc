@@ -277,13 +277,14 @@ void FakeCuptiNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
   if (callback != nullptr) callback(userdata, CUPTI_CB_DOMAIN_NVTX, cbid, &data);
 }
 
-void FakeCuptiLaunch(uint32_t correlation_id) {
+void FakeCuptiLaunch(uint32_t correlation_id, const char* symbol_name) {
   constexpr CUpti_CallbackId kLaunch = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
   const Subscriber subscriber = SubscriberFor(kLaunch);
   if (subscriber.callback == nullptr) return;
   CUresult result = CUDA_SUCCESS;
   CUpti_CallbackData data{};
   data.functionName = "cuLaunchKernel";
+  data.symbolName = symbol_name;
   data.correlationId = correlation_id;
   data.functionReturnValue = &result;
   for (CUpti_ApiCallbackSite site : {CUPTI_API_ENTER, CUPTI_API_EXIT}) {

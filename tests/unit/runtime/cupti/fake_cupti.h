@@ -60,8 +60,9 @@ void FakeCuptiCallExit(CUpti_CallbackId cbid);
 // the subscriber if that callback is on.
 void FakeCuptiNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
 // A whole cuLaunchKernel on the calling thread (entry and exit callbacks,
-// when traced) with CUPTI's `correlation_id`.
-void FakeCuptiLaunch(uint32_t correlation_id);
+// when traced) with CUPTI's `correlation_id` and, when given, the kernel's
+// (mangled) name as CUPTI's symbolName.
+void FakeCuptiLaunch(uint32_t correlation_id, const char* symbol_name = nullptr);
 // The record of the kernel that launch ran on device 0, from `start_ns` to
 // `end_ns`; `running`: the kernel has not finished yet.
 void FakeCuptiKernelRecord(uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns,

@@ -343,6 +343,65 @@ TEST_F(CallPathBuilderTest, GpuCallsAfterANewerCaptureKeepTheirPath) {
   builder_.OnOpExit(op);
 }
 
+// Each op's entry unwinds only down to where its stack still holds the
+// previous op's frames, and each GPU call down to where it still holds the
+// previous call's: consecutive ops and calls from other places than the
+// previous ones must still get their own paths.
+TEST_F(CallPathBuilderTest, NativeOpsFromAnotherPlaceGetTheirOwnPath) {
+  builder_.EnableNative(true);
+  volatile int rounds = 2;
+  for (int i = 0; i < rounds; ++i) {
+    auto through_a = Op("aten::relu", DLMONITOR_OP_OPERATOR);
+    const std::string a = Path(CallPathTestChainA(&builder_, &through_a));
+    builder_.OnOpExit(through_a);
+    auto through_b = Op("aten::relu", DLMONITOR_OP_OPERATOR);
+    const std::string b = Path(CallPathTestChainB(&builder_, &through_b));
+    builder_.OnOpExit(through_b);
+    EXPECT_TRUE(a.ends_with("/CallPathTestChainA/CallPathTestChainB/CallPathTestChainC/aten::relu"))
+        << a;
+    EXPECT_TRUE(b.ends_with("/CallPathTestChainB/CallPathTestChainC/aten::relu")) << b;
+    EXPECT_EQ(b.find("CallPathTestChainA"), std::string::npos) << b;
+  }
+}
+
+TEST_F(CallPathBuilderTest, GpuCallsInConsecutiveOpsHangUnderEachOp) {
+  builder_.EnableNative(true);
+  const char* names[] = {"aten::mm", "aten::add", "aten::mm"};
+  std::vector<ContextId> ops;
+  std::vector<ContextId> through_a;  // GpuCallA -> B -> C
+  std::vector<ContextId> through_b;  // GpuCallB -> C
+  volatile int count = 3;
+  for (int i = 0; i < count; ++i) {
+    auto op = Op(names[i], DLMONITOR_OP_OPERATOR);
+    ops.push_back(CallPathTestChainA(&builder_, &op));
+    // The same call twice (the second is the previous call's stack again),
+    // then one from elsewhere in the op.
+    volatile int repeats = 2;
+    for (int r = 0; r < repeats; ++r) {
+      const ContextId context = CallPathTestGpuCallA(&builder_);
+      if (r == 0) {
+        through_a.push_back(context);
+      } else {
+        EXPECT_EQ(context, through_a.back());
+      }
+    }
+    through_b.push_back(CallPathTestGpuCallB(&builder_));
+    builder_.OnOpExit(op);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string a = Path(through_a[i]);
+    const std::string b = Path(through_b[i]);
+    EXPECT_TRUE(a.starts_with(Path(ops[i]) + "/")) << a;
+    EXPECT_TRUE(a.ends_with("/CallPathTestGpuCallA/CallPathTestGpuCallB/CallPathTestGpuCallC"))
+        << a;
+    EXPECT_TRUE(b.starts_with(Path(ops[i]) + "/")) << b;
+    EXPECT_TRUE(b.ends_with("/CallPathTestGpuCallB/CallPathTestGpuCallC")) << b;
+    EXPECT_EQ(b.find("CallPathTestGpuCallA"), std::string::npos) << b;
+  }
+  EXPECT_EQ(through_a[0], through_a[2]);  // the same op and call: one path
+  EXPECT_NE(through_a[0], through_a[1]);
+}
+
 TEST_F(CallPathBuilderTest, NestedOpsDoNotCaptureNativeFrames) {
   builder_.EnableNative(true);
   auto outer = Op("aten::linear", DLMONITOR_OP_OPERATOR);

@@ -1,0 +1,176 @@
+// Unwinder::CaptureNear with an anchor that is not known to be live: the
+// thread's previous op or GPU call, whose frames may have returned since.
+// Two consecutive matching frames are not enough then: every outer frame
+// must still hold the anchor's return address where the anchor saw it. The
+// result must always be what a full capture gives.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "runtime/native/native_stack.h"
+#include "tests/unit/runtime/native/unwinder_params.h"
+
+namespace deepcontext::native {
+namespace {
+
+struct Anchor {
+  uintptr_t pcs[kMaxNativeDepth];
+  uintptr_t sps[kMaxNativeDepth];
+  int count = 0;
+};
+
+struct Capture {
+  uintptr_t near[kMaxNativeDepth];
+  uintptr_t near_sps[kMaxNativeDepth];
+  int near_count = 0;
+  AnchorUse use;
+  uintptr_t full[kMaxNativeDepth];
+  int full_count = 0;
+};
+
+struct Call {
+  const Unwinder* unwinder;
+  Anchor* anchor;
+  Capture* capture;  // null: take the anchor
+  bool live = false;
+};
+
+// Kept as real frames: no inlining, no tail calls.
+__attribute__((noinline)) void Leaf(const Call& call) {
+  if (call.capture == nullptr) {
+    call.anchor->count = call.unwinder->CaptureWithStackPointers(
+        call.anchor->pcs, call.anchor->sps, kMaxNativeDepth);
+  } else {
+    const StackAnchor anchor{call.anchor->pcs, call.anchor->sps, call.anchor->count,
+                             call.live};
+    call.capture->near_count =
+        call.unwinder->CaptureNear(&anchor, 1, call.capture->near, call.capture->near_sps,
+                                   kMaxNativeDepth, &call.capture->use);
+    call.capture->full_count = call.unwinder->Capture(call.capture->full, kMaxNativeDepth, 0);
+  }
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void Helper(const Call& call) {
+  Leaf(call);
+  asm volatile("" ::: "memory");
+}
+
+// Leaf and Helper run at the same stack addresses with the same return
+// addresses whichever call site of Op called Middle: only Middle's own
+// return address tells the two stacks apart.
+__attribute__((noinline)) void Middle(const Call& call) {
+  Helper(call);
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void TwoCallSites(const Call& take, const Call& capture) {
+  Middle(take);
+  asm volatile("" ::: "memory");
+  Middle(capture);
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void OneCallSite(const Call& call) {
+  Middle(call);
+  asm volatile("" ::: "memory");
+}
+
+// The calls from one call site, so with the same frames (a loop the
+// compiler could unroll into several call sites would not be).
+__attribute__((noinline)) void Repeat(const Call* calls, int count) {
+  volatile int n = count;
+  for (int i = 0; i < n; ++i) OneCallSite(calls[i]);
+  asm volatile("" ::: "memory");
+}
+
+// Every frame but the innermost (the captures are two calls in Leaf).
+void ExpectSameStack(const Capture& capture) {
+  ASSERT_GT(capture.full_count, 4);
+  ASSERT_EQ(capture.near_count, capture.full_count);
+  for (int i = 0; i + 1 < capture.full_count; ++i) {
+    EXPECT_EQ(capture.near[i], capture.full[i]) << "frame " << i;
+  }
+}
+
+class ReturnedAnchorTest : public ::testing::TestWithParam<UnwinderKind> {};
+
+TEST_P(ReturnedAnchorTest, SamePlaceTakesTheOuterFramesFromIt) {
+  const Unwinder unwinder(GetParam());
+  Anchor anchor;
+  Capture capture;
+  const Call calls[] = {Call{&unwinder, &anchor, nullptr}, Call{&unwinder, &anchor, &capture}};
+  Repeat(calls, 2);
+  ExpectSameStack(capture);
+  if (GetParam() == UnwinderKind::kCfiCache) {
+    EXPECT_EQ(capture.use.anchor, 0);
+    EXPECT_GT(capture.use.copied, capture.full_count - 6);
+    // Stack addresses come with the frames, for the next capture to use.
+    for (int i = 0; i < capture.use.copied; ++i) {
+      EXPECT_EQ(capture.near_sps[i], anchor.sps[i]) << "frame " << i;
+    }
+  } else {
+    EXPECT_EQ(capture.use.anchor, -1);  // no stack addresses: a full capture
+  }
+}
+
+TEST_P(ReturnedAnchorTest, ChangedOuterFrameIsNotTakenFromIt) {
+  const Unwinder unwinder(GetParam());
+  Anchor anchor;
+  Capture capture;
+  TwoCallSites(Call{&unwinder, &anchor, nullptr},
+               Call{&unwinder, &anchor, &capture, /*live=*/false});
+  ExpectSameStack(capture);
+}
+
+// The case above does meet two consecutive anchor frames: taken as live,
+// the anchor gives Middle's stale return address.
+TEST(ReturnedAnchorSetupTest, LiveAnchorWouldBeWrongThere) {
+  if (!UnwinderAvailable(UnwinderKind::kCfiCache)) GTEST_SKIP() << "no cfi-cache";
+  const Unwinder unwinder(UnwinderKind::kCfiCache);
+  Anchor anchor;
+  Capture capture;
+  TwoCallSites(Call{&unwinder, &anchor, nullptr},
+               Call{&unwinder, &anchor, &capture, /*live=*/true});
+  ASSERT_EQ(capture.use.anchor, 0);
+  ASSERT_EQ(capture.near_count, capture.full_count);
+  int differing = 0;
+  for (int i = 0; i + 1 < capture.full_count; ++i) {
+    differing += capture.near[i] != capture.full[i] ? 1 : 0;
+  }
+  EXPECT_EQ(differing, 1);
+}
+
+// The output may be the anchor's own arrays, as the op path keeps them.
+TEST_P(ReturnedAnchorTest, OutputIntoTheAnchorItself) {
+  const Unwinder unwinder(GetParam());
+  Anchor anchor;
+  OneCallSite(Call{&unwinder, &anchor, nullptr});
+  const StackAnchor self{anchor.pcs, anchor.sps, anchor.count, false};
+  AnchorUse use;
+  const int count = unwinder.CaptureNear(&self, 1, anchor.pcs, anchor.sps, kMaxNativeDepth, &use);
+  ASSERT_GT(count, 4);
+  uintptr_t full[kMaxNativeDepth];
+  const int full_count = unwinder.Capture(full, kMaxNativeDepth, 0);
+  ASSERT_EQ(count, full_count);
+  for (int i = 0; i + 1 < count; ++i) EXPECT_EQ(anchor.pcs[i], full[i]) << "frame " << i;
+}
+
+TEST_P(ReturnedAnchorTest, NoAnchorIsAFullCapture) {
+  const Unwinder unwinder(GetParam());
+  Anchor anchor;  // empty
+  Capture capture;
+  OneCallSite(Call{&unwinder, &anchor, &capture});
+  ExpectSameStack(capture);
+  EXPECT_EQ(capture.use.anchor, -1);
+  EXPECT_EQ(capture.use.copied, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Available, ReturnedAnchorTest,
+    ::testing::ValuesIn(testing::AvailableUnwinders(
+        {UnwinderKind::kCfiCache, UnwinderKind::kGlibcBacktrace})),
+    testing::UnwinderParamName);
+
+}  // namespace
+}  // namespace deepcontext::native
