@@ -61,15 +61,29 @@ TEST(GpuCountersRule, FlagsTheGatherAtLowBandwidthAndTheIdleTensorPipe) {
   }
 }
 
-TEST(GpuCountersRule, OnHopperWithoutTheGmmaCounterGemmsAreNotJudged) {
-  format::Profile profile = analysis::testing::MakeCounterProfile();
+format::Profile WithTensorCounterOnly(format::Profile profile, const char* capability) {
   for (auto& [key, value] : profile.metadata) {
     if (key == "gpu_metrics") {
       value = "on (auto range, kernel replay, 11 passes per kernel, 1 context, chip GH100; "
               "metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active)";
     }
+    if (key == "gpu0_compute_capability") value = capability;
   }
-  ProfileTree tree = ProfileTree::FromProfile(profile);
+  return profile;
+}
+
+TEST(GpuCountersRule, OnHopperTheHmmaCounterJudgesGemms) {
+  // wgmma runs on the pipe the hmma counter measures.
+  ProfileTree tree = ProfileTree::FromProfile(
+      WithTensorCounterOnly(analysis::testing::MakeCounterProfile(), "9.0"));
+  Analysis analysis = Analyze(tree, {}, {"gpu_counters"});
+  ASSERT_EQ(analysis.findings.size(), 2u);
+  EXPECT_EQ(analysis.findings[1].context.line, 30u);
+}
+
+TEST(GpuCountersRule, OnBlackwellWithoutATensorCoreUnitCounterGemmsAreNotJudged) {
+  ProfileTree tree = ProfileTree::FromProfile(
+      WithTensorCounterOnly(analysis::testing::MakeCounterProfile(), "10.0"));
   Analysis analysis = Analyze(tree, {}, {"gpu_counters"});
   ASSERT_EQ(analysis.findings.size(), 1u);
   EXPECT_EQ(analysis.findings[0].context.kernel, "gather_kernel");
