@@ -33,12 +33,17 @@ struct ApiCall {
   // captured into a graph.
   const char* captured = nullptr;
   bool captures = false;
+  bool kernel_launch = false;  // `captured` names a kernel
 };
 thread_local ApiCall t_call;
 
 uint64_t ThreadId() {
   thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
   return id;
+}
+
+uint64_t GraphKey(const void* handle) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
 }
 
 }  // namespace
@@ -100,6 +105,7 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     t_call = ApiCall{name, data.correlationId, context, false};
     if (api == DriverApiClass::kKernelLaunch) {
       t_call.captures = true;
+      t_call.kernel_launch = true;
       t_call.captured = data.symbolName;
     } else if (api == DriverApiClass::kMemset || api == DriverApiClass::kCopy) {
       t_call.captures = true;
@@ -124,10 +130,13 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
                               Traced());
     launch.record_at_return = api == DriverApiClass::kSync;
     attribution_.OnLaunch(launch);
-    // Samples of a graph's kernels carry the graph launch's correlation id.
-    if (pc_sampling_ != nullptr && (api == DriverApiClass::kKernelLaunch ||
-                                    api == DriverApiClass::kGraphLaunch)) {
+    if (pc_sampling_ != nullptr && api == DriverApiClass::kKernelLaunch) {
       pc_sampling_->OnKernelLaunch(data.correlationId, context, name, data.context);
+    }
+    // Samples of a graph's kernels carry the graph launch's correlation id.
+    if (pc_sampling_ != nullptr && api == DriverApiClass::kGraphLaunch) {
+      pc_sampling_->OnGraphLaunch(data.correlationId, context, name, data.context,
+                                  GraphExecOfLaunch(cbid, data.functionParams));
     }
     if (gpu_metrics_ != nullptr && api == DriverApiClass::kKernelLaunch) {
       gpu_metrics_->OnApiEnter(cbid, data.functionParams, data.correlationId, context, name,
@@ -190,6 +199,7 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     }
     return;
   }
+  if (pc_sampling_ != nullptr) TrackGraphForSamples(cbid, data);
   if (graphs_.OnResource(cbid, data.resourceDescriptor, Traced())) return;
   if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
       cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
@@ -215,6 +225,11 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
   if (t_call.name != nullptr) {
     api = t_call.name;
     t_call.created_graph_node = true;
+    // Where the samples of this kernel's replays go.
+    if (pc_sampling_ != nullptr && t_call.kernel_launch && t_call.captured != nullptr) {
+      pc_sampling_->graph_kernel_sites().OnKernelCaptured(GraphKey(graph->graph),
+                                                          t_call.captured, context, api);
+    }
     // A launch captured into a graph XLA embeds in its command buffer.
     if (t_call.captures && xla_ranges_.seen_ranges()) {
       xla_ranges_.OnCapturedKernel(t_call.captured != nullptr ? std::string_view(t_call.captured)
@@ -226,6 +241,29 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     context = xla_ranges_.Refine(context);
   }
   attribution_.OnGraphNodeCreated(node_id, context, api);
+}
+
+void GpuBackendState::TrackGraphForSamples(CUpti_CallbackId cbid,
+                                           const CUpti_ResourceData& data) {
+  const auto* graph = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
+  if (graph == nullptr) return;
+  GraphKernelSites& sites = pc_sampling_->graph_kernel_sites();
+  switch (cbid) {
+    case CUPTI_CBID_RESOURCE_GRAPH_CLONED:
+      sites.OnGraphCloned(GraphKey(graph->graph), GraphKey(graph->originalGraph));
+      break;
+    case CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING:
+      sites.OnGraphDestroyed(GraphKey(graph->graph));
+      break;
+    case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED:
+      sites.OnExecCreated(GraphKey(graph->graphExec), GraphKey(graph->graph));
+      break;
+    case CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING:
+      sites.OnExecDestroyed(GraphKey(graph->graphExec));
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace deepcontext::cupti

@@ -294,6 +294,12 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
   if (pc_sampling_ != nullptr) {
     f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                        CUPTI_CBID_RESOURCE_MODULE_LOADED);
+    // Graphs cloned and destroyed, so that each graph launch's samples find
+    // the sites where its kernels were captured (graph_kernel_sites.h).
+    for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPH_CLONED,
+                                  CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING}) {
+      f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+    }
   }
 
   unsigned traced_kinds = 0;

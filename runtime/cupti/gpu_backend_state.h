@@ -164,6 +164,9 @@ class GpuBackendState {
   std::optional<int64_t> ReadClockOffsetNs() const;
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
+  // Graph instantiation, cloning and destruction, for the samples of graph
+  // kernels (--gpu-samples).
+  void TrackGraphForSamples(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
   void OnNvtx(CUpti_CallbackId cbid, const void* data);
   void HandleNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
   // What decides whether Stop() detaches CUPTI (see cupti_detach.h).

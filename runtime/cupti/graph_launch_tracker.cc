@@ -48,22 +48,24 @@ void GraphLaunchTracker::OnNodeSetEnabled(uint32_t cbid, const void* params) {
   if (call.isEnabled == 0) Forget(Key(call.hGraphExec));
 }
 
-uint32_t GraphLaunchTracker::LaunchRecords(uint32_t cbid,
-                                           const void* params) const {
+uint64_t GraphExecOfLaunch(uint32_t cbid, const void* params) {
   if (params == nullptr) return 0;
-  CUgraphExec exec = nullptr;
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-      exec = static_cast<const cuGraphLaunch_params*>(params)->hGraph;
-      break;
+      return Key(static_cast<const cuGraphLaunch_params*>(params)->hGraph);
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-      exec = static_cast<const cuGraphLaunch_ptsz_params*>(params)->hGraphExec;
-      break;
+      return Key(static_cast<const cuGraphLaunch_ptsz_params*>(params)->hGraphExec);
     default:
       return 0;
   }
+}
+
+uint32_t GraphLaunchTracker::LaunchRecords(uint32_t cbid,
+                                           const void* params) const {
+  const uint64_t exec = GraphExecOfLaunch(cbid, params);
+  if (exec == 0) return 0;
   std::lock_guard<std::mutex> guard(mutex_);
-  auto it = graphs_.find(Key(exec));
+  auto it = graphs_.find(exec);
   return it != graphs_.end() ? it->second.records : 0;
 }
 

@@ -16,6 +16,11 @@
 
 namespace deepcontext::cupti {
 
+// The executable graph a graph launch (driver callback id `cbid`, `params`
+// its functionParams) runs, as an integer; 0 for other calls and launch
+// variants whose parameters this code does not know.
+uint64_t GraphExecOfLaunch(uint32_t cbid, const void* params);
+
 class GraphLaunchTracker {
  public:
   // `driver` must outlive the tracker. At most `max_graphs` executable

@@ -62,6 +62,15 @@ void PcSampling::OnKernelLaunch(uint32_t correlation_id, gpu::ContextId context,
   session_->OnKernelLaunch(cuda_context);
 }
 
+void PcSampling::OnGraphLaunch(uint32_t correlation_id, gpu::ContextId context,
+                               std::string_view api_name, void* cuda_context,
+                               uint64_t exec) {
+  if (session_ == nullptr) return;
+  aggregator_.OnGraphLaunch(correlation_id, context, api_name,
+                            graph_kernel_sites_.ForLaunch(exec));
+  session_->OnKernelLaunch(cuda_context);
+}
+
 void PcSampling::OnModuleLoaded(const void* cubin, size_t size) {
   if (source_map_ != nullptr) source_map_->OnModuleLoaded(cubin, size);
 }

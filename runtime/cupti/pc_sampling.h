@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/cupti/graph_kernel_sites.h"
 #include "runtime/cupti/pc_sampling_aggregator.h"
 #include "runtime/cupti/pc_sampling_session.h"
 #include "runtime/cupti/pc_sampling_source_map.h"
@@ -35,6 +36,13 @@ class PcSampling {
   // A kernel launch's API entry. [application threads]
   void OnKernelLaunch(uint32_t correlation_id, gpu::ContextId context,
                       std::string_view api_name, void* cuda_context);
+  // A graph launch's API entry (`exec`: the executable graph as an
+  // integer): its samples go where the graph's kernels were captured.
+  // [application threads]
+  void OnGraphLaunch(uint32_t correlation_id, gpu::ContextId context,
+                     std::string_view api_name, void* cuda_context, uint64_t exec);
+  // Fed by the graph callbacks while sampling is on. [any thread]
+  GraphKernelSites& graph_kernel_sites() { return graph_kernel_sites_; }
   // A module loaded: its cubin is kept for source lines. [any thread]
   void OnModuleLoaded(const void* cubin, size_t size);
   void Drain();
@@ -51,6 +59,7 @@ class PcSampling {
  private:
   std::unique_ptr<PcSamplingFunctions> owned_functions_;
   PcSampleAggregator aggregator_;
+  GraphKernelSites graph_kernel_sites_;
   std::unique_ptr<CubinSourceMap> source_map_;   // null when impossible
   std::unique_ptr<PcSamplingSession> session_;  // null when impossible
   std::string status_;  // why not, when session_ is null

@@ -96,9 +96,19 @@ void PcSampleAggregator::SetSourceResolver(SourceResolver resolver) {
 
 void PcSampleAggregator::OnLaunch(uint32_t correlation_id, gpu::ContextId context,
                                   std::string_view api_name) {
+  Remember(correlation_id, Launch{context, std::string(api_name), false, nullptr});
+}
+
+void PcSampleAggregator::OnGraphLaunch(uint32_t correlation_id, gpu::ContextId context,
+                                       std::string_view api_name,
+                                       std::shared_ptr<const GraphKernelTable> kernels) {
+  Remember(correlation_id, Launch{context, std::string(api_name), true, std::move(kernels)});
+}
+
+void PcSampleAggregator::Remember(uint32_t correlation_id, Launch launch) {
   std::lock_guard<std::mutex> guard(mutex_);
   auto [it, inserted] = launches_.try_emplace(correlation_id);
-  it->second = Launch{context, std::string(api_name)};
+  it->second = std::move(launch);
   if (!inserted) return;
   launch_order_.push_back(correlation_id);
   while (launch_order_.size() > kMaxLaunches) {
@@ -107,13 +117,14 @@ void PcSampleAggregator::OnLaunch(uint32_t correlation_id, gpu::ContextId contex
   }
 }
 
-gpu::ContextId PcSampleAggregator::InstructionNode(const Launch& launch,
+gpu::ContextId PcSampleAggregator::InstructionNode(gpu::ContextId context,
+                                                   std::string_view api,
                                                    const PcRecord& record) {
-  auto key = std::make_tuple(launch.context, launch.api,
+  auto key = std::make_tuple(context, std::string(api),
                              std::string(record.function_name), record.cubin_crc,
                              record.pc_offset);
   if (auto it = instructions_.find(key); it != instructions_.end()) return it->second;
-  gpu::ContextId node = sink_.Child(launch.context, gpu::GpuNodeKind::kApi, launch.api);
+  gpu::ContextId node = sink_.Child(context, gpu::GpuNodeKind::kApi, api);
   if (node != 0) {
     node = sink_.Child(node, gpu::GpuNodeKind::kKernel, record.function_name);
   }
@@ -145,13 +156,31 @@ void PcSampleAggregator::OnPc(const PcRecord& record) {
   }
   if (total == 0) return;
   auto launch = launches_.find(record.correlation_id);
-  const gpu::ContextId node =
-      launch == launches_.end() ? 0 : InstructionNode(launch->second, record);
+  if (launch == launches_.end()) {
+    stats_.unattributed_samples += total;
+    return;
+  }
+  gpu::ContextId context = launch->second.context;
+  std::string_view api = launch->second.api;
+  const CaptureSite* site =
+      launch->second.kernels != nullptr
+          ? UniqueSite(*launch->second.kernels, record.function_name)
+          : nullptr;
+  if (site != nullptr) {
+    context = site->context;
+    api = site->api;
+  }
+  const gpu::ContextId node = InstructionNode(context, api, record);
   if (node == 0) {
     stats_.unattributed_samples += total;
     return;
   }
   stats_.samples += total;
+  if (site != nullptr) {
+    stats_.graph_samples_at_capture += total;
+  } else if (launch->second.graph) {
+    stats_.graph_samples_at_launch += total;
+  }
   sink_.AddNamed(node, samples_metric_, static_cast<double>(total));
   for (const StallSamples& stall : record.stalls) {
     auto it = reason_metrics_.find(stall.reason_index);
@@ -202,6 +231,14 @@ std::vector<std::pair<std::string, std::string>> PcSamplingMetadata(
                      std::to_string(stats.dropped_samples) +
                          " GPU instruction samples were dropped (hardware buffer "
                          "full); stall shares are still representative");
+  }
+  if (stats.graph_samples_at_capture > 0) {
+    out.emplace_back("gpu_samples_graph_at_capture",
+                     std::to_string(stats.graph_samples_at_capture));
+  }
+  if (stats.graph_samples_at_launch > 0) {
+    out.emplace_back("gpu_samples_graph_at_launch",
+                     std::to_string(stats.graph_samples_at_launch));
   }
   if (stats.non_user_samples > 0) {
     out.emplace_back("gpu_samples_non_user", std::to_string(stats.non_user_samples));

@@ -8,7 +8,11 @@
 // Samples carry the correlation id of the launch that ran them (kernel-
 // serialized collection), so the launch's context is remembered here when
 // the launch is made, apart from the correlation table, which forgets a
-// launch once its activity record arrived (samples may come later). Every
+// launch once its activity record arrived (samples may come later). A
+// graph launch's samples all carry its one correlation id; each is placed
+// where its kernel's activity records land, on the context that captured
+// the kernel's node, when the kernel name was captured at one site of that
+// graph (graph_kernel_sites.h), and kept under the launch otherwise. Every
 // sample batch is added to the sink at once: the store aggregates them per
 // (context, kernel, instruction, stall reason), and the profile grows with
 // the instructions sampled, not with the samples.
@@ -18,6 +22,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <span>
@@ -27,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/cupti/graph_kernel_sites.h"
 #include "runtime/gpu/context_sink.h"
 
 namespace deepcontext::cupti {
@@ -54,6 +60,12 @@ struct PcSamplingStats {
   uint64_t instructions = 0;          // distinct instruction nodes
   uint64_t hardware_buffer_full = 0;  // batches CUPTI flagged
   uint64_t instructions_with_line = 0;  // of `instructions`, with a source line
+  // Of `samples`, those of graph launches: placed on their kernel's capture
+  // site, and kept under the launch (kernel name unknown in that graph, or
+  // captured at several sites; graph built before profiling or without
+  // stream capture).
+  uint64_t graph_samples_at_capture = 0;
+  uint64_t graph_samples_at_launch = 0;
 };
 
 // Maps (cubin CRC, function, pc offset) to a source file and line; false
@@ -88,6 +100,11 @@ class PcSampleAggregator {
   // A kernel launch at API entry. [application threads]
   void OnLaunch(uint32_t correlation_id, gpu::ContextId context,
                 std::string_view api_name);
+  // A graph launch at API entry; `kernels`: where the executable graph's
+  // kernels were captured, null when unknown. [application threads]
+  void OnGraphLaunch(uint32_t correlation_id, gpu::ContextId context,
+                     std::string_view api_name,
+                     std::shared_ptr<const GraphKernelTable> kernels);
   // One instruction's samples. [the thread draining CUPTI's buffer]
   void OnPc(const PcRecord& record);
   // Batch totals CUPTI reports beside the records.
@@ -101,8 +118,12 @@ class PcSampleAggregator {
   struct Launch {
     gpu::ContextId context = 0;
     std::string api;
+    bool graph = false;
+    std::shared_ptr<const GraphKernelTable> kernels;  // of a graph launch
   };
-  gpu::ContextId InstructionNode(const Launch& launch, const PcRecord& record);
+  void Remember(uint32_t correlation_id, Launch launch);
+  gpu::ContextId InstructionNode(gpu::ContextId context, std::string_view api,
+                                 const PcRecord& record);
 
   gpu::ContextSink& sink_;
   mutable std::mutex mutex_;

@@ -376,7 +376,8 @@ void AddRunCommand(CLI::App& app, std::function<int()>& action) {
                 "reasons (CUPTI PC sampling): child nodes of each kernel per "
                 "instruction. Kernels of one context run one at a time while "
                 "sampling (DEEPCONTEXT_GPU_SAMPLE_PERIOD=5..31 sets the period "
-                "to 2^N cycles)");
+                "to 2^N cycles). Kernels replayed from CUDA graphs are sampled "
+                "on the line that captured them");
   auto* gpu_metrics = run->add_flag("--gpu-metrics", options->gpu_metrics,
                 "Measure hardware counters of GPU kernels (CUPTI range "
                 "profiler): achieved occupancy, SM, DRAM and tensor-pipe "

@@ -174,6 +174,9 @@ CUptiResult CUPTIAPI GetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
       *name = "cuCtxSynchronize";
       break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+      *name = "cuGraphLaunch";
+      break;
     default:
       *name = "cuOtherCall";
       break;
@@ -181,9 +184,10 @@ CUptiResult CUPTIAPI GetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
   return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI GetGraphNodeId(CUgraphNode, uint64_t* id) {
-  *id = 0;
-  return CUPTI_ERROR_INVALID_PARAMETER;
+// A node's id is its address, as unique as CUPTI's.
+CUptiResult CUPTIAPI GetGraphNodeId(CUgraphNode node, uint64_t* id) {
+  *id = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(node));
+  return node != nullptr ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
 CUptiResult CUPTIAPI Finalize() {

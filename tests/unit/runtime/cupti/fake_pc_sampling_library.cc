@@ -14,6 +14,7 @@ struct Record {
   uint32_t correlation;
   uint64_t offset;
   uint32_t samples;  // of stall reason 0
+  std::string function = "sampled_kernel";
 };
 
 std::string g_calls;
@@ -40,6 +41,13 @@ __attribute__((visibility("default"))) void fake_pc_add_record(uint32_t correlat
                                                                uint64_t offset,
                                                                uint32_t samples) {
   g_records.push_back({correlation, offset, samples});
+}
+// A record of the kernel `function` (as CUPTI names it, mangled).
+__attribute__((visibility("default"))) void fake_pc_add_kernel_record(uint32_t correlation,
+                                                                      uint64_t offset,
+                                                                      uint32_t samples,
+                                                                      const char* function) {
+  g_records.push_back({correlation, offset, samples, function});
 }
 
 __attribute__((visibility("default"))) CUptiResult cuptiPCSamplingEnable(
@@ -81,7 +89,7 @@ __attribute__((visibility("default"))) CUptiResult cuptiPCSamplingGetData(
     pc.correlationId = g_records[n].correlation;
     pc.pcOffset = g_records[n].offset;
     pc.cubinCrc = 77;
-    pc.functionName = strdup("sampled_kernel");
+    pc.functionName = strdup(g_records[n].function.c_str());
     pc.stallReasonCount = 1;
     pc.stallReason[0] = {3, g_records[n].samples};
   }

@@ -30,12 +30,13 @@ TEST_F(GpuBackendStateTest, StartTracesTheLaunchPathsAndEveryActivityKind) {
   }
   EXPECT_TRUE(FakeCuptiTraces(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
   EXPECT_TRUE(FakeCuptiTraces(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
+  EXPECT_TRUE(FakeCuptiTraces(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch));
   // Calls that launch nothing are left untraced (the fake names them
   // "cuOtherCall").
   EXPECT_FALSE(FakeCuptiTraces(CUPTI_DRIVER_TRACE_CBID_cuInit));
   EXPECT_TRUE(Has(state_->description(),
                   "tracing kernels, copies, peer copies, memsets, synchronizations; "
-                  "2 driver functions traced"))
+                  "3 driver functions traced"))
       << state_->description();
 }
 
