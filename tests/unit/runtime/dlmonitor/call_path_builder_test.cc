@@ -375,16 +375,14 @@ TEST_F(CallPathBuilderTest, GpuCallsInConsecutiveOpsHangUnderEachOp) {
     auto op = Op(names[i], DLMONITOR_OP_OPERATOR);
     ops.push_back(CallPathTestChainA(&builder_, &op));
     // The same call twice (the second is the previous call's stack again),
-    // then one from elsewhere in the op.
+    // then one from elsewhere in the op. One call instruction for both: a
+    // branch on the round in the loop let GCC for AArch64 duplicate the
+    // call, and two call sites are two paths.
     volatile int repeats = 2;
-    for (int r = 0; r < repeats; ++r) {
-      const ContextId context = CallPathTestGpuCallA(&builder_);
-      if (r == 0) {
-        through_a.push_back(context);
-      } else {
-        EXPECT_EQ(context, through_a.back());
-      }
-    }
+    ContextId calls[2] = {kNoContext, kNoContext};
+    for (int r = 0; r < repeats; ++r) calls[r] = CallPathTestGpuCallA(&builder_);
+    through_a.push_back(calls[0]);
+    EXPECT_EQ(calls[1], calls[0]) << Path(calls[1]) << "\n  vs\n" << Path(calls[0]);
     through_b.push_back(CallPathTestGpuCallB(&builder_));
     builder_.OnOpExit(op);
   }
