@@ -52,6 +52,19 @@ bool IsLibraryFile(std::string_view file) {
          file.starts_with("<frozen ");
 }
 
+bool IsGeneratedCodeFile(std::string_view file) {
+  if (file.find("/torchinductor_") != std::string_view::npos) return true;
+  const size_t slash = file.rfind('/');
+  if (slash == std::string_view::npos || slash < 3 || file[slash - 3] != '/') return false;
+  const std::string_view name = file.substr(slash + 1);
+  if (name.size() != 52 + 3 || !name.ends_with(".py") || name[0] != 'c') return false;
+  if (file.substr(slash - 2, 2) != name.substr(1, 2)) return false;
+  for (char c : name.substr(0, 52)) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
+  }
+  return true;
+}
+
 std::string DisplayName(const Frame& frame) {
   using format::FrameKind;
   if (frame.name.empty()) {

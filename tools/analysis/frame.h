@@ -48,6 +48,17 @@ std::string DisplayName(const Frame& frame);
 // "where the user launched it" skips them.
 bool IsLibraryFile(std::string_view file);
 
+// True for Python code a compiler generated, which the user does not edit
+// either: torch.compile's Inductor modules (<cache>/torchinductor_<user>/
+// <xy>/c<xy...>.py, a 52-character hash name in a folder named by its
+// second and third characters).
+bool IsGeneratedCodeFile(std::string_view file);
+
+// The user's own code: neither library nor generated.
+inline bool IsUserCodeFile(std::string_view file) {
+  return !IsLibraryFile(file) && !IsGeneratedCodeFile(file);
+}
+
 // Returns the demangled form of an Itanium-ABI mangled name ("_Z...", as
 // nvcc and g++ emit), or name unchanged when it is not one or does not
 // demangle.

@@ -102,17 +102,13 @@ double ProfileView::HostTime(NodeIndex node) const {
   return Inclusive(node, host_time_metric());
 }
 
-bool ProfileView::IsLibraryFile(std::string_view file) {
-  return analysis::IsLibraryFile(file);
-}
-
 NodeIndex ProfileView::UserFrame(NodeIndex node) const {
   NodeIndex nearest = kNoNode;
   for (NodeIndex at = node;; at = tree_.node(at).parent) {
     const analysis::Frame& frame = tree_.frame_of(at);
     if (frame.kind == FrameKind::kPythonFrame) {
       if (nearest == kNoNode) nearest = at;
-      if (!IsLibraryFile(frame.file)) return at;
+      if (analysis::IsUserCodeFile(frame.file)) return at;
     }
     if (at == analysis::ProfileTree::kRootNode) break;
   }

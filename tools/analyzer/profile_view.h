@@ -83,9 +83,6 @@ class ProfileView {
   double BasisNs() const;
   const char* BasisName() const;
 
-  // True for files of installed libraries and the standard library.
-  static bool IsLibraryFile(std::string_view file);
-
  private:
   const analysis::ProfileTree& tree_;
   KnownMetrics metrics_;

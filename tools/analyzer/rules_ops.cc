@@ -108,7 +108,7 @@ RuleOutcome CheckUnfusedElementwise(const ProfileView& view,
     }
     const analysis::Frame& caller = tree.frame_of(parent);
     if (caller.kind != FrameKind::kPythonFrame ||
-        ProfileView::IsLibraryFile(caller.file)) {
+        !analysis::IsUserCodeFile(caller.file)) {
       continue;
     }
     double calls = view.Exclusive(n, view.metrics().calls);

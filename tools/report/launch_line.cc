@@ -11,7 +11,7 @@ std::string KernelLaunchLine(const analysis::ProfileTree& tree, analysis::NodeIn
     const analysis::Frame& frame = tree.frame_of(node);
     if (frame.kind != format::FrameKind::kPythonFrame) continue;
     if (chosen == analysis::ProfileTree::kRootNode) chosen = node;
-    if (!analysis::IsLibraryFile(frame.file)) {
+    if (analysis::IsUserCodeFile(frame.file)) {
       chosen = node;
       break;
     }

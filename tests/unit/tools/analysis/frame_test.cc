@@ -87,6 +87,21 @@ TEST(FrameTest, TorchCompileMachineryIsGlueButGeneratedCodeIsNot) {
                                    torch + "_dynamo/x.py")));
 }
 
+TEST(FrameTest, InductorModulesAreGeneratedNotUserCode) {
+  const std::string hash = "c24hlfvkmknwthnnxvlbqi4m7ywlzlvtnyzwwksha5rsmsutsdwy.py";
+  EXPECT_TRUE(IsGeneratedCodeFile("/tmp/torchinductor_alice/24/" + hash));
+  // A cache folder of the user's choosing (TORCHINDUCTOR_CACHE_DIR).
+  EXPECT_TRUE(IsGeneratedCodeFile("/scratch/cache/24/" + hash));
+  EXPECT_FALSE(IsUserCodeFile("/scratch/cache/24/" + hash));
+  // The folder must be named by the hash's second and third characters.
+  EXPECT_FALSE(IsGeneratedCodeFile("/scratch/cache/25/" + hash));
+  EXPECT_FALSE(IsGeneratedCodeFile("/home/alice/24/c24short.py"));
+  EXPECT_FALSE(IsGeneratedCodeFile("/home/alice/train.py"));
+  EXPECT_FALSE(IsGeneratedCodeFile("<string>"));
+  EXPECT_TRUE(IsUserCodeFile("/home/alice/train.py"));
+  EXPECT_FALSE(IsUserCodeFile("/usr/lib/python3/dist-packages/torch/nn/functional.py"));
+}
+
 TEST(FrameTest, ProfilerFramesAreRecognizedMangledOrNot) {
   EXPECT_TRUE(IsProfilerFrame(Make(
       FrameKind::kNativeFrame, "_ZN2at14RecordFunction17runStartCallbacksEv")));
