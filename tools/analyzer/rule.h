@@ -3,7 +3,9 @@
 // can tell "checked and fine" from "could not check".
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/analyzer/finding.h"
@@ -37,6 +39,19 @@ Finding MakeFinding(const ProfileView& view, const char* rule_id,
 // (building one walks the node's whole path).
 bool WorthReporting(const ProfileView& view, const Thresholds& thresholds,
                     double high_ns);
+
+// Whether a kernel or op name contains part / any of parts: rules classify
+// kernels by the words their libraries put in their names.
+inline bool Contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+inline bool ContainsAny(std::string_view text,
+                        std::initializer_list<std::string_view> parts) {
+  for (std::string_view part : parts) {
+    if (Contains(text, part)) return true;
+  }
+  return false;
+}
 
 // Rules over host-side behaviour (rules_host.cc).
 RuleOutcome CheckGpuIdle(const ProfileView& view, const Thresholds& t);

@@ -28,18 +28,11 @@ constexpr double kReachableDramPct = 80;
 constexpr double kLowTensorPct = 30;
 constexpr double kReachableTensorPct = 70;
 
-bool Contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
-
 // cuBLAS/CUTLASS/Triton matrix products by name: "sm90_xmma_gemm_...",
 // "ampere_bf16_s16816gemm_...", "cutlass_...gemm", "nvjet_...", "matmul_kernel".
 bool IsGemm(std::string_view name) {
-  for (std::string_view part : {"gemm", "Gemm", "GEMM", "xmma", "cutlass", "nvjet",
-                                "matmul", "wgmma", "Cijk"}) {
-    if (Contains(name, part)) return true;
-  }
-  return false;
+  return ContainsAny(name, {"gemm", "Gemm", "GEMM", "xmma", "cutlass", "nvjet", "matmul",
+                            "wgmma", "Cijk"});
 }
 
 std::string Pct(double value) { return FormatPercent(value / 100.0); }
@@ -53,11 +46,7 @@ bool TensorPipeSeesGemms(const ProfileView& view) {
   const double capability = view.ComputeCapability();
   if (capability > 0 && capability < 10.0) return true;
   for (const analysis::SourceInfo& source : view.tree().sources()) {
-    const std::string metrics = source.Metadata("gpu_metrics");
-    if (metrics.find("gmma") != std::string::npos ||
-        metrics.find("pipe_tc_") != std::string::npos) {
-      return true;
-    }
+    if (ContainsAny(source.Metadata("gpu_metrics"), {"gmma", "pipe_tc_"})) return true;
   }
   return false;
 }

@@ -14,18 +14,6 @@ namespace {
 
 using format::FrameKind;
 
-bool Contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
-
-bool ContainsAny(std::string_view text,
-                 std::initializer_list<std::string_view> parts) {
-  for (std::string_view part : parts) {
-    if (Contains(text, part)) return true;
-  }
-  return false;
-}
-
 // Names of cuBLAS/CUTLASS FP32 GEMM kernels running on the SIMT (CUDA core)
 // path: "ampere_sgemm_128x64_tn", "sm90_xmma_gemm_f32f32_f32f32_f32_tn_...".
 // Tensor-core variants name their math: tf32, s1688/s16816 (TF32 MMA
