@@ -15,14 +15,9 @@ from conftest import PYTHON, cli, load_profile, run_profiled, run_with_package  
 from markers import marker_line  # noqa: E402
 from kernel_queries import kernels as _kernels, kernels_at as _kernels_at  # noqa: E402
 from kernel_queries import launches as _launches, under_line  # noqa: E402
+from gpu_probe import python_can  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_ops.py")
-
-
-def _has_cuda():
-    probe = subprocess.run([PYTHON, "-c", "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return probe.returncode == 0
 
 
 def _device_count():
@@ -31,7 +26,8 @@ def _device_count():
     return int(probe.stdout or 0) if probe.returncode == 0 else 0
 
 
-pytestmark = pytest.mark.skipif(not _has_cuda(), reason="no CUDA device")
+pytestmark = pytest.mark.skipif(not python_can("torch", "torch.cuda.is_available()"),
+                                reason="no CUDA device")
 
 
 @pytest.fixture(scope="module")

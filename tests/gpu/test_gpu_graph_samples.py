@@ -5,7 +5,6 @@ captured the kernel, where its GPU time lands; a name captured on two lines
 stays under the replay line and is counted in the metadata."""
 
 import os
-import subprocess
 import sys
 
 import pytest
@@ -16,18 +15,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from conftest import PYTHON, load_profile, run_profiled  # noqa: E402
 from markers import marker_line  # noqa: E402
 from kernel_queries import under_line  # noqa: E402
+from gpu_probe import python_can  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_graph_samples.py")
 
 
-def _has_cuda():
-    probe = subprocess.run(
-        [PYTHON, "-c", "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return probe.returncode == 0
-
-
-pytestmark = pytest.mark.skipif(not _has_cuda(), reason="no CUDA device")
+pytestmark = pytest.mark.skipif(not python_can("torch", "torch.cuda.is_available()"),
+                                reason="no CUDA device")
 
 
 @pytest.fixture(scope="module")

@@ -13,18 +13,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 from conftest import BUILD, PYTHON, run_profiled  # noqa: E402
+from gpu_probe import python_can  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_stalls.py")
 
 
-def _has_cuda_and_triton():
-    probe = subprocess.run(
-        [PYTHON, "-c", "import sys, torch, triton; sys.exit(0 if torch.cuda.is_available() else 1)"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return probe.returncode == 0
-
-
-pytestmark = pytest.mark.skipif(not _has_cuda_and_triton(), reason="no CUDA device or no Triton")
+pytestmark = pytest.mark.skipif(not python_can("torch, triton", "torch.cuda.is_available()"),
+                                reason="no CUDA device or no Triton")
 
 
 def test_stall_reasons_point_the_right_way_on_the_right_lines(tmp_path):

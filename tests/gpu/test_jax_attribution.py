@@ -1,7 +1,6 @@
 """JAX's GPU kernels land under the Python line that ran the jitted function."""
 
 import os
-import subprocess
 import sys
 
 import pytest
@@ -12,20 +11,16 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from conftest import PYTHON, load_profile, run_profiled  # noqa: E402
 from kernel_queries import kernels_at, launches  # noqa: E402
 from markers import marker_line  # noqa: E402
+from gpu_probe import python_can  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_jax.py")
 STEPS = 20
 
 
-def _has_jax_gpu():
-    probe = subprocess.run(
-        [PYTHON, "-c", "import jax, sys; sys.exit(0 if jax.default_backend() == 'gpu' else 1)"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false"))
-    return probe.returncode == 0
-
-
-pytestmark = pytest.mark.skipif(not _has_jax_gpu(), reason="no JAX with a GPU backend")
+pytestmark = pytest.mark.skipif(
+    not python_can("jax", "jax.default_backend() == 'gpu'",
+                   env=dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false")),
+    reason="no JAX with a GPU backend")
 
 
 @pytest.fixture(scope="module")

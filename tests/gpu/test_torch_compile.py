@@ -4,7 +4,6 @@ module land under the Python line that called it (forward, and its
 launched them; compilation and autotuning stay in a [compile] phase."""
 
 import os
-import subprocess
 import sys
 
 import pytest
@@ -15,20 +14,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from conftest import PYTHON, cli, load_profile, run_profiled  # noqa: E402
 from kernel_queries import kernels, launches, under_line  # noqa: E402
 from markers import marker_line  # noqa: E402
+from gpu_probe import python_can  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_compile.py")
 STEPS = 8
 
 
-def _has_compile():
-    probe = subprocess.run(
-        [PYTHON, "-c", "import torch, triton, sys; "
-         "sys.exit(0 if torch.cuda.is_available() and hasattr(torch, 'compile') else 1)"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return probe.returncode == 0
-
-
-pytestmark = pytest.mark.skipif(not _has_compile(), reason="no CUDA torch with torch.compile and Triton")
+pytestmark = pytest.mark.skipif(
+    not python_can("torch, triton", "torch.cuda.is_available() and hasattr(torch, 'compile')"),
+    reason="no CUDA torch with torch.compile and Triton")
 
 
 @pytest.fixture(scope="module")
