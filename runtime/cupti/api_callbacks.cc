@@ -32,8 +32,7 @@ struct ApiCall {
   // (often long, mangled) name at every launch, for the rare launch
   // captured into a graph.
   const char* captured = nullptr;
-  bool captures = false;
-  bool kernel_launch = false;  // `captured` names a kernel
+  bool kernel_launch = false;  // `captured` names a kernel (null: unnamed)
 };
 thread_local ApiCall t_call;
 
@@ -104,11 +103,9 @@ void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
     if (xla_ranges_.seen_ranges()) context = xla_ranges_.Refine(context);
     t_call = ApiCall{name, data.correlationId, context, false};
     if (api == DriverApiClass::kKernelLaunch) {
-      t_call.captures = true;
       t_call.kernel_launch = true;
       t_call.captured = data.symbolName;
     } else if (api == DriverApiClass::kMemset || api == DriverApiClass::kCopy) {
-      t_call.captures = true;
       // String literals: their data ends in a NUL.
       t_call.captured = api == DriverApiClass::kMemset ? gpu::kGraphMemsetName.data()
                                                        : gpu::kGraphMemcpyName.data();
@@ -231,7 +228,7 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
                                                           t_call.captured, context, api);
     }
     // A launch captured into a graph XLA embeds in its command buffer.
-    if (t_call.captures && xla_ranges_.seen_ranges()) {
+    if ((t_call.kernel_launch || t_call.captured != nullptr) && xla_ranges_.seen_ranges()) {
       xla_ranges_.OnCapturedKernel(t_call.captured != nullptr ? std::string_view(t_call.captured)
                                                               : std::string_view());
     }
