@@ -130,11 +130,9 @@ TEST(PerfCounters, KernelCountsTheThreadsSoftwareEvents) {
   } while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec <
            20000000);
   ASSERT_TRUE(counters->Read(&after));
-  // Both in ns; the group reads them together. The task clock follows the
-  // thread's CPU time; the cpu clock has been seen at 8 of those 20 ms on
-  // a loaded 2-core machine, so it only has to show the thread's work.
+  // Both in ns; the group reads them together.
   EXPECT_GE(after[0] - before[0], 10000000u);
-  EXPECT_GE(after[1] - before[1], 2000000u);
+  EXPECT_GE(after[1] - before[1], 10000000u);
 }
 
 }  // namespace
