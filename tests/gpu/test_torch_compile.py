@@ -1,7 +1,11 @@
 """torch.compile: Inductor's Triton kernels and the GEMMs of a compiled
 module land under the Python line that called it (forward, and its
 [backward] phase), below the line of Inductor's generated code that
-launched them; compilation and autotuning stay in a [compile] phase."""
+launched them; compilation and autotuning stay in a [compile] phase. Each
+check runs in both of torch.compile's modes that launch differently: the
+default (Triton launches from the generated code) and "reduce-overhead"
+(cudagraph trees: the generated code runs once under stream capture, later
+steps replay the graphs, and their kernels land where they were captured)."""
 
 import os
 import sys
@@ -25,9 +29,10 @@ pytestmark = pytest.mark.skipif(
     reason="no CUDA torch with torch.compile and Triton")
 
 
-@pytest.fixture(scope="module")
-def profile_path(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("compile")
+@pytest.fixture(scope="module", params=["default", "reduce-overhead"])
+def profile_path(request, tmp_path_factory):
+    mode = request.param
+    directory = tmp_path_factory.mktemp("compile-" + mode)
     out = directory / "compile.dctx"
     # A cache of its own: the first step compiles and autotunes every time.
     # (Named like Inductor's default, /tmp/torchinductor_<user>.) One
@@ -35,11 +40,13 @@ def profile_path(tmp_path_factory):
     env = {"TORCHINDUCTOR_CACHE_DIR": str(directory / "torchinductor_test"),
            "TRITON_CACHE_DIR": str(directory / "triton"),
            "TORCHINDUCTOR_COMPILE_THREADS": "1"}
-    result = run_profiled([PYTHON, PROGRAM, str(STEPS)], out, env=env, timeout=400, check=0)
+    result = run_profiled([PYTHON, PROGRAM, str(STEPS), mode], out, env=env, timeout=400,
+                          check=0)
     assert b"compile done" in result.stdout, result.stderr.decode()[-3000:]
     keep = os.environ.get("DEEPCONTEXT_COMPILE_PROFILE")
     if keep:  # where the GPU machine's run leaves it for inspection
-        with open(out, "rb") as source, open(keep, "wb") as copy:
+        with open(out, "rb") as source, open(keep.replace(".dctx", "-" + mode + ".dctx"),
+                                             "wb") as copy:
             copy.write(source.read())
     return out
 

@@ -1,8 +1,10 @@
 """Trains a small model compiled with torch.compile (Inductor): forward and
 backward run Triton kernels Inductor generated and cuBLAS GEMMs. The first
-step compiles (Dynamo, Inductor, Triton) and autotunes.
+step compiles (Dynamo, Inductor, Triton) and autotunes. MODE is
+torch.compile's mode: "reduce-overhead" records the compiled graphs as CUDA
+graphs (cudagraph trees) and replays them from the later steps.
 
-usage: gpu_compile.py [STEPS]"""
+usage: gpu_compile.py [STEPS [MODE]]"""
 
 import sys
 
@@ -23,9 +25,10 @@ class Block(torch.nn.Module):
 
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    mode = sys.argv[2] if len(sys.argv) > 2 else None
     torch.manual_seed(0)
     model = Block().cuda()
-    compiled = torch.compile(model)
+    compiled = torch.compile(model, mode=mode)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(2048, 256, device="cuda")
     for _ in range(steps):
@@ -35,7 +38,7 @@ def main():
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
     torch.cuda.synchronize()
-    print("steps=%d" % steps)
+    print("steps=%d mode=%s" % (steps, mode or "default"))
     print("compile done", flush=True)
 
 
