@@ -1,5 +1,6 @@
 #include "runtime/cpu/perf_counters.h"
 
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,6 +30,9 @@ class KernelSyscalls final : public PerfSyscalls {
                             PERF_FLAG_FD_CLOEXEC);
     return fd < 0 ? -errno : static_cast<int>(fd);
   }
+  int Enable(int fd) override {
+    return ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+  }
   ssize_t Read(int fd, void* buffer, size_t size) override {
     const ssize_t got = read(fd, buffer, size);
     return got < 0 ? -errno : got;
@@ -45,6 +49,9 @@ perf_event_attr AttrOf(const CounterEvent& event, bool leader) {
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   if (leader) {
+    // Members are opened enabled and start with the leader: see
+    // ThreadCounters::Open.
+    attr.disabled = 1;
     attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
                        PERF_FORMAT_TOTAL_TIME_RUNNING;
   }
@@ -137,6 +144,13 @@ std::unique_ptr<ThreadCounters> ThreadCounters::Open(
   }
   if (fds.empty()) {
     *error = "no CPU counter events";
+    return nullptr;
+  }
+  // Without PERF_IOC_FLAG_GROUP: enabling the members one by one would
+  // again leave those of another PMU stopped until a context switch.
+  if (const int enabled = syscalls.Enable(fds[0]); enabled < 0) {
+    *error = std::string("PERF_EVENT_IOC_ENABLE: ") + std::strerror(-enabled);
+    for (size_t i = fds.size(); i > 0; --i) syscalls.Close(fds[i - 1]);
     return nullptr;
   }
   return std::unique_ptr<ThreadCounters>(new ThreadCounters(syscalls, std::move(fds)));

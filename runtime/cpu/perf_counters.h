@@ -41,6 +41,8 @@ class PerfSyscalls {
   virtual ~PerfSyscalls() = default;
   // perf_event_open(attr, tid, cpu -1, group_fd, PERF_FLAG_FD_CLOEXEC).
   virtual int Open(const perf_event_attr& attr, pid_t tid, int group_fd) = 0;
+  // ioctl(fd, PERF_EVENT_IOC_ENABLE, 0): 0 or -errno.
+  virtual int Enable(int fd) = 0;
   virtual ssize_t Read(int fd, void* buffer, size_t size) = 0;
   virtual void Close(int fd) = 0;
 };
@@ -64,6 +66,14 @@ class ThreadCounters {
  public:
   // Opens `events` (at least one) as one group counting thread `tid` (0:
   // the calling thread) in user space. nullptr and *error on failure.
+  //
+  // The leader is opened disabled and enabled once every member is in, so
+  // the group starts counting as one: a group read carries only the
+  // leader's enabled/running times, and scaling every member by them is
+  // right only if the members ran whenever the leader did. Enabling a
+  // group that already counts does not guarantee that: the kernel (seen on
+  // 6.18) leaves a member of another PMU than the leader's (task clock and
+  // cpu clock are two) stopped until the thread's next context switch.
   static std::unique_ptr<ThreadCounters> Open(PerfSyscalls& syscalls,
                                               std::span<const CounterEvent> events,
                                               pid_t tid, std::string* error);

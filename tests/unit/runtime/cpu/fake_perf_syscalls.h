@@ -27,6 +27,8 @@ class FakePerfSyscalls final : public PerfSyscalls {
     running_ = running;
   }
   void FailReads(bool fail) { fail_reads_ = fail; }
+  // PERF_EVENT_IOC_ENABLE fails with `error` (an errno; 0: succeeds).
+  void FailEnables(int error) { enable_error_ = error; }
 
   int Open(const perf_event_attr& attr, pid_t tid, int group_fd) override {
     if (auto it = refused_.find({attr.type, attr.config}); it != refused_.end()) {
@@ -36,7 +38,7 @@ class FakePerfSyscalls final : public PerfSyscalls {
     if (group_fd == -1 && (attr.read_format & PERF_FORMAT_GROUP) == 0) {
       return -EINVAL;  // leaders must be read as a group here
     }
-    opens.push_back({attr.type, attr.config, tid, group_fd});
+    opens.push_back({attr.type, attr.config, tid, group_fd, attr.disabled == 1});
     ++open_fds;
     return next_fd_++;
   }
@@ -49,6 +51,10 @@ class FakePerfSyscalls final : public PerfSyscalls {
     std::memcpy(buffer, out.data(), bytes);
     return static_cast<ssize_t>(bytes);
   }
+  int Enable(int fd) override {
+    enables.push_back({fd, opens.size()});
+    return -enable_error_;
+  }
   void Close(int) override { --open_fds; }
 
   struct OpenCall {
@@ -56,8 +62,14 @@ class FakePerfSyscalls final : public PerfSyscalls {
     uint64_t config;
     pid_t tid;
     int group_fd;
+    bool disabled;
   };
   std::vector<OpenCall> opens;
+  struct EnableCall {
+    int fd;
+    size_t opens_before;  // how many events had been opened then
+  };
+  std::vector<EnableCall> enables;
   int open_fds = 0;
 
  private:
@@ -65,6 +77,7 @@ class FakePerfSyscalls final : public PerfSyscalls {
   std::vector<uint64_t> counts_;
   uint64_t enabled_ = 100, running_ = 100;
   bool fail_reads_ = false;
+  int enable_error_ = 0;
   int next_fd_ = 100;
 };
 

@@ -71,6 +71,33 @@ TEST(PerfCounters, OpensOneGroupLedByTheFirstEvent) {
   EXPECT_EQ(kernel.open_fds, 0);
 }
 
+// A group read gives only the leader's enabled/running times, so every
+// member must count whenever the leader does: the leader waits, disabled,
+// until the last member is in, and is then enabled alone (enabling the
+// members too, PERF_IOC_FLAG_GROUP, leaves members of another PMU stopped).
+TEST(PerfCounters, GroupStartsCountingOnceTheLastMemberIsIn) {
+  FakePerfSyscalls kernel;
+  std::string error;
+  auto counters = ThreadCounters::Open(kernel, DefaultCounterEvents(), 0, &error);
+  ASSERT_NE(counters, nullptr) << error;
+  ASSERT_EQ(kernel.opens.size(), 3u);
+  EXPECT_TRUE(kernel.opens[0].disabled);
+  EXPECT_FALSE(kernel.opens[1].disabled);
+  EXPECT_FALSE(kernel.opens[2].disabled);
+  ASSERT_EQ(kernel.enables.size(), 1u);
+  EXPECT_EQ(kernel.enables[0].fd, 100);  // the leader
+  EXPECT_EQ(kernel.enables[0].opens_before, 3u);
+}
+
+TEST(PerfCounters, FailedEnableClosesTheGroupAndSaysSo) {
+  FakePerfSyscalls kernel;
+  kernel.FailEnables(EINVAL);
+  std::string error;
+  EXPECT_EQ(ThreadCounters::Open(kernel, DefaultCounterEvents(), 0, &error), nullptr);
+  EXPECT_EQ(error, "PERF_EVENT_IOC_ENABLE: Invalid argument");
+  EXPECT_EQ(kernel.open_fds, 0);
+}
+
 TEST(PerfCounters, FailedMemberClosesTheGroupAndSaysWhich) {
   FakePerfSyscalls kernel;
   kernel.Refuse(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, ENOENT);
@@ -110,7 +137,11 @@ TEST(PerfCounters, DeltasSkipCountersThatWentBackwards) {
 }
 
 // The real kernel, with software events (this machine and many VMs expose
-// no hardware ones): the group counts the calling thread's own work.
+// no hardware ones): the group counts the calling thread's own work. The
+// task clock and the cpu clock are two kernel PMUs; a member of another PMU
+// than the leader's is what a group enabled too early leaves stopped until
+// the thread's next context switch (0 to a few ms of the 20 here), so this
+// also checks that the whole group starts at once.
 TEST(PerfCounters, KernelCountsTheThreadsSoftwareEvents) {
   static constexpr CounterEvent kSoftware[] = {
       {"task_clock", "task clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, ""},
@@ -130,9 +161,16 @@ TEST(PerfCounters, KernelCountsTheThreadsSoftwareEvents) {
   } while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec <
            20000000);
   ASSERT_TRUE(counters->Read(&after));
-  // Both in ns; the group reads them together.
-  EXPECT_GE(after[0] - before[0], 10000000u);
-  EXPECT_GE(after[1] - before[1], 10000000u);
+  // Both in ns; the group reads them together. Both clocks count the
+  // thread's time on a CPU, preempted or not, so each must show most of
+  // the 20 ms (a counter that does not count reads 0), and the same time
+  // as the other: a member that started late reads a few ms short.
+  const uint64_t task_clock = after[0] - before[0];
+  const uint64_t cpu_clock = after[1] - before[1];
+  EXPECT_GE(task_clock, 10000000u);
+  EXPECT_GE(cpu_clock, 10000000u);
+  EXPECT_NEAR(static_cast<double>(cpu_clock), static_cast<double>(task_clock),
+              1000000.0);
 }
 
 }  // namespace
