@@ -9,6 +9,7 @@
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cupti/gpu_backend_state.h"
+#include "runtime/cupti/graph_child_nodes.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -197,6 +198,7 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     return;
   }
   if (pc_sampling_ != nullptr) TrackGraphForSamples(cbid, data);
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED) LinkChildGraphNodes(data);
   if (graphs_.OnResource(cbid, data.resourceDescriptor, Traced())) return;
   if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
       cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
@@ -238,6 +240,31 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     context = xla_ranges_.Refine(context);
   }
   attribution_.OnGraphNodeCreated(node_id, context, api);
+}
+
+void GpuBackendState::LinkChildGraphNodes(const CUpti_ResourceData& data) {
+  const auto* graph = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
+  uint32_t exec_id = 0;
+  if (graph == nullptr || graph->graph == nullptr || graph->graphExec == nullptr ||
+      f_.get_graph_exec_id == nullptr ||
+      f_.get_graph_exec_id(graph->graphExec, &exec_id) != CUPTI_SUCCESS) {
+    return;
+  }
+  CudaGraphFunctions functions;
+  driver_->GraphFunctions(&functions);
+  const auto links = cupti::LinkChildGraphNodes(
+      functions,
+      [this](CUgraphNode node, uint64_t* id) {
+        return f_.get_graph_node_id(node, id) == CUPTI_SUCCESS;
+      },
+      graph->graph, exec_id);
+  // The captured node carries its command's context; the child graph node,
+  // added inside the same command, stands in when the capture was not seen.
+  for (const ChildNodeLink& link : links) {
+    attribution_.OnGraphNodeCloned(link.exec_node, link.child_graph_node);
+    attribution_.OnGraphNodeCloned(link.exec_node, link.source_node);
+  }
+  linked_child_nodes_.fetch_add(links.size(), std::memory_order_relaxed);
 }
 
 void GpuBackendState::TrackGraphForSamples(CUpti_CallbackId cbid,

@@ -29,6 +29,9 @@ struct CuptiFunctions {
   // cuptiSubscribe_v2 names the client already subscribed when subscribing
   // fails.
   decltype(&::cuptiSubscribe_v2) subscribe_v2 = nullptr;
+  // cuptiGetGraphExecId: the id an executable graph's node ids start with
+  // (graph_child_nodes.h).
+  decltype(&::cuptiGetGraphExecId) get_graph_exec_id = nullptr;
 };
 
 }  // namespace deepcontext::cupti
