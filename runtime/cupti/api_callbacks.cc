@@ -36,6 +36,9 @@ struct ApiCall {
   bool kernel_launch = false;  // `captured` names a kernel (null: unnamed)
 };
 thread_local ApiCall t_call;
+// The graph nodes cloned on this thread, to check an instantiation's
+// numbering before its child-graph nodes are linked.
+thread_local AnnouncedClones t_clones;
 
 uint64_t ThreadId() {
   thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
@@ -210,6 +213,7 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
   if (f_.get_graph_node_id(graph->node, &node_id) != CUPTI_SUCCESS) return;
 
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    t_clones.Add(node_id);
     uint64_t original_id = 0;
     if (graph->originalNode != nullptr &&
         f_.get_graph_node_id(graph->originalNode, &original_id) == CUPTI_SUCCESS) {
@@ -257,7 +261,7 @@ void GpuBackendState::LinkChildGraphNodes(const CUpti_ResourceData& data) {
       [this](CUgraphNode node, uint64_t* id) {
         return f_.get_graph_node_id(node, id) == CUPTI_SUCCESS;
       },
-      graph->graph, exec_id);
+      graph->graph, exec_id, t_clones.Take(exec_id));
   // The captured node carries its command's context; the child graph node,
   // added inside the same command, stands in when the capture was not seen.
   for (const ChildNodeLink& link : links) {

@@ -34,12 +34,50 @@ std::optional<int> TypeOf(const CudaGraphFunctions& f, CUgraphNode node) {
 
 }  // namespace
 
+void AnnouncedClones::Add(uint64_t node_id) {
+  const auto graph = static_cast<uint32_t>(node_id >> 32);
+  const auto index = static_cast<uint32_t>(node_id);
+  // Least recently cloned into goes first: an instantiation clones into
+  // the executable graph between the copies of each child graph, each a
+  // new graph id.
+  Entry* entry = nullptr;
+  for (size_t i = size_; i > 0; --i) {
+    if (entries_[i - 1].graph == graph) {
+      std::rotate(entries_.begin() + (i - 1), entries_.begin() + i, entries_.begin() + size_);
+      entry = &entries_[size_ - 1];
+      break;
+    }
+  }
+  if (entry == nullptr) {
+    if (size_ == kMaxGraphs) {
+      std::move(entries_.begin() + 1, entries_.end(), entries_.begin());
+      --size_;
+    }
+    entry = &entries_[size_++];
+    *entry = Entry{graph, {}};
+  }
+  ++entry->range.count;
+  entry->range.highest = std::max(entry->range.highest, index);
+}
+
+AnnouncedClones::Range AnnouncedClones::Take(uint32_t graph_id) {
+  Range range;
+  for (size_t i = 0; i < size_; ++i) {
+    if (entries_[i].graph == graph_id) range = entries_[i].range;
+  }
+  size_ = 0;
+  return range;
+}
+
 std::vector<ChildNodeLink> LinkChildGraphNodes(const CudaGraphFunctions& functions,
                                                const GraphNodeIdOf& node_id_of,
-                                               CUgraph graph, uint32_t exec_id) {
+                                               CUgraph graph, uint32_t exec_id,
+                                               AnnouncedClones::Range announced) {
   if (!functions.complete() || !node_id_of || exec_id == 0) return {};
   const std::optional<std::vector<CUgraphNode>> top = Nodes(functions, graph);
-  if (!top.has_value()) return {};
+  if (!top.has_value() || top->empty()) return {};
+  // The driver numbered the top level as measured, or nothing is trusted.
+  if (announced.count != top->size() || announced.highest + 1 != top->size()) return {};
   const uint64_t base = static_cast<uint64_t>(exec_id) << 32;
   uint64_t index = top->size();  // inner nodes are numbered after the top level
   std::vector<ChildNodeLink> links;

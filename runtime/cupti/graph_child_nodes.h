@@ -13,12 +13,16 @@
 // the top-level nodes in the source graph's order (cuGraphGetNodes), then to
 // the nodes of each child graph node in turn, in the child graph's order.
 // Only that one level of nesting was seen: a graph whose child graphs hold
-// child graphs themselves gets no links. Includes the vendor's cuda.h:
-// include it from .cc files only.
+// child graphs themselves gets no links. Before trusting the numbering, the
+// top-level clones CUPTI announced during the instantiation are checked
+// against it (AnnouncedClones): exactly one per top-level node, indices 0
+// to n-1. Includes the vendor's cuda.h: include it from .cc files only.
 #pragma once
 
 #include <cuda.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -35,15 +39,46 @@ struct ChildNodeLink {
   uint64_t child_graph_node = 0;
 };
 
+// The GRAPHNODE_CLONED nodes one thread saw, per graph id (the high 32 bits
+// of a node id): how many, and the highest index. Kept per thread (an
+// instantiation's callbacks come on its thread); a few graphs at a time
+// (clones outside instantiations, e.g. cuGraphAddChildGraphNode's, come
+// and go), so beyond kMaxGraphs the one least recently cloned into is
+// dropped.
+class AnnouncedClones {
+ public:
+  struct Range {
+    uint32_t count = 0;
+    uint32_t highest = 0;
+  };
+  void Add(uint64_t node_id);
+  // The range of graph `graph_id`, forgetting every graph's.
+  Range Take(uint32_t graph_id);
+
+ private:
+  static constexpr size_t kMaxGraphs = 64;
+  struct Entry {
+    uint32_t graph = 0;
+    Range range;
+  };
+  // Trivially destructible: it lives in thread-local storage of every
+  // thread that clones graph nodes.
+  std::array<Entry, kMaxGraphs> entries_{};  // least recently cloned into first
+  size_t size_ = 0;
+};
+
 // CUPTI's id of a graph node (cuptiGetGraphNodeId); false when it has none.
 using GraphNodeIdOf = std::function<bool(CUgraphNode, uint64_t*)>;
 
 // The links of an executable graph with CUPTI id `exec_id`, instantiated from
-// `graph`; empty when the graph has no child graph node, nests child graphs
-// deeper than one level, or a query fails. Must be called while `graph` is
-// alive (the GRAPHEXEC_CREATED callback).
+// `graph`, whose top-level clones were `announced`; empty when the graph
+// has no child graph node, nests child graphs deeper than one level, a
+// query fails, or the announced clones do not number its top-level nodes
+// 0 to n-1. Must be called while `graph` is alive (the GRAPHEXEC_CREATED
+// callback).
 std::vector<ChildNodeLink> LinkChildGraphNodes(const CudaGraphFunctions& functions,
                                                const GraphNodeIdOf& node_id_of,
-                                               CUgraph graph, uint32_t exec_id);
+                                               CUgraph graph, uint32_t exec_id,
+                                               AnnouncedClones::Range announced);
 
 }  // namespace deepcontext::cupti

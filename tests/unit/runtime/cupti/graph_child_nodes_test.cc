@@ -55,10 +55,12 @@ class CommandBuffer {
 
 constexpr uint32_t kExec = 156;
 constexpr uint64_t kBase = uint64_t{kExec} << 32;
+// CommandBuffer's four top-level nodes, announced as clones 0-3.
+constexpr AnnouncedClones::Range kTopLevel{4, 3};
 
 TEST(GraphChildNodesTest, InnerNodesAreNumberedAfterTheTopLevelOnes) {
   CommandBuffer buffer;
-  const auto links = LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec);
+  const auto links = LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel);
   // Four top-level nodes (0-3), then the child graphs' nodes in order.
   ASSERT_EQ(links.size(), 3u);
   EXPECT_EQ(links[0].exec_node, kBase | 4);
@@ -79,7 +81,44 @@ TEST(GraphChildNodesTest, AGraphWithoutChildGraphsHasNoLinks) {
   EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), [](CUgraphNode, uint64_t* id) {
                 *id = 1;
                 return true;
-              }, &graph, kExec).empty());
+              }, &graph, kExec, {2, 1}).empty());
+}
+
+TEST(GraphChildNodesTest, ANumberingOtherThanTheMeasuredOneIsNotTrusted) {
+  CommandBuffer buffer;
+  // Top-level clones missing, or numbered beyond the top level: the
+  // driver numbers the nodes in some other way.
+  EXPECT_TRUE(
+      LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, {}).empty());
+  EXPECT_TRUE(
+      LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, {3, 3}).empty());
+  EXPECT_TRUE(
+      LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, {4, 7}).empty());
+}
+
+TEST(GraphChildNodesTest, AnnouncedClonesAreCountedPerGraphAndTakenOnce) {
+  AnnouncedClones clones;
+  for (uint64_t i = 0; i < 4; ++i) clones.Add(kBase | i);
+  clones.Add((uint64_t{157} << 32) | 0);  // a child graph cloned meanwhile
+  clones.Add((uint64_t{157} << 32) | 1);
+  const AnnouncedClones::Range range = clones.Take(kExec);
+  EXPECT_EQ(range.count, 4u);
+  EXPECT_EQ(range.highest, 3u);
+  EXPECT_EQ(clones.Take(157).count, 0u);  // forgotten by the first Take
+  // An instantiation of many child graphs: a new graph id for each one's
+  // copy, the executable graph's clones in between. Beyond its capacity
+  // the graph least recently cloned into goes, not the executable one.
+  for (uint64_t i = 0; i < 100; ++i) {
+    clones.Add(kBase | i);
+    clones.Add((uint64_t{1000} + i) << 32);
+  }
+  const AnnouncedClones::Range instantiated = clones.Take(kExec);
+  EXPECT_EQ(instantiated.count, 100u);
+  EXPECT_EQ(instantiated.highest, 99u);
+  for (uint64_t graph = 1; graph <= 100; ++graph) clones.Add(graph << 32);
+  EXPECT_EQ(clones.Take(1).count, 0u);  // dropped
+  for (uint64_t graph = 1; graph <= 100; ++graph) clones.Add(graph << 32);
+  EXPECT_EQ(clones.Take(100).count, 1u);
 }
 
 TEST(GraphChildNodesTest, DeeperNestingIsLeftUnlinked) {
@@ -88,25 +127,25 @@ TEST(GraphChildNodesTest, DeeperNestingIsLeftUnlinked) {
   CUgraph_st deeper;
   buffer.Node(deeper, CU_GRAPH_NODE_TYPE_KERNEL, 400);
   buffer.Node(*buffer.traced_b(), CU_GRAPH_NODE_TYPE_GRAPH, 301, &deeper);
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel).empty());
 }
 
 TEST(GraphChildNodesTest, FailingQueriesGiveNoLinks) {
   CommandBuffer buffer;
   // A node without a CUPTI id.
   buffer.ForgetId(buffer.traced_b()->nodes[0].get());
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel).empty());
 
   CommandBuffer broken;
   broken.traced_b()->nodes[0]->broken = true;  // cuGraphNodeGetType fails
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), broken.ids(), broken.root(), kExec).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), broken.ids(), broken.root(), kExec, kTopLevel).empty());
 
   CommandBuffer fine;
   CudaGraphFunctions missing = FakeFunctions();
   missing.child_graph_node_get_graph = nullptr;  // an old driver
-  EXPECT_TRUE(LinkChildGraphNodes(missing, fine.ids(), fine.root(), kExec).empty());
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), fine.ids(), fine.root(), 0).empty());
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), GraphNodeIdOf(), fine.root(), kExec).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(missing, fine.ids(), fine.root(), kExec, kTopLevel).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), fine.ids(), fine.root(), 0, kTopLevel).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), GraphNodeIdOf(), fine.root(), kExec, kTopLevel).empty());
 }
 
 }  // namespace

@@ -175,6 +175,9 @@ struct Replay {
       }
     } else if (ev == "node_cloned") {
       attribution.OnGraphNodeCloned(e["node"], e["orig_node"]);
+#ifdef XLA_TEST_HAVE_CUPTI
+      clones.Add(e["node"]);
+#endif
     } else if (ev == "exec_created" && e.contains("nodes")) {
       LinkChildGraphNodes(e);
     }
@@ -211,7 +214,7 @@ struct Replay {
           *id = it->second;
           return true;
         },
-        &root, e["exec"].get<uint32_t>());
+        &root, e["exec"].get<uint32_t>(), clones.Take(e["exec"].get<uint32_t>()));
     for (const auto& link : links) {
       attribution.OnGraphNodeCloned(link.exec_node, link.child_graph_node);
       attribution.OnGraphNodeCloned(link.exec_node, link.source_node);
@@ -220,6 +223,9 @@ struct Replay {
 #endif
   }
   size_t linked_child_nodes = 0;
+#ifdef XLA_TEST_HAVE_CUPTI
+  cupti::AnnouncedClones clones;  // one recorded thread instantiates
+#endif
 
   void Record(const json& e) {
     const std::string ev = e["ev"];
