@@ -6,7 +6,8 @@
 # bench/workloads/jax_models.py, as fixtures (record_probe.so, trimmed,
 # gzipped); then profiles both models with XLA's command buffers off under
 # the runtime and under jax.profiler, for the per-operation comparison
-# (per_op_compare.py). Writes into $OUT.
+# (summarize_jax_profile.py). Writes into $OUT: log.txt, build.txt,
+# fixtures.tar (the recordings) and profiles.tar.
 set -uo pipefail
 OUT=${OUT:-$PWD/jax-record-out}
 mkdir -p "$OUT" /tmp/probe
@@ -62,3 +63,7 @@ for model in ${MODELS:-attention mlp}; do
 done
 run "gpu_jax deepcontext" $P/dc_run.sh "$BUILD" "$OUT/dc_gpu_jax.dctx" python3 tests/gpu/programs/gpu_jax.py
 ls -la "$OUT" >> "$LOG"
+# Few files come back from the GPU machine: bundle the fixtures and the
+# profiles.
+(cd "$OUT" && tar -cf fixtures.tar ./*.jsonl.gz && rm -f ./*.jsonl.gz
+ tar -cf profiles.tar ./*.dctx ./*.json && rm -f ./*.dctx ./*.json)
