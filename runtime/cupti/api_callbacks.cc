@@ -9,6 +9,7 @@
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cupti/gpu_backend_state.h"
+#include "runtime/cupti/graph_child_nodes.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -35,6 +36,9 @@ struct ApiCall {
   bool kernel_launch = false;  // `captured` names a kernel (null: unnamed)
 };
 thread_local ApiCall t_call;
+// The graph nodes cloned on this thread, to check an instantiation's
+// numbering before its child-graph nodes are linked.
+thread_local AnnouncedClones t_clones;
 
 uint64_t ThreadId() {
   thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
@@ -197,6 +201,7 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     return;
   }
   if (pc_sampling_ != nullptr) TrackGraphForSamples(cbid, data);
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED) LinkChildGraphNodes(data);
   if (graphs_.OnResource(cbid, data.resourceDescriptor, Traced())) return;
   if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
       cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
@@ -208,6 +213,7 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
   if (f_.get_graph_node_id(graph->node, &node_id) != CUPTI_SUCCESS) return;
 
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    t_clones.Add(node_id);
     uint64_t original_id = 0;
     if (graph->originalNode != nullptr &&
         f_.get_graph_node_id(graph->originalNode, &original_id) == CUPTI_SUCCESS) {
@@ -238,6 +244,31 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
     context = xla_ranges_.Refine(context);
   }
   attribution_.OnGraphNodeCreated(node_id, context, api);
+}
+
+void GpuBackendState::LinkChildGraphNodes(const CUpti_ResourceData& data) {
+  const auto* graph = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
+  uint32_t exec_id = 0;
+  if (graph == nullptr || graph->graph == nullptr || graph->graphExec == nullptr ||
+      f_.get_graph_exec_id == nullptr ||
+      f_.get_graph_exec_id(graph->graphExec, &exec_id) != CUPTI_SUCCESS) {
+    return;
+  }
+  CudaGraphFunctions functions;
+  driver_->GraphFunctions(&functions);
+  const auto links = cupti::LinkChildGraphNodes(
+      functions,
+      [this](CUgraphNode node, uint64_t* id) {
+        return f_.get_graph_node_id(node, id) == CUPTI_SUCCESS;
+      },
+      graph->graph, exec_id, t_clones.Take(exec_id));
+  // The captured node carries its command's context; the child graph node,
+  // added inside the same command, stands in when the capture was not seen.
+  for (const ChildNodeLink& link : links) {
+    attribution_.OnGraphNodeCloned(link.exec_node, link.child_graph_node);
+    attribution_.OnGraphNodeCloned(link.exec_node, link.source_node);
+  }
+  linked_child_nodes_.fetch_add(links.size(), std::memory_order_relaxed);
 }
 
 void GpuBackendState::TrackGraphForSamples(CUpti_CallbackId cbid,

@@ -155,14 +155,18 @@ int CudaDriver::DriverVersion() const {
   return version;
 }
 
+void CudaDriver::GraphFunctions(CudaGraphFunctions* functions) const {
+  functions->get_nodes = As<decltype(functions->get_nodes)>(graph_get_nodes_);
+  functions->node_get_type =
+      As<decltype(functions->node_get_type)>(graph_node_get_type_);
+  functions->child_graph_node_get_graph =
+      As<decltype(functions->child_graph_node_get_graph)>(graph_child_graph_);
+}
+
 uint32_t CudaDriver::GraphRecords(void* graph,
                                   const TracedActivity& traced) const {
   CudaGraphFunctions functions;
-  functions.get_nodes = As<decltype(functions.get_nodes)>(graph_get_nodes_);
-  functions.node_get_type =
-      As<decltype(functions.node_get_type)>(graph_node_get_type_);
-  functions.child_graph_node_get_graph =
-      As<decltype(functions.child_graph_node_get_graph)>(graph_child_graph_);
+  GraphFunctions(&functions);
   return CountGraphRecords(functions, static_cast<CUgraph>(graph), traced);
 }
 

@@ -17,6 +17,8 @@
 
 namespace deepcontext::cupti {
 
+struct CudaGraphFunctions;  // graph_record_count.h (vendor header)
+
 // The driver attributes occupancy depends on; 0 = not reported.
 struct DeviceAttributes {
   std::string name;
@@ -65,6 +67,8 @@ class CudaDriver {
   // the graph queries. See CountGraphRecords(). [the thread that owns the
   // graph, e.g. inside the GRAPHEXEC_CREATED callback]
   uint32_t GraphRecords(void* graph, const TracedActivity& traced) const;
+  // The driver's graph queries (members null when it lacks them).
+  void GraphFunctions(CudaGraphFunctions* functions) const;
   // Waits for the context current on the calling thread and for the primary
   // context of every device where it is active (pushed and popped again, so
   // the thread's current context is unchanged). True when every wait

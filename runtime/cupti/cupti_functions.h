@@ -29,6 +29,10 @@ struct CuptiFunctions {
   // cuptiSubscribe_v2 names the client already subscribed when subscribing
   // fails.
   decltype(&::cuptiSubscribe_v2) subscribe_v2 = nullptr;
+  // cuptiGetGraphExecId (CUDA 12.3+; spelled out so that older headers
+  // build): the id an executable graph's node ids start with
+  // (graph_child_nodes.h).
+  CUptiResult (*get_graph_exec_id)(CUgraphExec, uint32_t*) = nullptr;
 };
 
 }  // namespace deepcontext::cupti

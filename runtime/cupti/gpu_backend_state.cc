@@ -477,6 +477,11 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   input.warnings = warnings_;
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
+  // Nodes inside child graphs (e.g. XLA's traced commands) given the
+  // context of the source node they were instantiated from.
+  if (const uint64_t linked = linked_child_nodes_.load(std::memory_order_relaxed); linked != 0) {
+    metadata.emplace_back("gpu_graph_child_nodes_linked", std::to_string(linked));
+  }
   // Whether XLA's ranges arrived: without them JAX kernels have no
   // operation layer (no NVTX tool attached before JAX's first compile).
   if (xla_ranges_.seen_ranges()) {

@@ -167,6 +167,10 @@ class GpuBackendState {
   // Graph instantiation, cloning and destruction, for the samples of graph
   // kernels (--gpu-samples).
   void TrackGraphForSamples(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
+  // An instantiation: links the nodes inside its child graphs, which CUPTI
+  // never announces, to the source nodes they were made from
+  // (graph_child_nodes.h).
+  void LinkChildGraphNodes(const CUpti_ResourceData& data);
   void OnNvtx(CUpti_CallbackId cbid, const void* data);
   void HandleNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
   // What decides whether Stop() detaches CUPTI (see cupti_detach.h).
@@ -213,6 +217,7 @@ class GpuBackendState {
   // Whether Stop() could wait for every device's work; -1 before Stop().
   int gpu_idle_at_stop_ = -1;
   std::atomic<uint64_t> dropped_records_{0};
+  std::atomic<uint64_t> linked_child_nodes_{0};  // LinkChildGraphNodes()
   // Bit i: kActivityKinds[i] is enabled. All until Start() knows, so that
   // launches during Start() expect records as before.
   std::atomic<unsigned> traced_kinds_{~0u};

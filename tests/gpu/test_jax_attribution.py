@@ -62,7 +62,14 @@ def _in_compile(node):
     return any(a.kind == "phase" and a.name == "[compile]" for a in node.ancestors())
 
 
-def test_steady_kernels_sit_below_their_hlo_operation(tree):
+def _show(request, text):
+    # The shares measured, also when the test passes (pytest -q hides prints).
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(text)
+
+
+def test_steady_kernels_sit_below_their_hlo_operation(tree, request):
     # XLA's NVTX ranges reach the runtime (NVTX_INJECTION64_PATH names
     # CUPTI): between the line and each kernel, launched or replayed from
     # a command buffer, the HLO instruction that ran it.
@@ -70,8 +77,11 @@ def test_steady_kernels_sit_below_their_hlo_operation(tree):
         steady = [k for k in kernels_at(tree, PROGRAM, marker) if not _in_compile(k)]
         total = sum(k.excl("gpu_time") for k in steady)
         under = sum(k.excl("gpu_time") for k in steady
-                    if any(a.kind == "operator" for a in k.ancestors()))
+                    if any(a.kind == "operator" and not a.name.startswith("command_buffer")
+                           for a in k.ancestors()))
         assert total > 0, marker
+        _show(request, "%s: %.4f of steady GPU time below an HLO operation (target 0.95)"
+              % (marker, under / total))
         assert under >= 0.95 * total, (marker, under / total,
                                        [repr(k) for k in steady][:10])
 
@@ -83,7 +93,7 @@ def test_compilation_sits_in_the_compile_phase_of_the_call(tree):
     assert sum(k.excl("gpu_time") for k in compiled) > 0, [repr(k) for k in compiled][:5]
 
 
-def test_steady_kernels_sit_below_the_line_inside_the_jitted_function(tree):
+def test_steady_kernels_sit_below_the_line_inside_the_jitted_function(tree, request):
     # The HLO of each compiled module reaches the runtime (the package's
     # compile hook): below the call line (in main), the lines of layer()
     # and loss() that made each operation; the matmul's is layer's.
@@ -95,6 +105,8 @@ def test_steady_kernels_sit_below_the_line_inside_the_jitted_function(tree):
                     if any(a.kind == "python" and a.name in ("layer", "loss")
                            and a.file.endswith("gpu_jax.py") for a in k.ancestors()))
         assert total > 0, marker
+        _show(request, "%s: %.4f of steady GPU time below a line of layer()/loss() "
+              "(target 0.95)" % (marker, under / total))
         assert under >= 0.95 * total, (marker, under / total, [repr(k) for k in steady][:8])
         gemms = [k for k in steady if "gemm" in k.name.lower() or "sm90" in k.name.lower()]
         assert gemms and all(any(a.kind == "python" and a.line == inner for a in k.ancestors())

@@ -50,7 +50,9 @@ def main():
                        and a.file.endswith("gpu_jax.py") for a in ancestors):
                 continue
             total += t
-            if any(a.kind == "operator" for a in ancestors):
+            # command_buffer_N only says which command buffer replayed it.
+            if any(a.kind == "operator" and not a.name.startswith("command_buffer")
+                   for a in ancestors):
                 under_op += t
             if any(a.kind == "python" and a.name in ("layer", "loss")
                    and a.file.endswith("gpu_jax.py") for a in ancestors):

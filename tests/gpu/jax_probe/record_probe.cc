@@ -17,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -129,10 +130,40 @@ std::string KernelNameOfNode(CUgraphNode node) {
   return "?";
 }
 
+// The nodes of `graph` and of its child graphs, depth first, as JSON
+// [[node id, type, depth, kernel name, child graph id], ...]: which node ids
+// (and graph ids) a command buffer's traced, nested commands carry.
+void DumpGraph(CUgraph graph, int depth, std::string* r) {
+  if (depth > 8) return;
+  size_t count = 0;
+  if (cuGraphGetNodes(graph, nullptr, &count) != CUDA_SUCCESS || count == 0) return;
+  std::vector<CUgraphNode> nodes(count);
+  if (cuGraphGetNodes(graph, nodes.data(), &count) != CUDA_SUCCESS) return;
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t id = 0;
+    cuptiGetGraphNodeId(nodes[i], &id);
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+    cuGraphNodeGetType(nodes[i], &type);
+    CUgraph child = nullptr;
+    uint32_t child_id = 0;
+    if (type == CU_GRAPH_NODE_TYPE_GRAPH && cuGraphChildGraphNodeGetGraph(nodes[i], &child) == CUDA_SUCCESS) {
+      cuptiGetGraphId(child, &child_id);
+    }
+    if (r->back() != '[') *r += ",";
+    *r += "[" + std::to_string(id) + "," + std::to_string(static_cast<int>(type)) + "," +
+          std::to_string(depth) + ",\"" +
+          (type == CU_GRAPH_NODE_TYPE_KERNEL ? Escape(KernelNameOfNode(nodes[i]).c_str()).substr(0, 100)
+                                             : std::string()) +
+          "\"," + std::to_string(child_id) + "]";
+    if (child != nullptr) DumpGraph(child, depth + 1, r);
+  }
+}
+
 void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* d) {
   if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED &&
       cbid != CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED && cbid != CUPTI_CBID_RESOURCE_GRAPH_CLONED &&
-      cbid != CUPTI_CBID_RESOURCE_GRAPH_CREATED)
+      cbid != CUPTI_CBID_RESOURCE_GRAPH_CREATED && cbid != CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING &&
+      cbid != CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING)
     return;
   auto* g = static_cast<const CUpti_GraphData*>(d->resourceDescriptor);
   uint32_t graph_id = 0, exec_id = 0, orig_graph_id = 0;
@@ -146,6 +177,8 @@ void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* d) {
                      : cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED  ? "node_cloned"
                      : cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED ? "exec_created"
                      : cbid == CUPTI_CBID_RESOURCE_GRAPH_CLONED      ? "graph_cloned"
+                     : cbid == CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING ? "graph_destroyed"
+                     : cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING ? "exec_destroyed"
                                                                      : "graph_created";
   std::string r = std::string("{\"ev\":\"") + what + "\",\"tid\":" + std::to_string(Tid()) +
                   ",\"graph\":" + std::to_string(graph_id) + ",\"orig_graph\":" +
@@ -157,6 +190,20 @@ void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* d) {
     r += ",\"type\":" + std::to_string(static_cast<int>(g->nodeType));
     if (g->nodeType == CU_GRAPH_NODE_TYPE_KERNEL)
       r += ",\"kernel\":\"" + Escape(KernelNameOfNode(g->node).c_str()) + "\"";
+    CUgraph child = nullptr;
+    if (g->nodeType == CU_GRAPH_NODE_TYPE_GRAPH &&
+        cuGraphChildGraphNodeGetGraph(g->node, &child) == CUDA_SUCCESS && child != nullptr) {
+      uint32_t child_id = 0;
+      cuptiGetGraphId(child, &child_id);
+      r += ",\"child_graph\":" + std::to_string(child_id) + ",\"child_nodes\":[";
+      DumpGraph(child, 0, &r);
+      r += "]";
+    }
+  }
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED && g->graph != nullptr) {
+    r += ",\"nodes\":[";
+    DumpGraph(g->graph, 0, &r);
+    r += "]";
   }
   r += "}";
   Line(r);
@@ -171,7 +218,9 @@ bool Traced(const char* name) {
          strncmp(name, "cuGraphExecKernelNodeSetParams", 30) == 0 ||
          strncmp(name, "cuGraphKernelNodeSetParams", 26) == 0 || strncmp(name, "cuGraphCreate", 13) == 0 ||
          strncmp(name, "cuGraphUpload", 13) == 0 || strncmp(name, "cuGraphNodeSetParams", 20) == 0 ||
-         strncmp(name, "cuGraphExecNodeSetParams", 24) == 0 || strncmp(name, "cuGraphExecChildGraphNodeSetParams", 34) == 0;
+         strncmp(name, "cuGraphExecNodeSetParams", 24) == 0 || strncmp(name, "cuGraphExecChildGraphNodeSetParams", 34) == 0 ||
+         strncmp(name, "cuGraphClone", 12) == 0 || strncmp(name, "cuGraphDestroy", 14) == 0 ||
+         strncmp(name, "cuGraphExecDestroy", 18) == 0;
 }
 
 void OnDriver(const CUpti_CallbackData* d) {

@@ -1,11 +1,23 @@
 """Summarizes a JAX profile (`deepcontext export --format json` output):
-where the GPU time sits (below an HLO operation, in [compile], elsewhere),
-and, given jax.profiler's numbers from bench/workloads/jax_models.py, the
-mean device time per kernel of each HLO operation against its own.
+where the steady-state GPU time sits (below an HLO operation, below a
+Python line inside the jitted function, still below a command buffer), and,
+given jax.profiler's numbers from bench/workloads/jax_models.py for the same
+steps, how far each HLO operation's device time per step is from its own.
 
     summarize_jax_profile.py EXPORT.json [JAX_PROFILER.json]
+        [--jitted NAME,...] [--loop FUNCTION]
+
+--jitted: the jitted functions whose lines count as inside (a frame named
+NAME or ending in ".NAME", as JAX names nested functions; default "step",
+bench/workloads/jax_models.py's). --loop: the per-operation comparison only
+counts kernels below frames of this function (default "timed", the loop
+jax_models.py times and jax.profiler traces, so that warm-up steps and
+other modules' operations stay out). Compare like with like: with command
+buffers on, jax.profiler reports only `command_buffer_N`; profile both with
+XLA_FLAGS=--xla_gpu_enable_command_buffer= for per-operation numbers.
 """
 
+import argparse
 import json
 import os
 import sys
@@ -15,13 +27,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from profile_tree import Tree  # noqa: E402
 
 GPU_KINDS = ("gpu_kernel", "gpu_memcpy", "gpu_memset", "kernel")
+TOLERANCE = 0.02
 
 
-def main():
-    with open(sys.argv[1]) as f:
-        tree = Tree(json.load(f))
-    total = compile_time = under_op = 0.0
-    per_op = {}
+def named(node, names):
+    return node.kind == "python" and any(node.name == n or node.name.endswith("." + n)
+                                         for n in names)
+
+
+def placement(tree, jitted):
+    """GPU time: total, in [compile], and of the rest: below an HLO op,
+    below a line of the jitted function, below a command buffer op."""
+    total = compile_time = under_op = under_line = in_command_buffer = 0.0
     for node in tree.nodes:
         t = node.excl("gpu_time")
         if not t or node.kind not in GPU_KINDS:
@@ -33,49 +50,100 @@ def main():
             continue
         ops = [a for a in ancestors if a.kind == "operator"]
         if ops:
-            under_op += t
-            slot = per_op.setdefault(ops[0].name, [0.0, 0])
-            slot[0] += t
-            slot[1] += node.exclusive["gpu_time"]["count"]
+            if ops[0].name.startswith("command_buffer"):
+                in_command_buffer += t
+            else:
+                under_op += t
+        if any(named(a, jitted) for a in ancestors):
+            under_line += t
+    return total, compile_time, under_op, under_line, in_command_buffer
+
+
+def ops_in_loop(tree, loop):
+    """Per HLO op (the nearest operator above each kernel): GPU time (ns)
+    and records, counting only kernels below a frame named `loop`."""
+    per_op = {}
+    for node in tree.nodes:
+        t = node.excl("gpu_time")
+        if not t or node.kind not in GPU_KINDS:
+            continue
+        ancestors = list(node.ancestors())
+        if not any(a.kind == "python" and a.name == loop for a in ancestors):
+            continue
+        if any(a.kind == "phase" and a.name == "[compile]" for a in ancestors):
+            continue
+        ops = [a for a in ancestors if a.kind == "operator"]
+        if not ops:
+            continue
+        slot = per_op.setdefault(ops[0].name, [0.0, 0])
+        slot[0] += t
+        slot[1] += node.exclusive["gpu_time"]["count"]
+    return per_op
+
+
+def compare(ours, reference):
+    """Each HLO op's device time per step against jax.profiler's, both over
+    the same number of steps (the loop of jax_models.py)."""
+    theirs = {}
+    for key, (us, n) in reference["per_op"].items():
+        slot = theirs.setdefault(key.split("/", 1)[1], [0.0, 0])
+        slot[0] += us * 1e3
+        slot[1] += n
+    steps = reference.get("steps") or 1
+    rows = []
+    for name, (t, _) in ours.items():
+        if name not in theirs or not theirs[name][0]:
+            continue
+        mine, other = t / steps, theirs[name][0] / steps
+        rows.append((abs(mine - other) / other, name, mine / 1e3, other / 1e3))
+    rows.sort(reverse=True)
+    within = [r for r in rows if r[0] <= TOLERANCE]
+    time_all = sum(r[3] for r in rows)
+    time_within = sum(r[3] for r in within)
+    their_total = sum(v[0] for v in theirs.values()) / steps / 1e3
+    print("per_op (%d steps): ops matched=%d of ours=%d, theirs=%d (%.1f%% of their time)"
+          % (steps, len(rows), len(ours), len(theirs),
+             100 * time_all / their_total if their_total else 0))
+    print("per_op within 2%%: ops %d/%d = %.4f, time %.4f" % (
+        len(within), len(rows), len(within) / len(rows) if rows else 0,
+        time_within / time_all if time_all else 0))
+    for diff, name, ours_us, their_us in rows[:8]:
+        print("  diff %.4f %-36s ours %.2f us/step jax.profiler %.2f us/step" % (
+            diff, name, ours_us, their_us))
+    missing = sorted(set(theirs) - set(ours), key=lambda n: -theirs[n][0])[:5]
+    if missing:
+        print("  not in ours: " + ", ".join("%s (%.1f us/step)" % (n, theirs[n][0] / steps / 1e3)
+                                            for n in missing))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("export")
+    parser.add_argument("reference", nargs="?")
+    parser.add_argument("--jitted", default="step")
+    parser.add_argument("--loop", default="timed")
+    args = parser.parse_args()
+    with open(args.export) as f:
+        tree = Tree(json.load(f))
+    jitted = [n for n in args.jitted.split(",") if n]
+    total, compile_time, under_op, under_line, in_cb = placement(tree, jitted)
     steady = total - compile_time
     print("gpu_time_ms total=%.1f compile=%.1f steady=%.1f" % (total / 1e6, compile_time / 1e6,
                                                                steady / 1e6))
-    print("steady_under_hlo_op=%.4f" % (under_op / steady if steady else 0))
+    share = (lambda x: x / steady) if steady else (lambda x: 0.0)
+    print("steady_under_hlo_op=%.4f steady_under_jitted_line=%.4f (%s) "
+          "steady_under_command_buffer=%.4f" % (share(under_op), share(under_line),
+                                                ",".join(jitted), share(in_cb)))
     meta = tree.metadata
-    print("gpu_records=%s unattributed=%s dropped=%s" % (
+    print("gpu_records=%s unattributed=%s dropped=%s child_nodes_linked=%s" % (
         meta.get("gpu_records"), meta.get("gpu_unattributed_records"),
-        meta.get("gpu_dropped_records")))
-    top = sorted(per_op.items(), key=lambda kv: -kv[1][0])[:12]
-    for name, (t, n) in top:
-        print("  op %-40s %9.3f ms %6d kernels" % (name, t / 1e6, n))
-    if len(sys.argv) > 2:
-        with open(sys.argv[2]) as f:
-            ref = json.load(f)["per_op"]
-        theirs = {}
-        for key, (us, n) in ref.items():
-            name = key.split("/", 1)[1]
-            slot = theirs.setdefault(name, [0.0, 0])
-            slot[0] += us * 1e3
-            slot[1] += n
-        matched = within = 0.0
-        worst = []
-        for name, (t, n) in per_op.items():
-            if name not in theirs or not n or not theirs[name][1]:
-                continue
-            ours_mean = t / n
-            their_mean = theirs[name][0] / theirs[name][1]
-            diff = abs(ours_mean - their_mean) / their_mean
-            matched += t
-            if diff <= 0.02:
-                within += t
-            worst.append((diff, name, ours_mean / 1e3, their_mean / 1e3))
-        worst.sort(reverse=True)
-        print("hlo_ops matched=%d of ours=%d, theirs=%d; time within 2%% of jax.profiler's mean "
-              "per kernel: %.4f" % (len(worst), len(per_op), len(theirs),
-                                    within / matched if matched else 0))
-        for diff, name, ours_us, their_us in worst[:6]:
-            print("  diff %.4f %-36s ours %.2f us jax.profiler %.2f us" % (diff, name, ours_us,
-                                                                          their_us))
+        meta.get("gpu_dropped_records"), meta.get("gpu_graph_child_nodes_linked", "0")))
+    ours = ops_in_loop(tree, args.loop)
+    for name, (t, n) in sorted(ours.items(), key=lambda kv: -kv[1][0])[:8]:
+        print("  op %-40s %9.3f ms %6d records" % (name, t / 1e6, n))
+    if args.reference:
+        with open(args.reference) as f:
+            compare(ours, json.load(f))
 
 
 if __name__ == "__main__":

@@ -298,7 +298,7 @@ void FakeCuptiLaunch(uint32_t correlation_id, const char* symbol_name) {
 }
 
 void FakeCuptiKernelRecord(uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns,
-                           bool running) {
+                           bool running, uint64_t graph_node_id) {
   CUpti_ActivityKernel10 record{};
   record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   record.correlationId = correlation_id;
@@ -312,6 +312,8 @@ void FakeCuptiKernelRecord(uint32_t correlation_id, uint64_t start_ns, uint64_t 
   record.blockY = record.blockZ = 1;
   record.registersPerThread = 32;
   record.name = "fake_kernel";
+  record.graphNodeId = graph_node_id;
+  record.graphId = static_cast<uint32_t>(graph_node_id >> 32);
   FakeCuptiState& s = FakeCupti();
   std::lock_guard<std::mutex> guard(s.mutex);
   (running ? s.running : s.finished).push_back(record);

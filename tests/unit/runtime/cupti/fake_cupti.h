@@ -64,8 +64,9 @@ void FakeCuptiNvtx(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
 // (mangled) name as CUPTI's symbolName.
 void FakeCuptiLaunch(uint32_t correlation_id, const char* symbol_name = nullptr);
 // The record of the kernel that launch ran on device 0, from `start_ns` to
-// `end_ns`; `running`: the kernel has not finished yet.
+// `end_ns`; `running`: the kernel has not finished yet; `graph_node_id`:
+// the CUDA graph node it ran as (0: none).
 void FakeCuptiKernelRecord(uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns,
-                           bool running = false);
+                           bool running = false, uint64_t graph_node_id = 0);
 
 }  // namespace deepcontext::cupti::fake
