@@ -2,6 +2,7 @@
 H200: where the steady GPU time of a JAX step sits, and each HLO operation's
 time per step against jax.profiler's."""
 
+import json
 import os
 import subprocess
 import sys
@@ -43,3 +44,18 @@ def test_kernels_left_under_a_command_buffer_are_not_counted_as_placed(tmp_path)
     assert fields["steady_under_jitted_line"] == "0.7629", out
     _, other = summarize(tmp_path, "dc_attention_before_links.dctx", "--jitted", "nothing")
     assert "steady_under_jitted_line=0.0000" in other, other
+
+
+def test_a_second_jax_profiler_run_is_compared_with_the_first(tmp_path):
+    # The spread between two jax.profiler processes is the floor for ours.
+    reference = os.path.join(RECORDED, "jp_nocb_mlp.json")
+    with open(reference) as f:
+        again = json.load(f)
+    again["per_op"]["jit_step/wrapped_tanh"][0] *= 1.05
+    again["per_op"]["jit_step/wrapped_tanh.1"][0] *= 1.01
+    again_path = tmp_path / "again.json"
+    again_path.write_text(json.dumps(again))
+    _, out = summarize(tmp_path, "dc_nocb_mlp.dctx", reference, "--again", str(again_path))
+    assert "jax.profiler_again (20 steps): ops matched=50 of again=50, theirs=50" in out, out
+    assert "jax.profiler_again within 2%: ops 49/50 = 0.9800" in out, out
+    assert "diff 0.0500 wrapped_tanh " in out, out

@@ -85,6 +85,16 @@ for model in ${MODELS:-mlp attention}; do
     python3 $W --model $model
   run "$model jax.profiler without command buffers" $NOCB \
     python3 $W --model $model --jax-profiler "$OUT/jp_nocb_$model.json"
-  summarize "$OUT/dc_nocb_$model.dctx" "$OUT/jp_nocb_$model.json"
+  # jax.profiler against itself in another process: the kernels' own spread.
+  run "$model jax.profiler without command buffers, again" $NOCB \
+    python3 $W --model $model --jax-profiler "$OUT/jp_nocb2_$model.json"
+  summarize "$OUT/dc_nocb_$model.dctx" "$OUT/jp_nocb_$model.json" \
+    --again "$OUT/jp_nocb2_$model.json"
+done
+# Profile size against step count: 10x the steps, same size.
+for steps in 20 200; do
+  run "mlp deepcontext, $steps steps" $DC "$OUT/dc_mlp_$steps.dctx" python3 $W --model mlp \
+    --steps $steps
+  echo "profile_bytes steps=$steps $(stat -c %s "$OUT/dc_mlp_$steps.dctx" 2>/dev/null)" >> "$LOG"
 done
 ls -la "$OUT" >> "$LOG" 2>&1

@@ -5,7 +5,7 @@ given jax.profiler's numbers from bench/workloads/jax_models.py for the same
 steps, how far each HLO operation's device time per step is from its own.
 
     summarize_jax_profile.py EXPORT.json [JAX_PROFILER.json]
-        [--jitted NAME,...] [--loop FUNCTION]
+        [--jitted NAME,...] [--loop FUNCTION] [--again JAX_PROFILER2.json]
 
 --jitted: the jitted functions whose lines count as inside (a frame named
 NAME or ending in ".NAME", as JAX names nested functions; default "step",
@@ -15,6 +15,10 @@ jax_models.py times and jax.profiler traces, so that warm-up steps and
 other modules' operations stay out). Compare like with like: with command
 buffers on, jax.profiler reports only `command_buffer_N`; profile both with
 XLA_FLAGS=--xla_gpu_enable_command_buffer= for per-operation numbers.
+--again: jax.profiler's numbers from a second process running the same
+steps; it is compared with the first the same way, which shows how much of
+the difference is the kernels' own run-to-run spread rather than
+attribution.
 """
 
 import argparse
@@ -81,14 +85,20 @@ def ops_in_loop(tree, loop):
     return per_op
 
 
-def compare(ours, reference):
-    """Each HLO op's device time per step against jax.profiler's, both over
-    the same number of steps (the loop of jax_models.py)."""
-    theirs = {}
+def reference_ops(reference):
+    """jax.profiler's numbers: HLO op -> [device time (ns), events]."""
+    ops = {}
     for key, (us, n) in reference["per_op"].items():
-        slot = theirs.setdefault(key.split("/", 1)[1], [0.0, 0])
+        slot = ops.setdefault(key.split("/", 1)[1], [0.0, 0])
         slot[0] += us * 1e3
         slot[1] += n
+    return ops
+
+
+def compare(ours, reference, label="per_op", names=("ours", "jax.profiler")):
+    """Each HLO op's device time per step against jax.profiler's, both over
+    the same number of steps (the loop of jax_models.py)."""
+    theirs = reference_ops(reference)
     steps = reference.get("steps") or 1
     rows = []
     for name, (t, _) in ours.items():
@@ -101,19 +111,20 @@ def compare(ours, reference):
     time_all = sum(r[3] for r in rows)
     time_within = sum(r[3] for r in within)
     their_total = sum(v[0] for v in theirs.values()) / steps / 1e3
-    print("per_op (%d steps): ops matched=%d of ours=%d, theirs=%d (%.1f%% of their time)"
-          % (steps, len(rows), len(ours), len(theirs),
+    print("%s (%d steps): ops matched=%d of %s=%d, theirs=%d (%.1f%% of their time)"
+          % (label, steps, len(rows), names[0], len(ours), len(theirs),
              100 * time_all / their_total if their_total else 0))
-    print("per_op within 2%%: ops %d/%d = %.4f, time %.4f" % (
-        len(within), len(rows), len(within) / len(rows) if rows else 0,
+    print("%s within 2%%: ops %d/%d = %.4f, time %.4f" % (
+        label, len(within), len(rows), len(within) / len(rows) if rows else 0,
         time_within / time_all if time_all else 0))
     for diff, name, ours_us, their_us in rows[:8]:
-        print("  diff %.4f %-36s ours %.2f us/step jax.profiler %.2f us/step" % (
-            diff, name, ours_us, their_us))
+        print("  diff %.4f %-36s %s %.2f us/step %s %.2f us/step" % (
+            diff, name, names[0], ours_us, names[1], their_us))
     missing = sorted(set(theirs) - set(ours), key=lambda n: -theirs[n][0])[:5]
     if missing:
-        print("  not in ours: " + ", ".join("%s (%.1f us/step)" % (n, theirs[n][0] / steps / 1e3)
-                                            for n in missing))
+        print("  not in %s: " % names[0]
+              + ", ".join("%s (%.1f us/step)" % (n, theirs[n][0] / steps / 1e3)
+                          for n in missing))
 
 
 def main():
@@ -122,6 +133,7 @@ def main():
     parser.add_argument("reference", nargs="?")
     parser.add_argument("--jitted", default="step")
     parser.add_argument("--loop", default="timed")
+    parser.add_argument("--again")
     args = parser.parse_args()
     with open(args.export) as f:
         tree = Tree(json.load(f))
@@ -143,7 +155,12 @@ def main():
         print("  op %-40s %9.3f ms %6d records" % (name, t / 1e6, n))
     if args.reference:
         with open(args.reference) as f:
-            compare(ours, json.load(f))
+            reference = json.load(f)
+        compare(ours, reference)
+        if args.again:
+            with open(args.again) as f:
+                compare(reference_ops(json.load(f)), reference, "jax.profiler_again",
+                        ("again", "first"))
 
 
 if __name__ == "__main__":
