@@ -29,6 +29,8 @@ gpu::ContextId ReplayContexts::Compute(gpu::ContextId node_context,
   if (!Find(node_context, &node) || !Find(launch_context, &launch)) return node_context;
   // Launched by the call that recorded it: exactly where it was.
   if (node.base == launch.base) return node_context;
+  // A launch from one of XLA's threads has no line to give.
+  if (is_thread_root_ != nullptr && is_thread_root_(launch.base)) return node_context;
   const gpu::ContextId moved = WalkPath(sink_, launch.base, *node.path);
   return moved != 0 ? moved : node_context;
 }

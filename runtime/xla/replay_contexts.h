@@ -38,8 +38,14 @@ class ReplayContexts {
   // beyond it new ones are not re-rooted).
   static constexpr size_t kMaxRemembered = size_t{1} << 16;
 
-  // `sink` must outlive this object.
-  explicit ReplayContexts(gpu::ContextSink& sink) : sink_(sink) {}
+  // Whether a context is a thread's own node, with no Python frame below
+  // it (XLA's own threads).
+  using IsThreadRoot = bool (*)(gpu::ContextId);
+
+  // `sink` must outlive this object. Launches from a thread root (null:
+  // none is) do not take records away from the recording call's line.
+  explicit ReplayContexts(gpu::ContextSink& sink, IsThreadRoot is_thread_root = nullptr)
+      : sink_(sink), is_thread_root_(is_thread_root) {}
   ReplayContexts(const ReplayContexts&) = delete;
   ReplayContexts& operator=(const ReplayContexts&) = delete;
 
@@ -50,7 +56,8 @@ class ReplayContexts {
   // The context for a record of a graph node created in `node_context`
   // whose graph was launched in `launch_context`: when both were made by
   // Refine() on different Python contexts, the node's path below the
-  // launch's Python context; otherwise `node_context`. [any thread; meant
+  // launch's Python context; otherwise (also for a launch from a thread
+  // root) `node_context`. [any thread; meant
   // for the record-processing thread, with a bounded cache]
   gpu::ContextId Place(gpu::ContextId node_context, gpu::ContextId launch_context);
 
@@ -72,6 +79,7 @@ class ReplayContexts {
   gpu::ContextId Compute(gpu::ContextId node_context, gpu::ContextId launch_context);
 
   gpu::ContextSink& sink_;
+  const IsThreadRoot is_thread_root_;
 
   mutable std::mutex origins_mutex_;  // guards origins_
   std::unordered_map<gpu::ContextId, Origin> origins_;

@@ -101,7 +101,7 @@ thread_local uint64_t t_state_instance = 0;
 XlaRanges::XlaRanges(gpu::ContextSink& sink, IsThreadRoot is_thread_root,
                      const HloSourceRegistry& sources)
     : sink_(sink), is_thread_root_(is_thread_root), sources_(sources),
-      instance_(++g_instances), replays_(sink) {}
+      instance_(++g_instances), replays_(sink, is_thread_root) {}
 
 XlaRanges::~XlaRanges() {
   for (ThreadState* state : threads_) delete state;

@@ -156,9 +156,11 @@ def main():
                                                 ",".join(jitted), share(in_cb)))
     print("steady_under_loop_line=%.4f (%s)" % (share(under_loop), args.loop))
     meta = tree.metadata
-    print("gpu_records=%s unattributed=%s dropped=%s child_nodes_linked=%s" % (
-        meta.get("gpu_records"), meta.get("gpu_unattributed_records"),
-        meta.get("gpu_dropped_records"), meta.get("gpu_graph_child_nodes_linked", "0")))
+    print("gpu_records=%s unattributed=%s dropped=%s child_nodes_linked=%s "
+          "replayed_records_moved=%s" % (
+              meta.get("gpu_records"), meta.get("gpu_unattributed_records"),
+              meta.get("gpu_dropped_records"), meta.get("gpu_graph_child_nodes_linked", "0"),
+              meta.get("gpu_xla_replayed_records_moved", "0")))
     ours = ops_in_loop(tree, args.loop)
     for name, (t, n) in sorted(ours.items(), key=lambda kv: -kv[1][0])[:8]:
         print("  op %-40s %9.3f ms %6d records" % (name, t / 1e6, n))

@@ -18,6 +18,7 @@ using gpu::FakeContextSink;
 // records; 3: a loop's call), 100..: compiler threads' own nodes.
 constexpr ContextId kFirstCall = 2;
 constexpr ContextId kLoopCall = 3;
+constexpr ContextId kWorker = 100;
 bool IsWorker(ContextId context) { return context >= 100 && context < 1000; }
 constexpr uint64_t kTsl = 0x10;
 
@@ -90,6 +91,16 @@ TEST_F(ReplayContextsTest, NodesAndLaunchesOutsideXlaRangesStay) {
   const ContextId node = RecordedNode(kFirstCall);
   EXPECT_EQ(ranges.PlaceReplayed(node, kLoopCall), node);
   EXPECT_EQ(ranges.replayed_records_moved(), 0u);
+}
+
+TEST_F(ReplayContextsTest, ALaunchFromOneOfXlasThreadsLeavesTheNodeOnItsLine) {
+  const ContextId node = RecordedNode(kFirstCall);
+  EXPECT_EQ(ranges.PlaceReplayed(node, Launch(kWorker)), node);
+  // The other way round, a recording by such a thread goes to the line.
+  const ContextId worker_node = RecordedNode(kWorker);
+  const ContextId moved = ranges.PlaceReplayed(worker_node, Launch(kLoopCall));
+  EXPECT_NE(moved, worker_node);
+  EXPECT_EQ(moved, sink.Find(kLoopCall, kGemm));
 }
 
 TEST_F(ReplayContextsTest, CompilationWorkStaysInItsCompilePhase) {
