@@ -128,6 +128,8 @@ class XlaRanges {
   // by one call and launched by another goes under the launching call, with
   // the path Refine() gave it (replay_contexts.h). [any thread]
   gpu::ContextId PlaceReplayed(gpu::ContextId node_context, gpu::ContextId launch_context) {
+    // Programs without XLA (PyTorch's graphs) pay one load per record.
+    if (!seen_ranges()) return node_context;
     return replays_.Place(node_context, launch_context);
   }
   // Records PlaceReplayed() moved to another call.
