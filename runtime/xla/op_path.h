@@ -28,7 +28,7 @@ struct PathNode {
 std::vector<PathNode> OpPath(std::string_view op_name, std::string_view hlo_op);
 
 // The node reached from `base` by creating (or finding) each node of
-// `path` below the previous one; 0 when the sink could create none.
+// `path` below the previous one; 0 when the sink could not create one.
 gpu::ContextId WalkPath(gpu::ContextSink& sink, gpu::ContextId base,
                         const std::vector<PathNode>& path);
 
