@@ -495,6 +495,11 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
       metadata.emplace_back("gpu_xla_graph_kernels_by_position",
                             std::to_string(xla_ranges_.graph_kernels_placed()));
     }
+    // Records of command buffers launched by another call than the one
+    // that recorded them, moved under the launching call.
+    if (const uint64_t moved = xla_ranges_.replayed_records_moved(); moved != 0) {
+      metadata.emplace_back("gpu_xla_replayed_records_moved", std::to_string(moved));
+    }
   }
   if (std::string stats = xla_ranges_.StatsLine(); !stats.empty()) {
     // Asked for by DEEPCONTEXT_XLA_STATS=1: also where a measurement sees it.

@@ -68,6 +68,12 @@ class GpuBackendState {
         [this](uint64_t correlation_id, uint64_t node_id, std::string_view kernel) {
           return xla_ranges_.ResolveGraphKernel(correlation_id, node_id, kernel);
         });
+    // Command buffers replayed by other calls than the one that recorded
+    // them go under the launching call (runtime/xla/replay_contexts.h).
+    attribution_.SetGraphNodePlacer(
+        [this](gpu::ContextId node_context, gpu::ContextId launch_context) {
+          return xla_ranges_.PlaceReplayed(node_context, launch_context);
+        });
   }
 
   GpuBackendState(const GpuBackendState&) = delete;

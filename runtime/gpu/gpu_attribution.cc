@@ -144,10 +144,13 @@ void GpuAttribution::Handle(const Record& record, uint64_t graph_node_id) {
       }
     }
     if (known) {
-      table_.Claim(record.correlation_id, &launch);  // only counts the record
+      ContextId context = node.context;
+      if (table_.Claim(record.correlation_id, &launch) && placer_) {
+        context = placer_(node.context, launch.context);
+      }
       ++stats_.attributed;
       ++stats_.via_graph_node;
-      Credit(Target{node.context, node.api_name}, record);
+      Credit(Target{context, node.api_name}, record);
       return;
     }
   }

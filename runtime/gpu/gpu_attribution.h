@@ -116,6 +116,16 @@ class GpuAttribution {
     resolver_ = std::move(resolver);
   }
 
+  // Asked for each record of a graph node whose context and launch are both
+  // known: where to credit it, given the context the node was created in
+  // and the launching call's context; returning `node_context` keeps it
+  // there. (An XLA command buffer is recorded by one call and launched by
+  // later ones, from wherever the program calls the jitted function.) Set
+  // before records arrive; runs on the processing thread.
+  using GraphNodePlacer =
+      std::function<ContextId(ContextId node_context, ContextId launch_context)>;
+  void SetGraphNodePlacer(GraphNodePlacer placer) { placer_ = std::move(placer); }
+
   // Activity records. Calls are serialized internally; in production they
   // come from the one activity-processing thread.
   void OnKernel(const KernelRecord& record);
@@ -197,6 +207,7 @@ class GpuAttribution {
   ContextSink& sink_;
   const AttributionOptions options_;
   GraphKernelResolver resolver_;
+  GraphNodePlacer placer_;
   CorrelationTable table_;
   std::atomic<uint64_t> launches_{0};
   std::atomic<bool> windowed_{false};

@@ -49,6 +49,18 @@ std::vector<std::string_view> SplitNameStack(std::string_view op_name) {
   return parts;
 }
 
+gpu::ContextId WalkPath(gpu::ContextSink& sink, gpu::ContextId base,
+                        const std::vector<PathNode>& path) {
+  gpu::ContextId context = base;
+  for (const PathNode& node : path) {
+    context = node.kind == gpu::GpuNodeKind::kPython
+                  ? sink.ChildAt(context, node.kind, node.name, node.file, node.line)
+                  : sink.Child(context, node.kind, node.name);
+    if (context == 0) return 0;
+  }
+  return context;
+}
+
 std::vector<PathNode> OpPath(std::string_view op_name, std::string_view hlo_op) {
   std::vector<std::string_view> parts = SplitNameStack(op_name);
   if (!parts.empty() && parts.front().substr(0, 4) == "jit(") parts.erase(parts.begin());

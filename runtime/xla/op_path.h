@@ -27,6 +27,11 @@ struct PathNode {
 // instruction alone.
 std::vector<PathNode> OpPath(std::string_view op_name, std::string_view hlo_op);
 
+// The node reached from `base` by creating (or finding) each node of
+// `path` below the previous one; 0 when the sink could not create one.
+gpu::ContextId WalkPath(gpu::ContextSink& sink, gpu::ContextId base,
+                        const std::vector<PathNode>& path);
+
 // Splits a name stack at '/' outside parentheses.
 std::vector<std::string_view> SplitNameStack(std::string_view op_name);
 

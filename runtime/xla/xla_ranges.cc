@@ -101,7 +101,7 @@ thread_local uint64_t t_state_instance = 0;
 XlaRanges::XlaRanges(gpu::ContextSink& sink, IsThreadRoot is_thread_root,
                      const HloSourceRegistry& sources)
     : sink_(sink), is_thread_root_(is_thread_root), sources_(sources),
-      instance_(++g_instances) {}
+      instance_(++g_instances), replays_(sink, is_thread_root) {}
 
 XlaRanges::~XlaRanges() {
   for (ThreadState* state : threads_) delete state;
@@ -309,15 +309,11 @@ gpu::ContextId XlaRanges::Descend(gpu::ContextId base, const InternedAnnotation*
   if (stats_) refine_misses_.fetch_add(1, std::memory_order_relaxed);
   const InternedAnnotation* path = what;
   if (what->annotation.kind == AnnotationKind::kThunk) path = WithSources(what, module);
-  gpu::ContextId context = base;
-  for (const PathNode& node : path->path) {
-    const gpu::ContextId child =
-        node.kind == gpu::GpuNodeKind::kPython
-            ? sink_.ChildAt(context, node.kind, node.name, node.file, node.line)
-            : sink_.Child(context, node.kind, node.name);
-    if (child == 0) return base;
-    context = child;
-  }
+  const gpu::ContextId context = WalkPath(sink_, base, path->path);
+  if (context == 0) return base;
+  // An instruction's context can be moved to another call that launches
+  // its command buffer (replay_contexts.h); compilations stay.
+  if (what->annotation.kind == AnnotationKind::kThunk) replays_.Remember(context, base, &path->path);
   // A module registered later (a new version) makes the slot stale.
   slot = {base, what, module, version, context};
   return context;

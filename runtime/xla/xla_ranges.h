@@ -29,6 +29,7 @@
 #include "runtime/xla/annotation.h"
 #include "runtime/xla/hlo_sources.h"
 #include "runtime/xla/op_path.h"
+#include "runtime/xla/replay_contexts.h"
 
 namespace deepcontext::xla {
 
@@ -122,6 +123,18 @@ class XlaRanges {
   // Kernels recorded as captured into command buffers.
   uint64_t captured_kernels() const { return captured_kernels_.load(std::memory_order_relaxed); }
 
+  // Where a record of a graph node created in `node_context` goes when its
+  // graph was launched in `launch_context`: an XLA command buffer recorded
+  // by one call and launched by another goes under the launching call, with
+  // the path Refine() gave it (replay_contexts.h). [any thread]
+  gpu::ContextId PlaceReplayed(gpu::ContextId node_context, gpu::ContextId launch_context) {
+    // Programs without XLA (PyTorch's graphs) pay one load per record.
+    if (!seen_ranges()) return node_context;
+    return replays_.Place(node_context, launch_context);
+  }
+  // Records PlaceReplayed() moved to another call.
+  uint64_t replayed_records_moved() const { return replays_.moved(); }
+
   // Counts (and, with `timed`, times) pushes, pops and refinements, for
   // DEEPCONTEXT_XLA_STATS=1: where the cost of following XLA's ranges goes.
   void EnableStats(bool timed);
@@ -210,6 +223,8 @@ class XlaRanges {
 
   std::atomic<bool> compiling_{false};
   CompileOrigin compile_;  // under mutex_
+
+  ReplayContexts replays_;
 };
 
 }  // namespace deepcontext::xla

@@ -58,6 +58,20 @@ def test_the_matmul_runs_under_both_lines(tree):
     assert gemm_runs("MARK_LOSS") >= 2 * STEPS
 
 
+def test_a_loops_replays_sit_under_the_loops_line(tree, request):
+    # loss()'s first call, at MARK_WARMUP, compiles it and records its
+    # command buffer; the loop's calls at MARK_LOSS only launch it. Their
+    # kernels belong to the loop's line, one call's worth to the warm-up's.
+    def steady_gemms(marker):
+        return launches([k for k in kernels_at(tree, PROGRAM, marker) if not _in_compile(k)
+                         and ("gemm" in k.name.lower() or "sm90" in k.name.lower())])
+    warm_up, loop = steady_gemms("MARK_WARMUP"), steady_gemms("MARK_LOSS")
+    _show(request, "GEMMs run: %d under the warm-up call, %d under the loop of %d calls"
+          % (warm_up, loop, STEPS))
+    assert warm_up > 0
+    assert warm_up * STEPS <= loop, (warm_up, loop)
+
+
 def _in_compile(node):
     return any(a.kind == "phase" and a.name == "[compile]" for a in node.ancestors())
 

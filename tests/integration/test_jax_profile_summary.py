@@ -59,3 +59,20 @@ def test_a_second_jax_profiler_run_is_compared_with_the_first(tmp_path):
     assert "jax.profiler_again (20 steps): ops matched=50 of again=50, theirs=50" in out, out
     assert "jax.profiler_again within 2%: ops 49/50 = 0.9800" in out, out
     assert "diff 0.0500 wrapped_tanh " in out, out
+
+
+def test_the_share_under_the_loops_line_shows_where_replayed_steps_went(tmp_path):
+    # Without command buffers each of the 23 steps launches its kernels:
+    # the 20 timed ones sit under the loop's line (timed -> step(...)).
+    nocb, out = summarize(tmp_path, "dc_nocb_mlp.dctx")
+    assert "steady_under_loop_line=0.8572 (timed)" in out, out
+    # With command buffers, profiled before replays were moved to the
+    # launching call: every timed step's replay sat under the warm-up call
+    # that recorded the buffer, none under the loop.
+    before, out = summarize(tmp_path, "dc_mlp_before_replays.dctx")
+    assert "steady_under_loop_line=0.0000 (timed)" in out, out
+    assert before["steady_under_jitted_line"] == "0.9849", out
+    # Both calling lines are inside main() (the rest: copies on PJRT's
+    # transfer threads).
+    _, out = summarize(tmp_path, "dc_mlp_before_replays.dctx", "--loop", "main")
+    assert "steady_under_loop_line=0.9999 (main)" in out, out

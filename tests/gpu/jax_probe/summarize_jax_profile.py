@@ -12,7 +12,10 @@ NAME or ending in ".NAME", as JAX names nested functions; default "step",
 bench/workloads/jax_models.py's). --loop: the per-operation comparison only
 counts kernels below frames of this function (default "timed", the loop
 jax_models.py times and jax.profiler traces, so that warm-up steps and
-other modules' operations stay out). Compare like with like: with command
+other modules' operations stay out); steady_under_loop_line is the share
+of the steady GPU time below such a frame: with command buffers, the
+loop's steps only replay what the warm-up call recorded, and their kernels
+belong under the loop's line, not the warm-up's. Compare like with like: with command
 buffers on, jax.profiler reports only `command_buffer_N`; profile both with
 XLA_FLAGS=--xla_gpu_enable_command_buffer= for per-operation numbers.
 --again: jax.profiler's numbers from a second process running the same
@@ -39,10 +42,12 @@ def named(node, names):
                                          for n in names)
 
 
-def placement(tree, jitted):
+def placement(tree, jitted, loop):
     """GPU time: total, in [compile], and of the rest: below an HLO op,
-    below a line of the jitted function, below a command buffer op."""
-    total = compile_time = under_op = under_line = in_command_buffer = 0.0
+    below a line of the jitted function, below a command buffer op, below
+    a frame of the loop function (the line that calls the jitted function
+    in the loop, whose steps replay what the warm-up call recorded)."""
+    total = compile_time = under_op = under_line = in_command_buffer = under_loop = 0.0
     for node in tree.nodes:
         t = node.excl("gpu_time")
         if not t or node.kind not in GPU_KINDS:
@@ -60,7 +65,9 @@ def placement(tree, jitted):
                 under_op += t
         if any(named(a, jitted) for a in ancestors):
             under_line += t
-    return total, compile_time, under_op, under_line, in_command_buffer
+        if any(a.kind == "python" and a.name == loop for a in ancestors):
+            under_loop += t
+    return total, compile_time, under_op, under_line, in_command_buffer, under_loop
 
 
 def ops_in_loop(tree, loop):
@@ -138,7 +145,8 @@ def main():
     with open(args.export) as f:
         tree = Tree(json.load(f))
     jitted = [n for n in args.jitted.split(",") if n]
-    total, compile_time, under_op, under_line, in_cb = placement(tree, jitted)
+    total, compile_time, under_op, under_line, in_cb, under_loop = placement(tree, jitted,
+                                                                           args.loop)
     steady = total - compile_time
     print("gpu_time_ms total=%.1f compile=%.1f steady=%.1f" % (total / 1e6, compile_time / 1e6,
                                                                steady / 1e6))
@@ -146,10 +154,13 @@ def main():
     print("steady_under_hlo_op=%.4f steady_under_jitted_line=%.4f (%s) "
           "steady_under_command_buffer=%.4f" % (share(under_op), share(under_line),
                                                 ",".join(jitted), share(in_cb)))
+    print("steady_under_loop_line=%.4f (%s)" % (share(under_loop), args.loop))
     meta = tree.metadata
-    print("gpu_records=%s unattributed=%s dropped=%s child_nodes_linked=%s" % (
-        meta.get("gpu_records"), meta.get("gpu_unattributed_records"),
-        meta.get("gpu_dropped_records"), meta.get("gpu_graph_child_nodes_linked", "0")))
+    print("gpu_records=%s unattributed=%s dropped=%s child_nodes_linked=%s "
+          "replayed_records_moved=%s" % (
+              meta.get("gpu_records"), meta.get("gpu_unattributed_records"),
+              meta.get("gpu_dropped_records"), meta.get("gpu_graph_child_nodes_linked", "0"),
+              meta.get("gpu_xla_replayed_records_moved", "0")))
     ours = ops_in_loop(tree, args.loop)
     for name, (t, n) in sorted(ours.items(), key=lambda kv: -kv[1][0])[:8]:
         print("  op %-40s %9.3f ms %6d records" % (name, t / 1e6, n))

@@ -265,6 +265,34 @@ TEST_F(GpuAttributionTest, AResolverPlacesKernelsOfUnknownGraphNodes) {
   EXPECT_EQ(sink_.Sum(40, {"cuGraphLaunch", "other"}, GpuMetric::kGpuTime), 10);
 }
 
+TEST_F(GpuAttributionTest, APlacerMovesKnownGraphNodesGivenTheirLaunch) {
+  GpuAttribution attribution(sink_);
+  attribution.OnGraphNodeCreated(100, 30, "cuGraphAddNode_v2");
+  attribution.OnGraphNodeCreated(101, 31, "cuLaunchKernelEx");
+  std::vector<std::pair<ContextId, ContextId>> asked;
+  attribution.SetGraphNodePlacer([&](ContextId node, ContextId launch) -> ContextId {
+    asked.emplace_back(node, launch);
+    return node == 30 ? 60 : node;  // 31 stays
+  });
+  attribution.OnLaunch(Launch(9, 40, "cuGraphLaunch", 0));
+  for (auto [node, name] : {std::pair<uint64_t, const char*>{100, "k0"}, {101, "k1"}}) {
+    KernelRecord k = Kernel(9, name, 0, 10);
+    k.graph_id = 3;
+    k.graph_node_id = node;
+    attribution.OnKernel(k);
+  }
+  // A record whose launch is unknown keeps its node's context unasked.
+  KernelRecord orphan = Kernel(77, "k0", 20, 25);
+  orphan.graph_id = 3;
+  orphan.graph_node_id = 100;
+  attribution.OnKernel(orphan);
+  EXPECT_EQ(asked, (std::vector<std::pair<ContextId, ContextId>>{{30, 40}, {31, 40}}));
+  EXPECT_EQ(sink_.Sum(60, {"cuGraphAddNode_v2", "k0"}, GpuMetric::kGpuTime), 10);
+  EXPECT_EQ(sink_.Sum(31, {"cuLaunchKernelEx", "k1"}, GpuMetric::kGpuTime), 10);
+  EXPECT_EQ(sink_.Sum(30, {"cuGraphAddNode_v2", "k0"}, GpuMetric::kGpuTime), 5);
+  EXPECT_EQ(attribution.Stats().via_graph_node, 3u);
+}
+
 TEST_F(GpuAttributionTest, GraphLaunchWithKnownNodeCountIsForgottenWhenComplete) {
   GpuAttribution attribution(sink_);
   attribution.OnLaunch(Launch(1, 50, "cuGraphLaunch", 2));

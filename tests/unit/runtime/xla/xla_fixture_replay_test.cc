@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <fstream>
 #include <sstream>
@@ -36,6 +37,9 @@ using gpu::GpuMetric;
 using nlohmann::json;
 
 constexpr ContextId kLine = 2;          // the Python thread's line
+// The line of the later calls, when a replay moves them (a training loop
+// calling the function whose first call recorded its command buffer).
+constexpr ContextId kLoopLine = 3;
 constexpr ContextId kFirstWorker = 100;  // other threads' own nodes
 bool IsWorker(ContextId context) { return context >= kFirstWorker && context < 1000; }
 
@@ -101,6 +105,14 @@ bool ProducesRecords(const std::string& api) {
          api.rfind("cuMemset", 0) == 0 || api.rfind("cuGraphLaunch", 0) == 0;
 }
 
+// The calls of a module: from the run of `module` numbered `from` (1 is the
+// first, which compiles and records the command buffer), the Python thread
+// calls from kLoopLine instead of kLine.
+struct LoopCalls {
+  std::string module;
+  int from = 0;
+};
+
 struct Replay {
   FakeContextSink sink;
   HloSourceRegistry sources;
@@ -113,7 +125,8 @@ struct Replay {
   std::vector<json> kernels;
 
   explicit Replay(const std::vector<json>& events, uint64_t python_thread,
-                  const std::string& hlo_text = "") {
+                  const std::string& hlo_text = "", LoopCalls loop = {})
+      : python_thread_(python_thread), loop_(std::move(loop)) {
     // What the Python package registers once JAX compiled the module.
     if (!hlo_text.empty()) sources.Add(ParseHloSources(hlo_text));
     base[python_thread] = kLine;
@@ -122,7 +135,11 @@ struct Replay {
         [this](uint64_t correlation, uint64_t node, std::string_view kernel) {
           return ranges.ResolveGraphKernel(correlation, node, kernel);
         });
+    attribution.SetGraphNodePlacer([this](ContextId node, ContextId launch) {
+      return ranges.PlaceReplayed(node, launch);
+    });
     for (const json& e : events) {
+      if (!loop_.module.empty()) FollowCalls(e);
       const std::string ev = e["ev"];
       if (ev == "kernel" || ev == "memcpy" || ev == "memset") {
         Record(e);
@@ -136,6 +153,27 @@ struct Replay {
     }
     attribution.Flush();
   }
+
+  // Counts the Python thread's runs of the loop's module (its outermost
+  // XlaModule ranges) and moves the thread to kLoopLine from the chosen one.
+  void FollowCalls(const json& e) {
+    const std::string fn = e.value("fn", "");
+    if (fn == "nvtxDomainRegisterStringA") strings_[e["ret"]] = e["string"];
+    if (e["ev"] != "nvtx" || e["tid"] != python_thread_) return;
+    if (fn == "nvtxDomainRangePop" && depth_ > 0) --depth_;
+    if (fn != "nvtxDomainRangePushEx") return;
+    const std::string text = e["msg_type"] == 3 ? strings_[e["str_handle"]] : e.value("msg", "");
+    if (depth_++ == 0 && text.rfind("XlaModule:", 0) == 0 &&
+        text.find("hlo_module=" + loop_.module + ",") != std::string::npos &&
+        ++module_runs_ >= loop_.from) {
+      base[python_thread_] = kLoopLine;
+    }
+  }
+  const uint64_t python_thread_;
+  const LoopCalls loop_;
+  std::map<uint64_t, std::string> strings_;
+  int depth_ = 0;
+  int module_runs_ = 0;
 
   void OnThread(uint64_t tid, const json& e) {
     const std::string ev = e["ev"];
@@ -272,14 +310,14 @@ struct Replay {
 
   // GPU time (ns) by path below the Python line, and elsewhere.
   std::map<std::vector<std::string>, double> TimeUnderLine(
-      std::map<std::vector<std::string>, double>* elsewhere) const {
+      std::map<std::vector<std::string>, double>* elsewhere, ContextId line = kLine) const {
     std::map<std::vector<std::string>, double> by_path;
     for (size_t i = 0; i < sink.node_count(); ++i) {
       const ContextId id = FakeContextSink::kFirstId + i;
       const double t = sink.Get(id, GpuMetric::kGpuTime).sum;
       if (t == 0) continue;
       auto [root, names] = PathOf(id);
-      if (root == kLine) {
+      if (root == line) {
         by_path[names] += t;
       } else {
         (*elsewhere)[names] += t;
@@ -390,6 +428,78 @@ TEST(XlaFixtureReplay, GraphKernelsLandUnderTheSourceLinesOfTheirOperation) {
   EXPECT_GE(with_line / graph_time, 0.95);  // the target; 1.0 here
 }
 
+// The correlation ids of the Python thread's graph launches, in order.
+std::vector<uint64_t> GraphLaunches(const std::vector<json>& events, uint64_t python_thread) {
+  std::vector<uint64_t> launches;
+  for (const json& e : events) {
+    if (e["ev"] == "api" && e["tid"] == python_thread &&
+        e["fn"].get<std::string>().rfind("cuGraphLaunch", 0) == 0) {
+      launches.push_back(e["corr"]);
+    }
+  }
+  return launches;
+}
+
+// GPU time (ns) of the graph records (kernels, copies, memsets) of the
+// launches with these correlation ids.
+double GraphTimeOf(const std::vector<json>& events, const std::vector<uint64_t>& launches) {
+  double total = 0;
+  for (const json& e : events) {
+    const std::string ev = e["ev"];
+    if ((ev != "kernel" && ev != "memcpy" && ev != "memset") || e["node"] == 0) continue;
+    if (std::find(launches.begin(), launches.end(), e["corr"].get<uint64_t>()) ==
+        launches.end()) {
+      continue;
+    }
+    total += static_cast<double>(e["end"].get<uint64_t>() - e["start"].get<uint64_t>());
+  }
+  return total;
+}
+
+// A training loop: the first call (which compiles, records the command
+// buffer and launches it) comes from one line, the later ones, which only
+// launch it, from another. Their kernels go under the line that launched
+// them, each still below its source lines and HLO instruction.
+TEST(XlaFixtureReplay, ReplaysOfACommandBufferLandUnderTheCallThatLaunchedThem) {
+  const auto events = ReadFixture("train_step_graphs.jsonl.gz");
+  std::ifstream in(std::string(XLA_FIXTURE_DIR) + "/hlo_train_step.txt");
+  std::stringstream hlo;
+  hlo << in.rdbuf();
+  const uint64_t python = PythonThread(events);
+  Replay replay(events, python, hlo.str(), {"jit_train_step", 2});
+  const std::vector<std::string> gemm_path = {
+      "[forward]", "train_step", "mlp_loss", "mlp_forward", "layer0", "dot_general",
+      "gemm_fusion_dot.3", "cuGraphAddNode_v2", "gemm_fusion_dot_3"};
+  const ContextId recorded = replay.sink.Find(kLine, gemm_path);
+  const ContextId replayed = replay.sink.Find(kLoopLine, gemm_path);
+  ASSERT_NE(recorded, 0u);
+  ASSERT_NE(replayed, 0u);
+  EXPECT_EQ(replay.sink.Get(recorded, GpuMetric::kGpuTime).count, 1u);  // the first call
+  EXPECT_EQ(replay.sink.Get(replayed, GpuMetric::kGpuTime).count, 3u);  // the loop's
+
+  const std::vector<uint64_t> launches = GraphLaunches(events, python);
+  ASSERT_EQ(launches.size(), 4u);
+  const double loop_graph_time =
+      GraphTimeOf(events, std::vector<uint64_t>(launches.begin() + 1, launches.end()));
+  ASSERT_GT(loop_graph_time, 0);
+  std::map<std::vector<std::string>, double> elsewhere;
+  double loop_time = 0, loop_with_line = 0;
+  for (const auto& [path, t] : replay.TimeUnderLine(&elsewhere, kLoopLine)) {
+    EXPECT_FALSE(Contains(path, "cuGraphLaunch")) << path.back();
+    EXPECT_TRUE(Contains(path, "cuGraphAddNode_v2")) << path.back();
+    loop_time += t;
+    if (Contains(path, "train_step")) loop_with_line += t;
+  }
+  EXPECT_DOUBLE_EQ(loop_time, loop_graph_time);
+  EXPECT_DOUBLE_EQ(loop_with_line, loop_time);
+  // The first call's launch stays exactly where its nodes were recorded.
+  double first_graph_time = 0;
+  for (const auto& [path, t] : replay.TimeUnderLine(&elsewhere)) {
+    if (Contains(path, "cuGraphAddNode_v2")) first_graph_time += t;
+  }
+  EXPECT_DOUBLE_EQ(first_graph_time, GraphTimeOf(events, {launches[0]}));
+}
+
 TEST(XlaFixtureReplay, CompilerThreadsKernelsGoToTheCompilePhase) {
   const auto events = ReadFixture("train_step_graphs.jsonl.gz");
   Replay replay(events, PythonThread(events));
@@ -452,6 +562,45 @@ TEST(XlaFixtureReplay, TracedCommandsOfACommandBufferLandUnderTheirHloOperations
   ASSERT_GT(graph_gemms, 0);
   EXPECT_EQ(unplaced, 0);
   EXPECT_DOUBLE_EQ(gemms_under_op, graph_gemms);
+}
+
+// The attention step's later calls from another line: its recorded nodes
+// and the traced GEMMs linked into child graphs follow the launching call.
+TEST(XlaFixtureReplay, TracedCommandsOfReplaysLandUnderTheCallThatLaunchedThem) {
+  const auto events = ReadFixture("attention_step.jsonl.gz");
+  const uint64_t python = PythonThread(events);
+  Replay replay(events, python, "", {"jit_step", 2});
+  const std::vector<uint64_t> launches = GraphLaunches(events, python);
+  ASSERT_EQ(launches.size(), 5u);
+  const double loop_graph_time =
+      GraphTimeOf(events, std::vector<uint64_t>(launches.begin() + 1, launches.end()));
+  std::map<std::vector<std::string>, double> elsewhere;
+  double loop_time = 0, gemms_under_op = 0;
+  for (const auto& [path, t] : replay.TimeUnderLine(&elsewhere, kLoopLine)) {
+    EXPECT_FALSE(Contains(path, "cuGraphLaunch")) << path.back();
+    loop_time += t;
+    if (path.size() < 3 || path.back().rfind("sm90_xmma_gemm", 0) != 0) continue;
+    const std::string& instruction = path[path.size() - 3];
+    EXPECT_TRUE(instruction.rfind("custom-call.", 0) == 0 ||
+                instruction.rfind("cublas-lt-matmul.", 0) == 0)
+        << instruction;
+    gemms_under_op += t;
+  }
+  ASSERT_GT(loop_graph_time, 0);
+  EXPECT_DOUBLE_EQ(loop_time, loop_graph_time);
+  // 4 launches of 77 traced GEMMs each.
+  double loop_gemms = 0;
+  size_t gemm_records = 0;
+  for (const json& k : replay.kernels) {
+    if (k["graph"] == 0 || k["name"].get<std::string>().rfind("sm90_xmma_gemm", 0) != 0 ||
+        k["corr"] == launches[0]) {
+      continue;
+    }
+    loop_gemms += static_cast<double>(k["end"].get<uint64_t>() - k["start"].get<uint64_t>());
+    ++gemm_records;
+  }
+  EXPECT_EQ(gemm_records, 4u * 77u);
+  EXPECT_DOUBLE_EQ(gemms_under_op, loop_gemms);
 }
 #endif
 
