@@ -148,3 +148,28 @@ def test_profile_api_native(tmp_path, extension):
     result = run_with_package([PYTHON, PROGRAM, extension, out])
     assert result.returncode == 0, result.stderr.decode()
     _check_native_path(load_profile(out), extension)
+
+
+def test_native_capture_stats_say_where_the_time_goes(tmp_path, extension):
+    """DEEPCONTEXT_NATIVE_STATS=1 reports, per capture site, how many
+    captures there were, how many frames were walked and copied, and how
+    many found their path cached; without it there is no such report."""
+    import re
+    tree = _run(tmp_path, "stats.dctx", "--native",
+                env={"DEEPCONTEXT_UNWINDER": "cfi-cache", "DEEPCONTEXT_NATIVE_STATS": "1"})
+    _check_native_path(tree, extension)
+    stats = tree.metadata.get("native_capture_stats", "")
+    match = re.match(r"op_entry: (\d+) captures \((\d+) anchored\), frames walked ([\d.]+) "
+                     r"\(max (\d+)\) copied ([\d.]+) per capture, (\d+) new stacks; "
+                     r"unwind [\d.]+ ms \(\d+ ns each\), total [\d.]+ ms \(\d+ ns each\); "
+                     r"reused (\d+), cached (\d+), new (\d+) \([\d.]+ ms\), no stack (\d+)", stats)
+    assert match, stats
+    captures, anchored, walked, max_walked, _, stacks, reused, cached, new, no_stack = (
+        float(value) for value in match.groups())
+    # aten::relu three times from one path: built once, then found.
+    assert captures >= 3 and cached >= 2 and new >= 1, stats
+    assert reused + cached + new + no_stack == captures, stats
+    assert 1 <= stacks <= captures and anchored <= captures, stats
+    assert 0 < walked <= max_walked, stats
+    plain = _run(tmp_path, "no_stats.dctx", "--native", env={"DEEPCONTEXT_UNWINDER": "cfi-cache"})
+    assert "native_capture_stats" not in plain.metadata

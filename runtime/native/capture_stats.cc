@@ -1,0 +1,99 @@
+#include "runtime/native/capture_stats.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace deepcontext::native {
+namespace {
+
+struct SiteCounters {
+  std::atomic<uint64_t> captures{0};
+  std::atomic<uint64_t> anchored{0};
+  std::atomic<uint64_t> walked{0};
+  std::atomic<uint64_t> copied{0};
+  std::atomic<uint64_t> max_walked{0};
+  std::atomic<uint64_t> unwind_ns{0};
+  std::atomic<uint64_t> total_ns{0};
+  std::atomic<uint64_t> new_stacks{0};
+  std::atomic<uint64_t> outcomes[kCaptureOutcomeCount] = {};
+  std::atomic<uint64_t> outcome_ns[kCaptureOutcomeCount] = {};
+};
+
+SiteCounters g_sites[kCaptureSiteCount];
+std::atomic<uint32_t> g_highest_stack{0};
+
+// Raises `value` to at least `candidate`; true when this call raised it.
+template <typename T>
+bool RaiseTo(std::atomic<T>& value, T candidate) {
+  T seen = value.load(std::memory_order_relaxed);
+  while (candidate > seen) {
+    if (value.compare_exchange_weak(seen, candidate, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+const char* SiteName(int site) {
+  return site == static_cast<int>(CaptureSite::kOpEntry) ? "op_entry" : "inside_op";
+}
+
+}  // namespace
+
+bool CaptureStatsEnabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("DEEPCONTEXT_NATIVE_STATS");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return enabled;
+}
+
+void RecordCapture(const CaptureSample& sample) {
+  SiteCounters& site = g_sites[static_cast<int>(sample.site)];
+  constexpr auto relaxed = std::memory_order_relaxed;
+  site.captures.fetch_add(1, relaxed);
+  if (sample.anchored) site.anchored.fetch_add(1, relaxed);
+  site.walked.fetch_add(static_cast<uint64_t>(sample.walked), relaxed);
+  site.copied.fetch_add(static_cast<uint64_t>(sample.copied), relaxed);
+  RaiseTo(site.max_walked, static_cast<uint64_t>(sample.walked));
+  if (sample.stack != 0 && RaiseTo(g_highest_stack, sample.stack)) {
+    site.new_stacks.fetch_add(1, relaxed);
+  }
+  site.unwind_ns.fetch_add(sample.unwind_ns, relaxed);
+  site.total_ns.fetch_add(sample.total_ns, relaxed);
+  const int outcome = static_cast<int>(sample.outcome);
+  site.outcomes[outcome].fetch_add(1, relaxed);
+  site.outcome_ns[outcome].fetch_add(sample.total_ns, relaxed);
+}
+
+std::string CaptureStatsLine() {
+  if (!CaptureStatsEnabled()) return {};
+  std::string line;
+  for (int s = 0; s < kCaptureSiteCount; ++s) {
+    const SiteCounters& site = g_sites[s];
+    const uint64_t captures = site.captures.load();
+    if (captures == 0) continue;
+    auto per = [captures](uint64_t total) { return static_cast<double>(total) / captures; };
+    auto ms = [](uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+    char text[512];
+    std::snprintf(
+        text, sizeof(text),
+        "%s%s: %llu captures (%llu anchored), frames walked %.1f (max %llu) copied %.1f "
+        "per capture, %llu new stacks; unwind %.3f ms (%.0f ns each), total %.3f ms (%.0f ns each); "
+        "reused %llu, cached %llu, new %llu (%.3f ms), no stack %llu",
+        line.empty() ? "" : "; ", SiteName(s), static_cast<unsigned long long>(captures),
+        static_cast<unsigned long long>(site.anchored.load()), per(site.walked.load()),
+        static_cast<unsigned long long>(site.max_walked.load()), per(site.copied.load()),
+        static_cast<unsigned long long>(site.new_stacks.load()),
+        ms(site.unwind_ns.load()), per(site.unwind_ns.load()), ms(site.total_ns.load()),
+        per(site.total_ns.load()),
+        static_cast<unsigned long long>(site.outcomes[0].load()),
+        static_cast<unsigned long long>(site.outcomes[1].load()),
+        static_cast<unsigned long long>(site.outcomes[2].load()), ms(site.outcome_ns[2].load()),
+        static_cast<unsigned long long>(site.outcomes[3].load()));
+    line += text;
+  }
+  return line;
+}
+
+}  // namespace deepcontext::native
