@@ -214,6 +214,10 @@ def main():
     parser.add_argument("--model", choices=sorted(MODELS) + list(LAUNCH_MODELS), required=True)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--blocks", type=int, default=1,
+                        help="time BLOCKS blocks of --steps steps in this process: step_ms "
+                             "is then the median of the blocks' medians (repeats without "
+                             "paying process start-up again)")
     parser.add_argument("--torch-profiler", metavar="OUT_JSON")
     parser.add_argument("--torch-profiler-timing-only", action="store_true",
                         help="with --torch-profiler: time the steps only, skip the per-op "
@@ -290,7 +294,8 @@ def main():
             proton.start(args.proton, context="python", backend="cupti", mode=args.proton_mode)
         else:
             proton.start(args.proton, context="python")
-    times = timed_steps(args.steps)
+    blocks = max(args.blocks, 1)
+    times = timed_steps(args.steps * blocks)
     if args.proton:
         proton.finalize()
     elif args.deepcontext_region:
@@ -315,10 +320,14 @@ def main():
             json.dump({"per_op": per_op, "steps": args.steps}, f)
     # The spread shows steps that a median hides (buffer flushes, warm-up).
     ordered = sorted(times)
+    block_medians = [statistics.median(times[b * args.steps:(b + 1) * args.steps])
+                     for b in range(blocks)]
     print("model=%s steps=%d step_ms=%.3f step_p10_ms=%.3f step_p90_ms=%.3f step_mean_ms=%.3f"
-          % (args.model, args.steps, 1000 * statistics.median(times),
+          % (args.model, args.steps, 1000 * statistics.median(block_medians),
              1000 * ordered[len(ordered) // 10], 1000 * ordered[(9 * len(ordered)) // 10],
              1000 * statistics.fmean(times)))
+    if blocks > 1:
+        print("block_ms=" + ",".join("%.3f" % (1000 * m) for m in block_medians))
     if args.steps >= 200:  # how the step time settles over a long run
         print("median_ms_per_100_steps=" + ",".join(
             "%.2f" % (1000 * statistics.median(times[i:i + 100]))
