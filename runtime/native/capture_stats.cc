@@ -22,6 +22,22 @@ struct SiteCounters {
 };
 
 SiteCounters g_sites[kCaptureSiteCount];
+
+// Capture times by power of four, from under 256 ns to 256 us and over.
+constexpr int kTimeBuckets = 7;
+std::atomic<uint64_t> g_time_buckets[kCaptureSiteCount][kTimeBuckets] = {};
+
+int TimeBucket(uint64_t ns) {
+  int bucket = 0;
+  for (uint64_t bound = 256; bucket < kTimeBuckets - 1 && ns >= bound; bound *= 4) ++bucket;
+  return bucket;
+}
+
+struct PathCallCounters {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> ns{0};
+};
+PathCallCounters g_path_calls[kPathCallCount];
 std::atomic<uint32_t> g_highest_stack{0};
 
 // Raises `value` to at least `candidate`; true when this call raised it.
@@ -61,14 +77,32 @@ void RecordCapture(const CaptureSample& sample) {
   }
   site.unwind_ns.fetch_add(sample.unwind_ns, relaxed);
   site.total_ns.fetch_add(sample.total_ns, relaxed);
+  g_time_buckets[static_cast<int>(sample.site)][TimeBucket(sample.total_ns)].fetch_add(1, relaxed);
   const int outcome = static_cast<int>(sample.outcome);
   site.outcomes[outcome].fetch_add(1, relaxed);
   site.outcome_ns[outcome].fetch_add(sample.total_ns, relaxed);
 }
 
+void RecordPathCall(PathCall call, uint64_t ns) {
+  PathCallCounters& counters = g_path_calls[static_cast<int>(call)];
+  counters.calls.fetch_add(1, std::memory_order_relaxed);
+  counters.ns.fetch_add(ns, std::memory_order_relaxed);
+}
+
 std::string CaptureStatsLine() {
   if (!CaptureStatsEnabled()) return {};
   std::string line;
+  for (int c = 0; c < kPathCallCount; ++c) {
+    const uint64_t calls = g_path_calls[c].calls.load();
+    if (calls == 0) continue;
+    const uint64_t ns = g_path_calls[c].ns.load();
+    char text[160];
+    std::snprintf(text, sizeof(text), "%s%s: %llu calls, %.3f ms (%.0f ns each)",
+                  line.empty() ? "" : "; ", c == 0 ? "op_enter" : "context_query",
+                  static_cast<unsigned long long>(calls), static_cast<double>(ns) / 1e6,
+                  static_cast<double>(ns) / calls);
+    line += text;
+  }
   for (int s = 0; s < kCaptureSiteCount; ++s) {
     const SiteCounters& site = g_sites[s];
     const uint64_t captures = site.captures.load();
@@ -92,6 +126,11 @@ std::string CaptureStatsLine() {
         static_cast<unsigned long long>(site.outcomes[2].load()), ms(site.outcome_ns[2].load()),
         static_cast<unsigned long long>(site.outcomes[3].load()));
     line += text;
+    line += ", by time (<0.25/1/4/16/64/256/more us)";
+    for (int b = 0; b < kTimeBuckets; ++b) {
+      line += b == 0 ? " " : "/";
+      line += std::to_string(g_time_buckets[s][b].load());
+    }
   }
   return line;
 }

@@ -40,15 +40,13 @@ struct CaptureSample {
   uint64_t total_ns = 0;   // the whole capture, path lookup included
 };
 
-// Whether DEEPCONTEXT_NATIVE_STATS=1 (read once).
-bool CaptureStatsEnabled();
-
-// Adds one capture. [any thread]
-void RecordCapture(const CaptureSample& sample);
-
-// One line per site with counts, frames, new stacks and times; empty when disabled or
-// nothing was captured. [any thread]
-std::string CaptureStatsLine();
+// The call-path work a thread does per event, natively captured or not: the
+// part of the profiler's cost the captures above belong to.
+enum class PathCall : uint8_t {
+  kOpEnter = 0,       // an op entered (its context built)
+  kContextQuery = 1,  // a GPU API call's or allocation's context
+};
+inline constexpr int kPathCallCount = 2;
 
 // A monotonic clock in ns for the samples.
 inline uint64_t CaptureClockNs() {
@@ -56,5 +54,35 @@ inline uint64_t CaptureClockNs() {
                                    std::chrono::steady_clock::now().time_since_epoch())
                                    .count());
 }
+
+// Whether DEEPCONTEXT_NATIVE_STATS=1 (read once).
+bool CaptureStatsEnabled();
+
+// Adds one capture. [any thread]
+void RecordCapture(const CaptureSample& sample);
+
+// Adds one PathCall that took `ns`. [any thread]
+void RecordPathCall(PathCall call, uint64_t ns);
+
+// Times a PathCall from construction to destruction when the statistics
+// are on.
+class PathCallTimer {
+ public:
+  explicit PathCallTimer(PathCall call)
+      : call_(call), start_ns_(CaptureStatsEnabled() ? CaptureClockNs() : 0) {}
+  ~PathCallTimer() {
+    if (start_ns_ != 0) RecordPathCall(call_, CaptureClockNs() - start_ns_);
+  }
+  PathCallTimer(const PathCallTimer&) = delete;
+  PathCallTimer& operator=(const PathCallTimer&) = delete;
+
+ private:
+  const PathCall call_;
+  const uint64_t start_ns_;
+};
+
+// One line per site with counts, frames, new stacks and times; empty when disabled or
+// nothing was captured. [any thread]
+std::string CaptureStatsLine();
 
 }  // namespace deepcontext::native

@@ -159,13 +159,20 @@ def test_native_capture_stats_say_where_the_time_goes(tmp_path, extension):
                 env={"DEEPCONTEXT_UNWINDER": "cfi-cache", "DEEPCONTEXT_NATIVE_STATS": "1"})
     _check_native_path(tree, extension)
     stats = tree.metadata.get("native_capture_stats", "")
-    match = re.match(r"op_entry: (\d+) captures \((\d+) anchored\), frames walked ([\d.]+) "
+    calls = re.match(r"op_enter: (\d+) calls, [\d.]+ ms \(\d+ ns each\); ", stats)
+    assert calls, stats
+    match = re.search(r"op_entry: (\d+) captures \((\d+) anchored\), frames walked ([\d.]+) "
                      r"\(max (\d+)\) copied ([\d.]+) per capture, (\d+) new stacks; "
                      r"unwind [\d.]+ ms \(\d+ ns each\), total [\d.]+ ms \(\d+ ns each\); "
-                     r"reused (\d+), cached (\d+), new (\d+) \([\d.]+ ms\), no stack (\d+)", stats)
+                     r"reused (\d+), cached (\d+), new (\d+) \([\d.]+ ms\), no stack (\d+), "
+                      r"by time \(<0.25/1/4/16/64/256/more us\) ([\d/]+)", stats)
     assert match, stats
+    buckets = [int(count) for count in match.group(11).split("/")]
     captures, anchored, walked, max_walked, _, stacks, reused, cached, new, no_stack = (
-        float(value) for value in match.groups())
+        float(value) for value in match.groups()[:10])
+    assert len(buckets) == 7 and sum(buckets) == captures, stats
+    # Every op entered is timed; only those entered from Python capture.
+    assert int(calls.group(1)) >= captures, stats
     # aten::relu three times from one path: built once, then found.
     assert captures >= 3 and cached >= 2 and new >= 1, stats
     assert reused + cached + new + no_stack == captures, stats
