@@ -132,13 +132,13 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   int kept = count;
   while (kept > first_python && resolved[kept - 1].hidden) --kept;
   // The reporting adapter's own frames (its module) are not part of the
-  // program's path either. Looked up here, once per new path (and per pc
-  // inside FrameResolver).
+  // program's path either. Told by module (a range lookup, no symbolizing),
+  // once per new path.
   int used = native_count;
   if (drop_caller_module) {
-    const std::string caller_module = resolver_->Resolve(caller_pc).module;
+    const std::string caller_module = resolver_->ModuleOf(caller_pc);
     while (!caller_module.empty() && used > 0 &&
-           resolver_->Resolve(pcs[used - 1]).module == caller_module) {
+           resolver_->ModuleOf(pcs[used - 1]) == caller_module) {
       --used;
     }
   }
@@ -316,7 +316,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     ++first;
   }
   int end = first;
-  while (end < count && !IsGpuDriverModule(resolver_->Resolve(pcs[end]).module)) {
+  while (end < count && !IsGpuDriverModule(resolver_->ModuleOf(pcs[end]))) {
     ++end;
   }
   ContextId parent = op.context;
