@@ -448,7 +448,8 @@ def main():
                              "sampled-10ms (CPU sampled every 10 ms), windows-10, windows-25, windows-min and "
                              "windows-min-gpu-off "
                              "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
-                             "--steps so that a region spans many windows) and floor (a RecordFunction "
+                             "--steps so that a region spans many windows), native and native-gpu-off "
+                             "(sampled and gpu-off with native frames) and floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops)")
     parser.add_argument("--settle-steps", type=non_negative, default=3,
                         help="with --in-process: first steps of each block reported as "

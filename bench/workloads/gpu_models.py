@@ -24,8 +24,9 @@ machine drift then stay out of the ratios. Variants: sampled, exact, off
 sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000), windows-10 and windows-25
 (sampled, tracing in windows of --trace-window-ms covering 10 % or 25 % of
 each region: use regions several windows long), windows-min (0.1 %: the
-cost left between windows), windows-min-gpu-off (the same without CUPTI)
-and floor (no deepcontext: a
+cost left between windows), windows-min-gpu-off (the same without CUPTI),
+native and native-gpu-off (sampled and gpu-off with native frames) and
+floor (no deepcontext: a
 RecordFunction callback that does nothing, what torch itself spends on
 observing each op; see record_function_floor.py).
 """
@@ -120,7 +121,13 @@ AB_VARIANTS = {"floor": None, "sampled": ("sampled", True, None, 1.0),
                "windows-10": ("sampled", True, None, 0.1),
                "windows-25": ("sampled", True, None, 0.25),
                "windows-min": ("sampled", True, None, 0.001),
-               "windows-min-gpu-off": ("sampled", False, None, 0.001)}
+               "windows-min-gpu-off": ("sampled", False, None, 0.001),
+               "native": ("sampled", True, None, 1.0),
+               "native-gpu-off": ("sampled", False, None, 1.0)}
+# Variants profiled with native frames (deepcontext.profile(native=True)):
+# against "sampled" and "gpu-off", what native frames cost at op entries
+# alone (gpu-off: no GPU calls to capture) and with GPU calls.
+NATIVE_VARIANTS = ("native", "native-gpu-off")
 
 
 def alternate(args, timed_steps):
@@ -158,7 +165,8 @@ def alternate(args, timed_steps):
         else:
             os.environ["DEEPCONTEXT_CPU_SAMPLE_US"] = str(sample_us)
         with deepcontext.profile(path, cpu_time=cpu_time, trace_fraction=fraction,
-                                 trace_window_ms=args.trace_window_ms):
+                                 trace_window_ms=args.trace_window_ms,
+                                 native=name in NATIVE_VARIANTS):
             yield
 
     first_plain = timed_steps(args.steps)
