@@ -168,6 +168,8 @@ std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
     out.emplace_back(prefix + "live_bytes", std::to_string(state.live));
     out.emplace_back(prefix + "allocations", std::to_string(state.allocations));
     out.emplace_back(prefix + "frees", std::to_string(state.frees));
+    // Contexts that allocated: what the per-event work once grew with.
+    out.emplace_back(prefix + "contexts", std::to_string(state.live_by_context.size()));
     if (state.live_before_profiling > 0) {
       out.emplace_back(prefix + "before_profiling_bytes",
                        std::to_string(state.live_before_profiling));

@@ -145,6 +145,7 @@ TEST(MemoryMetrics, PeakHoldersMatchACopyTakenAtEveryPeakLeft) {
                                               [](const auto& e) { return e.second > 0; })));
   EXPECT_EQ(expected_total, peak);
   EXPECT_EQ(MetadataValue(memory, "gpu0_memory_peak_bytes"), std::to_string(peak));
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_contexts"), std::to_string(live.size()));
 }
 
 TEST(MemoryMetrics, DevicesPeakIndependentlyAndHostIsSeparate) {
