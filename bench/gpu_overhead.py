@@ -359,6 +359,15 @@ def table(args):
             note("%s --native: dlmonitor %s; %s" % (
                 workload, metadata.get("dlmonitor", "?"),
                 metadata.get("native_unwind", "no cfi-cache statistics")))
+            # Contexts that allocated GPU memory, which native frames multiply.
+            contexts = [metadata.get("gpu0_memory_contexts", "?")]
+            if cells["deepcontext run"]:
+                plain_tree = json.loads(run([cli, "export", "--format", "json",
+                                             profiles["deepcontext run"]]))
+                contexts.insert(0, plain_tree["sources"][0]["metadata"].get(
+                    "gpu0_memory_contexts", "?"))
+            note("%s: contexts that allocated GPU memory (run / --native): %s" % (
+                workload, " / ".join(contexts)))
             if "native_capture_stats" in metadata:  # DEEPCONTEXT_NATIVE_STATS=1
                 note("%s --native captures: %s" % (workload, metadata["native_capture_stats"]))
         if not cells["no profiler"]:
