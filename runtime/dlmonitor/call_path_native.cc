@@ -28,9 +28,11 @@ namespace {
 // nothing but read a flag when the statistics are off.
 class CaptureTimer {
  public:
-  explicit CaptureTimer(CaptureSite site) : enabled_(native::CaptureStatsEnabled()) {
+  CaptureTimer(CaptureSite site, const void* thread)
+      : enabled_(native::CaptureStatsEnabled()) {
     if (!enabled_) return;
     sample_.site = site;
+    sample_.thread = thread;
     start_ns_ = native::CaptureClockNs();
   }
 
@@ -68,7 +70,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   // Captured into the thread's anchor: ops nested in this one start their
   // unwinds from it. The previous op's entry stack is the anchor of this
   // capture: consecutive ops from one Python loop share most frames.
-  CaptureTimer timer(CaptureSite::kOpEntry);
+  CaptureTimer timer(CaptureSite::kOpEntry, &state);
   uintptr_t* pcs = state.anchor_pcs;
   const int previous_count = state.anchor_count;
   const native::StackAnchor previous{state.anchor_pcs, state.anchor_sps,
@@ -242,7 +244,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     anchors[anchor_count++] = native::StackAnchor{state.inside_pcs, state.inside_sps,
                                                   previous_count, /*live=*/false};
   }
-  CaptureTimer timer(CaptureSite::kInsideOp);
+  CaptureTimer timer(CaptureSite::kInsideOp, &state);
   uintptr_t* pcs = state.inside_pcs;
   native::AnchorUse use;
   const int captured = native::Unwinder(unwinder_).CaptureNear(

@@ -1,9 +1,14 @@
 #include "runtime/native/capture_stats.h"
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "runtime/common/spin_lock.h"
+#include "runtime/native/cfi_rules.h"
 
 namespace deepcontext::native {
 namespace {
@@ -38,6 +43,22 @@ struct PathCallCounters {
   std::atomic<uint64_t> ns{0};
 };
 PathCallCounters g_path_calls[kPathCallCount];
+
+// Threads seen capturing, per site (up to a bound; each keeps its last one
+// in a thread-local-free way: the caller passes its state's address).
+constexpr int kMaxThreadsSeen = 64;
+SpinLock g_threads_lock;
+const void* g_threads[kCaptureSiteCount][kMaxThreadsSeen] = {};
+int g_thread_count[kCaptureSiteCount] = {};
+
+void NoteThread(int site, const void* thread) {
+  if (thread == nullptr) return;
+  std::lock_guard<SpinLock> guard(g_threads_lock);
+  const void** seen = g_threads[site];
+  const int count = g_thread_count[site];
+  if (std::find(seen, seen + count, thread) != seen + count) return;
+  if (count < kMaxThreadsSeen) seen[g_thread_count[site]++] = thread;
+}
 std::atomic<uint32_t> g_highest_stack{0};
 
 // Raises `value` to at least `candidate`; true when this call raised it.
@@ -66,6 +87,7 @@ bool CaptureStatsEnabled() {
 
 void RecordCapture(const CaptureSample& sample) {
   SiteCounters& site = g_sites[static_cast<int>(sample.site)];
+  NoteThread(static_cast<int>(sample.site), sample.thread);
   constexpr auto relaxed = std::memory_order_relaxed;
   site.captures.fetch_add(1, relaxed);
   if (sample.anchored) site.anchored.fetch_add(1, relaxed);
@@ -87,6 +109,11 @@ void RecordPathCall(PathCall call, uint64_t ns) {
   PathCallCounters& counters = g_path_calls[static_cast<int>(call)];
   counters.calls.fetch_add(1, std::memory_order_relaxed);
   counters.ns.fetch_add(ns, std::memory_order_relaxed);
+}
+
+static int ThreadCount(int site) {
+  std::lock_guard<SpinLock> guard(g_threads_lock);
+  return g_thread_count[site];
 }
 
 std::string CaptureStatsLine() {
@@ -112,11 +139,11 @@ std::string CaptureStatsLine() {
     char text[512];
     std::snprintf(
         text, sizeof(text),
-        "%s%s: %llu captures (%llu anchored), frames walked %.1f (max %llu) copied %.1f "
+        "%s%s: %llu captures on %d threads (%llu anchored), frames walked %.1f (max %llu) copied %.1f "
         "per capture, %llu new stacks; unwind %.3f ms (%.0f ns each), total %.3f ms (%.0f ns each); "
         "reused %llu, cached %llu, new %llu (%.3f ms), no stack %llu",
         line.empty() ? "" : "; ", SiteName(s), static_cast<unsigned long long>(captures),
-        static_cast<unsigned long long>(site.anchored.load()), per(site.walked.load()),
+        ThreadCount(s), static_cast<unsigned long long>(site.anchored.load()), per(site.walked.load()),
         static_cast<unsigned long long>(site.max_walked.load()), per(site.copied.load()),
         static_cast<unsigned long long>(site.new_stacks.load()),
         ms(site.unwind_ns.load()), per(site.unwind_ns.load()), ms(site.total_ns.load()),
@@ -131,6 +158,12 @@ std::string CaptureStatsLine() {
       line += b == 0 ? " " : "/";
       line += std::to_string(g_time_buckets[s][b].load());
     }
+  }
+  if (const int rules = CfiRuleCacheSize(); rules > 0) {
+    const CfiCacheCounters cfi = CfiRuleCacheCounters();
+    line += "; cfi-cache: " + std::to_string(rules) + " rules, " +
+            std::to_string(cfi.thread_fills) + " thread-cache misses, " +
+            std::to_string(cfi.uncached_computes) + " rules computed uncached";
   }
   return line;
 }

@@ -38,6 +38,7 @@ struct CaptureSample {
   uint32_t stack = 0;
   uint64_t unwind_ns = 0;  // in the unwinder
   uint64_t total_ns = 0;   // the whole capture, path lookup included
+  const void* thread = nullptr;  // tells the capturing threads apart
 };
 
 // The call-path work a thread does per event, natively captured or not: the

@@ -23,6 +23,11 @@ struct Slot {
 };
 Slot g_slots[kSlots];
 std::atomic<int> g_cached{0};
+// Per-thread cache misses, and rules computed (FDE search and CFA program)
+// for want of a table slot: both should stop growing once a workload's
+// return addresses were all seen.
+std::atomic<uint64_t> g_thread_fills{0};
+std::atomic<uint64_t> g_uncached_computes{0};
 
 uint64_t Pack(const CfiRule& rule) {
   return static_cast<uint64_t>(rule.kind) |
@@ -76,6 +81,7 @@ CfiRule SharedCachedRule(uintptr_t pc) {
     return rule;
   }
   // Table crowded here, or the rule is being filled: compute without caching.
+  g_uncached_computes.fetch_add(1, std::memory_order_relaxed);
   return ComputeCfiRule(pc);
 }
 
@@ -90,6 +96,7 @@ CfiThreadCache* ThisThreadCfiCache() {
 }
 
 void FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
+  g_thread_fills.fetch_add(1, std::memory_order_relaxed);
   const uint64_t index = CfiThreadCache::Index(pc);
   cache.rule[index] = SharedCachedRule(pc);
   cache.key[index] = pc;
@@ -103,5 +110,10 @@ CfiRule CachedCfiRule(uintptr_t pc) {
 }
 
 int CfiRuleCacheSize() { return g_cached.load(std::memory_order_relaxed); }
+
+CfiCacheCounters CfiRuleCacheCounters() {
+  return CfiCacheCounters{g_thread_fills.load(std::memory_order_relaxed),
+                          g_uncached_computes.load(std::memory_order_relaxed)};
+}
 
 }  // namespace deepcontext::native

@@ -89,4 +89,12 @@ bool CfiRulesSupported();
 // Distinct pcs cached so far, for tests and benchmarks.
 int CfiRuleCacheSize();
 
+// Lookups that missed a thread's cache (and went to the process table), and
+// rules computed without being kept (the table crowded at their slot).
+struct CfiCacheCounters {
+  uint64_t thread_fills = 0;
+  uint64_t uncached_computes = 0;
+};
+CfiCacheCounters CfiRuleCacheCounters();
+
 }  // namespace deepcontext::native
