@@ -199,5 +199,181 @@ TEST(FrameWalkerTest, FrameObjectWalkStopsAtNonCode) {
   EXPECT_EQ(out[0], Expected(fake, code, 6));
 }
 
+// A fake thread whose frames are pushed and popped like CPython's: popped
+// frames' memory is reused by later pushes (same addresses, new contents).
+class FakeThread {
+ public:
+  FakeThread(FakeInterpreter& fake, const FrameLayout& layout)
+      : fake_(fake), layout_(layout), tstate_(fake.ThreadState(nullptr)) {}
+
+  const void* tstate() const { return tstate_; }
+  std::vector<FakeBlock*>& frames() { return frames_; }
+
+  FakeBlock* Push(FakeBlock* code, int lasti, int owner = 0) {
+    FakeBlock* frame = nullptr;
+    if (!spare_.empty()) {
+      frame = spare_.back();
+      spare_.pop_back();
+      *frame = FakeBlock{};
+    } else {
+      frame = fake_.New();
+    }
+    frame->Set<const void*>(layout_.frame_code, code);
+    frame->Set<const void*>(layout_.frame_instr, code->At(layout_.code_adaptive + lasti));
+    frame->Set<char>(layout_.frame_owner, static_cast<char>(owner));
+    frame->Set<const void*>(layout_.frame_previous,
+                            frames_.empty() ? nullptr : frames_.back());
+    frames_.push_back(frame);
+    Publish();
+    return frame;
+  }
+
+  void Pop() {
+    spare_.push_back(frames_.back());
+    frames_.pop_back();
+    Publish();
+  }
+
+  void MoveTo(FakeBlock* frame, FakeBlock* code, int lasti) {
+    frame->Set<const void*>(layout_.frame_instr, code->At(layout_.code_adaptive + lasti));
+  }
+
+ private:
+  void Publish() {
+    const void* current = frames_.empty() ? nullptr : frames_.back();
+    auto* tstate = const_cast<FakeBlock*>(static_cast<const FakeBlock*>(tstate_));
+    if (layout_.tstate_cframe >= 0) {
+      auto* cframe = const_cast<FakeBlock*>(
+          static_cast<const FakeBlock*>(LoadPointer(tstate, layout_.tstate_cframe)));
+      cframe->Set<const void*>(layout_.cframe_current_frame, current);
+    } else {
+      tstate->Set<const void*>(layout_.tstate_frame, current);
+    }
+  }
+
+  FakeInterpreter& fake_;
+  const FrameLayout& layout_;
+  const void* tstate_;
+  std::vector<FakeBlock*> frames_;  // outermost first
+  std::vector<FakeBlock*> spare_;
+};
+
+// The remembered walk returns what a fresh walk returns, whatever the
+// thread did in between: pushes onto reused frame memory, pops, an outer
+// frame moving to another line, shim, generator and incomplete frames,
+// entry flags, and walks of different depths.
+TEST(FrameWalkerTest, RememberedWalkAlwaysEqualsAFreshWalk) {
+  for (int minor : {11, 12, 13}) {
+    const FrameLayout* layout = LayoutFor(minor);
+    if (layout == nullptr || layout->family != FrameFamily::kInterpreterFrame) continue;
+    FakeInterpreter fake(*layout);
+    FakeThread thread(fake, *layout);
+    std::vector<FakeBlock*> codes;
+    for (int i = 0; i < 6; ++i) {
+      codes.push_back(fake.Code("f" + std::to_string(i), 10 * i, /*first_traceable=*/i % 3));
+    }
+    const int shim = layout->owner_cstack >= 0 ? layout->owner_cstack : 0;
+    uint64_t seed = 99 + static_cast<uint64_t>(minor);
+    auto random = [&seed](int bound) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<int>((seed >> 33) % static_cast<uint64_t>(bound));
+    };
+    WalkMemo memo;
+    int remembered = 0;
+    for (int step = 0; step < 4000; ++step) {
+      const int action = random(10);
+      auto& frames = thread.frames();
+      if ((action < 3 && frames.size() < 40) || frames.empty()) {
+        const int owner = random(8) == 0 ? shim
+                          : random(8) == 0 ? layout->owner_generator : 0;
+        thread.Push(codes[random(6)], 2 * random(8), owner);
+      } else if (action < 5) {
+        thread.Pop();
+      } else if (action < 6) {
+        FakeBlock* frame = frames[random(static_cast<int>(frames.size()))];
+        thread.MoveTo(frame, codes[0], 2 * random(8));
+        frame->Set<const void*>(layout->frame_code, codes[0]);
+      } else if (action < 7 && layout->frame_is_entry >= 0) {
+        frames.back()->Set<char>(layout->frame_is_entry, static_cast<char>(random(2)));
+      }
+      // Otherwise nothing changed: the memo must answer.
+      const int max = random(4) == 0 ? 3 : 64;
+      RawFrame fresh[64], again[64];
+      const int count = Walk(fake, thread.tstate(), fresh, max);
+      const bool memo_was_valid = memo.valid;
+      ASSERT_EQ(WalkInterpreterFramesRemembered(*layout, fake.code_type(), thread.tstate(),
+                                                again, max, memo),
+                count)
+          << "3." << minor << " step " << step;
+      for (int i = 0; i < count; ++i) {
+        ASSERT_EQ(again[i], fresh[i]) << "3." << minor << " step " << step << " frame " << i;
+        ASSERT_EQ(again[i].entry, fresh[i].entry) << "3." << minor << " step " << step;
+      }
+      if (memo_was_valid && action >= 7) ++remembered;
+    }
+    EXPECT_GT(remembered, 100) << "3." << minor;
+  }
+}
+
+// An unchanged chain is answered from the memo: a code object's fields
+// (immutable in CPython) are not read again.
+TEST(FrameWalkerTest, RememberedWalkOfAnUnchangedChainReadsNoCodeObject) {
+  REQUIRE_LAYOUT(LayoutFor(12));
+  const FrameLayout& layout = *LayoutFor(12);
+  FakeInterpreter fake(layout);
+  FakeThread thread(fake, layout);
+  FakeBlock* outer = fake.Code("outer", 1);
+  FakeBlock* inner = fake.Code("inner", 9);
+  thread.Push(outer, 4);
+  thread.Push(inner, 6);
+  WalkMemo memo;
+  RawFrame first[8], second[8], fresh[8];
+  ASSERT_EQ(WalkInterpreterFramesRemembered(layout, fake.code_type(), thread.tstate(), first, 8,
+                                            memo),
+            2);
+  inner->Set<int32_t>(layout.code_firstlineno, 99);  // CodeIdent would change
+  ASSERT_EQ(WalkInterpreterFramesRemembered(layout, fake.code_type(), thread.tstate(), second,
+                                            8, memo),
+            2);
+  EXPECT_EQ(second[1], first[1]);
+  ASSERT_EQ(Walk(fake, thread.tstate(), fresh, 8), 2);
+  EXPECT_NE(fresh[1].ident, first[1].ident);
+  // A frame moving on is noticed.
+  thread.MoveTo(thread.frames()[0], outer, 8);
+  ASSERT_EQ(WalkInterpreterFramesRemembered(layout, fake.code_type(), thread.tstate(), second,
+                                            8, memo),
+            2);
+  EXPECT_EQ(second[0].lasti, 8);
+}
+
+// A frame whose caller link changed is walked again, even when the frame it
+// used to lead to still holds what the memo saw (memory CPython may since
+// have freed: the memo never reads a frame the live chain does not reach).
+TEST(FrameWalkerTest, RememberedWalkFollowsAChangedLink) {
+  REQUIRE_LAYOUT(LayoutFor(12));
+  const FrameLayout& layout = *LayoutFor(12);
+  FakeInterpreter fake(layout);
+  FakeThread thread(fake, layout);
+  FakeBlock* outer = fake.Code("outer", 1);
+  FakeBlock* middle = fake.Code("middle", 5);
+  FakeBlock* other = fake.Code("other", 7);
+  thread.Push(outer, 2);
+  thread.Push(middle, 4);
+  FakeBlock* inner = thread.Push(fake.Code("inner", 9), 6);
+  WalkMemo memo;
+  RawFrame out[8];
+  ASSERT_EQ(WalkInterpreterFramesRemembered(layout, fake.code_type(), thread.tstate(), out, 8,
+                                            memo),
+            3);
+  // The innermost frame now returns to another caller (on the same outer
+  // frame); the old middle frame is left as it was.
+  FakeBlock* elsewhere = fake.Frame(other, 12, thread.frames()[0]);
+  inner->Set<const void*>(layout.frame_previous, elsewhere);
+  ASSERT_EQ(WalkInterpreterFramesRemembered(layout, fake.code_type(), thread.tstate(), out, 8,
+                                            memo),
+            3);
+  EXPECT_EQ(out[1], Expected(fake, other, 12));
+}
+
 }  // namespace
 }  // namespace deepcontext::python
