@@ -30,16 +30,6 @@ class CycleGuard {
   int limit_ = 1;
 };
 
-// The innermost interpreter frame of a thread state (3.11+), or NULL.
-const void* FirstInterpreterFrame(const FrameLayout& layout, const void* thread_state) {
-  if (layout.tstate_cframe >= 0) {
-    const void* cframe = LoadPointer(thread_state, layout.tstate_cframe);
-    if (!IsPlausiblePointer(cframe)) return nullptr;
-    return LoadPointer(cframe, layout.cframe_current_frame);
-  }
-  return LoadPointer(thread_state, layout.tstate_frame);
-}
-
 int32_t ClampLasti(int64_t lasti) {
   return static_cast<int32_t>(std::clamp<int64_t>(lasti, -1, INT32_MAX));
 }
@@ -77,10 +67,8 @@ int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
 // linked by `previous`; the position is a pointer into co_code_adaptive.
 // Loop activations start at frames with is_entry set (3.11) or at frames
 // whose `previous` is a C-stack shim (3.12+, one shim per activation).
-// With `memo`, records what each visited frame held (WalkMemo).
-int WalkInterpreterChain(const FrameLayout& layout, const void* code_type,
-                         const void* thread_state, RawFrame* out, int max,
-                         WalkMemo* memo) {
+int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
+                          const void* thread_state, RawFrame* out, int max) {
   const int32_t previous_offset = layout.frame_previous;
   const int32_t code_offset = layout.frame_code;
   const int32_t instr_offset = layout.frame_instr;
@@ -93,26 +81,21 @@ int WalkInterpreterChain(const FrameLayout& layout, const void* code_type,
   const int32_t firsttraceable_offset = layout.code_firsttraceable;
   const int64_t unit = layout.code_unit_size;
 
-  const void* frame = FirstInterpreterFrame(layout, thread_state);
+  const void* frame;
+  if (layout.tstate_cframe >= 0) {
+    const void* cframe = LoadPointer(thread_state, layout.tstate_cframe);
+    if (!IsPlausiblePointer(cframe)) return 0;
+    frame = LoadPointer(cframe, layout.cframe_current_frame);
+  } else {
+    frame = LoadPointer(thread_state, layout.tstate_frame);
+  }
   int count = 0;
-  int visits = 0;
   // Whether the frame visited last (the one inner to `frame`) was recorded.
   bool inner_recorded = false;
   CycleGuard cycle;
   while (frame != nullptr && count < max && IsPlausiblePointer(frame) &&
          cycle.Visit(frame)) {
     const char owner = LoadField<char>(frame, owner_offset);
-    if (memo != nullptr && visits < WalkMemo::kMaxVisits) {
-      memo->frame[visits] = frame;
-      memo->owner[visits] = owner;
-      if (owner != owner_cstack) {
-        memo->code[visits] = LoadPointer(frame, code_offset);
-        memo->instr[visits] = LoadPointer(frame, instr_offset);
-        memo->is_entry[visits] =
-            is_entry_offset >= 0 ? LoadField<char>(frame, is_entry_offset) : 0;
-      }
-    }
-    ++visits;
     // Shim frames and (3.13) non-code executables are skipped, as CPython's
     // own traceback does; the chain continues past them. The frame right
     // inner to a shim was entered from C.
@@ -143,73 +126,10 @@ int WalkInterpreterChain(const FrameLayout& layout, const void* code_type,
     }
     frame = LoadPointer(frame, previous_offset);
   }
-  count = Finish(out, count);
-  if (memo != nullptr) {
-    memo->valid = visits <= WalkMemo::kMaxVisits;
-    memo->thread_state = thread_state;
-    memo->max = max;
-    memo->visits = visits;
-    memo->ended_at_max = count >= max;
-    memo->end = frame;
-    memo->count = count;
-    std::copy(out, out + count, memo->out);
-  }
-  return count;
+  return Finish(out, count);
 }
 
-int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
-                          const void* thread_state, RawFrame* out, int max) {
-  return WalkInterpreterChain(layout, code_type, thread_state, out, max, nullptr);
-}
-
-// Whether the chain from `first` still holds what `memo` saw. Each
-// remembered frame is read only after the link to it read the same (so it
-// is a live frame of the chain); the branch predictor lets the CPU run
-// ahead on the remembered addresses meanwhile.
-bool ChainUnchanged(const FrameLayout& layout, const void* first, const WalkMemo& memo) {
-  const int32_t previous_offset = layout.frame_previous;
-  const int32_t code_offset = layout.frame_code;
-  const int32_t instr_offset = layout.frame_instr;
-  const int32_t owner_offset = layout.frame_owner;
-  const int owner_cstack = layout.owner_cstack;
-  const int32_t is_entry_offset = layout.frame_is_entry;
-  if (memo.visits == 0) return first == memo.end;
-  if (first != memo.frame[0]) return false;
-  for (int k = 0; k < memo.visits; ++k) {
-    const void* frame = memo.frame[k];
-    const char owner = LoadField<char>(frame, owner_offset);
-    if (owner != memo.owner[k]) return false;
-    if (owner != owner_cstack) {
-      if (LoadPointer(frame, code_offset) != memo.code[k] ||
-          LoadPointer(frame, instr_offset) != memo.instr[k]) {
-        return false;
-      }
-      if (is_entry_offset >= 0 && LoadField<char>(frame, is_entry_offset) != memo.is_entry[k]) {
-        return false;
-      }
-    }
-    const void* next = LoadPointer(frame, previous_offset);
-    if (k + 1 < memo.visits) {
-      if (next != memo.frame[k + 1]) return false;
-    } else if (!memo.ended_at_max && next != memo.end) {
-      return false;
-    }
-  }
-  return true;
-}
 }  // namespace
-
-int WalkInterpreterFramesRemembered(const FrameLayout& layout, const void* code_type,
-                                    const void* thread_state, RawFrame* out, int max,
-                                    WalkMemo& memo) {
-  if (memo.valid && memo.thread_state == thread_state && memo.max == max &&
-      ChainUnchanged(layout, FirstInterpreterFrame(layout, thread_state), memo)) {
-    std::copy(memo.out, memo.out + memo.count, out);
-    return memo.count;
-  }
-  memo.valid = false;
-  return WalkInterpreterChain(layout, code_type, thread_state, out, max, &memo);
-}
 
 WalkFunction SelectWalker(FrameFamily family) {
   switch (family) {

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdio>
 
-#include "runtime/common/thread_instance.h"
 #include "runtime/python/frame_walker.h"
 #include "runtime/python/object_access.h"
 #include "runtime/python/version_support.h"
@@ -125,15 +124,6 @@ int CaptureCurrentThread(RawFrame* out, int max) {
   if (state == nullptr || out == nullptr || max <= 0) return 0;
   const void* thread_state = state->get_thread_state();
   if (thread_state == nullptr) return 0;
-  // Whole-stack captures (an op's entry) go through the thread's memo of its
-  // last walk; a one-frame look (is Python running inside an op?) reads
-  // less than checking the memo would.
-  if (max > 1 && state->layout->family == FrameFamily::kInterpreterFrame) {
-    if (WalkMemo* memo = ThreadInstance<WalkMemo>()) {
-      return WalkInterpreterFramesRemembered(*state->layout, state->code_type, thread_state,
-                                             out, max, *memo);
-    }
-  }
   return state->walk(*state->layout, state->code_type, thread_state, out, max);
 }
 
