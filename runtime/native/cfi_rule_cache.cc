@@ -95,11 +95,14 @@ CfiThreadCache* ThisThreadCfiCache() {
   return ThreadInstance<CfiThreadCache>();
 }
 
-void FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
+const CfiRule& FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
   g_thread_fills.fetch_add(1, std::memory_order_relaxed);
   const uint64_t index = CfiThreadCache::Index(pc);
-  cache.rule[index] = SharedCachedRule(pc);
-  cache.key[index] = pc;
+  cache.key[1][index] = cache.key[0][index];
+  cache.rule[1][index] = cache.rule[0][index];
+  cache.rule[0][index] = SharedCachedRule(pc);
+  cache.key[0][index] = pc;
+  return cache.rule[0][index];
 }
 
 CfiRule CachedCfiRule(uintptr_t pc) {
