@@ -366,8 +366,9 @@ def table(args):
                                              profiles["deepcontext run"]]))
                 contexts.insert(0, plain_tree["sources"][0]["metadata"].get(
                     "gpu0_memory_contexts", "?"))
-            note("%s: contexts that allocated GPU memory (run / --native): %s" % (
-                workload, " / ".join(contexts)))
+            if any(count != "?" for count in contexts):  # GPU memory tracked
+                note("%s: contexts that allocated GPU memory (run / --native): %s" % (
+                    workload, " / ".join(contexts)))
             if "native_capture_stats" in metadata:  # DEEPCONTEXT_NATIVE_STATS=1
                 note("%s --native captures: %s" % (workload, metadata["native_capture_stats"]))
         if not cells["no profiler"]:
