@@ -164,6 +164,10 @@ std::string CaptureStatsLine() {
     line += "; cfi-cache: " + std::to_string(rules) + " rules, " +
             std::to_string(cfi.thread_fills) + " thread-cache misses, " +
             std::to_string(cfi.uncached_computes) + " rules computed uncached";
+    char compute[64];
+    std::snprintf(compute, sizeof(compute), ", %.3f ms computing rules",
+                  static_cast<double>(cfi.compute_ns) / 1e6);
+    line += compute;
   }
   return line;
 }

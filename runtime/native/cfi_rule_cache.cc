@@ -1,6 +1,7 @@
 // The process-wide cache of CfiRules (cfi_rules.h): lock-free reads, one
 // computation per pc.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #include "runtime/common/thread_instance.h"
@@ -28,6 +29,18 @@ std::atomic<int> g_cached{0};
 // return addresses were all seen.
 std::atomic<uint64_t> g_thread_fills{0};
 std::atomic<uint64_t> g_uncached_computes{0};
+// Time spent computing rules (FDE search and CFA program), which a
+// capture's unwind time includes the first time it meets a return address.
+std::atomic<uint64_t> g_compute_ns{0};
+
+CfiRule TimedComputeCfiRule(uintptr_t pc) {
+  const auto start = std::chrono::steady_clock::now();
+  const CfiRule rule = ComputeCfiRule(pc);
+  g_compute_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - start).count()),
+                         std::memory_order_relaxed);
+  return rule;
+}
 
 uint64_t Pack(const CfiRule& rule) {
   return static_cast<uint64_t>(rule.kind) |
@@ -74,7 +87,7 @@ CfiRule SharedCachedRule(uintptr_t pc) {
       if (seen == key || seen == (key | kFilling)) break;
       continue;
     }
-    const CfiRule rule = ComputeCfiRule(pc);
+    const CfiRule rule = TimedComputeCfiRule(pc);
     slot.rule.store(Pack(rule), std::memory_order_relaxed);
     slot.key.store(key, std::memory_order_release);
     g_cached.fetch_add(1, std::memory_order_relaxed);
@@ -82,7 +95,7 @@ CfiRule SharedCachedRule(uintptr_t pc) {
   }
   // Table crowded here, or the rule is being filled: compute without caching.
   g_uncached_computes.fetch_add(1, std::memory_order_relaxed);
-  return ComputeCfiRule(pc);
+  return TimedComputeCfiRule(pc);
 }
 
 }  // namespace
@@ -116,7 +129,8 @@ int CfiRuleCacheSize() { return g_cached.load(std::memory_order_relaxed); }
 
 CfiCacheCounters CfiRuleCacheCounters() {
   return CfiCacheCounters{g_thread_fills.load(std::memory_order_relaxed),
-                          g_uncached_computes.load(std::memory_order_relaxed)};
+                          g_uncached_computes.load(std::memory_order_relaxed),
+                          g_compute_ns.load(std::memory_order_relaxed)};
 }
 
 }  // namespace deepcontext::native

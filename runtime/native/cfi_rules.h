@@ -97,11 +97,13 @@ bool CfiRulesSupported();
 // Distinct pcs cached so far, for tests and benchmarks.
 int CfiRuleCacheSize();
 
-// Lookups that missed a thread's cache (and went to the process table), and
-// rules computed without being kept (the table crowded at their slot).
+// Lookups that missed a thread's cache (and went to the process table),
+// rules computed without being kept (the table crowded at their slot), and
+// the time computing rules took: what first sights add to unwinding.
 struct CfiCacheCounters {
   uint64_t thread_fills = 0;
   uint64_t uncached_computes = 0;
+  uint64_t compute_ns = 0;  // computing rules, all of them
 };
 CfiCacheCounters CfiRuleCacheCounters();
 

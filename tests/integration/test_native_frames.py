@@ -178,7 +178,7 @@ def test_native_capture_stats_say_where_the_time_goes(tmp_path, extension):
     # want of a slot, and the thread's cache missed at most once per rule
     # and capture site it evicted.
     cfi = re.search(r"; cfi-cache: (\d+) rules, (\d+) thread-cache misses, "
-                    r"(\d+) rules computed uncached$", stats)
+                    r"(\d+) rules computed uncached, ([\d.]+) ms computing rules$", stats)
     assert cfi, stats
     assert int(cfi.group(1)) > 0 and int(cfi.group(2)) >= int(cfi.group(1)), stats
     assert cfi.group(3) == "0", stats
