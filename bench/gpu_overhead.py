@@ -18,6 +18,14 @@ profiler, the RSS the profiler adds (peak RSS of the process tree) and mean
 against median step (first-time pauses). One process per cell.
 
     python3 bench/gpu_overhead.py --build build --table [--quick] [--steps 30 --repeats 2]
+        [--blocks 3] [--cell-timeout 240] [--budget SECONDS]
+
+Each cell process times --blocks blocks of --steps steps (the cell: the
+median of the blocks' medians), so repeats mostly cost steps, not process
+start-up; --cell-timeout kills a hung process (its cell reads n/a) and
+--budget drops a workload's later processes where they would leave the
+workloads after it no time, so one call under an outer time limit prints
+every row.
 
 --in-process ROUNDS instead alternates plain steps and deepcontext.profile()
 regions in one process per model (gpu_models.py --ab-rounds): no process
@@ -31,7 +39,9 @@ import os
 import statistics
 import subprocess
 import sys
+import signal
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,17 +172,43 @@ TABLE_COLUMNS = ("no profiler", "deepcontext run", "run --native", "run --trace-
                  "torch.profiler(with_stack)", "Proton (context=python)")
 
 
-def measure(command, env=None):
+class CellTimeout(RuntimeError):
+    """A cell's process ran past --cell-timeout and was killed."""
+
+
+def measure(command, env=None, timeout=None):
     """Runs one workload process; returns (median step ms, mean step ms,
-    peak RSS MiB of the process and its children, stdout) or raises."""
-    with tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, env=env)
-        output = process.stdout.read().decode()
-        _, status, usage = os.wait4(process.pid, 0)
+    peak RSS MiB of the process and its children, stdout) or raises
+    (CellTimeout when it ran past `timeout` seconds: its process group is
+    killed, so one hung cell cannot eat the whole table)."""
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=env,
+                                   start_new_session=True)
+        expired = []
+
+        def kill():
+            expired.append(True)
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        timer = threading.Timer(timeout, kill) if timeout else None
+        if timer is not None:
+            timer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            if timer is not None:
+                timer.cancel()
         process.returncode = os.waitstatus_to_exitcode(status)
+        if expired:
+            raise CellTimeout("%s: killed after %g s (--cell-timeout)" % (
+                os.path.basename(command[0]), timeout))
         if process.returncode != 0:
             err.seek(0)
             raise RuntimeError("%s failed:\n%s" % (" ".join(command), err.read().decode()[-2000:]))
+        out.seek(0)
+        output = out.read().decode()
     values = dict(token.split("=", 1) for token in output.split() if "=" in token)
     # ru_maxrss is in KiB on Linux, and covers waited-for descendants too.
     return (float(values["step_ms"]), float(values["step_mean_ms"]), usage.ru_maxrss / 1024.0,
@@ -182,7 +218,7 @@ def measure(command, env=None):
 def table_commands(args, cli, workload, work):
     """({column: command}, {column: profile written}) for one workload."""
     base = [args.python, WORKLOAD, "--model", workload, "--steps", str(args.steps),
-            "--warmup", str(args.warmup), "--device", args.device]
+            "--warmup", str(args.warmup), "--device", args.device, "--blocks", str(args.blocks)]
     if workload.startswith("launch-"):
         base += ["--launches", str(args.launches)]
     stem = os.path.join(work, workload)
@@ -274,23 +310,38 @@ def table(args):
 
     # Rows are printed as each workload finishes, so a run cut short by a
     # time limit still shows the ones done.
-    print("Median step of %d (after %d warm-up), median over %d interleaved runs; ratios to "
-          "no profiler; launch-*: %d tiny kernels per step (%dk launches per run)." % (
-              args.steps, args.warmup, args.repeats, args.launches,
+    print("Median step of %d (after %d warm-up), median of %d such blocks per process, median "
+          "over %d interleaved processes; ratios to no profiler; launch-*: %d tiny kernels per "
+          "step (%dk launches per block)." % (
+              args.steps, args.warmup, args.blocks, args.repeats, args.launches,
               args.steps * args.launches // 1000))
+    if args.budget:
+        print("Time budget %d s: a workload's later processes are skipped where they would "
+              "run past it (the notes say which)." % args.budget)
     print("| workload | %s | RSS added (run / --native) | mean / median (none / run / --native) |"
           % " | ".join(columns))
     print("|---|%s---|---|" % ("---|" * len(columns)), flush=True)
-    for workload in workloads:
+    for index, workload in enumerate(workloads):
         commands, profiles = table_commands(args, cli, workload, work)
         cells = {column: [] for column in TABLE_COLUMNS}
         errors = {}
-        for _ in range(args.repeats):
+        workload_started = time.time()
+        for repeat in range(args.repeats):
+            if repeat > 0 and args.budget:
+                # Leave every later workload at least one round as long as
+                # this workload's first round.
+                per_round = (time.time() - workload_started) / repeat
+                later = len(workloads) - index - 1
+                left = args.budget - (time.time() - started)
+                if per_round * (1 + later) > left:
+                    note("%s: %d of %d processes per cell (--budget %d s)" % (
+                        workload, repeat, args.repeats, args.budget))
+                    break
             for column in columns:
                 if column in errors:
                     continue
                 try:
-                    cells[column].append(measure(commands[column]))
+                    cells[column].append(measure(commands[column], timeout=args.cell_timeout))
                 except (RuntimeError, KeyError) as error:
                     errors[column] = str(error).strip().splitlines()[-1][:160]
         print("%s: %.0f s so far" % (workload, time.time() - started), file=sys.stderr)
@@ -308,6 +359,18 @@ def table(args):
             note("%s --native: dlmonitor %s; %s" % (
                 workload, metadata.get("dlmonitor", "?"),
                 metadata.get("native_unwind", "no cfi-cache statistics")))
+            # Contexts that allocated GPU memory, which native frames multiply.
+            contexts = [metadata.get("gpu0_memory_contexts", "?")]
+            if cells["deepcontext run"]:
+                plain_tree = json.loads(run([cli, "export", "--format", "json",
+                                             profiles["deepcontext run"]]))
+                contexts.insert(0, plain_tree["sources"][0]["metadata"].get(
+                    "gpu0_memory_contexts", "?"))
+            if any(count != "?" for count in contexts):  # GPU memory tracked
+                note("%s: contexts that allocated GPU memory (run / --native): %s" % (
+                    workload, " / ".join(contexts)))
+            if "native_capture_stats" in metadata:  # DEEPCONTEXT_NATIVE_STATS=1
+                note("%s --native captures: %s" % (workload, metadata["native_capture_stats"]))
         if not cells["no profiler"]:
             print("| %s | %s |" % (workload, " | ".join(["n/a"] * (len(columns) + 2))),
                   flush=True)
@@ -395,7 +458,8 @@ def main():
                              "sampled-10ms (CPU sampled every 10 ms), windows-10, windows-25, windows-min and "
                              "windows-min-gpu-off "
                              "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
-                             "--steps so that a region spans many windows) and floor (a RecordFunction "
+                             "--steps so that a region spans many windows), native and native-gpu-off "
+                             "(sampled and gpu-off with native frames) and floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops)")
     parser.add_argument("--settle-steps", type=non_negative, default=3,
                         help="with --in-process: first steps of each block reported as "
@@ -413,6 +477,16 @@ def main():
                              "titles or their start: 'deepcontext run,run --native,Proton'); "
                              "no profiler always runs")
     parser.add_argument("--warmup", type=int, default=5, help="with --table: warm-up steps")
+    parser.add_argument("--blocks", type=int, default=None,
+                        help="with --table: blocks of --steps timed steps per process, each "
+                             "cell the median of the blocks' medians (default 3; --quick: 1)")
+    parser.add_argument("--cell-timeout", type=float, default=240,
+                        help="with --table: seconds one process may run before it is killed "
+                             "and its cell reported n/a")
+    parser.add_argument("--budget", type=float, default=0,
+                        help="with --table: seconds for the whole table; later processes of a "
+                             "workload are skipped where they would leave the workloads after "
+                             "it less than one round (0: no limit)")
     parser.add_argument("--launches", type=int, default=5000,
                         help="with --table: tiny kernels per step of the launch-* workloads")
     args = parser.parse_args()
@@ -420,6 +494,8 @@ def main():
     if args.table:
         if args.quick:
             args.steps, args.warmup, args.repeats = 20, 3, 1
+            args.blocks = args.blocks or 1
+        args.blocks = args.blocks or 3
         args.steps = args.steps or 30
         args.repeats = args.repeats or 2
         return table(args)

@@ -24,8 +24,9 @@ machine drift then stay out of the ratios. Variants: sampled, exact, off
 sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000), windows-10 and windows-25
 (sampled, tracing in windows of --trace-window-ms covering 10 % or 25 % of
 each region: use regions several windows long), windows-min (0.1 %: the
-cost left between windows), windows-min-gpu-off (the same without CUPTI)
-and floor (no deepcontext: a
+cost left between windows), windows-min-gpu-off (the same without CUPTI),
+native and native-gpu-off (sampled and gpu-off with native frames) and
+floor (no deepcontext: a
 RecordFunction callback that does nothing, what torch itself spends on
 observing each op; see record_function_floor.py).
 """
@@ -120,7 +121,13 @@ AB_VARIANTS = {"floor": None, "sampled": ("sampled", True, None, 1.0),
                "windows-10": ("sampled", True, None, 0.1),
                "windows-25": ("sampled", True, None, 0.25),
                "windows-min": ("sampled", True, None, 0.001),
-               "windows-min-gpu-off": ("sampled", False, None, 0.001)}
+               "windows-min-gpu-off": ("sampled", False, None, 0.001),
+               "native": ("sampled", True, None, 1.0),
+               "native-gpu-off": ("sampled", False, None, 1.0)}
+# Variants profiled with native frames (deepcontext.profile(native=True)):
+# against "sampled" and "gpu-off", what native frames cost at op entries
+# alone (gpu-off: no GPU calls to capture) and with GPU calls.
+NATIVE_VARIANTS = ("native", "native-gpu-off")
 
 
 def alternate(args, timed_steps):
@@ -158,7 +165,8 @@ def alternate(args, timed_steps):
         else:
             os.environ["DEEPCONTEXT_CPU_SAMPLE_US"] = str(sample_us)
         with deepcontext.profile(path, cpu_time=cpu_time, trace_fraction=fraction,
-                                 trace_window_ms=args.trace_window_ms):
+                                 trace_window_ms=args.trace_window_ms,
+                                 native=name in NATIVE_VARIANTS):
             yield
 
     first_plain = timed_steps(args.steps)
@@ -214,6 +222,10 @@ def main():
     parser.add_argument("--model", choices=sorted(MODELS) + list(LAUNCH_MODELS), required=True)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--blocks", type=int, default=1,
+                        help="time BLOCKS blocks of --steps steps in this process: step_ms "
+                             "is then the median of the blocks' medians (repeats without "
+                             "paying process start-up again)")
     parser.add_argument("--torch-profiler", metavar="OUT_JSON")
     parser.add_argument("--torch-profiler-timing-only", action="store_true",
                         help="with --torch-profiler: time the steps only, skip the per-op "
@@ -290,7 +302,8 @@ def main():
             proton.start(args.proton, context="python", backend="cupti", mode=args.proton_mode)
         else:
             proton.start(args.proton, context="python")
-    times = timed_steps(args.steps)
+    blocks = max(args.blocks, 1)
+    times = timed_steps(args.steps * blocks)
     if args.proton:
         proton.finalize()
     elif args.deepcontext_region:
@@ -315,10 +328,14 @@ def main():
             json.dump({"per_op": per_op, "steps": args.steps}, f)
     # The spread shows steps that a median hides (buffer flushes, warm-up).
     ordered = sorted(times)
+    block_medians = [statistics.median(times[b * args.steps:(b + 1) * args.steps])
+                     for b in range(blocks)]
     print("model=%s steps=%d step_ms=%.3f step_p10_ms=%.3f step_p90_ms=%.3f step_mean_ms=%.3f"
-          % (args.model, args.steps, 1000 * statistics.median(times),
+          % (args.model, args.steps, 1000 * statistics.median(block_medians),
              1000 * ordered[len(ordered) // 10], 1000 * ordered[(9 * len(ordered)) // 10],
              1000 * statistics.fmean(times)))
+    if blocks > 1:
+        print("block_ms=" + ",".join("%.3f" % (1000 * m) for m in block_medians))
     if args.steps >= 200:  # how the step time settles over a long run
         print("median_ms_per_100_steps=" + ",".join(
             "%.2f" % (1000 * statistics.median(times[i:i + 100]))

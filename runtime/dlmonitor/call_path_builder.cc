@@ -15,6 +15,7 @@
 
 #include "runtime/common/thread_instance.h"
 #include "runtime/dlmonitor/call_path_thread_state.h"
+#include "runtime/native/capture_stats.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -248,6 +249,7 @@ ContextId CallPathBuilder::AllocatedBefore(uintptr_t caller_pc) {
 
 ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
                                      uintptr_t caller_pc) {
+  const native::PathCallTimer timer(native::PathCall::kOpEnter);
   const bool reported_by_adapter = caller_pc != 0;
   if (caller_pc == 0) {
     caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
@@ -432,6 +434,7 @@ ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
 }
 
 ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
+  const native::PathCallTimer timer(native::PathCall::kContextQuery);
   if (caller_pc == 0) {
     caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   }

@@ -9,6 +9,7 @@
 
 #include "runtime/dlmonitor/call_path_builder.h"
 #include "runtime/dlmonitor/call_path_thread_state.h"
+#include "runtime/native/capture_stats.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -18,6 +19,49 @@ using call_path::kCallerScan;
 using call_path::kMaxNativeVariants;
 using call_path::NativePathKey;
 using call_path::NativePathVariant;
+using native::CaptureOutcome;
+using native::CaptureSite;
+
+namespace {
+
+// Feeds one capture to DEEPCONTEXT_NATIVE_STATS (capture_stats.h); does
+// nothing but read a flag when the statistics are off.
+class CaptureTimer {
+ public:
+  CaptureTimer(CaptureSite site, const void* thread)
+      : enabled_(native::CaptureStatsEnabled()) {
+    if (!enabled_) return;
+    sample_.site = site;
+    sample_.thread = thread;
+    start_ns_ = native::CaptureClockNs();
+  }
+
+  void Unwound(int captured, const native::AnchorUse& use) {
+    if (!enabled_) return;
+    sample_.unwind_ns = native::CaptureClockNs() - start_ns_;
+    sample_.anchored = use.anchor >= 0;
+    sample_.copied = use.copied;
+    sample_.walked = captured - use.copied;
+  }
+
+  void Interned(native::StackId stack) {
+    if (enabled_) sample_.stack = stack;
+  }
+
+  void Finish(CaptureOutcome outcome) {
+    if (!enabled_) return;
+    sample_.outcome = outcome;
+    sample_.total_ns = native::CaptureClockNs() - start_ns_;
+    native::RecordCapture(sample_);
+  }
+
+ private:
+  const bool enabled_;
+  uint64_t start_ns_ = 0;
+  native::CaptureSample sample_;
+};
+
+}  // namespace
 
 ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
                                          int start, uintptr_t caller_pc,
@@ -26,6 +70,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   // Captured into the thread's anchor: ops nested in this one start their
   // unwinds from it. The previous op's entry stack is the anchor of this
   // capture: consecutive ops from one Python loop share most frames.
+  CaptureTimer timer(CaptureSite::kOpEntry, &state);
   uintptr_t* pcs = state.anchor_pcs;
   const int previous_count = state.anchor_count;
   const native::StackAnchor previous{state.anchor_pcs, state.anchor_sps,
@@ -33,6 +78,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   native::AnchorUse use;
   const int captured = native::Unwinder(unwinder_).CaptureNear(
       &previous, 1, pcs, state.anchor_sps, native::kMaxNativeDepth, &use);
+  timer.Unwound(captured, use);
   // Frames inner of the reporting caller are this monitor's own.
   int native_count = captured;
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
@@ -47,10 +93,12 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
                           state.anchor_stack != native::kNoStack;
   const native::StackId stack =
       same_stack ? state.anchor_stack : stacks_.Intern(pcs, native_count);
+  timer.Interned(stack);
   state.last_native_stack = stack;
   state.anchor_stack = stack;
   state.anchor_count = stack != native::kNoStack ? native_count : 0;
   if (stack == native::kNoStack) {
+    timer.Finish(CaptureOutcome::kNoStack);
     return PythonContext(state, base, start, depth);
   }
   call_path::PythonCaptureBuffer buffer;
@@ -71,6 +119,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
         std::equal(variant.python.begin(), variant.python.end(),
                    frames + first_python)) {
       *depth = variant.depth;
+      timer.Finish(CaptureOutcome::kCachedPath);
       return variant.context;
     }
   }
@@ -85,13 +134,13 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   int kept = count;
   while (kept > first_python && resolved[kept - 1].hidden) --kept;
   // The reporting adapter's own frames (its module) are not part of the
-  // program's path either. Looked up here, once per new path (and per pc
-  // inside FrameResolver).
+  // program's path either. Told by module (a range lookup, no symbolizing),
+  // once per new path.
   int used = native_count;
   if (drop_caller_module) {
-    const std::string caller_module = resolver_->Resolve(caller_pc).module;
+    const std::string caller_module = resolver_->ModuleOf(caller_pc);
     while (!caller_module.empty() && used > 0 &&
-           resolver_->Resolve(pcs[used - 1]).module == caller_module) {
+           resolver_->ModuleOf(pcs[used - 1]) == caller_module) {
       --used;
     }
   }
@@ -140,6 +189,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   variant.depth = kept;
   state.native_paths[key].push_back(std::move(variant));
   ++state.native_variants;
+  timer.Finish(CaptureOutcome::kNewPath);
   return parent;
 }
 
@@ -194,10 +244,12 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     anchors[anchor_count++] = native::StackAnchor{state.inside_pcs, state.inside_sps,
                                                   previous_count, /*live=*/false};
   }
+  CaptureTimer timer(CaptureSite::kInsideOp, &state);
   uintptr_t* pcs = state.inside_pcs;
   native::AnchorUse use;
   const int captured = native::Unwinder(unwinder_).CaptureNear(
       anchors, anchor_count, pcs, state.inside_sps, native::kMaxNativeDepth, &use);
+  timer.Unwound(captured, use);
   int count = captured;  // frames inner of the caller are the monitor's
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
     if (pcs[i] == caller_pc) {
@@ -214,6 +266,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   if (same_frames && state.inside_op == op.context &&
       state.inside_entry == op.entry_stack && previous_answer != kNoContext) {
     state.inside_answer = previous_answer;
+    timer.Finish(CaptureOutcome::kReused);
     return previous_answer;  // the previous call's frames, in the same op
   }
   // How many outermost frames are the op's entry stack's (the key's first
@@ -239,15 +292,20 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     if (copied >= count) copied = 0;  // nothing unwound: key the whole stack
     stack = stacks_.Intern(pcs + copied, count - copied);
   }
+  timer.Interned(stack);
   state.inside_stack = stack;
   state.inside_copied = copied;
-  if (stack == native::kNoStack) return op.context;
+  if (stack == native::kNoStack) {
+    timer.Finish(CaptureOutcome::kNoStack);
+    return op.context;
+  }
   const InsidePathKey key{op.context, copied > 0 ? op.entry_stack : native::kNoStack,
                           copied, stack};
   state.inside_op = op.context;
   state.inside_entry = op.entry_stack;
   if (auto it = state.inside_paths.find(key); it != state.inside_paths.end()) {
     state.inside_answer = it->second;
+    timer.Finish(CaptureOutcome::kCachedPath);
     return it->second;
   }
   // First sight: the frames this call adds beyond the op's entry stack
@@ -260,7 +318,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     ++first;
   }
   int end = first;
-  while (end < count && !IsGpuDriverModule(resolver_->Resolve(pcs[end]).module)) {
+  while (end < count && !IsGpuDriverModule(resolver_->ModuleOf(pcs[end]))) {
     ++end;
   }
   ContextId parent = op.context;
@@ -274,6 +332,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   }
   state.inside_paths.emplace(key, parent);
   state.inside_answer = parent;
+  timer.Finish(CaptureOutcome::kNewPath);
   return parent;
 }
 

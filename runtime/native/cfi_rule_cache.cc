@@ -1,6 +1,7 @@
 // The process-wide cache of CfiRules (cfi_rules.h): lock-free reads, one
 // computation per pc.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #include "runtime/common/thread_instance.h"
@@ -23,6 +24,23 @@ struct Slot {
 };
 Slot g_slots[kSlots];
 std::atomic<int> g_cached{0};
+// Per-thread cache misses, and rules computed (FDE search and CFA program)
+// for want of a table slot: both should stop growing once a workload's
+// return addresses were all seen.
+std::atomic<uint64_t> g_thread_fills{0};
+std::atomic<uint64_t> g_uncached_computes{0};
+// Time spent computing rules (FDE search and CFA program), which a
+// capture's unwind time includes the first time it meets a return address.
+std::atomic<uint64_t> g_compute_ns{0};
+
+CfiRule TimedComputeCfiRule(uintptr_t pc) {
+  const auto start = std::chrono::steady_clock::now();
+  const CfiRule rule = ComputeCfiRule(pc);
+  g_compute_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - start).count()),
+                         std::memory_order_relaxed);
+  return rule;
+}
 
 uint64_t Pack(const CfiRule& rule) {
   return static_cast<uint64_t>(rule.kind) |
@@ -69,14 +87,15 @@ CfiRule SharedCachedRule(uintptr_t pc) {
       if (seen == key || seen == (key | kFilling)) break;
       continue;
     }
-    const CfiRule rule = ComputeCfiRule(pc);
+    const CfiRule rule = TimedComputeCfiRule(pc);
     slot.rule.store(Pack(rule), std::memory_order_relaxed);
     slot.key.store(key, std::memory_order_release);
     g_cached.fetch_add(1, std::memory_order_relaxed);
     return rule;
   }
   // Table crowded here, or the rule is being filled: compute without caching.
-  return ComputeCfiRule(pc);
+  g_uncached_computes.fetch_add(1, std::memory_order_relaxed);
+  return TimedComputeCfiRule(pc);
 }
 
 }  // namespace
@@ -89,10 +108,14 @@ CfiThreadCache* ThisThreadCfiCache() {
   return ThreadInstance<CfiThreadCache>();
 }
 
-void FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
+const CfiRule& FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
+  g_thread_fills.fetch_add(1, std::memory_order_relaxed);
   const uint64_t index = CfiThreadCache::Index(pc);
-  cache.rule[index] = SharedCachedRule(pc);
-  cache.key[index] = pc;
+  cache.key[1][index] = cache.key[0][index];
+  cache.rule[1][index] = cache.rule[0][index];
+  cache.rule[0][index] = SharedCachedRule(pc);
+  cache.key[0][index] = pc;
+  return cache.rule[0][index];
 }
 
 CfiRule CachedCfiRule(uintptr_t pc) {
@@ -103,5 +126,11 @@ CfiRule CachedCfiRule(uintptr_t pc) {
 }
 
 int CfiRuleCacheSize() { return g_cached.load(std::memory_order_relaxed); }
+
+CfiCacheCounters CfiRuleCacheCounters() {
+  return CfiCacheCounters{g_thread_fills.load(std::memory_order_relaxed),
+                          g_uncached_computes.load(std::memory_order_relaxed),
+                          g_compute_ns.load(std::memory_order_relaxed)};
+}
 
 }  // namespace deepcontext::native

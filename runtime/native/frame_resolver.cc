@@ -10,8 +10,7 @@ FrameResolver::FrameResolver()
 
 FrameResolver::~FrameResolver() = default;
 
-SymbolizedFrame FrameResolver::Resolve(uintptr_t pc) {
-  std::lock_guard<std::mutex> guard(mutex_);
+void FrameResolver::RefreshFor(uintptr_t pc) {
   if (pc != 0 && symbolizer_->modules().Find(pc - 1) == nullptr) {
     // Loaded after the snapshot: a new session over the current modules.
     // Per-pc results of the old one are cheap to recompute.
@@ -22,7 +21,20 @@ SymbolizedFrame FrameResolver::Resolve(uintptr_t pc) {
       ++snapshots_;
     }
   }
+}
+
+SymbolizedFrame FrameResolver::Resolve(uintptr_t pc) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  RefreshFor(pc);
   return symbolizer_->Symbolize(pc);
+}
+
+std::string FrameResolver::ModuleOf(uintptr_t pc) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  RefreshFor(pc);
+  // Symbolizer::Lookup names the module of the pc itself (not pc - 1).
+  const Module* module = symbolizer_->modules().Find(pc);
+  return module != nullptr ? module->path : std::string();
 }
 
 int FrameResolver::snapshots() {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "runtime/native/symbolizer.h"
 
@@ -27,6 +28,14 @@ class FrameResolver {
   // [any thread] Allocates; takes the loader lock on a module refresh.
   SymbolizedFrame Resolve(uintptr_t pc);
 
+  // The path of the module that holds a return address, as Resolve(pc).module
+  // gives it ("" when none), without symbolizing: a module range lookup.
+  // Building a new call path asks this of frames it does not name (the
+  // reporting adapter's own, the GPU driver's), where symbolizing them, a
+  // debug-info or symbol-table search each, was most of the path's cost.
+  // [any thread]
+  std::string ModuleOf(uintptr_t pc);
+
   // Snapshots taken since construction (the first one included).
   int snapshots();
 
@@ -34,6 +43,10 @@ class FrameResolver {
   const char* BackendName();
 
  private:
+  // Takes a new snapshot when `pc` lies in no module of the current one and
+  // libraries came or went since. Under mutex_.
+  void RefreshFor(uintptr_t pc);
+
   std::mutex mutex_;
   std::unique_ptr<Symbolizer> symbolizer_;
   // The loader's load/unload counters when the snapshot was taken: a pc

@@ -38,18 +38,33 @@ const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
   return metrics_.emplace(host, ids).first->second;
 }
 
+void MemoryMetrics::AddLive(DeviceState& state, ContextId context, int64_t bytes,
+                            bool create) {
+  auto it = state.live_by_context.find(context);
+  if (it == state.live_by_context.end()) {
+    if (!create) return;
+    // Absent at the last peak left: it held nothing then.
+    it = state.live_by_context.emplace(context, ContextLive{0, 0, state.peak_epoch}).first;
+  }
+  ContextLive& entry = it->second;
+  if (entry.epoch != state.peak_epoch) {
+    entry.at_peak = entry.live;  // its first change since that peak
+    entry.epoch = state.peak_epoch;
+  }
+  entry.live += bytes;
+}
+
 void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
   if (state.at_new_peak) {
     // Leaving a new peak: this is the moment to remember who held it.
-    state.at_peak = state.live_by_context;
+    ++state.peak_epoch;
     state.at_new_peak = false;
   }
   state.live -= allocation.bytes;
   ++state.frees;
   // An emptied entry stays: the context allocates again soon (a temporary
   // per op), and the map is bounded by the contexts that ever allocated.
-  auto it = state.live_by_context.find(allocation.context);
-  if (it != state.live_by_context.end()) it->second -= allocation.bytes;
+  AddLive(state, allocation.context, -allocation.bytes, /*create=*/false);
 }
 
 void MemoryMetrics::RecordReserved(DeviceState& state, uint64_t address,
@@ -116,7 +131,7 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
     ++state.allocations;
   }
   state.live += bytes;
-  state.live_by_context[context] += bytes;
+  AddLive(state, context, bytes, /*create=*/true);
   if (state.live > state.peak) {
     state.peak = state.live;
     state.at_new_peak = true;
@@ -132,8 +147,8 @@ void MemoryMetrics::Publish() {
   published_.clear();
   for (const auto& [device, state] : devices_) {
     const MetricId metric = MetricsFor(device).peak_live_bytes;
-    const auto& holders = state.at_new_peak ? state.live_by_context : state.at_peak;
-    for (const auto& [context, bytes] : holders) {
+    for (const auto& [context, entry] : state.live_by_context) {
+      const int64_t bytes = state.at_new_peak ? entry.live : AtLastPeak(state, entry);
       if (context == 0 || bytes <= 0) continue;
       store_.Set(context, metric, static_cast<double>(bytes));
       published_.emplace_back(context, metric);
@@ -153,6 +168,8 @@ std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
     out.emplace_back(prefix + "live_bytes", std::to_string(state.live));
     out.emplace_back(prefix + "allocations", std::to_string(state.allocations));
     out.emplace_back(prefix + "frees", std::to_string(state.frees));
+    // Contexts that allocated: what the per-event work once grew with.
+    out.emplace_back(prefix + "contexts", std::to_string(state.live_by_context.size()));
     if (state.live_before_profiling > 0) {
       out.emplace_back(prefix + "before_profiling_bytes",
                        std::to_string(state.live_before_profiling));
@@ -176,7 +193,7 @@ void MemoryMetrics::ResetPeaks() {
   for (auto& [device, state] : devices_) {
     state.peak = state.live;
     state.reserved_peak = state.reserved;
-    state.at_peak = state.live_by_context;
+    ++state.peak_epoch;  // the holders of the new peak: those live now
     state.at_new_peak = false;
     state.allocations = 0;
     state.frees = 0;

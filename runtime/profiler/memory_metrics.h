@@ -80,15 +80,28 @@ class MemoryMetrics {
              (static_cast<size_t>(static_cast<uint32_t>(key.device)) << 48);
     }
   };
+  // A context's live bytes, and what they were when its device last left
+  // a peak: `at_peak` holds that value once the entry changed after the
+  // peak was left (peak_epoch says which), else `live` still is it.
+  struct ContextLive {
+    int64_t live = 0;
+    int64_t at_peak = 0;
+    uint64_t epoch = 0;
+  };
   struct DeviceState {
     int64_t live = 0;
     int64_t peak = 0;
     uint64_t allocations = 0;
     uint64_t frees = 0;
-    std::unordered_map<ContextId, int64_t> live_by_context;
-    // live_by_context when `peak` was last left (copied lazily: a run of
-    // allocations that keeps raising the peak costs no copies).
-    std::unordered_map<ContextId, int64_t> at_peak;
+    // Every context that allocated on the device. Leaving a peak used to
+    // copy this whole map; a forward pass leaves one at almost every free
+    // (each op's output raises the peak, its temporaries' frees leave it),
+    // and with native frames there are thousands of contexts: it now
+    // counts peaks left instead, and an entry keeps its value at the last
+    // one when it changes first after it.
+    std::unordered_map<ContextId, ContextLive> live_by_context;
+    // Peaks left (snapshots taken) so far.
+    uint64_t peak_epoch = 0;
     bool at_new_peak = false;
     int64_t live_before_profiling = 0;
     bool reserved_seen = false;
@@ -103,6 +116,13 @@ class MemoryMetrics {
 
   const KindMetrics& MetricsFor(int32_t device);
   void Free(DeviceState& state, const Allocation& allocation);
+  // Adds `bytes` to a context's live bytes, keeping its value at the last
+  // peak left.
+  static void AddLive(DeviceState& state, ContextId context, int64_t bytes, bool create);
+  // Its live bytes when the device's peak was last left.
+  static int64_t AtLastPeak(const DeviceState& state, const ContextLive& entry) {
+    return entry.epoch == state.peak_epoch ? entry.at_peak : entry.live;
+  }
   void RecordReserved(DeviceState& state, uint64_t address, int64_t bytes,
                       bool preexisting);
 

@@ -11,6 +11,7 @@
 #include "format/dctx_file.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cpu/perf_counters.h"
+#include "runtime/native/capture_stats.h"
 #include "runtime/native/native_stack.h"
 #include "runtime/profiler/profile_builder.h"
 
@@ -208,6 +209,11 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
                              " return addresses, " +
                              std::to_string(unwind.libgcc_fallbacks) +
                              " captures unwound by libgcc");
+  }
+  // Asked for by DEEPCONTEXT_NATIVE_STATS=1: where --native's time went.
+  if (std::string captures = native::CaptureStatsLine(); !captures.empty()) {
+    std::fprintf(stderr, "deepcontext: native_capture_stats %s\n", captures.c_str());
+    add("native_capture_stats", captures);
   }
   add("command_line", CommandLine());
   add("host", HostName());

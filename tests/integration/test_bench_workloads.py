@@ -117,3 +117,42 @@ def test_triton_attribution_needs_the_launch_line_innermost(monkeypatch):
     monkeypatch.setattr(bench, "run", lambda command: __import__("json").dumps(
         {"nodes": nodes}))
     assert bench.triton_attribution("deepcontext", "p.dctx") == (3, 7)
+
+
+def test_gpu_workload_times_blocks_in_one_process():
+    result = run_mlp_on_cpu("--steps", "3", "--blocks", "3")
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    blocks = [float(ms) for ms in values["block_ms"].split(",")]
+    assert len(blocks) == 3
+    # The cell's step is the median of the blocks' medians.
+    assert float(values["step_ms"]) == pytest.approx(sorted(blocks)[1], abs=0.002)
+
+
+def test_gpu_workload_times_native_regions():
+    result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "2", "--ab-variants",
+                            "native,native-gpu-off")
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    assert float(values["ab_native_ms"]) > 0 and float(values["ab_native-gpu-off_ms"]) > 0
+
+
+def test_gpu_table_cell_past_its_timeout_is_killed(tmp_path):
+    import time
+    bench = _gpu_overhead()
+    started = time.time()
+    with pytest.raises(bench.CellTimeout):
+        bench.measure([PYTHON, "-c", "import time; time.sleep(60)"], timeout=0.5)
+    assert time.time() - started < 30
+    # A cell within its time gives its numbers.
+    step, mean, rss, _ = bench.measure(
+        [PYTHON, "-c", "print('step_ms=2.0 step_mean_ms=2.5')"], timeout=30)
+    assert (step, mean) == (2.0, 2.5) and rss > 0
+
+
+def test_small_resnet_workload_runs():
+    resnet = os.path.join(os.path.dirname(WORKLOAD), "small_resnet_train.py")
+    result = run_with_package([PYTHON, resnet, "--iters", "2", "--cpu-clock"])
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    assert float(values["step_median_ms"]) > 0

@@ -148,3 +148,44 @@ def test_profile_api_native(tmp_path, extension):
     result = run_with_package([PYTHON, PROGRAM, extension, out])
     assert result.returncode == 0, result.stderr.decode()
     _check_native_path(load_profile(out), extension)
+
+
+def test_native_capture_stats_say_where_the_time_goes(tmp_path, extension):
+    """DEEPCONTEXT_NATIVE_STATS=1 reports, per capture site, how many
+    captures there were, how many frames were walked and copied, and how
+    many found their path cached; without it there is no such report."""
+    import re
+    tree = _run(tmp_path, "stats.dctx", "--native",
+                env={"DEEPCONTEXT_UNWINDER": "cfi-cache", "DEEPCONTEXT_NATIVE_STATS": "1"})
+    _check_native_path(tree, extension)
+    stats = tree.metadata.get("native_capture_stats", "")
+    calls = re.match(r"op_enter: (\d+) calls, [\d.]+ ms \(\d+ ns each\); ", stats)
+    assert calls, stats
+    match = re.search(r"op_entry: (\d+) captures on (\d+) threads \((\d+) anchored\), frames walked ([\d.]+) "
+                     r"\(max (\d+)\) copied ([\d.]+) per capture, (\d+) new stacks; "
+                     r"unwind [\d.]+ ms \(\d+ ns each\), total [\d.]+ ms \(\d+ ns each\); "
+                     r"reused (\d+), cached (\d+), new (\d+) \([\d.]+ ms\), no stack (\d+), "
+                      r"by time \(<0.25/1/4/16/64/256/more us\) ([\d/]+)", stats)
+    assert match, stats
+    buckets = [int(count) for count in match.group(12).split("/")]
+    captures, threads, anchored, walked, max_walked, _, stacks, reused, cached, new, no_stack = (
+        float(value) for value in match.groups()[:11])
+    assert threads == 1, stats  # the program's ops all run on its main thread
+    assert len(buckets) == 7 and sum(buckets) == captures, stats
+    # Every op entered is timed; only those entered from Python capture.
+    assert int(calls.group(1)) >= captures, stats
+    # Every return address's rule was kept: none was computed twice for
+    # want of a slot, and the thread's cache missed at most once per rule
+    # and capture site it evicted.
+    cfi = re.search(r"; cfi-cache: (\d+) rules, (\d+) thread-cache misses, "
+                    r"(\d+) rules computed uncached, ([\d.]+) ms computing rules$", stats)
+    assert cfi, stats
+    assert int(cfi.group(1)) > 0 and int(cfi.group(2)) >= int(cfi.group(1)), stats
+    assert cfi.group(3) == "0", stats
+    # aten::relu three times from one path: built once, then found.
+    assert captures >= 3 and cached >= 2 and new >= 1, stats
+    assert reused + cached + new + no_stack == captures, stats
+    assert 1 <= stacks <= captures and anchored <= captures, stats
+    assert 0 < walked <= max_walked, stats
+    plain = _run(tmp_path, "no_stats.dctx", "--native", env={"DEEPCONTEXT_UNWINDER": "cfi-cache"})
+    assert "native_capture_stats" not in plain.metadata

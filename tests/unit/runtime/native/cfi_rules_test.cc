@@ -4,6 +4,7 @@
 #include <ucontext.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,6 +163,39 @@ TEST(CfiRulesTest, CacheReturnsTheComputedRule) {
     EXPECT_EQ(rule.cfa_offset, 16);
     EXPECT_EQ(rule.saved_fp_offset, -16);
   }
+}
+
+// Two pcs of one set of a thread's cache both stay when a capture uses them
+// in turn (a direct-mapped cache lost one to the other every time); a third
+// evicts the one used longer ago. Every answer is the process table's.
+TEST(CfiRulesTest, ThreadCacheKeepsTwoPcsOfOneSet) {
+  auto cache = std::make_unique<CfiThreadCache>();
+  const uintptr_t a = Addr(dc_cfi_probe_framed);
+  auto same_set_after = [](uintptr_t pc) {
+    uintptr_t next = pc + 1;
+    while (CfiThreadCache::Index(next) != CfiThreadCache::Index(pc)) ++next;
+    return next;
+  };
+  const uintptr_t b = same_set_after(a);
+  const uintptr_t c = same_set_after(b);
+  // The process table's answers (through this thread's own cache, which
+  // counts its misses in the same counter: read first).
+  const CfiRule rule_a = CachedCfiRule(a);
+  const CfiRule rule_b = CachedCfiRule(b);
+  auto misses = [] { return CfiRuleCacheCounters().thread_fills; };
+  const uint64_t before = misses();
+  for (int i = 0; i < 50; ++i) {
+    const CfiRule& got_a = CachedCfiRule(*cache, a);
+    EXPECT_TRUE(got_a.kind == rule_a.kind && got_a.cfa_offset == rule_a.cfa_offset);
+    const CfiRule& got_b = CachedCfiRule(*cache, b);
+    EXPECT_TRUE(got_b.kind == rule_b.kind && got_b.cfa_offset == rule_b.cfa_offset);
+  }
+  EXPECT_EQ(misses() - before, 2u);
+  CachedCfiRule(*cache, c);                 // evicts a (used before b)
+  CachedCfiRule(*cache, b);                 // still there
+  EXPECT_EQ(misses() - before, 3u);
+  CachedCfiRule(*cache, a);
+  EXPECT_EQ(misses() - before, 4u);
 }
 
 // Captures with libgcc and with the cached rules from one function, so the

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <string>
 
 namespace deepcontext::native {
 namespace {
@@ -41,6 +42,34 @@ TEST(FrameResolverTest, UnknownPcSnapshotsOnlyAfterALibraryLoads) {
   EXPECT_LE(settled, 3);
   for (int i = 0; i < 3; ++i) resolver.Resolve(jit_pc);
   EXPECT_EQ(resolver.snapshots(), settled);
+  munmap(page, 4096);
+}
+
+__attribute__((noinline)) int FunctionOfThisTest() { return 7; }
+
+// ModuleOf names the module Resolve names, without symbolizing; a library
+// loaded after the resolver was made is found too.
+TEST(FrameResolverTest, ModuleOfIsResolvesModule) {
+  FrameResolver resolver;
+  const auto here = reinterpret_cast<uintptr_t>(&FunctionOfThisTest) + 1;
+  const auto libc = reinterpret_cast<uintptr_t>(&mmap) + 1;
+  for (const uintptr_t pc : {here, libc}) {
+    const std::string module = resolver.ModuleOf(pc);
+    EXPECT_FALSE(module.empty());
+    EXPECT_EQ(module, resolver.Resolve(pc).module);
+  }
+  EXPECT_NE(resolver.ModuleOf(here), resolver.ModuleOf(libc));
+
+  void* handle = dlopen("libcrypt.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  const auto crypt = reinterpret_cast<uintptr_t>(dlsym(handle, "crypt")) + 1;
+  EXPECT_NE(resolver.ModuleOf(crypt).find("libcrypt"), std::string::npos)
+      << resolver.ModuleOf(crypt);
+  EXPECT_EQ(resolver.ModuleOf(crypt), resolver.Resolve(crypt).module);
+
+  void* page = mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  EXPECT_EQ(resolver.ModuleOf(reinterpret_cast<uintptr_t>(page) + 16), "");
   munmap(page, 4096);
 }
 

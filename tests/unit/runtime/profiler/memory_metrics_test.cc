@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -12,10 +14,10 @@ namespace {
 
 // metric name -> context -> accumulator, as a profile writer would see it.
 std::map<std::string, std::map<ContextId, Accumulator>> Snapshot(
-    const MetricStore& store) {
+    const MetricStore& store, ContextId contexts = 64) {
   std::map<std::string, std::map<ContextId, Accumulator>> out;
   const auto metrics = store.Metrics();
-  store.ForEach(64, [&](ContextId context, MetricId metric,
+  store.ForEach(contexts, [&](ContextId context, MetricId metric,
                         const Accumulator& value) {
     out[metrics[metric].name][context] = value;
   });
@@ -73,6 +75,77 @@ TEST(MemoryMetrics, PeakLiveBytesNameWhoHeldThePeak) {
     total += value.sum;
   }
   EXPECT_EQ(total, 550);  // the tree's sum is the device's peak
+}
+
+// The holders of the peak, against a model that copies every context's live
+// bytes whenever a peak is left (what the metrics did before keeping the
+// values at the last peak per entry), over a forward-pass-like run: each
+// step allocates an output that raises the peak and frees a temporary,
+// across many contexts, some appearing only after the last peak.
+TEST(MemoryMetrics, PeakHoldersMatchACopyTakenAtEveryPeakLeft) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  std::map<ContextId, int64_t> live, at_peak;
+  std::map<uint64_t, std::pair<ContextId, int64_t>> blocks;
+  int64_t total = 0, peak = 0;
+  bool at_new_peak = false;
+  uint64_t seed = 12345, next_address = 0x1000;
+  auto random = [&seed](uint64_t bound) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % bound;
+  };
+  auto allocate = [&](ContextId context, int64_t bytes) {
+    const uint64_t address = next_address;
+    next_address += 0x100;
+    memory.Record(0, address, bytes, context);
+    blocks[address] = {context, bytes};
+    live[context] += bytes;
+    total += bytes;
+    if (total > peak) {
+      peak = total;
+      at_new_peak = true;
+    }
+  };
+  auto free_one = [&]() {
+    if (blocks.empty()) return;
+    auto it = std::next(blocks.begin(), static_cast<long>(random(blocks.size())));
+    if (at_new_peak) {
+      at_peak = live;
+      at_new_peak = false;
+    }
+    memory.Record(0, it->first, -it->second.second, 0);
+    live[it->second.first] -= it->second.second;
+    total -= it->second.second;
+    blocks.erase(it);
+  };
+  for (int step = 0; step < 3000; ++step) {
+    // Contexts 1-40 early, up to 200 later: new ones after many peaks.
+    const ContextId context = 1 + random(step < 1500 ? 40 : 200);
+    allocate(context, 1 + static_cast<int64_t>(random(1000)));
+    if (random(3) != 0) free_one();
+    if (step == 2990) {
+      // Fall well below the peak: the last peak left is the one published.
+      while (blocks.size() > 5) free_one();
+    }
+  }
+  memory.Publish();
+  auto values = Snapshot(store, 256);
+  const auto& expected = at_new_peak ? live : at_peak;
+  int64_t expected_total = 0;
+  for (const auto& [context, bytes] : expected) {
+    if (bytes <= 0) {
+      EXPECT_EQ(values["gpu_peak_live_bytes"].count(context), 0u) << context;
+      continue;
+    }
+    expected_total += bytes;
+    EXPECT_EQ(values["gpu_peak_live_bytes"][context].sum, bytes) << context;
+  }
+  EXPECT_EQ(values["gpu_peak_live_bytes"].size(),
+            static_cast<size_t>(std::count_if(expected.begin(), expected.end(),
+                                              [](const auto& e) { return e.second > 0; })));
+  EXPECT_EQ(expected_total, peak);
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_peak_bytes"), std::to_string(peak));
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_contexts"), std::to_string(live.size()));
 }
 
 TEST(MemoryMetrics, DevicesPeakIndependentlyAndHostIsSeparate) {

@@ -1,0 +1,175 @@
+#include "runtime/native/capture_stats.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/common/spin_lock.h"
+#include "runtime/native/cfi_rules.h"
+
+namespace deepcontext::native {
+namespace {
+
+struct SiteCounters {
+  std::atomic<uint64_t> captures{0};
+  std::atomic<uint64_t> anchored{0};
+  std::atomic<uint64_t> walked{0};
+  std::atomic<uint64_t> copied{0};
+  std::atomic<uint64_t> max_walked{0};
+  std::atomic<uint64_t> unwind_ns{0};
+  std::atomic<uint64_t> total_ns{0};
+  std::atomic<uint64_t> new_stacks{0};
+  std::atomic<uint64_t> outcomes[kCaptureOutcomeCount] = {};
+  std::atomic<uint64_t> outcome_ns[kCaptureOutcomeCount] = {};
+};
+
+SiteCounters g_sites[kCaptureSiteCount];
+
+// Capture times by power of four, from under 256 ns to 256 us and over.
+constexpr int kTimeBuckets = 7;
+std::atomic<uint64_t> g_time_buckets[kCaptureSiteCount][kTimeBuckets] = {};
+
+int TimeBucket(uint64_t ns) {
+  int bucket = 0;
+  for (uint64_t bound = 256; bucket < kTimeBuckets - 1 && ns >= bound; bound *= 4) ++bucket;
+  return bucket;
+}
+
+struct PathCallCounters {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> ns{0};
+};
+PathCallCounters g_path_calls[kPathCallCount];
+
+// Threads seen capturing, per site (up to a bound; each keeps its last one
+// in a thread-local-free way: the caller passes its state's address).
+constexpr int kMaxThreadsSeen = 64;
+SpinLock g_threads_lock;
+const void* g_threads[kCaptureSiteCount][kMaxThreadsSeen] = {};
+int g_thread_count[kCaptureSiteCount] = {};
+
+void NoteThread(int site, const void* thread) {
+  if (thread == nullptr) return;
+  std::lock_guard<SpinLock> guard(g_threads_lock);
+  const void** seen = g_threads[site];
+  const int count = g_thread_count[site];
+  if (std::find(seen, seen + count, thread) != seen + count) return;
+  if (count < kMaxThreadsSeen) seen[g_thread_count[site]++] = thread;
+}
+std::atomic<uint32_t> g_highest_stack{0};
+
+// Raises `value` to at least `candidate`; true when this call raised it.
+template <typename T>
+bool RaiseTo(std::atomic<T>& value, T candidate) {
+  T seen = value.load(std::memory_order_relaxed);
+  while (candidate > seen) {
+    if (value.compare_exchange_weak(seen, candidate, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
+const char* SiteName(int site) {
+  return site == static_cast<int>(CaptureSite::kOpEntry) ? "op_entry" : "inside_op";
+}
+
+}  // namespace
+
+bool CaptureStatsEnabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("DEEPCONTEXT_NATIVE_STATS");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return enabled;
+}
+
+void RecordCapture(const CaptureSample& sample) {
+  SiteCounters& site = g_sites[static_cast<int>(sample.site)];
+  NoteThread(static_cast<int>(sample.site), sample.thread);
+  constexpr auto relaxed = std::memory_order_relaxed;
+  site.captures.fetch_add(1, relaxed);
+  if (sample.anchored) site.anchored.fetch_add(1, relaxed);
+  site.walked.fetch_add(static_cast<uint64_t>(sample.walked), relaxed);
+  site.copied.fetch_add(static_cast<uint64_t>(sample.copied), relaxed);
+  RaiseTo(site.max_walked, static_cast<uint64_t>(sample.walked));
+  if (sample.stack != 0 && RaiseTo(g_highest_stack, sample.stack)) {
+    site.new_stacks.fetch_add(1, relaxed);
+  }
+  site.unwind_ns.fetch_add(sample.unwind_ns, relaxed);
+  site.total_ns.fetch_add(sample.total_ns, relaxed);
+  g_time_buckets[static_cast<int>(sample.site)][TimeBucket(sample.total_ns)].fetch_add(1, relaxed);
+  const int outcome = static_cast<int>(sample.outcome);
+  site.outcomes[outcome].fetch_add(1, relaxed);
+  site.outcome_ns[outcome].fetch_add(sample.total_ns, relaxed);
+}
+
+void RecordPathCall(PathCall call, uint64_t ns) {
+  PathCallCounters& counters = g_path_calls[static_cast<int>(call)];
+  counters.calls.fetch_add(1, std::memory_order_relaxed);
+  counters.ns.fetch_add(ns, std::memory_order_relaxed);
+}
+
+static int ThreadCount(int site) {
+  std::lock_guard<SpinLock> guard(g_threads_lock);
+  return g_thread_count[site];
+}
+
+std::string CaptureStatsLine() {
+  if (!CaptureStatsEnabled()) return {};
+  std::string line;
+  for (int c = 0; c < kPathCallCount; ++c) {
+    const uint64_t calls = g_path_calls[c].calls.load();
+    if (calls == 0) continue;
+    const uint64_t ns = g_path_calls[c].ns.load();
+    char text[160];
+    std::snprintf(text, sizeof(text), "%s%s: %llu calls, %.3f ms (%.0f ns each)",
+                  line.empty() ? "" : "; ", c == 0 ? "op_enter" : "context_query",
+                  static_cast<unsigned long long>(calls), static_cast<double>(ns) / 1e6,
+                  static_cast<double>(ns) / calls);
+    line += text;
+  }
+  for (int s = 0; s < kCaptureSiteCount; ++s) {
+    const SiteCounters& site = g_sites[s];
+    const uint64_t captures = site.captures.load();
+    if (captures == 0) continue;
+    auto per = [captures](uint64_t total) { return static_cast<double>(total) / captures; };
+    auto ms = [](uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+    char text[512];
+    std::snprintf(
+        text, sizeof(text),
+        "%s%s: %llu captures on %d threads (%llu anchored), frames walked %.1f (max %llu) copied %.1f "
+        "per capture, %llu new stacks; unwind %.3f ms (%.0f ns each), total %.3f ms (%.0f ns each); "
+        "reused %llu, cached %llu, new %llu (%.3f ms), no stack %llu",
+        line.empty() ? "" : "; ", SiteName(s), static_cast<unsigned long long>(captures),
+        ThreadCount(s), static_cast<unsigned long long>(site.anchored.load()), per(site.walked.load()),
+        static_cast<unsigned long long>(site.max_walked.load()), per(site.copied.load()),
+        static_cast<unsigned long long>(site.new_stacks.load()),
+        ms(site.unwind_ns.load()), per(site.unwind_ns.load()), ms(site.total_ns.load()),
+        per(site.total_ns.load()),
+        static_cast<unsigned long long>(site.outcomes[0].load()),
+        static_cast<unsigned long long>(site.outcomes[1].load()),
+        static_cast<unsigned long long>(site.outcomes[2].load()), ms(site.outcome_ns[2].load()),
+        static_cast<unsigned long long>(site.outcomes[3].load()));
+    line += text;
+    line += ", by time (<0.25/1/4/16/64/256/more us)";
+    for (int b = 0; b < kTimeBuckets; ++b) {
+      line += b == 0 ? " " : "/";
+      line += std::to_string(g_time_buckets[s][b].load());
+    }
+  }
+  if (const int rules = CfiRuleCacheSize(); rules > 0) {
+    const CfiCacheCounters cfi = CfiRuleCacheCounters();
+    line += "; cfi-cache: " + std::to_string(rules) + " rules, " +
+            std::to_string(cfi.thread_fills) + " thread-cache misses, " +
+            std::to_string(cfi.uncached_computes) + " rules computed uncached";
+    char compute[64];
+    std::snprintf(compute, sizeof(compute), ", %.3f ms computing rules",
+                  static_cast<double>(cfi.compute_ns) / 1e6);
+    line += compute;
+  }
+  return line;
+}
+
+}  // namespace deepcontext::native

@@ -1,0 +1,89 @@
+// DEEPCONTEXT_NATIVE_STATS=1: where the time of `--native` goes, per capture
+// site. A measurement on a machine without perf (the GPU image) can then say
+// whether unwinding, copying anchor frames or building new paths (symbolizing
+// on the application thread) costs what it costs. Off, a capture pays one
+// load of a flag; on, two clock reads and a few relaxed atomic adds.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace deepcontext::native {
+
+// Where a native stack is captured.
+enum class CaptureSite : uint8_t {
+  kOpEntry = 0,   // an op entered from Python (its entry stack)
+  kInsideOp = 1,  // a GPU API call or allocation inside such an op
+};
+inline constexpr int kCaptureSiteCount = 2;
+
+// What the capture's path lookup came to.
+enum class CaptureOutcome : uint8_t {
+  kReused = 0,      // the same frames as the previous capture: its answer
+  kCachedPath = 1,  // a path found in the thread's cache
+  kNewPath = 2,     // first sight: symbolized and spliced on this thread
+  kNoStack = 3,     // nothing interned (table full, empty stack)
+};
+inline constexpr int kCaptureOutcomeCount = 4;
+
+struct CaptureSample {
+  CaptureSite site = CaptureSite::kOpEntry;
+  CaptureOutcome outcome = CaptureOutcome::kCachedPath;
+  int walked = 0;  // frames unwound
+  int copied = 0;  // outer frames copied from an anchor
+  bool anchored = false;  // the walk met an anchor
+  // The interned id of the frames keyed (0: none): ids grow in order of
+  // first sight, so one above every id seen before is a new stack.
+  uint32_t stack = 0;
+  uint64_t unwind_ns = 0;  // in the unwinder
+  uint64_t total_ns = 0;   // the whole capture, path lookup included
+  const void* thread = nullptr;  // tells the capturing threads apart
+};
+
+// The call-path work a thread does per event, natively captured or not: the
+// part of the profiler's cost the captures above belong to.
+enum class PathCall : uint8_t {
+  kOpEnter = 0,       // an op entered (its context built)
+  kContextQuery = 1,  // a GPU API call's or allocation's context
+};
+inline constexpr int kPathCallCount = 2;
+
+// A monotonic clock in ns for the samples.
+inline uint64_t CaptureClockNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Whether DEEPCONTEXT_NATIVE_STATS=1 (read once).
+bool CaptureStatsEnabled();
+
+// Adds one capture. [any thread]
+void RecordCapture(const CaptureSample& sample);
+
+// Adds one PathCall that took `ns`. [any thread]
+void RecordPathCall(PathCall call, uint64_t ns);
+
+// Times a PathCall from construction to destruction when the statistics
+// are on.
+class PathCallTimer {
+ public:
+  explicit PathCallTimer(PathCall call)
+      : call_(call), start_ns_(CaptureStatsEnabled() ? CaptureClockNs() : 0) {}
+  ~PathCallTimer() {
+    if (start_ns_ != 0) RecordPathCall(call_, CaptureClockNs() - start_ns_);
+  }
+  PathCallTimer(const PathCallTimer&) = delete;
+  PathCallTimer& operator=(const PathCallTimer&) = delete;
+
+ private:
+  const PathCall call_;
+  const uint64_t start_ns_;
+};
+
+// One line per site with counts, frames, new stacks and times; empty when disabled or
+// nothing was captured. [any thread]
+std::string CaptureStatsLine();
+
+}  // namespace deepcontext::native
