@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/thread_instance.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cupti/gpu_backend_state.h"
 #include "runtime/cupti/graph_child_nodes.h"
@@ -37,8 +38,10 @@ struct ApiCall {
 };
 thread_local ApiCall t_call;
 // The graph nodes cloned on this thread, to check an instantiation's
-// numbering before its child-graph nodes are linked.
-thread_local AnnouncedClones t_clones;
+// numbering before its child-graph nodes are linked. On the heap: the
+// table would take most of the runtime's static TLS block, whose overflow
+// turns every thread-local read into a call. Null while the thread exits.
+AnnouncedClones* ThreadClones() { return ThreadInstance<AnnouncedClones>(); }
 
 uint64_t ThreadId() {
   thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
@@ -213,7 +216,7 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
   if (f_.get_graph_node_id(graph->node, &node_id) != CUPTI_SUCCESS) return;
 
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
-    t_clones.Add(node_id);
+    if (AnnouncedClones* clones = ThreadClones(); clones != nullptr) clones->Add(node_id);
     uint64_t original_id = 0;
     if (graph->originalNode != nullptr &&
         f_.get_graph_node_id(graph->originalNode, &original_id) == CUPTI_SUCCESS) {
@@ -249,7 +252,9 @@ void GpuBackendState::OnResource(CUpti_CallbackId cbid,
 void GpuBackendState::LinkChildGraphNodes(const CUpti_ResourceData& data) {
   const auto* graph = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
   uint32_t exec_id = 0;
-  if (graph == nullptr || graph->graph == nullptr || graph->graphExec == nullptr ||
+  AnnouncedClones* const clones = ThreadClones();
+  if (clones == nullptr || graph == nullptr || graph->graph == nullptr ||
+      graph->graphExec == nullptr ||
       f_.get_graph_exec_id == nullptr ||
       f_.get_graph_exec_id(graph->graphExec, &exec_id) != CUPTI_SUCCESS) {
     return;
@@ -261,7 +266,7 @@ void GpuBackendState::LinkChildGraphNodes(const CUpti_ResourceData& data) {
       [this](CUgraphNode node, uint64_t* id) {
         return f_.get_graph_node_id(node, id) == CUPTI_SUCCESS;
       },
-      graph->graph, exec_id, t_clones.Take(exec_id));
+      graph->graph, exec_id, clones->Take(exec_id));
   // The captured node carries its command's context; the child graph node,
   // added inside the same command, stands in when the capture was not seen.
   for (const ChildNodeLink& link : links) {
