@@ -9,6 +9,7 @@ namespace {
 
 constexpr std::string_view kTslDomain = "TSL";
 constexpr std::string_view kCompilePhase = "[compile]";
+constexpr std::string_view kCompileWallTime = "compile_wall_time";
 // Stack entries kept per thread: deeper pushes are counted, not stored.
 constexpr size_t kMaxDepth = 256;
 
@@ -246,12 +247,31 @@ void XlaRanges::PopRange() {
   }
   if (top.kind == AnnotationKind::kCompile && top.what != nullptr &&
       compiling_.load(std::memory_order_relaxed)) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (compile_.module == top.what && compile_.thread == std::this_thread::get_id()) {
-      compile_ = CompileOrigin{};
-      compiling_.store(false, std::memory_order_relaxed);
+    CompileOrigin done;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (compile_.module == top.what && compile_.thread == std::this_thread::get_id()) {
+        done = compile_;
+        compile_ = CompileOrigin{};
+        compiling_.store(false, std::memory_order_relaxed);
+      }
     }
+    if (done.context != 0) RecordCompileTime(done, NowNs());
   }
+}
+
+void XlaRanges::RecordCompileTime(const CompileOrigin& done, uint64_t end_ns) {
+  ThreadState* state = State(true);
+  if (state == nullptr || done.module == nullptr || end_ns < done.start_ns) return;
+  const gpu::ContextId module = Descend(done.context, done.module, nullptr, state);
+  if (module == done.context) return;  // no node for it: keep the line's own metrics clean
+  // Once per compilation, which takes milliseconds at least: registering
+  // (idempotent, under the sink's lock) costs nothing next to it.
+  const int metric = sink_.RegisterNamedMetric(
+      kCompileWallTime, "ns",
+      "wall time of a compilation (XLA: a module's XlaCompile range) on the thread that "
+      "triggered it");
+  sink_.AddNamed(module, metric, static_cast<double>(end_ns - done.start_ns));
 }
 
 void XlaRanges::BeginCompile(gpu::ContextId origin) {
@@ -261,6 +281,7 @@ void XlaRanges::BeginCompile(gpu::ContextId origin) {
   compile_.context = origin;
   compile_.module = state->stack.back().what;
   compile_.thread = std::this_thread::get_id();
+  compile_.start_ns = NowNs();
   compiling_.store(origin != 0, std::memory_order_relaxed);
 }
 

@@ -168,7 +168,11 @@ class XlaRanges {
     gpu::ContextId context = 0;
     const InternedAnnotation* module = nullptr;
     std::thread::id thread;
+    uint64_t start_ns = 0;
   };
+  // A whole compilation ended: its wall time goes to origin -> [compile] ->
+  // module, beside the GPU time of its autotuning.
+  void RecordCompileTime(const CompileOrigin& done, uint64_t end_ns);
 
   ThreadState* State(bool create);
   gpu::ContextId RefineNow(gpu::ContextId base);

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/unit/runtime/gpu/fake_context_sink.h"
 
@@ -96,6 +100,60 @@ TEST_F(XlaRangesTest, CompilationOnTheCallingThreadIsItsCompilePhase) {
   ranges.Pop(kTsl);
   ranges.Pop(kTsl);
   EXPECT_EQ(ranges.Refine(kLine), kLine);
+}
+
+// Keeps the metrics registered by name (FakeContextSink keeps none).
+class NamedMetricSink : public FakeContextSink {
+ public:
+  int RegisterNamedMetric(std::string_view name, std::string_view, std::string_view) override {
+    std::lock_guard<std::mutex> guard(named_mutex_);
+    for (size_t i = 0; i < names_.size(); ++i) {
+      if (names_[i] == name) return static_cast<int>(i);
+    }
+    names_.emplace_back(name);
+    return static_cast<int>(names_.size() - 1);
+  }
+  void AddNamed(ContextId context, int metric, double value) override {
+    std::lock_guard<std::mutex> guard(named_mutex_);
+    named_.push_back({context, names_.at(static_cast<size_t>(metric)), value});
+  }
+  struct Added {
+    ContextId context;
+    std::string metric;
+    double value;
+  };
+  std::vector<Added> named() const {
+    std::lock_guard<std::mutex> guard(named_mutex_);
+    return named_;
+  }
+
+ private:
+  mutable std::mutex named_mutex_;
+  std::vector<std::string> names_;
+  std::vector<Added> named_;
+};
+
+TEST(XlaRangesCompileTime, AWholeCompilationAddsItsWallTimeToItsModuleNode) {
+  NamedMetricSink sink;
+  XlaRanges ranges(sink, &IsWorker);
+  ranges.OnDomainCreated(kTsl, "TSL");
+  ASSERT_TRUE(ranges.Push(kTsl, "XlaCompile:#module=jit_step#"));
+  ranges.BeginCompile(kLine);
+  ranges.Push(kTsl, "XlaCompileBackend:#module=jit_step,program_id=4#");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ranges.Pop(kTsl);
+  EXPECT_TRUE(sink.named().empty());  // a pass inside the compilation: not yet
+  ranges.Pop(kTsl);
+  const auto named = sink.named();
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].context, sink.Find(kLine, {"[compile]", "jit_step"}));
+  EXPECT_EQ(named[0].metric, "compile_wall_time");
+  EXPECT_GE(named[0].value, 20e6);
+  EXPECT_LT(named[0].value, 20e9);
+  // A compilation nobody triggered from a Python line adds nothing.
+  ASSERT_TRUE(ranges.Push(kTsl, "XlaCompile:#module=jit_other#"));
+  ranges.Pop(kTsl);
+  EXPECT_EQ(sink.named().size(), 1u);
 }
 
 TEST_F(XlaRangesTest, CompilerThreadsWorkGoesToTheCompilingLine) {
