@@ -2,28 +2,41 @@
 // paths.
 #pragma once
 
+#include <cstdint>
+
 namespace deepcontext {
 
 // Returns the calling thread's T, created on first use and destroyed when the
 // thread exits, or nullptr while the thread is exiting: framework callbacks
-// can still fire during thread teardown, after the destructor ran, and a
-// trivially destructible flag that outlives it turns those late calls into
-// no-ops instead of use-after-free. `Tag` separates users of the same T.
+// can still fire during thread teardown, while or after the destructor runs,
+// and a trivially destructible pointer that outlives it turns those late
+// calls into no-ops instead of use-after-free. `Tag` separates users of the
+// same T.
+//
+// Called several times per framework op. A thread_local with a destructor is
+// reached through an initialization guard (more thread-local lookups, each a
+// call in a shared library), so the common case reads one trivially
+// destructible pointer and only creation and teardown touch the holder. The
+// pointer also says "exiting" (kGone), which keeps the thread-local block
+// small (tests/unit/runtime/check_tls_size.cmake).
 template <typename T, typename Tag = T>
 T* ThreadInstance() {
-  static thread_local bool gone = false;
+  static constexpr uintptr_t kGone = 1;
+  static thread_local T* current = nullptr;
+  if (reinterpret_cast<uintptr_t>(current) > kGone) return current;
+  if (current != nullptr) return nullptr;  // the thread is exiting
   struct Holder {
     T* instance = nullptr;
     ~Holder() {
+      current = reinterpret_cast<T*>(kGone);
       delete instance;
       instance = nullptr;
-      gone = true;
     }
   };
   static thread_local Holder holder;
-  if (gone) return nullptr;
   if (holder.instance == nullptr) holder.instance = new T();
-  return holder.instance;
+  current = holder.instance;
+  return current;
 }
 
 }  // namespace deepcontext

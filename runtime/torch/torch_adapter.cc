@@ -35,7 +35,8 @@ bool g_installed = false;
 
 constexpr char kEngineWrapperPrefix[] = "autograd::engine::evaluate_function: ";
 
-dlmonitor_op_kind_t KindOf(const at::RecordFunction& fn) {
+// `name` is fn.name(), read once per event: it is an out-of-line call.
+dlmonitor_op_kind_t KindOf(const at::RecordFunction& fn, const char* name) {
   switch (fn.scope()) {
     case at::RecordScope::BACKWARD_FUNCTION:
       return DLMONITOR_OP_BACKWARD_FUNCTION;
@@ -44,7 +45,6 @@ dlmonitor_op_kind_t KindOf(const at::RecordFunction& fn) {
     default: {
       // Asked at every op's entry and exit: almost every name ("aten::...")
       // differs at its second character, so look there before comparing.
-      const char* name = fn.name();
       return name != nullptr && name[0] == 'a' && name[1] == 'u' &&
                      std::strncmp(name, kEngineWrapperPrefix,
                                   sizeof(kEngineWrapperPrefix) - 1) == 0
@@ -59,8 +59,8 @@ void Emit(const at::RecordFunction& fn, uint64_t op_id,
   dlmonitor_op_data_t op{};
   op.struct_size = sizeof(op);
   op.framework = DLMONITOR_FRAMEWORK_PYTORCH;
-  op.kind = KindOf(fn);
   op.name = fn.name();
+  op.kind = KindOf(fn, op.name);
   op.op_id = op_id;
   op.sequence_number = fn.seqNr();
   op.thread_id = at::RecordFunction::currentThreadId();
