@@ -7,14 +7,12 @@
 #include <vector>
 
 namespace deepcontext::cupti {
-namespace {
 
-// Records of one graph, or nullopt when they cannot be known.
-std::optional<uint64_t> Count(const CudaGraphFunctions& f, CUgraph graph,
-                              const TracedActivity& traced, int depth) {
-  if (graph == nullptr || depth > kMaxGraphDepth) return std::nullopt;
+std::optional<std::vector<CUgraphNode>> GraphNodes(const CudaGraphFunctions& f, CUgraph graph) {
   size_t count = 0;
-  if (f.get_nodes(graph, nullptr, &count) != CUDA_SUCCESS) return std::nullopt;
+  if (graph == nullptr || f.get_nodes(graph, nullptr, &count) != CUDA_SUCCESS) {
+    return std::nullopt;
+  }
   std::vector<CUgraphNode> nodes(count);
   if (count > 0 && f.get_nodes(graph, nodes.data(), &count) != CUDA_SUCCESS) {
     return std::nullopt;
@@ -22,19 +20,35 @@ std::optional<uint64_t> Count(const CudaGraphFunctions& f, CUgraph graph,
   // The driver reports how many it wrote, which is fewer only if the graph
   // changed between the calls.
   nodes.resize(std::min(count, nodes.size()));
+  return nodes;
+}
 
+std::optional<int> GraphNodeType(const CudaGraphFunctions& f, CUgraphNode node) {
+  CUgraphNodeType reported{};
+  if (node == nullptr || f.node_get_type(node, &reported) != CUDA_SUCCESS) {
+    return std::nullopt;
+  }
+  // Reading a value beyond the enum's range through the enum type would be
+  // undefined, so read the bytes.
+  static_assert(sizeof(reported) == sizeof(int));
+  int type = 0;
+  std::memcpy(&type, &reported, sizeof(type));
+  return type;
+}
+
+namespace {
+
+// Records of one graph, or nullopt when they cannot be known.
+std::optional<uint64_t> Count(const CudaGraphFunctions& f, CUgraph graph,
+                              const TracedActivity& traced, int depth) {
+  if (depth > kMaxGraphDepth) return std::nullopt;
+  const std::optional<std::vector<CUgraphNode>> nodes = GraphNodes(f, graph);
+  if (!nodes.has_value()) return std::nullopt;
   uint64_t records = 0;
-  for (CUgraphNode node : nodes) {
-    CUgraphNodeType reported{};
-    if (node == nullptr || f.node_get_type(node, &reported) != CUDA_SUCCESS) {
-      return std::nullopt;
-    }
-    // A newer driver may report a type beyond this enum's range; reading
-    // that through the enum type would be undefined, so read the bytes.
-    static_assert(sizeof(reported) == sizeof(int));
-    int type = 0;
-    std::memcpy(&type, &reported, sizeof(type));
-    switch (type) {
+  for (CUgraphNode node : *nodes) {
+    const std::optional<int> type = GraphNodeType(f, node);
+    if (!type.has_value()) return std::nullopt;
+    switch (*type) {
       case CU_GRAPH_NODE_TYPE_KERNEL:
         if (traced.kernels) ++records;
         break;

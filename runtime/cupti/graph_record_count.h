@@ -8,6 +8,8 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "runtime/cupti/driver_api.h"
 
@@ -24,6 +26,13 @@ struct CudaGraphFunctions {
            child_graph_node_get_graph != nullptr;
   }
 };
+
+// The nodes of `graph`; nullopt when the driver cannot list them.
+std::optional<std::vector<CUgraphNode>> GraphNodes(const CudaGraphFunctions& functions,
+                                                   CUgraph graph);
+// A node's type as an int: a newer driver may report one beyond the enum.
+// nullopt when the query fails.
+std::optional<int> GraphNodeType(const CudaGraphFunctions& functions, CUgraphNode node);
 
 // Child graphs nested deeper than this make the count unknown.
 inline constexpr int kMaxGraphDepth = 32;
