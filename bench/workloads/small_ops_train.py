@@ -1,18 +1,19 @@
 """A CPU training loop made of many small ops (launch-bound on the CPU side).
 
-Prints one line: `iterations=N loop_seconds=S` where S times the loop only
-(not start-up), so overhead ratios compare like with like.
+Prints one line (timed_steps.py): `iterations=N loop_seconds=S ...` where S
+times the loop only (not start-up), so overhead ratios compare like with
+like.
 --record-function-floor runs it under a RecordFunction callback that does
 nothing (record_function_floor.py; needs the deepcontext package on
 PYTHONPATH to build it): what PyTorch itself spends on observing each op.
 """
 
 import argparse
-import statistics
-import time
 
 import torch
 import torch.nn as nn
+
+from timed_steps import run_timed_steps
 
 
 def main():
@@ -37,24 +38,15 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     x = torch.randn(16, args.width)
     y = torch.randn(16, 1)
+
+    def step():
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+
     # One untimed step warms up allocators and lazy initialisation.
-    clock = time.process_time if args.cpu_clock else time.perf_counter
-    steps = []
-    for timed in (False, True):
-        start = time.perf_counter()
-        for _ in range(args.iters if timed else 1):
-            step_start = clock()
-            optimizer.zero_grad()
-            loss = nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            optimizer.step()
-            if timed:
-                steps.append(clock() - step_start)
-        elapsed = time.perf_counter() - start
-    # Median and mean step: a mean far above the median means long one-off
-    # pauses (first-time costs of a profiler).
-    print("iterations=%d loop_seconds=%.6f step_median_ms=%.4f step_mean_ms=%.4f" % (
-        args.iters, elapsed, 1000 * statistics.median(steps), 1000 * statistics.fmean(steps)))
+    run_timed_steps(step, args.iters, warmup=1, cpu_clock=args.cpu_clock)
 
 
 if __name__ == "__main__":

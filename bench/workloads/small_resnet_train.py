@@ -10,12 +10,12 @@ step_mean_ms=...`.
 """
 
 import argparse
-import statistics
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from timed_steps import run_timed_steps
 
 
 class Bottleneck(nn.Module):
@@ -93,21 +93,12 @@ def main():
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=args.foreach)
     x = torch.randn(args.batch, 3, args.image, args.image)
     y = torch.randint(0, 10, (args.batch,))
-    clock = time.process_time if args.cpu_clock else time.perf_counter
-    steps = []
-    for timed in (False, True):
-        start = time.perf_counter()
-        for _ in range(args.iters if timed else 2):
-            step_start = clock()
-            optimizer.zero_grad(set_to_none=True)
-            F.cross_entropy(model(x), y).backward()
-            optimizer.step()
-            if timed:
-                steps.append(clock() - step_start)
-        elapsed = time.perf_counter() - start
-    print("iterations=%d loop_seconds=%.6f step_median_ms=%.4f step_mean_ms=%.4f" % (
-        args.iters, elapsed, 1000 * statistics.median(steps), 1000 * statistics.fmean(steps)))
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
 
+    run_timed_steps(step, args.iters, warmup=2, cpu_clock=args.cpu_clock)
 
 if __name__ == "__main__":
     main()
