@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/cupti/graph_record_count.h"
+
 struct CUgraphNode_st {
   // An int, so tests can give types newer than the headers' enum.
   int type = CU_GRAPH_NODE_TYPE_EMPTY;
@@ -61,6 +63,15 @@ inline CUresult GraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph* child) {
   }
   *child = node->child;
   return CUDA_SUCCESS;
+}
+
+// The three as the graph walks take them (CudaDriver::GraphFunctions).
+inline deepcontext::cupti::CudaGraphFunctions GraphFunctions() {
+  deepcontext::cupti::CudaGraphFunctions f;
+  f.get_nodes = &GraphGetNodes;
+  f.node_get_type = &GraphNodeGetType;
+  f.child_graph_node_get_graph = &GraphChildGraphNodeGetGraph;
+  return f;
 }
 
 }  // namespace fake_cuda

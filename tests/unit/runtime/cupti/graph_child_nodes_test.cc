@@ -10,14 +10,6 @@
 namespace deepcontext::cupti {
 namespace {
 
-CudaGraphFunctions FakeFunctions() {
-  CudaGraphFunctions f;
-  f.get_nodes = &fake_cuda::GraphGetNodes;
-  f.node_get_type = &fake_cuda::GraphNodeGetType;
-  f.child_graph_node_get_graph = &fake_cuda::GraphChildGraphNodeGetGraph;
-  return f;
-}
-
 // A command buffer as XLA records it: kernels added one by one, and traced
 // commands (a cuBLAS GEMM, with a memset first) as child graph nodes.
 class CommandBuffer {
@@ -60,7 +52,7 @@ constexpr AnnouncedClones::Range kTopLevel{4, 3};
 
 TEST(GraphChildNodesTest, InnerNodesAreNumberedAfterTheTopLevelOnes) {
   CommandBuffer buffer;
-  const auto links = LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel);
+  const auto links = LinkChildGraphNodes(fake_cuda::GraphFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel);
   // Four top-level nodes (0-3), then the child graphs' nodes in order.
   ASSERT_EQ(links.size(), 3u);
   EXPECT_EQ(links[0].exec_node, kBase | 4);
@@ -78,7 +70,7 @@ TEST(GraphChildNodesTest, AGraphWithoutChildGraphsHasNoLinks) {
   CUgraph_st graph;
   graph.Add(CU_GRAPH_NODE_TYPE_KERNEL);
   graph.Add(CU_GRAPH_NODE_TYPE_MEMSET);
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), [](CUgraphNode, uint64_t* id) {
+  EXPECT_TRUE(LinkChildGraphNodes(fake_cuda::GraphFunctions(), [](CUgraphNode, uint64_t* id) {
                 *id = 1;
                 return true;
               }, &graph, kExec, {2, 1}).empty());
@@ -89,11 +81,11 @@ TEST(GraphChildNodesTest, ANumberingOtherThanTheMeasuredOneIsNotTrusted) {
   // Top-level clones missing, or numbered beyond the top level: the
   // driver numbers the nodes in some other way.
   EXPECT_TRUE(
-      LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, {}).empty());
+      LinkChildGraphNodes(fake_cuda::GraphFunctions(), buffer.ids(), buffer.root(), kExec, {}).empty());
   EXPECT_TRUE(
-      LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, {3, 3}).empty());
+      LinkChildGraphNodes(fake_cuda::GraphFunctions(), buffer.ids(), buffer.root(), kExec, {3, 3}).empty());
   EXPECT_TRUE(
-      LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, {4, 7}).empty());
+      LinkChildGraphNodes(fake_cuda::GraphFunctions(), buffer.ids(), buffer.root(), kExec, {4, 7}).empty());
 }
 
 TEST(GraphChildNodesTest, AnnouncedClonesAreCountedPerGraphAndTakenOnce) {
@@ -127,25 +119,25 @@ TEST(GraphChildNodesTest, DeeperNestingIsLeftUnlinked) {
   CUgraph_st deeper;
   buffer.Node(deeper, CU_GRAPH_NODE_TYPE_KERNEL, 400);
   buffer.Node(*buffer.traced_b(), CU_GRAPH_NODE_TYPE_GRAPH, 301, &deeper);
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(fake_cuda::GraphFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel).empty());
 }
 
 TEST(GraphChildNodesTest, FailingQueriesGiveNoLinks) {
   CommandBuffer buffer;
   // A node without a CUPTI id.
   buffer.ForgetId(buffer.traced_b()->nodes[0].get());
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(fake_cuda::GraphFunctions(), buffer.ids(), buffer.root(), kExec, kTopLevel).empty());
 
   CommandBuffer broken;
   broken.traced_b()->nodes[0]->broken = true;  // cuGraphNodeGetType fails
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), broken.ids(), broken.root(), kExec, kTopLevel).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(fake_cuda::GraphFunctions(), broken.ids(), broken.root(), kExec, kTopLevel).empty());
 
   CommandBuffer fine;
-  CudaGraphFunctions missing = FakeFunctions();
+  CudaGraphFunctions missing = fake_cuda::GraphFunctions();
   missing.child_graph_node_get_graph = nullptr;  // an old driver
   EXPECT_TRUE(LinkChildGraphNodes(missing, fine.ids(), fine.root(), kExec, kTopLevel).empty());
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), fine.ids(), fine.root(), 0, kTopLevel).empty());
-  EXPECT_TRUE(LinkChildGraphNodes(FakeFunctions(), GraphNodeIdOf(), fine.root(), kExec, kTopLevel).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(fake_cuda::GraphFunctions(), fine.ids(), fine.root(), 0, kTopLevel).empty());
+  EXPECT_TRUE(LinkChildGraphNodes(fake_cuda::GraphFunctions(), GraphNodeIdOf(), fine.root(), kExec, kTopLevel).empty());
 }
 
 }  // namespace

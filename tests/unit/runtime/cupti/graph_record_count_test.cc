@@ -12,14 +12,6 @@
 namespace deepcontext::cupti {
 namespace {
 
-CudaGraphFunctions FakeFunctions() {
-  CudaGraphFunctions f;
-  f.get_nodes = &fake_cuda::GraphGetNodes;
-  f.node_get_type = &fake_cuda::GraphNodeGetType;
-  f.child_graph_node_get_graph = &fake_cuda::GraphChildGraphNodeGetGraph;
-  return f;
-}
-
 // A graph as PyTorch's capture or a hand-built graph makes them: kernels,
 // copies and memsets mixed with nodes that produce no activity record, and
 // a child graph that itself embeds one.
@@ -63,58 +55,58 @@ class MixedGraph {
 
 TEST(CountGraphRecordsTest, CountsKernelCopyAndMemsetNodesOfNestedGraphs) {
   MixedGraph graph;
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), graph.root(), TracedActivity{}),
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), graph.root(), TracedActivity{}),
             MixedGraph::kRecords);
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), graph.inner(), TracedActivity{}),
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), graph.inner(), TracedActivity{}),
             2u);
   CUgraph_st empty;
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), &empty, TracedActivity{}), 0u);
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), &empty, TracedActivity{}), 0u);
 }
 
 TEST(CountGraphRecordsTest, NodesOfUntracedKindsProduceNoRecords) {
   MixedGraph graph;
   TracedActivity no_memsets;
   no_memsets.memsets = false;
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), graph.root(), no_memsets),
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), graph.root(), no_memsets),
             MixedGraph::kRecords - MixedGraph::kMemsets);
   TracedActivity no_copies;
   no_copies.copies = false;
   no_copies.peer_copies = false;
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), graph.root(), no_copies),
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), graph.root(), no_copies),
             MixedGraph::kRecords - MixedGraph::kCopies);
   // Whether a copy node is peer to peer is not known: with one copy kind
   // traced the count is unknown.
   TracedActivity no_peer_copies;
   no_peer_copies.peer_copies = false;
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), graph.root(), no_peer_copies), 0u);
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), graph.root(), no_peer_copies), 0u);
 }
 
 TEST(CountGraphRecordsTest, ConditionalAndUnknownNodesMakeTheCountUnknown) {
   MixedGraph graph;
   graph.inner()->Add(CU_GRAPH_NODE_TYPE_CONDITIONAL);
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), graph.root(), TracedActivity{}), 0u);
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), graph.root(), TracedActivity{}), 0u);
 
   CUgraph_st future;
   future.Add(CU_GRAPH_NODE_TYPE_KERNEL);
   future.Add(99);
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), &future, TracedActivity{}), 0u);
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), &future, TracedActivity{}), 0u);
 }
 
 TEST(CountGraphRecordsTest, FailingQueriesMakeTheCountUnknown) {
   MixedGraph graph;
   EXPECT_EQ(CountGraphRecords(CudaGraphFunctions{}, graph.root(), TracedActivity{}),
             0u);
-  CudaGraphFunctions partial = FakeFunctions();
+  CudaGraphFunctions partial = fake_cuda::GraphFunctions();
   partial.child_graph_node_get_graph = nullptr;
   EXPECT_EQ(CountGraphRecords(partial, graph.root(), TracedActivity{}), 0u);
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), nullptr, TracedActivity{}), 0u);
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), nullptr, TracedActivity{}), 0u);
 
   graph.inner()->Add(CU_GRAPH_NODE_TYPE_KERNEL)->broken = true;
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), graph.root(), TracedActivity{}), 0u);
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), graph.root(), TracedActivity{}), 0u);
 
   CUgraph_st orphan_child;  // a child node without its graph
   orphan_child.Add(CU_GRAPH_NODE_TYPE_GRAPH, nullptr);
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), &orphan_child, TracedActivity{}),
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), &orphan_child, TracedActivity{}),
             0u);
 }
 
@@ -130,10 +122,10 @@ TEST(CountGraphRecordsTest, NestingIsBounded) {
     return graphs;
   };
   const auto shallow = chain(kMaxGraphDepth);
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), shallow[0].get(), TracedActivity{}),
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), shallow[0].get(), TracedActivity{}),
             static_cast<uint32_t>(kMaxGraphDepth + 1));
   const auto deep = chain(kMaxGraphDepth + 1);
-  EXPECT_EQ(CountGraphRecords(FakeFunctions(), deep[0].get(), TracedActivity{}), 0u);
+  EXPECT_EQ(CountGraphRecords(fake_cuda::GraphFunctions(), deep[0].get(), TracedActivity{}), 0u);
 }
 
 // The count a graph launch expects is what lets attribution release it:
@@ -142,7 +134,7 @@ TEST(CountGraphRecordsTest, NestingIsBounded) {
 TEST(CountGraphRecordsTest, AttributionReleasesAGraphLaunchAtItsLastRecord) {
   MixedGraph graph;
   const uint32_t expected =
-      CountGraphRecords(FakeFunctions(), graph.root(), TracedActivity{});
+      CountGraphRecords(fake_cuda::GraphFunctions(), graph.root(), TracedActivity{});
   ASSERT_EQ(expected, 8u);
 
   gpu::FakeContextSink sink;

@@ -240,12 +240,8 @@ struct Replay {
       }
       ids[graph.Add(type, child)] = n[0];
     }
-    cupti::CudaGraphFunctions functions;
-    functions.get_nodes = &fake_cuda::GraphGetNodes;
-    functions.node_get_type = &fake_cuda::GraphNodeGetType;
-    functions.child_graph_node_get_graph = &fake_cuda::GraphChildGraphNodeGetGraph;
     const auto links = cupti::LinkChildGraphNodes(
-        functions,
+        fake_cuda::GraphFunctions(),
         [&](CUgraphNode node, uint64_t* id) {
           auto it = ids.find(node);
           if (it == ids.end()) return false;
