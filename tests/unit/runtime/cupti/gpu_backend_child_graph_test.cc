@@ -10,6 +10,7 @@
 #include "deepcontext/dlmonitor.h"
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
+#include "tests/unit/runtime/cupti/fake_graph_calls.h"
 #include "tests/unit/runtime/emit_op.h"
 
 namespace deepcontext::cupti::fake {
@@ -40,59 +41,11 @@ class GpuBackendChildGraphTest : public FakeBackendTest {
     state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(driver));
   }
 
-  static void Resource(CUpti_CallbackId cbid, CUpti_GraphData graph) {
-    FakeCuptiState& s = FakeCupti();
-    CUpti_ResourceData data{};
-    data.resourceDescriptor = &graph;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
-  }
-
-  // A cuLaunchKernel captured into `graph` (stream capture): its node is
-  // created inside the launch call.
-  static CUgraphNode CapturedLaunch(uint32_t correlation_id, CUgraph graph) {
-    FakeCuptiState& s = FakeCupti();
-    CUgraphNode node = graph->Add(CU_GRAPH_NODE_TYPE_KERNEL);
-    CUresult result = CUDA_SUCCESS;
-    CUpti_CallbackData data{};
-    data.functionName = "cuLaunchKernel";
-    data.symbolName = "_Z4gemmPf";
-    data.correlationId = correlation_id;
-    data.functionReturnValue = &result;
-    data.callbackSite = CUPTI_API_ENTER;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-               &data);
-    CUpti_GraphData created{};
-    created.graph = graph;
-    created.node = node;
-    created.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
-    Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, created);
-    data.callbackSite = CUPTI_API_EXIT;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-               &data);
-    return node;
-  }
-
   static void Cloned(CUgraphNode clone, CUgraphNode original) {
     CUpti_GraphData cloned{};
     cloned.node = clone;
     cloned.originalNode = original;
-    Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, cloned);
-  }
-
-  static void GraphLaunch(uint32_t correlation_id, CUgraphExec exec) {
-    FakeCuptiState& s = FakeCupti();
-    CUresult result = CUDA_SUCCESS;
-    cuGraphLaunch_params params{exec, nullptr};
-    CUpti_CallbackData data{};
-    data.functionName = "cuGraphLaunch";
-    data.correlationId = correlation_id;
-    data.functionReturnValue = &result;
-    data.functionParams = &params;
-    for (CUpti_ApiCallbackSite site : {CUPTI_API_ENTER, CUPTI_API_EXIT}) {
-      data.callbackSite = site;
-      s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-                 &data);
-    }
+    FakeGraphResource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, cloned);
   }
 
   static gpu::ContextId InsideOp(const char* name, uint64_t op_id) {
@@ -112,7 +65,7 @@ class GpuBackendChildGraphTest : public FakeBackendTest {
     {
       matmul = InsideOp("matmul", 1);
       CUgraph_st traced;
-      const CUgraphNode captured = CapturedLaunch(1, &traced);
+      const CUgraphNode captured = FakeCapturedLaunch(1, "_Z4gemmPf", &traced);
       testing::EmitOp("matmul", 1, DLMONITOR_PHASE_EXIT);
       CUgraph_st embedded;
       CUgraph_st command_buffer;
@@ -124,9 +77,9 @@ class GpuBackendChildGraphTest : public FakeBackendTest {
       CUpti_GraphData instantiated{};
       instantiated.graph = &command_buffer;
       instantiated.graphExec = exec;
-      Resource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, instantiated);
+      FakeGraphResource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, instantiated);
       InsideOp("step", 2);
-      GraphLaunch(10, exec);
+      FakeGraphLaunch(10, exec);
       testing::EmitOp("step", 2, DLMONITOR_PHASE_EXIT);
     }
     // The GEMM runs as the executable's node 2: after the two top-level ones.

@@ -7,13 +7,13 @@
 #include <cuda.h>
 #include <generated_nvtx_meta.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "deepcontext/dlmonitor.h"
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
+#include "tests/unit/runtime/cupti/fake_graph_calls.h"
 #include "tests/unit/runtime/emit_op.h"
 
 namespace deepcontext::cupti::fake {
@@ -24,64 +24,19 @@ const std::vector<std::string> kGemm = {"[backward]", "layer2", "dot_general",
 
 class GpuBackendCommandBufferTest : public FakeBackendTest {
  protected:
-  static void Resource(CUpti_CallbackId cbid, CUpti_GraphData graph) {
-    FakeCuptiState& s = FakeCupti();
-    CUpti_ResourceData data{};
-    data.resourceDescriptor = &graph;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
-  }
-
-  static void Driver(CUpti_CallbackId cbid, CUpti_CallbackData data,
-                     const std::function<void()>& inside = {}) {
-    FakeCuptiState& s = FakeCupti();
-    CUresult result = CUDA_SUCCESS;
-    data.functionReturnValue = &result;
-    data.callbackSite = CUPTI_API_ENTER;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
-    if (inside) inside();
-    data.callbackSite = CUPTI_API_EXIT;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &data);
-  }
-
-  // A kernel launch captured into `graph`: its node is created inside it.
-  static CUgraphNode CapturedLaunch(uint32_t correlation_id, CUgraph graph) {
-    CUgraphNode node = graph->Add(CU_GRAPH_NODE_TYPE_KERNEL);
-    CUpti_CallbackData data{};
-    data.functionName = "cuLaunchKernel";
-    data.symbolName = "_Z4gemmPf";
-    data.correlationId = correlation_id;
-    Driver(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, data, [&] {
-      CUpti_GraphData created{};
-      created.graph = graph;
-      created.node = node;
-      created.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
-      Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, created);
-    });
-    return node;
-  }
-
   // Instantiation: `exec_node` is the executable's clone of `node`.
   static CUgraphExec Instantiate(CUgraph graph, CUgraphNode node, CUgraphNode exec_node,
                                  uintptr_t exec_handle) {
     CUpti_GraphData cloned{};
     cloned.node = exec_node;
     cloned.originalNode = node;
-    Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, cloned);
+    FakeGraphResource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, cloned);
     auto* exec = reinterpret_cast<CUgraphExec>(exec_handle);
     CUpti_GraphData instantiated{};
     instantiated.graph = graph;
     instantiated.graphExec = exec;
-    Resource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, instantiated);
+    FakeGraphResource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, instantiated);
     return exec;
-  }
-
-  static void GraphLaunch(uint32_t correlation_id, CUgraphExec exec) {
-    cuGraphLaunch_params params{exec, nullptr};
-    CUpti_CallbackData data{};
-    data.functionName = "cuGraphLaunch";
-    data.correlationId = correlation_id;
-    data.functionParams = &params;
-    Driver(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, data);
   }
 
   // A Python call, standing in for the line that calls the jitted function.
@@ -121,7 +76,7 @@ class GpuBackendCommandBufferTest : public FakeBackendTest {
   void LaunchCommandBuffer(uint32_t correlation_id, CUgraphExec exec) {
     Push("XlaModule:#hlo_module=jit_step,program_id=5#");
     Push("Thunk:#hlo_op=command_buffer_1#");
-    GraphLaunch(correlation_id, exec);
+    FakeGraphLaunch(correlation_id, exec);
     Pop();
     Pop();
   }
@@ -140,7 +95,7 @@ TEST_F(GpuBackendCommandBufferTest, ReplaysLandUnderTheCallThatLaunchedThem) {
   CUgraph_st command_buffer;
   Push("XlaModule:#hlo_module=jit_step,program_id=5#");
   Push("Thunk:#name=jit(step)/transpose(jvp(layer2))/dot_general,hlo_op=gemm_fusion_dot.6#");
-  const CUgraphNode node = CapturedLaunch(1, &command_buffer);
+  const CUgraphNode node = FakeCapturedLaunch(1, "_Z4gemmPf", &command_buffer);
   Pop();
   Pop();
   const CUgraphExec exec = Instantiate(&command_buffer, node,
@@ -177,13 +132,13 @@ TEST_F(GpuBackendCommandBufferTest, AGraphCapturedOutsideXlaStaysWithItsCapture)
   // XLA's ranges, in a process that also runs JAX.
   const gpu::ContextId capture = EnterCall("capture", 1);
   CUgraph_st graph;
-  const CUgraphNode node = CapturedLaunch(1, &graph);
+  const CUgraphNode node = FakeCapturedLaunch(1, "_Z4gemmPf", &graph);
   testing::EmitOp("capture", 1, DLMONITOR_PHASE_EXIT);
   const CUgraphExec exec =
       Instantiate(&graph, node, reinterpret_cast<CUgraphNode>(kExecNode), 0x7100);
   // Replayed from elsewhere, once plainly and once inside an XLA thunk.
   const gpu::ContextId replay = EnterCall("replay", 2);
-  GraphLaunch(20, exec);
+  FakeGraphLaunch(20, exec);
   LaunchCommandBuffer(30, exec);
   testing::EmitOp("replay", 2, DLMONITOR_PHASE_EXIT);
   FakeCuptiKernelRecord(20, 1'000, 3'000, false, kExecNode);

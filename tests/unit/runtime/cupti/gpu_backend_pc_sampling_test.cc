@@ -11,6 +11,7 @@
 #include "deepcontext/dlmonitor.h"
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
+#include "tests/unit/runtime/cupti/fake_graph_calls.h"
 #include "tests/unit/runtime/emit_op.h"
 
 namespace deepcontext::cupti::fake {
@@ -53,54 +54,6 @@ class GpuBackendPcSamplingTest : public FakeBackendTest {
       data.callbackSite = site;
       s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API,
                  CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &data);
-    }
-  }
-
-  // A cuLaunchKernel of `kernel` captured into `graph` as stream capture
-  // does it: the node is created inside the launch call.
-  static void CapturedLaunch(uint32_t correlation_id, const char* kernel, CUgraph graph) {
-    FakeCuptiState& s = FakeCupti();
-    CUgraphNode node = graph->Add(CU_GRAPH_NODE_TYPE_KERNEL);
-    CUresult result = CUDA_SUCCESS;
-    CUpti_CallbackData data{};
-    data.functionName = "cuLaunchKernel";
-    data.symbolName = kernel;
-    data.correlationId = correlation_id;
-    data.functionReturnValue = &result;
-    data.callbackSite = CUPTI_API_ENTER;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-               &data);
-    CUpti_GraphData created{};
-    created.graph = graph;
-    created.node = node;
-    created.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
-    Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, created);
-    data.callbackSite = CUPTI_API_EXIT;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-               &data);
-  }
-
-  static void Resource(CUpti_CallbackId cbid, CUpti_GraphData& graph) {
-    FakeCuptiState& s = FakeCupti();
-    CUpti_ResourceData data{};
-    data.resourceDescriptor = &graph;
-    s.callback(s.userdata, CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
-  }
-
-  static void GraphLaunch(uint32_t correlation_id, CUgraphExec exec, CUcontext context) {
-    FakeCuptiState& s = FakeCupti();
-    CUresult result = CUDA_SUCCESS;
-    cuGraphLaunch_params params{exec, nullptr};
-    CUpti_CallbackData data{};
-    data.functionName = "cuGraphLaunch";
-    data.correlationId = correlation_id;
-    data.functionReturnValue = &result;
-    data.functionParams = &params;
-    data.context = context;
-    for (CUpti_ApiCallbackSite site : {CUPTI_API_ENTER, CUPTI_API_EXIT}) {
-      data.callbackSite = site;
-      s.callback(s.userdata, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-                 &data);
     }
   }
 
@@ -185,15 +138,15 @@ TEST_F(GpuBackendPcSamplingTest, GraphKernelSamplesLandWhereTheirKernelsWereCapt
   // with torch.cuda.graph(g): y = x @ w (one op), z = y.relu() (another)
   CUgraph_st graph;
   const gpu::ContextId matmul = InsideOp("aten::mm", 1);
-  CapturedLaunch(1, "_Z4gemmPf", &graph);
+  FakeCapturedLaunch(1, "_Z4gemmPf", &graph);
   testing::EmitOp("aten::mm", 1, DLMONITOR_PHASE_EXIT);
   const gpu::ContextId relu = InsideOp("aten::relu", 2);
-  CapturedLaunch(2, "_Z4reluPf", &graph);
+  FakeCapturedLaunch(2, "_Z4reluPf", &graph);
   // The same kernel name captured by two ops: which node ran it is unknown.
-  CapturedLaunch(3, "_Z3addPf", &graph);
+  FakeCapturedLaunch(3, "_Z3addPf", &graph);
   testing::EmitOp("aten::relu", 2, DLMONITOR_PHASE_EXIT);
   const gpu::ContextId add = InsideOp("aten::add", 3);
-  CapturedLaunch(4, "_Z3addPf", &graph);
+  FakeCapturedLaunch(4, "_Z3addPf", &graph);
   testing::EmitOp("aten::add", 3, DLMONITOR_PHASE_EXIT);
   ASSERT_NE(matmul, 0u);
   ASSERT_NE(matmul, relu);
@@ -201,10 +154,10 @@ TEST_F(GpuBackendPcSamplingTest, GraphKernelSamplesLandWhereTheirKernelsWereCapt
   CUpti_GraphData instantiated{};
   instantiated.graph = &graph;
   instantiated.graphExec = exec;
-  Resource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, instantiated);
+  FakeGraphResource(CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, instantiated);
   // g.replay(): every kernel's samples carry the graph launch's id.
   const gpu::ContextId replay = InsideOp("replay", 4);
-  GraphLaunch(10, exec, cuda_context);
+  FakeGraphLaunch(10, exec, cuda_context);
   testing::EmitOp("replay", 4, DLMONITOR_PHASE_EXIT);
   auto add_record = Call<void (*)(uint32_t, uint64_t, uint32_t, const char*)>(
       "fake_pc_add_kernel_record");
