@@ -36,23 +36,32 @@ NodeId SampledKernel(ProfileBuilder& b, NodeId line, const char* op,
   return kernel;
 }
 
+// gpu_time, gpu_samples and one gpu_stall_<reason> metric per reason, in
+// that order, described as the runtime describes them.
+void StallMetrics(ProfileBuilder& b, const std::vector<std::string>& reasons) {
+  static const std::vector<std::pair<std::string, std::string>> kDescriptions = {
+      {"long_scoreboard",
+       "waiting for global/local memory (L1TEX): memory-bound or poor locality"},
+      {"math_pipe_throttle", "math pipe busy: compute-bound on that pipe"},
+      {"selected", "issuing: the warp was doing work"},
+      {"wait", "fixed-latency execution dependency: too little instruction-level parallelism"}};
+  b.Metric("gpu_time", "ns", "ns a kernel ran");
+  b.Metric("gpu_samples", "samples",
+           "GPU instruction samples (CUPTI PC sampling), every stall reason");
+  for (const std::string& reason : reasons) {
+    for (const auto& [name, description] : kDescriptions) {
+      if (name == reason) {
+        b.Metric("gpu_stall_" + name, "samples", "GPU instruction samples: " + description);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 format::Profile MakeStallProfile() {
   ProfileBuilder b;
-  b.Metric("gpu_time", "ns", "ns a kernel ran");
-  b.Metric("gpu_samples", "samples",
-           "GPU instruction samples (CUPTI PC sampling), every stall reason");
-  b.Metric("gpu_stall_long_scoreboard", "samples",
-           "GPU instruction samples: waiting for global/local memory (L1TEX): "
-           "memory-bound or poor locality");
-  b.Metric("gpu_stall_math_pipe_throttle", "samples",
-           "GPU instruction samples: math pipe busy: compute-bound on that pipe");
-  b.Metric("gpu_stall_selected", "samples",
-           "GPU instruction samples: issuing: the warp was doing work");
-  b.Metric("gpu_stall_wait", "samples",
-           "GPU instruction samples: fixed-latency execution dependency: too "
-           "little instruction-level parallelism");
+  StallMetrics(b, {"long_scoreboard", "math_pipe_throttle", "selected", "wait"});
   b.Meta("start_time_ns", "1000000000");
   b.Meta("end_time_ns", "2000000000");
   b.Meta("gpu0_busy_ns", "701000000");
@@ -82,17 +91,7 @@ format::Profile MakeStallProfile() {
 
 format::Profile MakeSassProfile(const std::string& cubin_dir) {
   ProfileBuilder b;
-  b.Metric("gpu_time", "ns", "ns a kernel ran");
-  b.Metric("gpu_samples", "samples",
-           "GPU instruction samples (CUPTI PC sampling), every stall reason");
-  b.Metric("gpu_stall_long_scoreboard", "samples",
-           "GPU instruction samples: waiting for global/local memory (L1TEX): "
-           "memory-bound or poor locality");
-  b.Metric("gpu_stall_selected", "samples",
-           "GPU instruction samples: issuing: the warp was doing work");
-  b.Metric("gpu_stall_wait", "samples",
-           "GPU instruction samples: fixed-latency execution dependency: too "
-           "little instruction-level parallelism");
+  StallMetrics(b, {"long_scoreboard", "selected", "wait"});
   b.Meta("start_time_ns", "1000000000");
   b.Meta("end_time_ns", "2000000000");
   b.Meta("gpu0_compute_capability", "9.0");
