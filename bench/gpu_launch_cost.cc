@@ -48,14 +48,18 @@
 #include <string>
 #include <vector>
 
+#include "bench/cupti_setup.h"
 #include "bench/median.h"
 #include "deepcontext/profiler.h"
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
-#include "runtime/cupti/driver_api.h"
 
 namespace {
 
+using deepcontext::bench::CuptiPieces;
+using deepcontext::bench::CuptiSetup;
+using deepcontext::bench::DeepContextPieces;
+using deepcontext::bench::LaunchPieces;
 using deepcontext::bench::Median;
 
 constexpr char kEmptyKernelPtx[] =
@@ -98,118 +102,6 @@ bool LoadDriver(Driver* driver) {
          driver->module_get_function && driver->launch_kernel &&
          driver->ctx_synchronize && driver->ctx_get_device;
 }
-
-void CUPTIAPI EmptyCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId,
-                            const void*) {}
-
-void CUPTIAPI RequestBuffer(uint8_t** buffer, size_t* size, size_t* max_records) {
-  constexpr size_t kSize = 8 << 20;
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kSize));
-  *size = kSize;
-  *max_records = 0;
-}
-
-void CUPTIAPI CompleteBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t,
-                             size_t) {
-  std::free(buffer);
-}
-
-// The activity kinds the runtime enables (runtime/cupti/gpu_backend_state.cc;
-// not SYNCHRONIZATION, see the row "both + synchronization records").
-constexpr CUpti_ActivityKind kDeepContextKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
-
-// The driver functions the runtime traces, by the runtime's own rule.
-bool TracedByDeepContext(const char* name) {
-  return deepcontext::cupti::ClassifyDriverApi(name) !=
-         deepcontext::cupti::DriverApiClass::kOther;
-}
-
-// What one configuration asks CUPTI for.
-struct Pieces {
-  bool launch_callbacks = false;  // on cuLaunchKernel(_ptsz) only
-  bool traced_callbacks = false;  // on every function the runtime traces
-  bool resource_callbacks = false;  // the runtime's graph callbacks
-  std::vector<CUpti_ActivityKind> kinds;
-};
-
-// Callbacks on the launch functions and/or kernel activity records.
-Pieces LaunchPieces(bool callbacks, bool activity) {
-  Pieces pieces;
-  pieces.launch_callbacks = callbacks;
-  if (activity) pieces.kinds = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
-  return pieces;
-}
-
-Pieces DeepContextPieces() {
-  Pieces pieces;
-  pieces.traced_callbacks = true;
-  pieces.resource_callbacks = true;
-  pieces.kinds.assign(std::begin(kDeepContextKinds), std::end(kDeepContextKinds));
-  return pieces;
-}
-
-// CUPTI set up as one configuration asks, and torn down again.
-class CuptiSetup {
- public:
-  CuptiSetup(const deepcontext::cupti::CuptiFunctions& f, bool callbacks,
-             bool activity, bool detach = true)
-      : CuptiSetup(f, LaunchPieces(callbacks, activity), detach) {}
-  CuptiSetup(const deepcontext::cupti::CuptiFunctions& f, const Pieces& pieces,
-             bool detach = true)
-      : f_(f), detach_(detach), kinds_(pieces.kinds) {
-    const bool subscribe = pieces.launch_callbacks || pieces.traced_callbacks ||
-                           pieces.resource_callbacks;
-    if (subscribe) {
-      ok_ = f_.subscribe(&subscriber_, &EmptyCallback, nullptr) == CUPTI_SUCCESS;
-    }
-    if (pieces.launch_callbacks) {
-      for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-                                    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz}) {
-        ok_ = ok_ && f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
-                                        cbid) == CUPTI_SUCCESS;
-      }
-    }
-    for (CUpti_CallbackId cbid = 1;
-         pieces.traced_callbacks && ok_ && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
-      const char* name = nullptr;
-      if (f_.get_callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS &&
-          name != nullptr && TracedByDeepContext(name)) {
-        f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-      }
-    }
-    if (pieces.resource_callbacks && ok_) {
-      for (CUpti_CallbackId cbid :
-           {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
-            CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
-            CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) {
-        f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
-      }
-    }
-    if (!kinds_.empty()) {
-      ok_ = ok_ && f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer) ==
-                       CUPTI_SUCCESS;
-      for (CUpti_ActivityKind kind : kinds_) {
-        ok_ = ok_ && f_.activity_enable(kind) == CUPTI_SUCCESS;
-      }
-    }
-  }
-  ~CuptiSetup() {
-    for (CUpti_ActivityKind kind : kinds_) f_.activity_disable(kind);
-    if (!kinds_.empty()) f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (subscriber_ != nullptr) f_.unsubscribe(subscriber_);
-    if (detach_) f_.finalize();
-  }
-  bool ok() const { return ok_; }
-
- private:
-  const deepcontext::cupti::CuptiFunctions& f_;
-  bool detach_;
-  std::vector<CUpti_ActivityKind> kinds_;
-  bool ok_ = true;
-  CUpti_SubscriberHandle subscriber_ = nullptr;
-};
 
 }  // namespace
 
@@ -281,7 +173,7 @@ int main(int argc, char** argv) {
       return setup.ok() ? time_launches() : -1.0;
     };
   };
-  auto with_pieces = [&](Pieces pieces) {
+  auto with_pieces = [&](CuptiPieces pieces) {
     return [&, pieces]() {
       CuptiSetup setup(f, pieces);
       return setup.ok() ? time_launches() : -1.0;
@@ -300,19 +192,19 @@ int main(int argc, char** argv) {
       // Which piece of that setup slows the untraced calls down.
       {"both + the traced functions' callbacks",
        with_pieces([] {
-         Pieces pieces = LaunchPieces(true, true);
+         CuptiPieces pieces = LaunchPieces(true, true);
          pieces.traced_callbacks = true;
          return pieces;
        }())},
       {"both + resource callbacks",
        with_pieces([] {
-         Pieces pieces = LaunchPieces(true, true);
+         CuptiPieces pieces = LaunchPieces(true, true);
          pieces.resource_callbacks = true;
          return pieces;
        }())},
       {"both + copy and memset records",
        with_pieces([] {
-         Pieces pieces = LaunchPieces(true, true);
+         CuptiPieces pieces = LaunchPieces(true, true);
          pieces.kinds.insert(pieces.kinds.end(),
                              {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
                               CUPTI_ACTIVITY_KIND_MEMSET});
@@ -320,7 +212,7 @@ int main(int argc, char** argv) {
        }())},
       {"both + synchronization records",
        with_pieces([] {
-         Pieces pieces = LaunchPieces(true, true);
+         CuptiPieces pieces = LaunchPieces(true, true);
          pieces.kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
          return pieces;
        }())},

@@ -459,8 +459,10 @@ def main():
                              "windows-min-gpu-off "
                              "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
                              "--steps so that a region spans many windows), native and native-gpu-off "
-                             "(sampled and gpu-off with native frames) and floor (a RecordFunction "
-                             "callback that does nothing: torch's own cost of observing ops)")
+                             "(sampled and gpu-off with native frames), floor (a RecordFunction "
+                             "callback that does nothing: torch's own cost of observing ops), "
+                             "cupti-records, cupti (CUPTI tracing every kernel without or with "
+                             "empty callbacks) and floor+cupti (both floors)")
     parser.add_argument("--settle-steps", type=non_negative, default=3,
                         help="with --in-process: first steps of each block reported as "
                              "its start rather than its steady state")

@@ -28,11 +28,17 @@ cost left between windows), windows-min-gpu-off (the same without CUPTI),
 native and native-gpu-off (sampled and gpu-off with native frames) and
 floor (no deepcontext: a
 RecordFunction callback that does nothing, what torch itself spends on
-observing each op; see record_function_floor.py).
+observing each op; see record_function_floor.py), cupti-records and cupti
+(no deepcontext: CUPTI tracing every kernel, copy and memset, records
+thrown away, without or with the runtime's callbacks, empty; see
+cupti_floor.py) and floor+cupti (both floors: what any profiler built on
+RecordFunction and CUPTI pays before doing any work).
 """
 
 import argparse
+import contextlib
 import json
+import os
 import statistics
 import time
 
@@ -104,6 +110,30 @@ def launch_step(model, launches, device):
     return step
 
 
+@contextlib.contextmanager
+def perf_enabled():
+    """Under `perf record -D -1 --control fifo:CTL,ACK` with PERF_CTL_FIFO=CTL
+    and PERF_ACK_FIFO=ACK in the environment, samples the timed steps only:
+    not start-up, compilation or warm-up."""
+    control, ack = os.environ.get("PERF_CTL_FIFO"), os.environ.get("PERF_ACK_FIFO")
+    if not control:
+        yield
+        return
+
+    def send(command):
+        with open(control, "w") as fifo:
+            fifo.write(command + "\n")
+        if ack:
+            with open(ack) as reply:
+                reply.readline()
+
+    send("enable")
+    try:
+        yield
+    finally:
+        send("disable")
+
+
 def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
     optimizer.zero_grad(set_to_none=True)
     out = model(data, labels=target) if is_gpt2 else model(data)
@@ -113,8 +143,16 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
 
 
 # --ab-variants: (cpu_time, GPU tracing on, CPU sampling interval in us or
-# None for the default, traced fraction); "floor" is not a deepcontext region.
-AB_VARIANTS = {"floor": None, "sampled": ("sampled", True, None, 1.0),
+# None for the default, traced fraction). The floors are not deepcontext
+# regions: "floor" observes every op through a RecordFunction callback that
+# does nothing (record_function_floor.py); "cupti-records" traces every
+# kernel, copy and memset with CUPTI and throws the records away,
+# "cupti" adds the runtime's CUPTI callbacks, empty (cupti_floor.py); and
+# "floor+cupti" is both, what any profiler built on RecordFunction and
+# CUPTI pays before doing anything.
+FLOOR_VARIANTS = ("floor", "cupti-records", "cupti", "floor+cupti")
+AB_VARIANTS = {"floor": None, "cupti-records": None, "cupti": None, "floor+cupti": None,
+               "sampled": ("sampled", True, None, 1.0),
                "exact": ("exact", True, None, 1.0), "off": ("off", True, None, 1.0),
                "gpu-off": ("sampled", False, None, 1.0),
                "sampled-10ms": ("sampled", True, 10000, 1.0),
@@ -132,8 +170,6 @@ NATIVE_VARIANTS = ("native", "native-gpu-off")
 
 def alternate(args, timed_steps):
     """--ab-rounds: plain steps and deepcontext.profile() regions in turn."""
-    import contextlib
-    import os
     import tempfile
     import deepcontext
     variants = args.ab_variants.split(",")
@@ -142,15 +178,22 @@ def alternate(args, timed_steps):
         raise SystemExit("unknown --ab-variants %s (known: %s)"
                          % (",".join(unknown), ",".join(AB_VARIANTS)))
     path = os.path.join(tempfile.mkdtemp(prefix="dc-ab-"), "region.dctx")
-    floor = None
-    if "floor" in variants:
+    floor = cupti = None
+    if "floor" in variants or "floor+cupti" in variants:
         from record_function_floor import RecordFunctionFloor
         floor = RecordFunctionFloor(torch)
+    if any(name.startswith("cupti") or name.endswith("cupti") for name in variants):
+        from cupti_floor import CuptiFloor
+        cupti = CuptiFloor()
 
     @contextlib.contextmanager
     def region(name):
-        if name == "floor":
-            with floor.enabled():
+        if name in FLOOR_VARIANTS:
+            with contextlib.ExitStack() as stack:
+                if name in ("floor", "floor+cupti"):
+                    stack.enter_context(floor.enabled())
+                if name != "floor":
+                    stack.enter_context(cupti.enabled(callbacks=name != "cupti-records"))
                 yield
             return
         cpu_time, gpu, sample_us, fraction = AB_VARIANTS[name]
@@ -303,7 +346,8 @@ def main():
         else:
             proton.start(args.proton, context="python")
     blocks = max(args.blocks, 1)
-    times = timed_steps(args.steps * blocks)
+    with perf_enabled():
+        times = timed_steps(args.steps * blocks)
     if args.proton:
         proton.finalize()
     elif args.deepcontext_region:
