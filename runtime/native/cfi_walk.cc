@@ -9,9 +9,15 @@
 namespace deepcontext::native::internal {
 namespace {
 
-// A walk's position in one anchor (WalkCfiRules).
+// A walk's position in one anchor (WalkCfiRules). The anchor's arrays are
+// copied in: kept in locals, the walk's stores to its output (which may
+// alias them, as far as the compiler knows) no longer make every frame
+// reload them and the cursor from memory.
 struct AnchorCursor {
   AnchorFrames* anchor = nullptr;
+  const uintptr_t* pcs = nullptr;
+  const uintptr_t* sps = nullptr;
+  bool verify = false;
   int next = -1;      // innermost anchor frame not below the walk
   int previous = -1;  // the anchor index the walk's last frame matched
   // Index of the frame whose return address was found changed, -1 while
@@ -20,12 +26,22 @@ struct AnchorCursor {
   int changed = -1;
 };
 
+AnchorCursor CursorOn(AnchorFrames* anchor) {
+  AnchorCursor cursor;
+  if (anchor == nullptr) return cursor;
+  cursor.anchor = anchor;
+  cursor.pcs = anchor->pcs;
+  cursor.sps = anchor->sps;
+  cursor.verify = anchor->verify;
+  cursor.next = anchor->count - 1;
+  return cursor;
+}
+
 // Whether the return addresses of anchor frames [0, below) are still
 // stored where the anchor saw them (pcs[i] at sps[i] - 8, as the walk read
 // them), checked innermost first; records the first changed one.
-__attribute__((no_sanitize("address"))) bool StillInPlace(AnchorCursor& cursor,
-                                                           int below, uintptr_t low,
-                                                           uintptr_t high) {
+__attribute__((always_inline, no_sanitize("address"))) inline bool StillInPlace(
+    AnchorCursor& cursor, int below, uintptr_t low, uintptr_t high) {
   // Once a frame was found changed, no later meeting point of this walk
   // is taken: meeting points only move outward (below falls) and the stack
   // outer of the walk stays as it is, so the changed frame is either still
@@ -35,23 +51,42 @@ __attribute__((no_sanitize("address"))) bool StillInPlace(AnchorCursor& cursor,
   // of matching frames quadratic (a call through the same helper chain as
   // the previous one, from another call site of the op).
   if (cursor.changed >= 0) return false;
-  const AnchorFrames& anchor = *cursor.anchor;
   if (below <= 0) return true;
   // An anchor's stack addresses rise toward index 0 (each frame's is above
   // its callee's), except for a tail of zeros where an unwinder without
   // them took over: the two ends bound them all on this stack.
-  if (anchor.sps[below - 1] < low + sizeof(uintptr_t) || anchor.sps[0] > high) {
+  if (cursor.sps[below - 1] < low + sizeof(uintptr_t) || cursor.sps[0] > high) {
     cursor.changed = below - 1;
     return false;
   }
   for (int i = below - 1; i >= 0; --i) {
-    if (*reinterpret_cast<const uintptr_t*>(anchor.sps[i] - sizeof(uintptr_t)) !=
-        anchor.pcs[i]) {
+    if (*reinterpret_cast<const uintptr_t*>(cursor.sps[i] - sizeof(uintptr_t)) !=
+        cursor.pcs[i]) {
       cursor.changed = i;
       return false;
     }
   }
   return true;
+}
+
+// Whether the walk's frame (pc at stack address sp) meets the anchor:
+// it and the walk's previous frame are consecutive anchor frames (and, for
+// an anchor not known to be live, the frames outer of them are in place).
+// Anchor frames are outermost first, so their stack addresses fall as the
+// index grows; the walk's rise.
+__attribute__((always_inline, no_sanitize("address"))) inline bool Meets(
+    AnchorCursor& cursor, uintptr_t pc, uintptr_t sp, uintptr_t low, uintptr_t high) {
+  int next = cursor.next;
+  if (next < 0) return false;
+  while (next >= 0 && cursor.sps[next] < sp) --next;
+  cursor.next = next;
+  const int match = next >= 0 && cursor.sps[next] == sp && cursor.pcs[next] == pc ? next : -1;
+  if (match >= 0 && cursor.previous == match + 1 &&
+      (!cursor.verify || StillInPlace(cursor, match, low, high))) {
+    return true;
+  }
+  cursor.previous = match;
+  return false;
 }
 
 // `slot` (0: none) as WalkStep keeps it, an offset from the step's `cfa`;
@@ -107,16 +142,14 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   auto on_stack = [low, high](uintptr_t addr) {
     return addr >= low && addr + sizeof(uintptr_t) <= high;
   };
-  // Anchor frames are outermost first, so their stack addresses fall as
-  // the index grows; the walk's rise.
-  AnchorCursor cursors[kMaxAnchors];
-  int cursor_count = 0;
-  for (int a = 0; a < anchor_count && cursor_count < kMaxAnchors; ++a) {
-    if (anchors[a] == nullptr || anchors[a]->count <= 0) continue;
-    cursors[cursor_count].anchor = anchors[a];
-    cursors[cursor_count].next = anchors[a]->count - 1;
-    ++cursor_count;
+  // The first two anchors given, as two cursors in locals.
+  AnchorFrames* given[kMaxAnchors] = {};
+  for (int a = 0, used = 0; a < anchor_count && used < kMaxAnchors; ++a) {
+    if (anchors[a] != nullptr && anchors[a]->count > 0) given[used++] = anchors[a];
   }
+  static_assert(kMaxAnchors == 2, "one cursor each");
+  AnchorCursor first = CursorOn(given[0]);
+  AnchorCursor second = CursorOn(given[1]);
   // Recent walks of this thread (walk_memo.h): replayed where their words
   // still hold, looked up where one may start (the first state, the state
   // after a step that no longer held, a segment's end); the steps taken
@@ -129,23 +162,14 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   int replayed = 0;
   int n = 0;
   while (n < max) {
-    for (int c = 0; c < cursor_count; ++c) {
-      AnchorCursor& cursor = cursors[c];
-      if (cursor.next < 0) continue;
-      const AnchorFrames& anchor = *cursor.anchor;
-      while (cursor.next >= 0 && anchor.sps[cursor.next] < sp) --cursor.next;
-      const int match = cursor.next >= 0 && anchor.sps[cursor.next] == sp &&
-                                anchor.pcs[cursor.next] == pc
-                            ? cursor.next
-                            : -1;
-      if (match >= 0 && cursor.previous == match + 1 &&
-          (!anchor.verify || StillInPlace(cursor, match, low, high))) {
-        cursor.anchor->met = cursor.previous;
-        if (memo != nullptr) memo->EndWalk(replayed);
-        asm volatile("" ::: "memory");
-        return n - 1;
-      }
-      cursor.previous = match;
+    AnchorCursor* met = Meets(first, pc, sp, low, high)    ? &first
+                        : Meets(second, pc, sp, low, high) ? &second
+                                                           : nullptr;
+    if (met != nullptr) {
+      met->anchor->met = met->previous;
+      if (memo != nullptr) memo->EndWalk(replayed);
+      asm volatile("" ::: "memory");
+      return n - 1;
     }
     out[n] = reinterpret_cast<void*>(pc);
     if (sps != nullptr) sps[n] = sp;
