@@ -183,13 +183,12 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     }
     if (replay_left > 0) {
       const WalkStep& step = *replay;
-      if (StepHolds(step, fp)) {
+      if (ReplayStep(step, &fp, low, high)) {
         ++replayed;
         ++replay;
         --replay_left;
         if (step.sp == 0) break;  // the rule of pc ends the stack
         sp = step.sp;
-        if (step.fp_slot != WalkStep::kNoSlot) fp = step.fp;
         if (step.pc == 0) break;
         pc = step.pc;
         look_up = replay_left == 0;  // another segment may go on from here
@@ -245,7 +244,6 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     if (memo != nullptr && memo->recording()) {
       step.pc = ret;
       step.sp = cfa;
-      step.fp = fp;
       if (SlotOffset(cfa_slot, cfa, &step.cfa_slot) && SlotOffset(fp_slot, cfa, &step.fp_slot)) {
         memo->Record(step);
       } else {

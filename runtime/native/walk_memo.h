@@ -18,7 +18,7 @@
 // walk's first state, the state a step reached after a recorded one no
 // longer held (the branch: a different caller), or the state where a
 // segment ended (a walk that stopped at an anchor there before). One
-// thread's memo: fixed size (sizeof(WalkMemo): 104 KiB), on the heap, no
+// thread's memo: fixed size (sizeof(WalkMemo): 84 KiB), on the heap, no
 // allocation after its creation.
 #ifndef DEEPCONTEXT_RUNTIME_NATIVE_WALK_MEMO_H_
 #define DEEPCONTEXT_RUNTIME_NATIVE_WALK_MEMO_H_
@@ -40,17 +40,16 @@ struct WalkState {
 // 0: the return address read was 0, which ends the walk too.
 //
 // rbp is no part of a state's identity: code without frame pointers keeps
-// anything in it (a loop counter, a tensor's address), so keying on it
-// would miss where the walk does not care. A step that computes an address
-// from rbp (CFA from rbp, or rbp saved below rbp) keeps the rbp it used in
-// fp_in and holds only with that rbp; a step that restores rbp keeps the
-// word it read (fp, at fp_slot); every other step leaves rbp as it was,
-// as stepping by rule does.
+// anything in it (a loop counter, a tensor's address), so keying on it, or
+// checking the rbp a step restores, would miss where the walk does not
+// care. A step that computes an address from rbp (CFA from rbp, or rbp
+// saved below rbp) keeps the rbp it used in fp_in and holds only with that
+// rbp; a step that restores rbp reads it again from fp_slot, as stepping by
+// rule does; every other step leaves rbp as it was.
 struct WalkStep {
   static constexpr int32_t kNoSlot = INT32_MIN;
   uintptr_t pc = 0;
   uintptr_t sp = 0;
-  uintptr_t fp = 0;     // rbp restored from fp_slot
   uintptr_t fp_in = 0;  // rbp the step computed from; 0: it used none
   // Offsets from sp of the word the CFA was loaded from (a DRAP frame) and
   // of the saved rbp; kNoSlot when the rule read none.
@@ -58,24 +57,35 @@ struct WalkStep {
   int32_t fp_slot = kNoSlot;
 };
 
-// Whether `step`, recorded from the return address and stack address a
-// walk is at now, still holds with rbp `fp`: the rbp it computed from is
-// the same and every word it read is unchanged. Its addresses were on this
-// thread's stack when recorded (the walk checked them), and a thread's
-// stack stays where it is.
-__attribute__((always_inline, no_sanitize("address"))) inline bool StepHolds(
-    const WalkStep& step, uintptr_t fp) {
+// Replays `step`, recorded from the return address and stack address a
+// walk is at now, with rbp *fp: false (and *fp unchanged) unless the rbp it
+// computed from is the same and the words it read to find the caller are
+// unchanged; then *fp is the caller's rbp. Its addresses were on this
+// thread's stack [low, high) when recorded, and are checked again before
+// any load: a step only ever reads that stack, even from a memo a signal
+// handler's capture left half written.
+__attribute__((always_inline, no_sanitize("address"))) inline bool ReplayStep(
+    const WalkStep& step, uintptr_t* fp, uintptr_t low, uintptr_t high) {
   if (step.sp == 0) return true;
+  auto inside = [low, high](uintptr_t address) {
+    return address >= low && address <= high - sizeof(uintptr_t);
+  };
   auto word = [](uintptr_t address) { return *reinterpret_cast<const uintptr_t*>(address); };
-  bool same = word(step.sp - sizeof(uintptr_t)) == step.pc;
-  same &= step.fp_in == 0 || step.fp_in == fp;
-  if (step.cfa_slot != WalkStep::kNoSlot) {
-    same &= word(step.sp + static_cast<intptr_t>(step.cfa_slot)) == step.sp;
+  const uintptr_t ret_slot = step.sp - sizeof(uintptr_t);
+  const uintptr_t cfa_slot = step.sp + static_cast<intptr_t>(step.cfa_slot);
+  const uintptr_t fp_slot = step.sp + static_cast<intptr_t>(step.fp_slot);
+  const bool has_cfa_slot = step.cfa_slot != WalkStep::kNoSlot;
+  const bool has_fp_slot = step.fp_slot != WalkStep::kNoSlot;
+  if (!inside(ret_slot) || (has_cfa_slot && !inside(cfa_slot)) ||
+      (has_fp_slot && !inside(fp_slot))) {
+    return false;
   }
-  if (step.fp_slot != WalkStep::kNoSlot) {
-    same &= word(step.sp + static_cast<intptr_t>(step.fp_slot)) == step.fp;
-  }
-  return same;
+  bool same = word(ret_slot) == step.pc;
+  same &= step.fp_in == 0 || step.fp_in == *fp;
+  if (has_cfa_slot) same &= word(cfa_slot) == step.sp;
+  if (!same) return false;
+  if (has_fp_slot) *fp = word(fp_slot);
+  return true;
 }
 
 // Segments of recorded steps in a ring, found by their first state through

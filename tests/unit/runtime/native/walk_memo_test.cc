@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -18,6 +19,7 @@
 namespace deepcontext::native {
 namespace {
 
+using internal::ReplayStep;
 using internal::ThisThreadWalkMemo;
 using internal::WalkMemo;
 using internal::WalkState;
@@ -170,11 +172,18 @@ TEST_F(WalkMemoTest, FramesWithCfaFromRbpOrLoadedMatchLibgcc) {
   bool saw_loaded = false;
   bool saw_rbp = false;
   std::vector<uintptr_t> reference;
-  for (const auto& size : sizes) {
+  for (int i = 0; i < static_cast<int>(std::size(sizes)); ++i) {
+    const auto& size = sizes[i];
     probe.drap_size = size[0];
     probe.alloca_size = size[1];
+    const uint64_t before = Replayed();
     DrapFrame(probe);
     ExpectSameAsLibgcc(probe);
+    // The same sizes again: the whole walk replays, through the frames
+    // whose CFA comes from rbp or from the stack.
+    if (i == 1) {
+      EXPECT_GE(Replayed() - before, static_cast<uint64_t>(probe.cfi.count));
+    }
     if (size[0] == 64 && size[1] == 32) {
       if (reference.empty()) reference = Pcs(probe.cfi);
       EXPECT_EQ(Pcs(probe.cfi), reference);
@@ -191,13 +200,52 @@ TEST_F(WalkMemoTest, FramesWithCfaFromRbpOrLoadedMatchLibgcc) {
   EXPECT_TRUE(saw_rbp);
 }
 
+// A recorded step against a stack of eight words: it holds only with the
+// words it read to find the caller unchanged, the rbp it computed from,
+// and every address inside the stack's bounds; the rbp it restores is
+// whatever the stack holds now (no later step trusts it unchecked).
+TEST(WalkStepTest, HoldsOnlyWithItsWordsAndRbp) {
+  uintptr_t stack[8] = {};
+  const auto low = reinterpret_cast<uintptr_t>(&stack[0]);
+  const auto high = reinterpret_cast<uintptr_t>(&stack[8]);
+  const auto cfa = reinterpret_cast<uintptr_t>(&stack[4]);
+  stack[3] = 0x401234;  // the return address below the CFA
+  stack[1] = cfa;       // the word the CFA was loaded from (DRAP)
+  stack[6] = 0x7000;    // the saved rbp
+  const WalkStep step{0x401234, cfa, /*fp_in=*/0x5000, -3 * 8, 2 * 8};
+  auto replay = [&](const WalkStep& s, uintptr_t fp, uintptr_t top = 0) {
+    const bool held = ReplayStep(s, &fp, low, top != 0 ? top : high);
+    return held ? fp : uintptr_t{0};
+  };
+  EXPECT_EQ(replay(step, 0x5000), 0x7000u);
+  EXPECT_EQ(replay(step, 0x5008), 0u);  // another rbp to compute from
+  stack[3] = 0x401238;
+  EXPECT_EQ(replay(step, 0x5000), 0u);  // another caller
+  stack[3] = 0x401234;
+  stack[1] = cfa + 8;
+  EXPECT_EQ(replay(step, 0x5000), 0u);  // the CFA moved
+  stack[1] = cfa;
+  stack[6] = 0x7008;
+  EXPECT_EQ(replay(step, 0x5000), 0x7008u);  // rbp restored as it is now
+  // Addresses outside the stack are never read.
+  WalkStep outside = step;
+  outside.fp_slot = 8 * 8;
+  EXPECT_EQ(replay(outside, 0x5000), 0u);
+  EXPECT_EQ(replay(step, 0x5000, cfa), 0u);
+  // A step that used no rbp holds whatever rbp is, and leaves it.
+  const WalkStep sp_relative{0x401234, cfa, 0, WalkStep::kNoSlot, WalkStep::kNoSlot};
+  EXPECT_EQ(replay(sp_relative, 0x1234), 0x1234u);
+  // The rule of the pc ended the stack: nothing to read.
+  EXPECT_EQ(replay(WalkStep{}, 0x1234), 0x1234u);
+}
+
 TEST(WalkMemoBoundsTest, OldSegmentsGoAndTheMemoKeepsItsSize) {
   static_assert(sizeof(WalkMemo) < 128 * 1024, "a thread's memo stays small");
   auto memo = std::make_unique<WalkMemo>();
   auto record = [&](uintptr_t key, int steps) {
     memo->BeginRecording(WalkState{key, key + 8});
     for (int i = 0; i < steps; ++i) {
-      memo->Record(WalkStep{key + 16 + static_cast<uintptr_t>(i), key + 64 + 8 * i, 0, 0,
+      memo->Record(WalkStep{key + 16 + static_cast<uintptr_t>(i), key + 64 + 8 * i, 0,
                             WalkStep::kNoSlot, WalkStep::kNoSlot});
     }
     memo->Commit();
