@@ -160,6 +160,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   bool look_up = memo != nullptr;
   bool diverged = false;
   int replayed = 0;
+  int stepped = 0;
   int n = 0;
   while (n < max) {
     AnchorCursor* met = Meets(first, pc, sp, low, high)    ? &first
@@ -167,7 +168,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
                                                            : nullptr;
     if (met != nullptr) {
       met->anchor->met = met->previous;
-      if (memo != nullptr) memo->EndWalk(replayed);
+      if (memo != nullptr) memo->EndWalk(replayed, stepped);
       asm volatile("" ::: "memory");
       return n - 1;
     }
@@ -199,13 +200,14 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
       replay_left = 0;
       diverged = true;
     }
+    ++stepped;
     const CfiRule& rule = CachedCfiRule(*rules, pc - 1);
     if (rule.kind == CfiRule::Kind::kEnd) {
       if (memo != nullptr && memo->recording()) memo->Record(WalkStep{});
       break;
     }
     if (rule.kind != CfiRule::Kind::kStep) {
-      if (memo != nullptr) memo->EndWalk(replayed);
+      if (memo != nullptr) memo->EndWalk(replayed, stepped);
       return -1;
     }
     WalkStep step;
@@ -216,7 +218,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     uintptr_t cfa_slot = 0;
     if (rule.cfa_loaded) {
       if (!on_stack(cfa)) {
-        if (memo != nullptr) memo->EndWalk(replayed);
+        if (memo != nullptr) memo->EndWalk(replayed, stepped);
         return -1;
       }
       cfa_slot = cfa;
@@ -224,7 +226,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     }
     // Every step goes strictly outward and stays on this thread's stack.
     if (cfa <= sp || !on_stack(cfa - sizeof(uintptr_t))) {
-      if (memo != nullptr) memo->EndWalk(replayed);
+      if (memo != nullptr) memo->EndWalk(replayed, stepped);
       return -1;
     }
     const uintptr_t ret =
@@ -234,7 +236,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
       const uintptr_t slot =
           (rule.fp_saved_below_fp ? fp : cfa) + rule.saved_fp_offset;
       if (!on_stack(slot)) {
-        if (memo != nullptr) memo->EndWalk(replayed);
+        if (memo != nullptr) memo->EndWalk(replayed, stepped);
         return -1;
       }
       fp_slot = slot;
@@ -257,7 +259,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     if (ret == 0) break;
     pc = ret;
   }
-  if (memo != nullptr) memo->EndWalk(replayed);
+  if (memo != nullptr) memo->EndWalk(replayed, stepped);
   asm volatile("" ::: "memory");
   return n;
 }

@@ -6,6 +6,8 @@ namespace deepcontext::native::internal {
 namespace {
 
 std::atomic<uint64_t> g_published{0};
+std::atomic<uint64_t> g_replayed{0};
+std::atomic<uint64_t> g_stepped{0};
 
 }  // namespace
 
@@ -44,6 +46,17 @@ void WalkMemo::Commit() {
   g_published.fetch_add(1, std::memory_order_relaxed);
 }
 
-uint64_t WalkMemoSegmentsPublished() { return g_published.load(std::memory_order_relaxed); }
+void WalkMemo::Flush() {
+  g_replayed.fetch_add(steps_replayed_ - flushed_replayed_, std::memory_order_relaxed);
+  g_stepped.fetch_add(steps_stepped_ - flushed_stepped_, std::memory_order_relaxed);
+  flushed_replayed_ = steps_replayed_;
+  flushed_stepped_ = steps_stepped_;
+}
+
+WalkMemoCounters WalkMemoTotals() {
+  return WalkMemoCounters{g_published.load(std::memory_order_relaxed),
+                          g_replayed.load(std::memory_order_relaxed),
+                          g_stepped.load(std::memory_order_relaxed)};
+}
 
 }  // namespace deepcontext::native::internal

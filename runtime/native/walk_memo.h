@@ -93,6 +93,11 @@ __attribute__((always_inline, no_sanitize("address"))) inline bool ReplayStep(
 // first, so replaying never reads steps being overwritten.
 class WalkMemo {
  public:
+  WalkMemo() = default;
+  ~WalkMemo() { Flush(); }
+  WalkMemo(const WalkMemo&) = delete;
+  WalkMemo& operator=(const WalkMemo&) = delete;
+
   static constexpr int kRingSteps = 2048;
   static constexpr int kIndexBits = 9;
   static constexpr int kMaxRecorded = 128;  // longer walks keep their first steps
@@ -119,11 +124,18 @@ class WalkMemo {
   void StopGrowing() { growing_ = false; }
   // Publishes the recorded steps (if any) under their start state.
   void Commit();
-  // A walk's end: commits its recording, counts the steps it replayed.
-  void EndWalk(int replayed) {
+  // A walk's end: commits its recording, counts the steps it replayed and
+  // stepped by rule (added to the process's counters every kFlushWalks
+  // walks: an atomic add per walk would cost more than a replayed step).
+  void EndWalk(int replayed, int stepped) {
     steps_replayed_ += static_cast<uint64_t>(replayed);
+    steps_stepped_ += static_cast<uint64_t>(stepped);
     if (recording_) Commit();
+    if (++walks_ % kFlushWalks == 0) Flush();
   }
+  static constexpr uint64_t kFlushWalks = 64;
+  // Adds this thread's counts not yet added to the process's.
+  void Flush();
 
   // Segments published and steps replayed on this thread, for tests.
   uint64_t segments_published() const { return published_; }
@@ -147,14 +159,25 @@ class WalkMemo {
   bool growing_ = false;
   uint64_t published_ = 0;
   uint64_t steps_replayed_ = 0;
+  uint64_t steps_stepped_ = 0;
+  uint64_t walks_ = 0;
+  uint64_t flushed_replayed_ = 0;
+  uint64_t flushed_stepped_ = 0;
 };
 
 // The calling thread's memo, created on its first walk, on the heap with
 // its rule cache (cfi_rule_cache.cc); nullptr while the thread exits.
 WalkMemo* ThisThreadWalkMemo();
 
-// Segments published by all threads (each a walk that met new frames).
-uint64_t WalkMemoSegmentsPublished();
+// What the memos of all threads did: segments published (each a walk that
+// met new frames), steps replayed and steps taken by rule (the last two
+// flushed every WalkMemo::kFlushWalks walks of a thread).
+struct WalkMemoCounters {
+  uint64_t segments = 0;
+  uint64_t replayed = 0;
+  uint64_t stepped = 0;
+};
+WalkMemoCounters WalkMemoTotals();
 
 }  // namespace deepcontext::native::internal
 

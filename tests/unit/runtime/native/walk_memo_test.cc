@@ -239,6 +239,21 @@ TEST(WalkStepTest, HoldsOnlyWithItsWordsAndRbp) {
   EXPECT_EQ(replay(WalkStep{}, 0x1234), 0x1234u);
 }
 
+// The process's counters (DEEPCONTEXT_NATIVE_STATS=1 prints them) get a
+// thread's replayed steps within kFlushWalks walks.
+TEST_F(WalkMemoTest, ReplayedStepsReachTheProcessCounters) {
+  Probe probe;
+  const internal::WalkMemoCounters before = internal::WalkMemoTotals();
+  for (uint64_t walk = 0; walk < 2 * WalkMemo::kFlushWalks; ++walk) PathA(probe);
+  ExpectSameAsLibgcc(probe);
+  const internal::WalkMemoCounters after = internal::WalkMemoTotals();
+  // One cfi-cache walk per round, all but the first replayed in full; at
+  // most kFlushWalks - 1 of them not flushed yet.
+  EXPECT_GE(after.replayed - before.replayed,
+            static_cast<uint64_t>(probe.cfi.count) * (WalkMemo::kFlushWalks - 1));
+  EXPECT_GE(after.segments, before.segments);
+}
+
 TEST(WalkMemoBoundsTest, OldSegmentsGoAndTheMemoKeepsItsSize) {
   static_assert(sizeof(WalkMemo) < 128 * 1024, "a thread's memo stays small");
   auto memo = std::make_unique<WalkMemo>();
