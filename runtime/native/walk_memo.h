@@ -67,24 +67,23 @@ struct WalkStep {
 __attribute__((always_inline, no_sanitize("address"))) inline bool ReplayStep(
     const WalkStep& step, uintptr_t* fp, uintptr_t low, uintptr_t high) {
   if (step.sp == 0) return true;
-  auto inside = [low, high](uintptr_t address) {
-    return address >= low && address <= high - sizeof(uintptr_t);
-  };
-  auto word = [](uintptr_t address) { return *reinterpret_cast<const uintptr_t*>(address); };
+  // Loads written out here, not in a lambda: a lambda is a function of its
+  // own, which AddressSanitizer builds would instrument.
+  const uintptr_t top = high - sizeof(uintptr_t);
   const uintptr_t ret_slot = step.sp - sizeof(uintptr_t);
   const uintptr_t cfa_slot = step.sp + static_cast<intptr_t>(step.cfa_slot);
   const uintptr_t fp_slot = step.sp + static_cast<intptr_t>(step.fp_slot);
   const bool has_cfa_slot = step.cfa_slot != WalkStep::kNoSlot;
   const bool has_fp_slot = step.fp_slot != WalkStep::kNoSlot;
-  if (!inside(ret_slot) || (has_cfa_slot && !inside(cfa_slot)) ||
-      (has_fp_slot && !inside(fp_slot))) {
+  if (ret_slot < low || ret_slot > top || (has_cfa_slot && (cfa_slot < low || cfa_slot > top)) ||
+      (has_fp_slot && (fp_slot < low || fp_slot > top))) {
     return false;
   }
-  bool same = word(ret_slot) == step.pc;
+  bool same = *reinterpret_cast<const uintptr_t*>(ret_slot) == step.pc;
   same &= step.fp_in == 0 || step.fp_in == *fp;
-  if (has_cfa_slot) same &= word(cfa_slot) == step.sp;
+  if (has_cfa_slot) same &= *reinterpret_cast<const uintptr_t*>(cfa_slot) == step.sp;
   if (!same) return false;
-  if (has_fp_slot) *fp = word(fp_slot);
+  if (has_fp_slot) *fp = *reinterpret_cast<const uintptr_t*>(fp_slot);
   return true;
 }
 
