@@ -24,6 +24,16 @@
 //                            through the driver asks it (run it with
 //                            DEEPCONTEXT_UNWINDER=cfi-cache, the unwinder of
 //                            machines without libunwind)
+//   native: ops + 2 GPU API calls, two paths
+//                            the same, with two calls per op reached
+//                            through two different chains of 25 frames, as
+//                            an op launches two kernels from two places:
+//                            neither call meets the previous one near its
+//                            innermost frames, so each unwinds its chain
+//   native: ops + 2 GPU API calls, two call sites
+//                            the same, both calls through the same chain,
+//                            from two call sites of the op: the calls share
+//                            all but the frames outer of the chain
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -51,6 +61,10 @@ struct Config {
   bool memory;
   bool native = false;
   bool gpu_api_call = false;
+  // A second call per op: through AtDepthOther's chain, or through
+  // AtDepth's again from another call site.
+  bool two_paths = false;
+  bool two_call_sites = false;
 };
 
 // Frames between main and an op's report, and between the op and a GPU API
@@ -65,6 +79,18 @@ __attribute__((noinline)) void AtDepth(int depth, const std::function<void()>& b
     AtDepth(depth - 1, body);
   }
   asm volatile("" ::: "memory");  // no tail call: every level is a frame
+}
+
+// AtDepth's twin: the same depth through other return addresses (the
+// extra instruction keeps the linker from folding the two).
+__attribute__((noinline)) void AtDepthOther(int depth, const std::function<void()>& body) {
+  asm volatile("nop" ::: "memory");
+  if (depth <= 0) {
+    body();
+  } else {
+    AtDepthOther(depth - 1, body);
+  }
+  asm volatile("" ::: "memory");
 }
 
 double NativeNsPerOp(const Config& config, int ops) {
@@ -82,6 +108,8 @@ double NativeNsPerOp(const Config& config, int ops) {
       const uint64_t id = static_cast<uint64_t>(i) + 1;
       EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_ENTER);
       if (config.gpu_api_call) AtDepth(kGpuApiDepth, gpu_api_call);
+      if (config.two_paths) AtDepthOther(kGpuApiDepth, gpu_api_call);
+      if (config.two_call_sites) AtDepth(kGpuApiDepth, gpu_api_call);
       EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_EXIT);
     }
     const auto end = std::chrono::steady_clock::now();
@@ -135,6 +163,9 @@ int main(int argc, char** argv) {
            Config{"ops + 1 alloc + 1 free each (default mode)", 2, true},
            Config{"native: ops", 2, false, true, false},
            Config{"native: ops + 1 GPU API call", 2, false, true, true},
+           Config{"native: ops + 2 GPU API calls, two paths", 2, false, true, true, true},
+           Config{"native: ops + 2 GPU API calls, two call sites", 2, false, true, true, false,
+                  true},
        }) {
     if (config.cpu_time_mode < 0 || std::string(config.name).find(only) != std::string::npos) {
       configs.push_back(config);

@@ -9,6 +9,7 @@
 
 #include "runtime/common/spin_lock.h"
 #include "runtime/native/cfi_rules.h"
+#include "runtime/native/walk_memo.h"
 
 namespace deepcontext::native {
 namespace {
@@ -160,6 +161,12 @@ std::string CaptureStatsLine() {
     }
   }
   if (const int rules = CfiRuleCacheSize(); rules > 0) {
+    // How much of the cfi-cache walks the threads' memos replayed (counts
+    // flushed every few dozen walks of a thread).
+    const internal::WalkMemoCounters memo = internal::WalkMemoTotals();
+    line += "; walk memo: " + std::to_string(memo.segments) + " segments, " +
+            std::to_string(memo.replayed) + " steps replayed, " + std::to_string(memo.stepped) +
+            " stepped by rule";
     const CfiCacheCounters cfi = CfiRuleCacheCounters();
     line += "; cfi-cache: " + std::to_string(rules) + " rules, " +
             std::to_string(cfi.thread_fills) + " thread-cache misses, " +

@@ -6,6 +6,7 @@
 
 #include "runtime/common/thread_instance.h"
 #include "runtime/native/cfi_rules.h"
+#include "runtime/native/walk_memo.h"
 
 namespace deepcontext::native {
 namespace {
@@ -100,13 +101,28 @@ CfiRule SharedCachedRule(uintptr_t pc) {
 
 }  // namespace
 
+// A thread's unwinding state: its rules and its memo of recent walks
+// (walk_memo.h), one heap block behind one thread-local pointer.
+struct ThreadUnwindState {
+  CfiThreadCache rules;
+  internal::WalkMemo memo;
+};
+
 CfiThreadCache* ThisThreadCfiCache() {
   // Not a thread_local: 20 KiB of thread-locals would push the library's
   // whole TLS block out of the loader's static TLS space, and every
   // thread-local read of the runtime, on every op and launch, would become
   // a call (see -mtls-dialect in CMakeLists.txt).
-  return ThreadInstance<CfiThreadCache>();
+  ThreadUnwindState* state = ThreadInstance<ThreadUnwindState>();
+  return state != nullptr ? &state->rules : nullptr;
 }
+
+namespace internal {
+WalkMemo* ThisThreadWalkMemo() {
+  ThreadUnwindState* state = ThreadInstance<ThreadUnwindState>();
+  return state != nullptr ? &state->memo : nullptr;
+}
+}  // namespace internal
 
 const CfiRule& FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
   g_thread_fills.fetch_add(1, std::memory_order_relaxed);

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <type_traits>
 
 #include "runtime/native/cfi_rules.h"
 #include "runtime/native/libgcc_walk.h"
+#include "runtime/native/cfi_walk.h"
 
 #if defined(DEEPCONTEXT_HAVE_LIBUNWIND)
 #define UNW_LOCAL_ONLY
@@ -22,6 +24,10 @@ namespace {
 
 using internal::AnchorFrames;
 using internal::LibgccUntilAnchor;
+using internal::kMaxAnchors;
+using internal::StackBounds;
+using internal::ThreadStackBounds;
+using internal::WalkCfiRules;
 
 // Frames of this file between the public entry points and the unwinder,
 // plus room for `skip`, are captured into a private buffer first.
@@ -60,15 +66,11 @@ bool PrimeGlibcBacktrace() {
   return primed;
 }
 
-struct StackBounds {
-  uintptr_t low = 0;
-  uintptr_t high = 0;
-  bool known = false;
-  bool queried = false;
-};
 
-// The calling thread's stack range, looked up once per thread
-// (pthread_getattr_np reads /proc/self/maps for the main thread).
+}  // namespace
+
+namespace internal {
+
 const StackBounds& ThreadStackBounds() {
   static thread_local StackBounds bounds;
   if (!bounds.queried) {
@@ -87,6 +89,10 @@ const StackBounds& ThreadStackBounds() {
   }
   return bounds;
 }
+
+}  // namespace internal
+
+namespace {
 
 // Follows the chain of {saved frame pointer, return address} records that
 // x86-64 and AArch64 code built with frame pointers keeps. Every link is
@@ -125,142 +131,6 @@ __attribute__((noinline, no_sanitize("address"))) int WalkFramePointers(
 
 // Captures cfi-cache handed to libgcc (rare: counted on that path only).
 std::atomic<uint64_t> g_cfi_fallbacks{0};
-
-// A walk's position in one anchor (WalkCfiRules).
-struct AnchorCursor {
-  AnchorFrames* anchor = nullptr;
-  int next = -1;      // innermost anchor frame not below the walk
-  int previous = -1;  // the anchor index the walk's last frame matched
-  // Lowest index whose return address was found changed: meeting points
-  // above it cannot be the anchor's frames.
-  int changed = -1;
-};
-
-// Whether the return addresses of anchor frames [0, below) are still
-// stored where the anchor saw them (pcs[i] at sps[i] - 8, as the walk read
-// them), checked innermost first; records the first changed one.
-__attribute__((no_sanitize("address"))) bool StillInPlace(AnchorCursor& cursor,
-                                                           int below, uintptr_t low,
-                                                           uintptr_t high) {
-  if (below <= cursor.changed) return false;
-  const AnchorFrames& anchor = *cursor.anchor;
-  if (below <= 0) return true;
-  // An anchor's stack addresses rise toward index 0 (each frame's is above
-  // its callee's), except for a tail of zeros where an unwinder without
-  // them took over: the two ends bound them all on this stack.
-  if (anchor.sps[below - 1] < low + sizeof(uintptr_t) || anchor.sps[0] > high) {
-    cursor.changed = below - 1;
-    return false;
-  }
-  for (int i = below - 1; i >= 0; --i) {
-    if (*reinterpret_cast<const uintptr_t*>(anchor.sps[i] - sizeof(uintptr_t)) !=
-        anchor.pcs[i]) {
-      cursor.changed = i;
-      return false;
-    }
-  }
-  return true;
-}
-
-// Up to this many anchors per walk: the op's and the thread's previous
-// capture.
-constexpr int kMaxAnchors = 2;
-
-// Steps from frame to frame with the cached .eh_frame rule of each return
-// address (cfi_rules.h). Starts from its own frame record (this file keeps
-// frame pointers), so the first address written is the return into its
-// caller, as for backtrace(). Writes each frame's stack address to `sps`
-// when given. Returns -1 when a frame needs a rule that is not modelled:
-// the caller then unwinds with libgcc instead.
-//
-// With anchors, stops before the first of two consecutive frames that are
-// consecutive frames of one anchor (same return address at the same stack
-// address), setting that anchor's met to its index: one matching frame
-// alone could be a later call through the same instruction of a function
-// the anchor's path called too; its caller matching as well pins the frames
-// outer of them to the anchor's, as long as the anchor's frames are live.
-// For an anchor not known to be live (`verify`), the frames outer of the
-// meeting point must also still hold their return addresses where the
-// anchor read them, or the walk goes on.
-__attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
-    void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
-    int anchor_count) {
-  const StackBounds& bounds = ThreadStackBounds();
-  // Loads are only safe inside a known stack; libgcc checks its own way.
-  if (!bounds.known) return -1;
-  CfiThreadCache* rules = ThisThreadCfiCache();
-  if (rules == nullptr) return -1;  // the thread is exiting
-  const auto self = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-  uintptr_t sp = self + 2 * sizeof(uintptr_t);
-  uintptr_t fp = *reinterpret_cast<const uintptr_t*>(self);
-  // On another stack (sigaltstack, coroutines) every step fails this and
-  // the capture goes to libgcc. The bounds are copied: read through the
-  // thread-local, every step's stores to `out` and `sps` (which may alias
-  // it, as far as the compiler knows) made it fetch the thread-local's
-  // address again, a TLS-descriptor call per check.
-  const uintptr_t low = bounds.low;
-  const uintptr_t high = bounds.high;
-  auto on_stack = [low, high](uintptr_t addr) {
-    return addr >= low && addr + sizeof(uintptr_t) <= high;
-  };
-  // Anchor frames are outermost first, so their stack addresses fall as
-  // the index grows; the walk's rise.
-  AnchorCursor cursors[kMaxAnchors];
-  int cursor_count = 0;
-  for (int a = 0; a < anchor_count && cursor_count < kMaxAnchors; ++a) {
-    if (anchors[a] == nullptr || anchors[a]->count <= 0) continue;
-    cursors[cursor_count].anchor = anchors[a];
-    cursors[cursor_count].next = anchors[a]->count - 1;
-    ++cursor_count;
-  }
-  int n = 0;
-  while (n < max) {
-    for (int c = 0; c < cursor_count; ++c) {
-      AnchorCursor& cursor = cursors[c];
-      if (cursor.next < 0) continue;
-      const AnchorFrames& anchor = *cursor.anchor;
-      while (cursor.next >= 0 && anchor.sps[cursor.next] < sp) --cursor.next;
-      const int match = cursor.next >= 0 && anchor.sps[cursor.next] == sp &&
-                                anchor.pcs[cursor.next] == pc
-                            ? cursor.next
-                            : -1;
-      if (match >= 0 && cursor.previous == match + 1 &&
-          (!anchor.verify || StillInPlace(cursor, match, low, high))) {
-        cursor.anchor->met = cursor.previous;
-        asm volatile("" ::: "memory");
-        return n - 1;
-      }
-      cursor.previous = match;
-    }
-    out[n] = reinterpret_cast<void*>(pc);
-    if (sps != nullptr) sps[n] = sp;
-    ++n;
-    const CfiRule& rule = CachedCfiRule(*rules, pc - 1);
-    if (rule.kind == CfiRule::Kind::kEnd) break;
-    if (rule.kind != CfiRule::Kind::kStep) return -1;
-    uintptr_t cfa = (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
-    if (rule.cfa_loaded) {
-      if (!on_stack(cfa)) return -1;
-      cfa = *reinterpret_cast<const uintptr_t*>(cfa);
-    }
-    // Every step goes strictly outward and stays on this thread's stack.
-    if (cfa <= sp || !on_stack(cfa - sizeof(uintptr_t))) return -1;
-    const uintptr_t ret =
-        *reinterpret_cast<const uintptr_t*>(cfa - sizeof(uintptr_t));
-    if (rule.frame_pointer_saved) {
-      const uintptr_t slot =
-          (rule.fp_saved_below_fp ? fp : cfa) + rule.saved_fp_offset;
-      if (!on_stack(slot)) return -1;
-      fp = *reinterpret_cast<const uintptr_t*>(slot);
-    }
-    sp = cfa;
-    if (ret == 0) break;
-    pc = ret;
-  }
-  asm volatile("" ::: "memory");
-  return n;
-}
 
 // `sps` (optional) receives each frame's stack address where the unwinder
 // knows it; *have_sps says whether it did (cfi-cache without fallback).
