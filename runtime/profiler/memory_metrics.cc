@@ -4,11 +4,6 @@
 #include <mutex>  // std::lock_guard
 
 namespace deepcontext::profiler {
-namespace {
-
-constexpr size_t kMaxSpareNodes = 4096;
-
-}  // namespace
 
 MemoryMetrics::MemoryMetrics(MetricStore& store) : store_(store) {}
 
@@ -25,28 +20,37 @@ void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
 
 const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
   const bool host = device < 0;
-  auto it = metrics_.find(host);
-  if (it != metrics_.end()) return it->second;
+  std::optional<KindMetrics>& ids = metrics_[host ? 1 : 0];
+  if (ids.has_value()) return *ids;
   const std::string kind = host ? "host" : "gpu";
   const std::string where = host ? "host" : "GPU";
-  KindMetrics ids{
+  ids = KindMetrics{
       store_.Register(kind + "_alloc_bytes", "bytes",
                       where + " memory allocated here (count = allocations)"),
       store_.Register(kind + "_peak_live_bytes", "bytes",
                       where + " memory allocated here and still live when "
                               "its device's allocated memory peaked")};
-  return metrics_.emplace(host, ids).first->second;
+  return *ids;
 }
 
-void MemoryMetrics::AddLive(DeviceState& state, ContextId context, int64_t bytes,
-                            bool create) {
-  auto it = state.live_by_context.find(context);
-  if (it == state.live_by_context.end()) {
-    if (!create) return;
-    // Absent at the last peak left: it held nothing then.
-    it = state.live_by_context.emplace(context, ContextLive{0, 0, state.peak_epoch}).first;
+MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
+  if (last_state_ == nullptr || last_device_ != device) {
+    last_state_ = &devices_[device];
+    last_device_ = device;
   }
-  ContextLive& entry = it->second;
+  return *last_state_;
+}
+
+MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
+                                                  ContextId context) {
+  // Absent at the last peak left: it held nothing then.
+  return state.live_by_context
+      .try_emplace(context, ContextLive{0, 0, state.peak_epoch})
+      .first->second;
+}
+
+void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
+                            int64_t bytes) {
   if (entry.epoch != state.peak_epoch) {
     entry.at_peak = entry.live;  // its first change since that peak
     entry.epoch = state.peak_epoch;
@@ -64,7 +68,7 @@ void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
   ++state.frees;
   // An emptied entry stays: the context allocates again soon (a temporary
   // per op), and the map is bounded by the contexts that ever allocated.
-  AddLive(state, allocation.context, -allocation.bytes, /*create=*/false);
+  AddLive(state, *allocation.live, -allocation.bytes);
 }
 
 void MemoryMetrics::RecordReserved(DeviceState& state, uint64_t address,
@@ -91,39 +95,32 @@ void MemoryMetrics::RecordReserved(DeviceState& state, uint64_t address,
 void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
                            ContextId context, uint32_t flags) {
   std::lock_guard<SpinLock> guard(lock_);
-  DeviceState& state = devices_[device];
+  DeviceState& state = StateOf(device);
   if ((flags & DLMONITOR_MEMORY_RESERVED) != 0) {
     RecordReserved(state, address, bytes,
                    (flags & DLMONITOR_MEMORY_PREEXISTING) != 0);
     return;
   }
-  const AllocationKey key{device, address};
   const bool preexisting = (flags & DLMONITOR_MEMORY_PREEXISTING) != 0;
+  Allocation* found = allocations_.Find(device, address);
   if (bytes < 0) {
-    auto it = allocations_.find(key);
-    if (it == allocations_.end()) {
+    if (found == nullptr) {
       ++unmatched_frees_;
       return;
     }
-    Free(state, it->second);
-    auto node = allocations_.extract(it);
-    if (spare_nodes_.size() < kMaxSpareNodes) spare_nodes_.push_back(std::move(node));
+    Free(state, *found);
+    allocations_.Erase(found);
     return;
   }
   const KindMetrics& ids = MetricsFor(device);
-  if (preexisting && allocations_.contains(key)) return;  // seen allocated
-  if (auto it = allocations_.find(key); it != allocations_.end()) {
-    // The free of the previous block here was never reported.
-    Free(state, it->second);
-    it->second = Allocation{context, bytes};
-  } else if (spare_nodes_.empty()) {
-    allocations_.emplace(key, Allocation{context, bytes});
+  if (preexisting && found != nullptr) return;  // seen allocated
+  // The free of the previous block here was never reported.
+  if (found != nullptr) Free(state, *found);
+  ContextLive& live = LiveOf(state, context);
+  if (found != nullptr) {
+    *found = Allocation{context, bytes, &live};
   } else {
-    auto node = std::move(spare_nodes_.back());
-    spare_nodes_.pop_back();
-    node.key() = key;
-    node.mapped() = Allocation{context, bytes};
-    allocations_.insert(std::move(node));
+    allocations_.Insert(device, address, Allocation{context, bytes, &live});
   }
   if (preexisting) {
     state.live_before_profiling += bytes;
@@ -131,7 +128,7 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
     ++state.allocations;
   }
   state.live += bytes;
-  AddLive(state, context, bytes, /*create=*/true);
+  AddLive(state, live, bytes);
   if (state.live > state.peak) {
     state.peak = state.live;
     state.at_new_peak = true;
@@ -202,9 +199,9 @@ void MemoryMetrics::ResetPeaks() {
 
 void MemoryMetrics::Clear() {
   std::lock_guard<SpinLock> guard(lock_);
-  allocations_.clear();
-  spare_nodes_.clear();
+  allocations_.Clear();
   devices_.clear();
+  last_state_ = nullptr;
   published_.clear();
   unmatched_frees_ = 0;
 }

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -29,6 +30,7 @@
 
 #include "deepcontext/dlmonitor.h"
 #include "runtime/common/spin_lock.h"
+#include "runtime/profiler/live_allocation_table.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::profiler {
@@ -65,21 +67,6 @@ class MemoryMetrics {
   void Clear();
 
  private:
-  struct Allocation {
-    ContextId context = 0;
-    int64_t bytes = 0;
-  };
-  struct AllocationKey {
-    int32_t device;
-    uint64_t address;
-    bool operator==(const AllocationKey&) const = default;
-  };
-  struct AllocationKeyHash {
-    size_t operator()(const AllocationKey& key) const {
-      return std::hash<uint64_t>()(key.address) ^
-             (static_cast<size_t>(static_cast<uint32_t>(key.device)) << 48);
-    }
-  };
   // A context's live bytes, and what they were when its device last left
   // a peak: `at_peak` holds that value once the entry changed after the
   // peak was left (peak_epoch says which), else `live` still is it.
@@ -87,6 +74,14 @@ class MemoryMetrics {
     int64_t live = 0;
     int64_t at_peak = 0;
     uint64_t epoch = 0;
+  };
+  struct Allocation {
+    ContextId context = 0;
+    int64_t bytes = 0;
+    // The context's entry in its device's live_by_context (entries are
+    // never erased while allocations live, and unordered_map keeps them in
+    // place): a free updates it without a lookup.
+    ContextLive* live = nullptr;
   };
   struct DeviceState {
     int64_t live = 0;
@@ -115,10 +110,14 @@ class MemoryMetrics {
   };
 
   const KindMetrics& MetricsFor(int32_t device);
+  // The state of `device`, created on first use.
+  DeviceState& StateOf(int32_t device);
   void Free(DeviceState& state, const Allocation& allocation);
+  // The entry of a context's live bytes, created on first use.
+  static ContextLive& LiveOf(DeviceState& state, ContextId context);
   // Adds `bytes` to a context's live bytes, keeping its value at the last
   // peak left.
-  static void AddLive(DeviceState& state, ContextId context, int64_t bytes, bool create);
+  static void AddLive(const DeviceState& state, ContextLive& entry, int64_t bytes);
   // Its live bytes when the device's peak was last left.
   static int64_t AtLastPeak(const DeviceState& state, const ContextLive& entry) {
     return entry.epoch == state.peak_epoch ? entry.at_peak : entry.live;
@@ -130,15 +129,14 @@ class MemoryMetrics {
   // Guards everything below. Held for a few hash probes per event; a
   // futex-based mutex costs more than that work.
   mutable SpinLock lock_;
-  using AllocationMap =
-      std::unordered_map<AllocationKey, Allocation, AllocationKeyHash>;
-  AllocationMap allocations_;
-  // Nodes of freed allocations, reused by the next ones: a framework frees
-  // and allocates blocks all the time, and the allocator calls us with its
-  // lock held.
-  std::vector<AllocationMap::node_type> spare_nodes_;
+  LiveAllocationTable<Allocation> allocations_;
   std::map<int32_t, DeviceState> devices_;
-  std::map<bool, KindMetrics> metrics_;  // keyed by "is host"
+  // The device of the last event and its state (map nodes stay in place):
+  // a process allocates on one device, mostly.
+  int32_t last_device_ = 0;
+  DeviceState* last_state_ = nullptr;
+  // Indexed by "is host"; registered on first use.
+  std::optional<KindMetrics> metrics_[2];
   // (context, metric) pairs holding a published peak value.
   std::vector<std::pair<ContextId, MetricId>> published_;
   uint64_t unmatched_frees_ = 0;
