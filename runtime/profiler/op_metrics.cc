@@ -8,6 +8,7 @@
 
 #include "runtime/common/thread_instance.h"
 #include "runtime/cpu/clocks.h"
+#include "runtime/cpu/tsc_clock.h"
 
 namespace deepcontext::profiler {
 namespace {
@@ -51,9 +52,9 @@ int64_t SamplingIntervalNs() {
 struct OpenOp {
   uint64_t op_id;
   int64_t cpu_start;
-  int64_t wall_start;
+  int64_t wall_start;  // in wall clock ticks (cpu::TscClock)
   int64_t child_cpu = 0;
-  int64_t child_wall = 0;
+  int64_t child_wall = 0;  // ticks
   ContextId context = 0;  // at entry; 0 for an engine wrapper
 };
 
@@ -111,6 +112,7 @@ OpMetrics::OpMetrics(MetricStore& store)
       wall_time_(store.Register("wall_time", "ns",
                                 "wall time spent in the op itself")),
       generation_(g_next_generation.fetch_add(1)),
+      wall_clock_(cpu::TscClock::Process()),
       sampler_(store, cpu_time_) {}
 
 void OpMetrics::ResetAfterFork() {
@@ -158,7 +160,7 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
     }
   }
   // Read the clocks last so that our own bookkeeping is not charged to the op.
-  stack.ops.back().wall_start = cpu::MonotonicNs();
+  stack.ops.back().wall_start = wall_clock_.NowTicks();
   if (mode == CpuTimeMode::kExact) stack.ops.back().cpu_start = cpu::ThreadCpuTimeNs();
 }
 
@@ -167,7 +169,7 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   int64_t cpu_end = cpu_time_mode_.load(std::memory_order_relaxed) == CpuTimeMode::kExact
                         ? cpu::ThreadCpuTimeNs()
                         : kNoCpuTime;
-  const int64_t wall_end = cpu::MonotonicNs();
+  const int64_t wall_end = wall_clock_.NowTicks();
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
   TimerStack& stack = *thread;
@@ -187,7 +189,7 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   const int64_t cpu_total = with_cpu ? cpu_end - op.cpu_start : 0;
   const int64_t wall_total = wall_end - op.wall_start;
   const int64_t cpu_self = cpu_total - op.child_cpu;
-  const int64_t wall_self = wall_total - op.child_wall;
+  const int64_t wall_self = wall_clock_.TicksToNs(wall_total - op.child_wall);
   if (event.context != 0) {
     // An engine wrapper is charged to its [backward] phase node; counting
     // it as a call there would read as a call of the phase.

@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/cpu/tsc_clock.h"
 #include "runtime/profiler/cpu_sampler.h"
 #include "runtime/profiler/metric_store.h"
 
@@ -57,6 +58,9 @@ class OpMetrics {
   // Sampled by default: exact per-op clocks cost more than the rest of the
   // profiler's per-op work together (bench/cpu_overhead.py, gpu_overhead.py).
   std::atomic<CpuTimeMode> cpu_time_mode_{CpuTimeMode::kSampled};
+  // Wall time in ticks of the time-stamp counter where the kernel keeps
+  // time with it: half the cost of two CLOCK_MONOTONIC reads per op.
+  const cpu::TscClock wall_clock_;
   CpuSampler sampler_;
 };
 
