@@ -8,7 +8,6 @@
 // elsewhere ticks are CLOCK_MONOTONIC nanoseconds.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 #if defined(__x86_64__)
@@ -39,8 +38,10 @@ class TscClock {
   }
   // Nanoseconds in a duration of `ticks`.
   int64_t TicksToNs(int64_t ticks) const {
-    return uses_counter_ ? std::llround(static_cast<double>(ticks) * ns_per_tick_)
-                         : ticks;
+    if (!uses_counter_) return ticks;
+    // Rounded to nearest here: std::llround is a call into libm.
+    const double ns = static_cast<double>(ticks) * ns_per_tick_;
+    return static_cast<int64_t>(ns < 0 ? ns - 0.5 : ns + 0.5);
   }
   bool uses_counter() const { return uses_counter_; }
   double ns_per_tick() const { return ns_per_tick_; }

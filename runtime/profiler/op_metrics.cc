@@ -146,9 +146,12 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   if (thread == nullptr) return;
   TimerStack& stack = *thread;
   const CpuTimeMode mode = cpu_time_mode_.load(std::memory_order_relaxed);
-  OpenOp open{event.op->op_id, kNoCpuTime, 0};
+  // Filled in place: a copy of a local built field by field reads back
+  // stores not yet done (a store-forwarding stall, most of Enter's time).
+  OpenOp& open = stack.ops.emplace_back();
+  open.op_id = event.op->op_id;
+  open.cpu_start = kNoCpuTime;
   open.context = event.context;
-  stack.ops.push_back(open);
   if (mode == CpuTimeMode::kSampled) {
     if (!sampler_.running()) sampler_.Start(SamplingIntervalNs());
     if (stack.sampled == nullptr && event.context != 0) {
@@ -160,8 +163,8 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
     }
   }
   // Read the clocks last so that our own bookkeeping is not charged to the op.
-  stack.ops.back().wall_start = wall_clock_.NowTicks();
-  if (mode == CpuTimeMode::kExact) stack.ops.back().cpu_start = cpu::ThreadCpuTimeNs();
+  open.wall_start = wall_clock_.NowTicks();
+  if (mode == CpuTimeMode::kExact) open.cpu_start = cpu::ThreadCpuTimeNs();
 }
 
 void OpMetrics::Exit(const dlmonitor_event_t& event) {
