@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +24,16 @@ namespace {
 // cannot be per object); a generation unique across builders and forks
 // tells a state that belongs to someone else.
 std::atomic<uint64_t> g_next_generation{1};
+
+// name equals text, which is `length` characters long. Op names are short:
+// a loop inlined here costs less than a call to strncmp, and it stops at
+// the first difference, never reading past the end of `name`.
+inline bool SameText(const char* name, const char* text, size_t length) {
+  for (size_t i = 0; i <= length; ++i) {
+    if (name[i] != text[i]) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -211,8 +220,7 @@ StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   OpNameCacheEntry& cached =
       state.op_name_cache[(reinterpret_cast<uintptr_t>(name) >> 3) %
                           kOpNameCacheSize];
-  if (cached.pointer == name &&
-      std::strncmp(name, cached.text, cached.length + 1) == 0) {
+  if (cached.pointer == name && SameText(name, cached.text, cached.length)) {
     return cached.id;
   }
   const std::string_view view(name);
