@@ -43,10 +43,16 @@ MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
 
 MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
                                                   ContextId context) {
+  if (state.last_live != nullptr && state.last_context == context) {
+    return *state.last_live;
+  }
   // Absent at the last peak left: it held nothing then.
-  return state.live_by_context
-      .try_emplace(context, ContextLive{0, 0, state.peak_epoch})
-      .first->second;
+  ContextLive& entry = state.live_by_context
+                           .try_emplace(context, ContextLive{0, 0, state.peak_epoch})
+                           .first->second;
+  state.last_context = context;
+  state.last_live = &entry;
+  return entry;
 }
 
 void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
@@ -118,9 +124,9 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
   if (found != nullptr) Free(state, *found);
   ContextLive& live = LiveOf(state, context);
   if (found != nullptr) {
-    *found = Allocation{context, bytes, &live};
+    *found = Allocation{bytes, &live};
   } else {
-    allocations_.Insert(device, address, Allocation{context, bytes, &live});
+    allocations_.Insert(device, address, Allocation{bytes, &live});
   }
   if (preexisting) {
     state.live_before_profiling += bytes;

@@ -75,12 +75,12 @@ class MemoryMetrics {
     int64_t at_peak = 0;
     uint64_t epoch = 0;
   };
+  // A live block: its size and its context's entry in its device's
+  // live_by_context (entries are never erased while blocks live, and
+  // unordered_map keeps them in place), which a free updates without a
+  // lookup. 32 bytes a table slot with its key.
   struct Allocation {
-    ContextId context = 0;
     int64_t bytes = 0;
-    // The context's entry in its device's live_by_context (entries are
-    // never erased while allocations live, and unordered_map keeps them in
-    // place): a free updates it without a lookup.
     ContextLive* live = nullptr;
   };
   struct DeviceState {
@@ -95,6 +95,10 @@ class MemoryMetrics {
     // counts peaks left instead, and an entry keeps its value at the last
     // one when it changes first after it.
     std::unordered_map<ContextId, ContextLive> live_by_context;
+    // The entry of the context that allocated last: an op allocates its
+    // output and temporaries one after another.
+    ContextId last_context = 0;
+    ContextLive* last_live = nullptr;
     // Peaks left (snapshots taken) so far.
     uint64_t peak_epoch = 0;
     bool at_new_peak = false;
