@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,16 +25,6 @@ namespace {
 // cannot be per object); a generation unique across builders and forks
 // tells a state that belongs to someone else.
 std::atomic<uint64_t> g_next_generation{1};
-
-// name equals text, which is `length` characters long. Op names are short:
-// a loop inlined here costs less than a call to strncmp, and it stops at
-// the first difference, never reading past the end of `name`.
-inline bool SameText(const char* name, const char* text, size_t length) {
-  for (size_t i = 0; i <= length; ++i) {
-    if (name[i] != text[i]) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -220,8 +211,10 @@ StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   OpNameCacheEntry& cached =
       state.op_name_cache[(reinterpret_cast<uintptr_t>(name) >> 3) %
                           kOpNameCacheSize];
-  if (cached.pointer == name && SameText(name, cached.text, cached.length)) {
-    return cached.id;
+  if (cached.pointer == name) {
+    const char* text =
+        cached.length < kInlineOpName ? cached.inline_text : cached.text;
+    if (std::strncmp(name, text, cached.length + 1) == 0) return cached.id;
   }
   const std::string_view view(name);
   StringId id = 0;
@@ -233,7 +226,14 @@ StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
     // caching rather than growing forever; the global table still dedupes.
     if (state.op_names.size() < 65536) state.op_names.emplace(view, id);
   }
-  cached = OpNameCacheEntry{name, strings_.Get(id), view.size(), id};
+  cached.pointer = name;
+  cached.text = strings_.Get(id);
+  cached.length = static_cast<uint32_t>(view.size());
+  cached.id = id;
+  if (view.size() < kInlineOpName) {
+    std::memcpy(cached.inline_text, view.data(), view.size());
+    cached.inline_text[view.size()] = '\0';
+  }
   return id;
 }
 

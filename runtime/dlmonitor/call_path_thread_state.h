@@ -132,14 +132,18 @@ struct StringHash {
 }  // namespace call_path
 
 // An op name seen before at the same address: its id without hashing the
-// text. `text` is the interned copy the name is checked against, so a
-// transient name (a user scope's f-string) whose memory is reused for
-// another name is never mistaken for it.
-struct OpNameCacheEntry {
+// text. The name is checked against a copy, so a transient name (a user
+// scope's f-string) whose memory is reused for another name is never
+// mistaken for it: short names (most) against the copy kept in the entry,
+// on the line the check reads anyway, longer ones against the interned
+// text.
+constexpr size_t kInlineOpName = 40;
+struct alignas(64) OpNameCacheEntry {
   const char* pointer = nullptr;
-  const char* text = nullptr;
-  size_t length = 0;
+  const char* text = nullptr;  // the interned copy
+  uint32_t length = 0;
   StringId id = 0;
+  char inline_text[kInlineOpName] = {};  // a copy when length < kInlineOpName
 };
 constexpr size_t kOpNameCacheSize = 256;  // direct-mapped by address
 
