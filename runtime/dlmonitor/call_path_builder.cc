@@ -280,14 +280,20 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
-  OpEntry entry;
-  entry.op_id = op.op_id;
-  entry.kind = op.kind;
+  // The entry is filled in place on the stack: pushing a copy of a local
+  // one, built field by field, stalled on reading back its fresh stores
+  // with wider loads. Room is made first, so that pointers to the entries
+  // below it stay valid.
+  if (state.ops.size() == state.ops.capacity()) {
+    state.ops.reserve(std::max<size_t>(16, 2 * state.ops.capacity()));
+  }
 
   // An engine wrapper gets its context from the backward function it runs
   // (see DLMONITOR_OP_BACKWARD_WRAPPER); until then it is pending.
   if (op.kind == DLMONITOR_OP_BACKWARD_WRAPPER) {
-    state.ops.push_back(entry);
+    OpEntry& entry = state.ops.emplace_back();
+    entry.op_id = op.op_id;
+    entry.kind = op.kind;
     return kNoContext;
   }
   OpEntry* wrapper = nullptr;
@@ -303,6 +309,17 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       top == nullptr || top->kind == DLMONITOR_OP_USER_SCOPE;
   const StringId name = InternOpName(state, op.name);
   const FrameKey op_key{DLMONITOR_FRAME_OPERATOR, name, 0, 0};
+  OpEntry& entry = state.ops.emplace_back();
+  entry.op_id = op.op_id;
+  entry.kind = op.kind;
+  // Taken off the stack again if finding its context throws (out of
+  // memory: the event is dropped).
+  struct PopUnlessKept {
+    std::vector<OpEntry>* ops;
+    ~PopUnlessKept() {
+      if (ops != nullptr) ops->pop_back();
+    }
+  } pop_unless_kept{&state.ops};
 
   // Reads Python frames for `into` (the entry being pushed, or the pending
   // wrapper), recording where the thread stood.
@@ -346,14 +363,16 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       }
     }
     wrapper->anchor = anchor;
-    wrapper->context = Phase(anchor, backward_name_);
+    // Through the thread's cache: every backward node's wrapper asks this.
+    wrapper->context = CachedChild(
+        state, anchor, FrameKey{DLMONITOR_FRAME_PHASE, backward_name_, 0, 0});
     entry.anchor = anchor;
     entry.python_depth = wrapper->python_depth;
     entry.python_top = wrapper->python_top;
     entry.python_count = wrapper->python_count;
     entry.in_compile = wrapper->in_compile;
     entry.context = CachedChild(state, wrapper->context, op_key);
-    state.ops.push_back(entry);
+    pop_unless_kept.ops = nullptr;
     return entry.context;
   }
 
@@ -438,7 +457,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       break;
     }
   }
-  state.ops.push_back(entry);
+  pop_unless_kept.ops = nullptr;
   return entry.context;
 }
 

@@ -233,6 +233,32 @@ TEST_F(CallPathBuilderTest, ANameRewrittenAtTheSameAddressIsReadAgain) {
   EXPECT_EQ(builder_.OnOpEnter(again), step10);
 }
 
+TEST_F(CallPathBuilderTest, NamesRewrittenInTheirLastCharacterAreReadAgain) {
+  // Short names are checked against a copy in the cache, long ones against
+  // the interned text: each must be compared to its end, on both sides of
+  // the length where one check gives way to the other.
+  for (const size_t length : {1, 38, 39, 40, 41, 63, 64, 200}) {
+    std::vector<char> buffer(length + 1, 'n');
+    buffer[length] = '\0';
+    std::string expected[2];
+    ContextId contexts[2];
+    for (int i = 0; i < 2; ++i) {
+      buffer[length - 1] = i == 0 ? 'a' : 'b';
+      expected[i] = std::string("thread/") + buffer.data();
+      auto op = Op(buffer.data(), DLMONITOR_OP_OPERATOR);
+      contexts[i] = builder_.OnOpEnter(op);
+      builder_.OnOpExit(op);
+    }
+    EXPECT_NE(contexts[0], contexts[1]) << length;
+    EXPECT_EQ(Path(contexts[0]), expected[0]) << length;
+    EXPECT_EQ(Path(contexts[1]), expected[1]) << length;
+    // And read from the cache again: the same answer.
+    auto op = Op(buffer.data(), DLMONITOR_OP_OPERATOR);
+    EXPECT_EQ(builder_.OnOpEnter(op), contexts[1]) << length;
+    builder_.OnOpExit(op);
+  }
+}
+
 TEST_F(CallPathBuilderTest, UnmatchedExitIsIgnored) {
   auto op = Op("aten::add", DLMONITOR_OP_OPERATOR);
   builder_.OnOpEnter(op);
