@@ -166,9 +166,12 @@ dlmonitor_status_t dlmonitor_callpath_get(dlmonitor_context_t context,
 }
 
 void dlmonitor_event_emit(dlmonitor_event_t* event) {
-  if (event == nullptr || !Initialized()) return;
+  if (event == nullptr) return;
+  // Called twice per op: the monitor is looked up once (Initialized()
+  // would look it up again).
+  Monitor& monitor = Monitor::Instance();
+  if (monitor.init_count().load(std::memory_order_acquire) <= 0) return;
   try {
-    Monitor& monitor = Monitor::Instance();
     auto& paths = monitor.paths();
     switch (event->domain) {
       case DLMONITOR_DOMAIN_FRAMEWORK_OP:
