@@ -78,7 +78,9 @@ class LiveAllocationTable {
     bool used = false;
     Value value{};
   };
-  static constexpr size_t kInitialCapacity = 1024;
+  // Small: a table sized to the blocks live stays in the L1 cache (a
+  // program that frees what it allocates in each op has a few).
+  static constexpr size_t kInitialCapacity = 64;
 
   size_t Home(int32_t device, uint64_t address) const {
     // Blocks are aligned: the low bits say little. A multiplicative hash
@@ -88,7 +90,8 @@ class LiveAllocationTable {
     return static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits_)) & mask_;
   }
 
-  void Grow() {
+  // Out of line, so that Insert inlines into its caller.
+  __attribute__((noinline)) void Grow() {
     const size_t old_capacity = capacity();
     std::unique_ptr<Slot[]> old = std::move(slots_);
     const size_t new_capacity = old_capacity == 0 ? kInitialCapacity : old_capacity * 2;
