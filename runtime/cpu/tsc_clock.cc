@@ -35,6 +35,11 @@ Pair ReadPair() {
 }  // namespace
 
 bool KernelClockIsTsc() {
+#if !defined(__x86_64__)
+  // The counter is x86's: elsewhere "tsc" can only be an x86 host's /sys
+  // seen by an emulated process (qemu-user), whose counter it cannot read.
+  return false;
+#else
   FILE* file = std::fopen(
       "/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
   if (file == nullptr) return false;
@@ -42,6 +47,7 @@ bool KernelClockIsTsc() {
   const bool read = std::fgets(name, sizeof(name), file) != nullptr;
   std::fclose(file);
   return read && std::strcmp(name, "tsc\n") == 0;
+#endif
 }
 
 TscClock TscClock::Calibrated(int64_t calibration_ns) {
