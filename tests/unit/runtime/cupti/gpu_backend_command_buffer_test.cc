@@ -5,7 +5,6 @@
 // graph captured outside XLA's ranges (PyTorch's) stays under the code
 // that captured it.
 #include <cuda.h>
-#include <generated_nvtx_meta.h>
 
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
 #include "tests/unit/runtime/cupti/fake_graph_calls.h"
+#include "tests/unit/runtime/cupti/fake_nvtx_calls.h"
 #include "tests/unit/runtime/emit_op.h"
 
 namespace deepcontext::cupti::fake {
@@ -48,29 +48,9 @@ class GpuBackendCommandBufferTest : public FakeBackendTest {
   }
 
   // XLA's ranges through CUPTI's NVTX callbacks.
-  void CreateTsl() {
-    nvtxDomainCreateA_params params{"TSL"};
-    tsl_ = reinterpret_cast<nvtxDomainHandle_t>(uintptr_t{0x5000});
-    CUpti_NvtxData data{"nvtxDomainCreateA", &params, &tsl_};
-    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainCreateA, data);
-  }
-  void Push(const char* text) {
-    nvtxEventAttributes_t a{};
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = text;
-    nvtxDomainRangePushEx_params params{tsl_, {&a}};
-    int result = 0;
-    CUpti_NvtxData data{"nvtxDomainRangePushEx", &params, &result};
-    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, data);
-  }
-  void Pop() {
-    nvtxDomainRangePop_params params{tsl_};
-    int result = 0;
-    CUpti_NvtxData data{"nvtxDomainRangePop", &params, &result};
-    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainRangePop, data);
-  }
+  void CreateTsl() { tsl_ = FakeNvtxCreateDomain("TSL", 0x5000); }
+  void Push(const char* text) { FakeNvtxPush(tsl_, NvtxAscii(text)); }
+  void Pop() { FakeNvtxPop(tsl_); }
 
   // A run of the jitted step that launches the command buffer.
   void LaunchCommandBuffer(uint32_t correlation_id, CUgraphExec exec) {

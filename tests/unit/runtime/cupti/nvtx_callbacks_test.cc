@@ -1,13 +1,13 @@
 // The backend's NVTX callbacks (runtime/cupti/nvtx_callbacks.cc) over the
 // fake CUPTI: XLA's ranges as CUPTI hands them over place a launch's
 // kernel below its HLO operation.
-#include <generated_nvtx_meta.h>
 
 #include <string>
 #include <vector>
 
 #include "runtime/cupti/nvtx_injection.h"
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
+#include "tests/unit/runtime/cupti/fake_nvtx_calls.h"
 
 namespace deepcontext::cupti::fake {
 namespace {
@@ -28,52 +28,7 @@ class NvtxCallbacksTest : public FakeBackendTest {
     }
     return {};
   }
-
-  nvtxDomainHandle_t CreateDomain(const char* name, uintptr_t handle_value) {
-    nvtxDomainCreateA_params params{name};
-    auto handle = reinterpret_cast<nvtxDomainHandle_t>(handle_value);
-    CUpti_NvtxData data{"nvtxDomainCreateA", &params, &handle};
-    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainCreateA, data);
-    return handle;
-  }
-  nvtxStringHandle_t Register(nvtxDomainHandle_t domain, const char* text, uintptr_t value) {
-    nvtxDomainRegisterStringA_params params{domain, text};
-    auto handle = reinterpret_cast<nvtxStringHandle_t>(value);
-    CUpti_NvtxData data{"nvtxDomainRegisterStringA", &params, &handle};
-    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainRegisterStringA, data);
-    return handle;
-  }
-  void Push(nvtxDomainHandle_t domain, const nvtxEventAttributes_t& attributes) {
-    nvtxDomainRangePushEx_params params{domain, {&attributes}};
-    int result = 0;
-    CUpti_NvtxData data{"nvtxDomainRangePushEx", &params, &result};
-    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, data);
-  }
-  void Pop(nvtxDomainHandle_t domain) {
-    nvtxDomainRangePop_params params{domain};
-    int result = 0;
-    CUpti_NvtxData data{"nvtxDomainRangePop", &params, &result};
-    FakeCuptiNvtx(CUPTI_CBID_NVTX_nvtxDomainRangePop, data);
-  }
 };
-
-nvtxEventAttributes_t Ascii(const char* text) {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = text;
-  return a;
-}
-
-nvtxEventAttributes_t Registered(nvtxStringHandle_t handle) {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-  a.message.registered = handle;
-  return a;
-}
 
 TEST_F(NvtxCallbacksTest, StartEnablesTheRangeCallbacksAndStopTurnsThemOff) {
   MakeState();
@@ -90,21 +45,21 @@ TEST_F(NvtxCallbacksTest, StartEnablesTheRangeCallbacksAndStopTurnsThemOff) {
 TEST_F(NvtxCallbacksTest, ALaunchInsideAnXlaThunkRangeGoesBelowItsOperation) {
   MakeState();
   ASSERT_EQ(state_->Start(), "");
-  nvtxDomainHandle_t tsl = CreateDomain("TSL", 0x5000);
-  nvtxDomainHandle_t other = CreateDomain("NCCL", 0x6000);
-  nvtxStringHandle_t thunk = Register(
+  nvtxDomainHandle_t tsl = FakeNvtxCreateDomain("TSL", 0x5000);
+  nvtxDomainHandle_t other = FakeNvtxCreateDomain("NCCL", 0x6000);
+  nvtxStringHandle_t thunk = FakeNvtxRegister(
       tsl,
       "Thunk:#name=jit(step)/transpose(jvp(layer2))/dot_general,hlo_op=gemm_fusion_dot.6,"
       "unique_hlo_op_id=8589934600#",
       0x7000);
-  Push(tsl, Ascii("XlaModule:#hlo_module=jit_step,program_id=12#"));
-  Push(tsl, Registered(thunk));
-  Push(other, Ascii("Thunk:#hlo_op=not_this#"));  // another domain: ignored
+  FakeNvtxPush(tsl, NvtxAscii("XlaModule:#hlo_module=jit_step,program_id=12#"));
+  FakeNvtxPush(tsl, NvtxRegistered(thunk));
+  FakeNvtxPush(other, NvtxAscii("Thunk:#hlo_op=not_this#"));  // another domain: ignored
   FakeCuptiLaunch(42);
-  Pop(other);
-  Pop(tsl);
+  FakeNvtxPop(other);
+  FakeNvtxPop(tsl);
   FakeCuptiLaunch(43);  // between instructions: no operation
-  Pop(tsl);
+  FakeNvtxPop(tsl);
   FakeCuptiKernelRecord(42, 1'000, 6'000);
   FakeCuptiKernelRecord(43, 7'000, 8'000);
   state_->Flush();
@@ -206,9 +161,9 @@ TEST_F(NvtxToolTest, ALaunchInsideAThunkRangeGoesBelowItsOperation) {
   ASSERT_NE(thunk, nullptr);
   MakeState();
   ASSERT_EQ(state_->Start(), "");
-  ToolPush(tsl, Ascii("XlaModule:#hlo_module=jit_step,program_id=12#"));
-  ToolPush(tsl, Registered(thunk));
-  ToolPush(other, Ascii("Thunk:#hlo_op=not_this#"));  // another domain: ignored
+  ToolPush(tsl, NvtxAscii("XlaModule:#hlo_module=jit_step,program_id=12#"));
+  ToolPush(tsl, NvtxRegistered(thunk));
+  ToolPush(other, NvtxAscii("Thunk:#hlo_op=not_this#"));  // another domain: ignored
   FakeCuptiLaunch(42);
   ToolPop(other);
   ToolPop(tsl);
@@ -225,7 +180,7 @@ TEST_F(NvtxToolTest, ALaunchInsideAThunkRangeGoesBelowItsOperation) {
   EXPECT_EQ(Value(metadata, "gpu_xla_op_ranges"), "1");
   EXPECT_EQ(Value(metadata, "gpu_xla_ranges_from"), "runtime NVTX tool");
   // Stopped: ranges go nowhere.
-  ToolPush(tsl, Registered(thunk));
+  ToolPush(tsl, NvtxRegistered(thunk));
   ToolPop(tsl);
 }
 
