@@ -150,8 +150,11 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
 # "cupti" adds the runtime's CUPTI callbacks, empty (cupti_floor.py); and
 # "floor+cupti" is both, what any profiler built on RecordFunction and
 # CUPTI pays before doing anything.
-FLOOR_VARIANTS = ("floor", "cupti-records", "cupti", "floor+cupti")
-AB_VARIANTS = {"floor": None, "cupti-records": None, "cupti": None, "floor+cupti": None,
+# Each floor: (RecordFunction callback on, CUPTI with its callbacks: True,
+# with records only: False, not at all: None).
+FLOOR_VARIANTS = {"floor": (True, None), "cupti-records": (False, False),
+                  "cupti": (False, True), "floor+cupti": (True, True)}
+AB_VARIANTS = {**{name: None for name in FLOOR_VARIANTS},
                "sampled": ("sampled", True, None, 1.0),
                "exact": ("exact", True, None, 1.0), "off": ("off", True, None, 1.0),
                "gpu-off": ("sampled", False, None, 1.0),
@@ -178,22 +181,24 @@ def alternate(args, timed_steps):
         raise SystemExit("unknown --ab-variants %s (known: %s)"
                          % (",".join(unknown), ",".join(AB_VARIANTS)))
     path = os.path.join(tempfile.mkdtemp(prefix="dc-ab-"), "region.dctx")
+    floors = [FLOOR_VARIANTS[name] for name in variants if name in FLOOR_VARIANTS]
     floor = cupti = None
-    if "floor" in variants or "floor+cupti" in variants:
+    if any(record_function for record_function, _ in floors):
         from record_function_floor import RecordFunctionFloor
         floor = RecordFunctionFloor(torch)
-    if any(name.startswith("cupti") or name.endswith("cupti") for name in variants):
+    if any(callbacks is not None for _, callbacks in floors):
         from cupti_floor import CuptiFloor
         cupti = CuptiFloor()
 
     @contextlib.contextmanager
     def region(name):
         if name in FLOOR_VARIANTS:
+            record_function, callbacks = FLOOR_VARIANTS[name]
             with contextlib.ExitStack() as stack:
-                if name in ("floor", "floor+cupti"):
+                if record_function:
                     stack.enter_context(floor.enabled())
-                if name != "floor":
-                    stack.enter_context(cupti.enabled(callbacks=name != "cupti-records"))
+                if callbacks is not None:
+                    stack.enter_context(cupti.enabled(callbacks=callbacks))
                 yield
             return
         cpu_time, gpu, sample_us, fraction = AB_VARIANTS[name]
