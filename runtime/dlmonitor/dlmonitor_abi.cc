@@ -11,9 +11,11 @@ using deepcontext::dlmonitor::Monitor;
 
 namespace {
 
-bool Initialized() {
-  return Monitor::Instance().init_count().load(std::memory_order_acquire) > 0;
+bool Initialized(Monitor& monitor) {
+  return monitor.init_count().load(std::memory_order_acquire) > 0;
 }
+
+bool Initialized() { return Initialized(Monitor::Instance()); }
 
 void FillFrame(Monitor& monitor, const FrameKey& key, dlmonitor_frame_t* out) {
   out->struct_size = sizeof(dlmonitor_frame_t);
@@ -167,10 +169,9 @@ dlmonitor_status_t dlmonitor_callpath_get(dlmonitor_context_t context,
 
 void dlmonitor_event_emit(dlmonitor_event_t* event) {
   if (event == nullptr) return;
-  // Called twice per op: the monitor is looked up once (Initialized()
-  // would look it up again).
+  // Called twice per op: the monitor is looked up once.
   Monitor& monitor = Monitor::Instance();
-  if (monitor.init_count().load(std::memory_order_acquire) <= 0) return;
+  if (!Initialized(monitor)) return;
   try {
     auto& paths = monitor.paths();
     switch (event->domain) {
