@@ -1,6 +1,7 @@
 """The benchmark workloads run (on the CPU here; bench/ runs them on GPUs)."""
 
 import os
+import sys
 
 import pytest
 
@@ -79,17 +80,18 @@ def test_small_ops_workload_runs_under_the_floor():
     assert b"loop_seconds=" in result.stdout
 
 
-def _gpu_overhead():
-    import importlib.util
-    path = os.path.join(os.path.dirname(WORKLOAD), "..", "gpu_overhead.py")
-    spec = importlib.util.spec_from_file_location("gpu_overhead", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _bench_module(name):
+    """A module of bench/ (they import each other by name, as the scripts
+    run from there do)."""
+    import importlib
+    bench = os.path.normpath(os.path.join(os.path.dirname(WORKLOAD), ".."))
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    return importlib.import_module(name)
 
 
 def test_gpu_table_columns_keep_no_profiler_first_and_table_order():
-    bench = _gpu_overhead()
+    bench = _bench_module("overhead_table")
     assert bench.table_columns("") == bench.TABLE_COLUMNS
     assert bench.table_columns("Proton,deepcontext run,run --native") == (
         "no profiler", "deepcontext run", "run --native", "Proton (context=python)")
@@ -100,7 +102,7 @@ def test_gpu_table_columns_keep_no_profiler_first_and_table_order():
 
 
 def test_triton_attribution_needs_the_launch_line_innermost(monkeypatch):
-    bench = _gpu_overhead()
+    bench = _bench_module("overhead_table")
     line = next(number for number, text in enumerate(open(WORKLOAD), start=1)
                 if "# TRITON_LAUNCH_LINE" in text)
     launch = {"kind": "python", "file": "/x/gpu_models.py", "line": line, "parent": None}
@@ -139,7 +141,7 @@ def test_gpu_workload_times_native_regions():
 
 def test_gpu_table_cell_past_its_timeout_is_killed(tmp_path):
     import time
-    bench = _gpu_overhead()
+    bench = _bench_module("bench_process")
     started = time.time()
     with pytest.raises(bench.CellTimeout):
         bench.measure([PYTHON, "-c", "import time; time.sleep(60)"], timeout=0.5)
