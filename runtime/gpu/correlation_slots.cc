@@ -5,12 +5,6 @@
 
 namespace deepcontext::gpu {
 
-void LaunchInfo::SetApiName(std::string_view name) {
-  const size_t length = std::min(name.size(), kMaxApiName);
-  std::copy_n(name.data(), length, api_name_chars);
-  api_name_length = static_cast<uint8_t>(length);
-}
-
 void CorrelationSlots::LimitRing(size_t entries) {
   max_capacity_ = std::bit_ceil(std::max<size_t>(entries, 1));
 }

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -34,7 +35,10 @@ struct LaunchInfo {
   uint8_t api_name_length = 0;
   char api_name_chars[kMaxApiName] = {};
 
-  void SetApiName(std::string_view name);
+  void SetApiName(std::string_view name) {
+    api_name_length = static_cast<uint8_t>(name.size() < kMaxApiName ? name.size() : kMaxApiName);
+    std::memcpy(api_name_chars, name.data(), api_name_length);
+  }
   std::string_view api_name() const {
     return std::string_view(api_name_chars, api_name_length);
   }
