@@ -24,7 +24,9 @@ void CorrelationSlots::Reset(CorrelationSlot& slot, uint64_t correlation_id) {
 
 CorrelationSlot* CorrelationSlots::FindInOverflow(uint64_t correlation_id) {
   auto it = overflow_.find(correlation_id);
-  return it == overflow_.end() ? nullptr : &it->second;
+  if (it == overflow_.end()) return nullptr;
+  ++overflow_hits_since_growth_;
+  return &it->second;
 }
 
 CorrelationSlot& CorrelationSlots::FindOrInsertSlow(uint64_t correlation_id) {
@@ -44,7 +46,6 @@ CorrelationSlot& CorrelationSlots::FindOrInsertSlow(uint64_t correlation_id) {
       Grow();
       continue;
     }
-    ++spilled_since_growth_;
     if (home.correlation_id > correlation_id) return InsertIntoOverflow(correlation_id);
     // The newer id keeps the ring: records are claimed in about id order,
     // so it is the one looked up soon; the older one is a straggler.
@@ -65,9 +66,9 @@ CorrelationSlot& CorrelationSlots::InsertIntoOverflow(uint64_t correlation_id) {
 bool CorrelationSlots::ShouldGrow() const {
   if (capacity_ >= max_capacity_) return false;
   // Half full: the window of waiting launches is about as wide as the
-  // ring. Many spills without that: ids are sparse in this shard (other
-  // API calls took the ids between) and the window is still wider.
-  return ring_used_ * 2 > capacity_ || spilled_since_growth_ * 16 > capacity_;
+  // ring. Spilled ids looked up again: they were in the window, whose ids
+  // are sparse in this shard, and it is still wider than the ring.
+  return ring_used_ * 2 > capacity_ || overflow_hits_since_growth_ * 16 > capacity_;
 }
 
 void CorrelationSlots::Grow() {
@@ -96,7 +97,7 @@ void CorrelationSlots::Grow() {
   ring_ = std::move(ring);
   capacity_ = capacity;
   mask_ = mask;
-  spilled_since_growth_ = 0;
+  overflow_hits_since_growth_ = 0;
 }
 
 void CorrelationSlots::Erase(CorrelationSlot& slot) {

@@ -7,11 +7,14 @@
 // any time fill a window of consecutive ring slots: an insert writes the
 // slot of its id in place (no hashing, no allocation), a claim finds it at
 // the same index. A slot is taken by another id only when that id is a
-// whole lap of the ring older (a launch whose records never came, or one
-// open-ended graph launch) or the window is wider than the ring; the ring
-// then grows, or, when it is mostly free, the older id moves to the
-// overflow map so that one straggler does not make the ring grow without
-// bound.
+// whole lap of the ring older: a straggler (a launch whose records never
+// came, or an open-ended graph launch), or one of a window wider than the
+// ring. The older id then moves to the overflow map, and the ring grows
+// when it is half full or when ids keep being found in the overflow: those
+// were not stragglers, so the window is wider than the ring (ids of other
+// API calls between the launches make it sparse). Stragglers alone never
+// make it grow; they stay in the overflow until their records come, a
+// flush, or eviction.
 #pragma once
 
 #include <cstddef>
@@ -183,9 +186,8 @@ class CorrelationSlots {
   size_t mask_ = 0;
   size_t ring_used_ = 0;
   size_t max_capacity_ = kInitialCapacity;
-  // Entries moved to the overflow since the ring last grew: many of them
-  // mean the window of waiting launches is wider than the ring.
-  size_t spilled_since_growth_ = 0;
+  // Lookups that found their id in the overflow since the ring last grew.
+  size_t overflow_hits_since_growth_ = 0;
   std::unordered_map<uint64_t, CorrelationSlot> overflow_;
   uint64_t overflow_newest_ = 0;  // highest id put there since it was empty
 };

@@ -99,17 +99,39 @@ TEST(CorrelationSlotsTest, AStragglerSpillsInsteadOfGrowingTheRing) {
   EXPECT_EQ(slots.size(), 9u);
 }
 
-TEST(CorrelationSlotsTest, SparseIdsGrowTheRingAfterSpilling) {
+TEST(CorrelationSlotsTest, ManyStragglersStayOutOfTheRing) {
+  CorrelationSlots slots;
+  slots.LimitRing(1 << 14);
+  // A window of 8 launches in flight; one launch in 8 never gets records.
+  uint64_t stragglers = 0;
+  for (uint64_t local = 0; local < 40000; ++local) {
+    Insert(slots, IdOf(local), local);
+    if (local >= 8 && (local - 8) % 8 != 0) slots.Erase(*slots.Find(IdOf(local - 8)));
+    if (local % 8 == 0) ++stragglers;
+  }
+  EXPECT_LE(slots.ring_capacity(), 64u);
+  EXPECT_EQ(slots.size(), stragglers + 7);
+  for (uint64_t local = 0; local < 40000 - 8; local += 8) {
+    ASSERT_NE(slots.Find(IdOf(local)), nullptr) << local;
+    EXPECT_EQ(slots.Find(IdOf(local))->launch.context, local);
+  }
+}
+
+TEST(CorrelationSlotsTest, SparseIdsGrowTheRingOnceSpilledIdsAreClaimed) {
   CorrelationSlots slots;
   slots.LimitRing(1 << 14);
   // One id in 8 of the shard is a launch (other API calls took the rest);
-  // 1000 launches wait, spanning 8000 local ids.
+  // 1000 launches wait, spanning 8000 local ids, and are claimed in order.
   for (uint64_t k = 0; k < 1000; ++k) Insert(slots, IdOf(k * 8), k);
-  EXPECT_GE(slots.ring_capacity(), 8192u);
   for (uint64_t k = 1000; k < 5000; ++k) {
     Insert(slots, IdOf(k * 8), k);
-    slots.Erase(*slots.Find(IdOf((k - 1000) * 8)));
+    CorrelationSlot* oldest = slots.Find(IdOf((k - 1000) * 8));
+    ASSERT_NE(oldest, nullptr) << k;
+    EXPECT_EQ(oldest->launch.context, k - 1000);
+    slots.Erase(*oldest);
   }
+  EXPECT_GE(slots.ring_capacity(), 8192u);
+  EXPECT_LE(slots.ring_capacity(), 16384u);
   EXPECT_EQ(slots.overflow_size(), 0u);
   EXPECT_EQ(slots.size(), 1000u);
   for (uint64_t k = 4000; k < 5000; ++k) EXPECT_EQ(slots.Find(IdOf(k * 8))->launch.context, k);
