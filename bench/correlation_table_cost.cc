@@ -15,9 +15,11 @@
 //   Stragglers/W     the same with one launch in 64 never getting its
 //                    record (a kind not traced), with a bound of 65536
 //                    launches, so the oldest are evicted now and then.
+// heap_MiB: what the table holds on the heap at the end (malloc's count).
 // Both tables in one thread: bench/attribution_cost.cc measures
 // attribution with records arriving on another thread.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include <chrono>
 #include <cstdint>
@@ -89,6 +91,7 @@ void Claim(benchmark::State& state) {
 template <typename Table>
 void LaunchClaim(benchmark::State& state, uint64_t straggler_every, size_t max_launches) {
   const auto window = static_cast<uint64_t>(state.range(0));
+  const size_t heap_before = mallinfo2().uordblks;
   Table table(max_launches, kMaxParked);
   uint64_t next = 1;
   for (; next <= window; ++next) table.AddLaunch(Launch(next));
@@ -103,6 +106,8 @@ void LaunchClaim(benchmark::State& state, uint64_t straggler_every, size_t max_l
   }
   PerItem(state, 1, "per_launch");
   state.counters["evicted"] = static_cast<double>(table.evicted());
+  state.counters["heap_MiB"] =
+      static_cast<double>(mallinfo2().uordblks - heap_before) / (1 << 20);
 }
 
 template <typename Table>
