@@ -4,31 +4,27 @@
 
 namespace deepcontext::gpu {
 
-void LaunchInfo::SetApiName(std::string_view name) {
-  const size_t length = std::min(name.size(), kMaxApiName);
-  std::copy_n(name.data(), length, api_name_chars);
-  api_name_length = static_cast<uint8_t>(length);
-}
-
 CorrelationTable::CorrelationTable(size_t max_launches, size_t max_parked)
     : max_per_shard_(std::max<size_t>(max_launches / kShards, 2)),
-      max_parked_(max_parked) {}
+      max_parked_(max_parked) {
+  for (Shard& shard : shards_) shard.slots.LimitRing(max_per_shard_);
+}
 
 bool CorrelationTable::AddLaunch(const LaunchRecord& launch, uint32_t epoch) {
   Shard& shard = ShardOf(launch.correlation_id);
   bool ready = false;
   {
     std::lock_guard<SpinLock> guard(shard.mutex);
-    Entry& entry = shard.entries[launch.correlation_id];
-    entry.launch.context = launch.context;
-    entry.launch.thread = launch.thread;
-    entry.launch.expected_records = launch.expected_records;
-    entry.launch.SetApiName(launch.api_name);
-    entry.launched = true;
-    entry.record_at_return = launch.record_at_return;
-    entry.epoch = epoch;
-    ready = !entry.parked.empty();
-    if (!ready && shard.entries.size() > max_per_shard_) EvictOldest(shard);
+    CorrelationSlot& slot = shard.slots.FindOrInsert(launch.correlation_id);
+    slot.launch.context = launch.context;
+    slot.launch.thread = launch.thread;
+    slot.launch.expected_records = launch.expected_records;
+    slot.launch.SetApiName(launch.api_name);
+    slot.record_at_return = launch.record_at_return;
+    slot.epoch = epoch;
+    ready = slot.has_parked();
+    slot.state = ready ? SlotState::kReady : SlotState::kLaunched;
+    if (!ready && shard.slots.size() > max_per_shard_) EvictOldest(shard);
   }
   if (ready) {
     std::lock_guard<std::mutex> guard(ready_mutex_);
@@ -42,45 +38,47 @@ void CorrelationTable::EvictOldest(Shard& shard) {
   // Evict the older half of the launches in one sweep so the cost is
   // amortized over many inserts. Entries holding parked records are never
   // evicted here: those are bounded by max_parked_ and released by Flush.
-  std::vector<uint64_t> ids;
-  ids.reserve(shard.entries.size());
-  for (const auto& [id, entry] : shard.entries) {
-    if (entry.launched && entry.parked.empty()) ids.push_back(id);
-  }
+  std::vector<uint64_t>& ids = shard.eviction_ids;
+  ids.clear();
+  shard.slots.ForEach([&](const CorrelationSlot& slot) {
+    if (slot.state == SlotState::kLaunched) ids.push_back(slot.correlation_id);
+  });
   const size_t evict = ids.size() / 2;
   if (evict == 0) return;
-  std::nth_element(ids.begin(), ids.begin() + evict, ids.end());
-  for (size_t i = 0; i < evict; ++i) shard.entries.erase(ids[i]);
+  std::nth_element(ids.begin(), ids.begin() + static_cast<ptrdiff_t>(evict), ids.end());
+  const uint64_t oldest_kept = ids[evict];
+  shard.slots.EraseIf([&](const CorrelationSlot& slot) {
+    return slot.state == SlotState::kLaunched && slot.correlation_id < oldest_kept;
+  });
   evicted_.fetch_add(evict, std::memory_order_relaxed);
 }
 
-void CorrelationTable::CountRecord(Shard& shard, EntryMap::iterator it,
+void CorrelationTable::CountRecord(Shard& shard, CorrelationSlot& slot,
                                    uint32_t records) {
-  Entry& entry = it->second;
-  entry.seen += records;
-  if (entry.launch.expected_records != 0 &&
-      entry.seen >= entry.launch.expected_records && entry.parked.empty()) {
-    shard.entries.erase(it);
+  slot.seen += records;
+  if (slot.launch.expected_records != 0 &&
+      slot.seen >= slot.launch.expected_records &&
+      slot.state == SlotState::kLaunched) {
+    shard.slots.Erase(slot);
   }
 }
 
 void CorrelationTable::Forget(uint64_t correlation_id) {
   Shard& shard = ShardOf(correlation_id);
   std::lock_guard<SpinLock> guard(shard.mutex);
-  auto it = shard.entries.find(correlation_id);
-  if (it != shard.entries.end() && it->second.launched &&
-      it->second.parked.empty()) {
-    shard.entries.erase(it);
+  CorrelationSlot* slot = shard.slots.Find(correlation_id);
+  if (slot != nullptr && slot->state == SlotState::kLaunched) {
+    shard.slots.Erase(*slot);
   }
 }
 
 bool CorrelationTable::Claim(uint64_t correlation_id, LaunchInfo* info) {
   Shard& shard = ShardOf(correlation_id);
   std::lock_guard<SpinLock> guard(shard.mutex);
-  auto it = shard.entries.find(correlation_id);
-  if (it == shard.entries.end() || !it->second.launched) return false;
-  *info = it->second.launch;
-  CountRecord(shard, it, 1);
+  CorrelationSlot* slot = shard.slots.Find(correlation_id);
+  if (slot == nullptr || !slot->launched()) return false;
+  *info = slot->launch;
+  CountRecord(shard, *slot, 1);
   return true;
 }
 
@@ -89,17 +87,20 @@ CorrelationTable::ParkResult CorrelationTable::Park(uint64_t correlation_id,
                                                     LaunchInfo* info) {
   Shard& shard = ShardOf(correlation_id);
   std::lock_guard<SpinLock> guard(shard.mutex);
-  auto it = shard.entries.find(correlation_id);
-  if (it != shard.entries.end() && it->second.launched) {
-    *info = it->second.launch;
-    CountRecord(shard, it, 1);
+  CorrelationSlot* slot = shard.slots.Find(correlation_id);
+  if (slot != nullptr && slot->launched()) {
+    *info = slot->launch;
+    CountRecord(shard, *slot, 1);
     return ParkResult::kLaunched;
   }
   // Only the processing thread parks, so check-then-add cannot overshoot.
   if (parked_.load(std::memory_order_relaxed) >= max_parked_) {
     return ParkResult::kFull;
   }
-  shard.entries[correlation_id].parked.push_back(std::move(record));
+  if (slot == nullptr) {
+    shard.slots.FindOrInsert(correlation_id).state = SlotState::kWaiting;
+  }
+  shard.parked[correlation_id].push_back(std::move(record));
   parked_.fetch_add(1, std::memory_order_relaxed);
   return ParkResult::kParked;
 }
@@ -120,12 +121,17 @@ void CorrelationTable::TakeReady(
     std::vector<PendingRecord> records;
     {
       std::lock_guard<SpinLock> guard(shard.mutex);
-      auto it = shard.entries.find(id);
-      if (it == shard.entries.end() || !it->second.launched) continue;
-      info = it->second.launch;
-      records.swap(it->second.parked);
-      parked_.fetch_sub(records.size(), std::memory_order_relaxed);
-      CountRecord(shard, it, static_cast<uint32_t>(records.size()));
+      CorrelationSlot* slot = shard.slots.Find(id);
+      if (slot == nullptr || !slot->launched()) continue;
+      info = slot->launch;
+      if (slot->state == SlotState::kReady) {
+        auto parked = shard.parked.find(id);
+        records.swap(parked->second);
+        shard.parked.erase(parked);
+        parked_.fetch_sub(records.size(), std::memory_order_relaxed);
+        slot->state = SlotState::kLaunched;
+      }
+      CountRecord(shard, *slot, static_cast<uint32_t>(records.size()));
     }
     // The sink is called without a shard lock held: it may be slow and
     // must not stall launching threads.
@@ -141,22 +147,24 @@ void CorrelationTable::Flush(
     std::vector<std::vector<PendingRecord>> orphans;
     {
       std::lock_guard<SpinLock> guard(shard.mutex);
-      for (auto it = shard.entries.begin(); it != shard.entries.end();) {
-        Entry& entry = it->second;
-        if (!entry.parked.empty()) {
-          parked_.fetch_sub(entry.parked.size(), std::memory_order_relaxed);
-          if (entry.launched) {
-            entry.seen += static_cast<uint32_t>(entry.parked.size());
-            launched.emplace_back(entry.launch, std::move(entry.parked));
+      shard.slots.EraseIf([&](CorrelationSlot& slot) {
+        if (slot.has_parked()) {
+          auto parked = shard.parked.find(slot.correlation_id);
+          std::vector<PendingRecord> records = std::move(parked->second);
+          shard.parked.erase(parked);
+          parked_.fetch_sub(records.size(), std::memory_order_relaxed);
+          if (slot.state == SlotState::kReady) {
+            slot.seen += static_cast<uint32_t>(records.size());
+            slot.state = SlotState::kLaunched;
+            launched.emplace_back(slot.launch, std::move(records));
           } else {
-            orphans.push_back(std::move(entry.parked));
+            orphans.push_back(std::move(records));
           }
-          entry.parked.clear();
         }
-        const bool keep = entry.launched && entry.launch.expected_records != 0 &&
-                          entry.seen < entry.launch.expected_records;
-        it = keep ? std::next(it) : shard.entries.erase(it);
-      }
+        const bool keep = slot.launched() && slot.launch.expected_records != 0 &&
+                          slot.seen < slot.launch.expected_records;
+        return !keep;
+      });
     }
     for (auto& [info, records] : launched) visit(&info, records);
     for (auto& records : orphans) visit(nullptr, records);
@@ -168,15 +176,15 @@ uint64_t CorrelationTable::CountUnanswered(uint32_t before_epoch,
   uint64_t count = 0;
   for (Shard& shard : shards_) {
     std::lock_guard<SpinLock> guard(shard.mutex);
-    for (auto& [id, entry] : shard.entries) {
-      if (entry.launched && !entry.counted_unanswered &&
-          !entry.record_at_return && entry.launch.expected_records > 0 &&
-          entry.seen == 0 && entry.parked.empty() &&
-          entry.epoch < before_epoch && id > newest_record) {
-        entry.counted_unanswered = true;
+    shard.slots.ForEach([&](CorrelationSlot& slot) {
+      if (slot.state == SlotState::kLaunched && !slot.counted_unanswered &&
+          !slot.record_at_return && slot.launch.expected_records > 0 &&
+          slot.seen == 0 && slot.epoch < before_epoch &&
+          slot.correlation_id > newest_record) {
+        slot.counted_unanswered = true;
         ++count;
       }
-    }
+    });
   }
   return count;
 }
@@ -185,7 +193,7 @@ size_t CorrelationTable::size() const {
   size_t total = 0;
   for (const Shard& shard : shards_) {
     std::lock_guard<SpinLock> guard(shard.mutex);
-    total += shard.entries.size();
+    total += shard.slots.size();
   }
   return total;
 }

@@ -1,8 +1,10 @@
 // Correlation id -> launch context, shared between the threads that launch
 // GPU work (insert at API entry) and the activity-processing thread (look up
 // when a record arrives). Sharded by blocks of consecutive ids (see
-// ShardOf), so that the two sides rarely touch the same memory.
-// Records that arrive before their launch is known are parked in the same
+// CorrelationShards), so that the two sides rarely touch the same memory;
+// each shard keeps its launches in place in a ring indexed by id
+// (correlation_slots.h), so an insert neither hashes nor allocates.
+// Records that arrive before their launch is known are parked beside the
 // entry and handed back once the launch shows up.
 #pragma once
 
@@ -11,14 +13,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory_resource>
 #include <mutex>
-#include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
 
 #include "runtime/common/spin_lock.h"
+#include "runtime/gpu/correlation_slots.h"
 #include "runtime/gpu/gpu_records.h"
 
 namespace deepcontext::gpu {
@@ -26,22 +27,6 @@ namespace deepcontext::gpu {
 // An activity record waiting for its launch.
 using PendingRecord =
     std::variant<KernelRecord, MemcpyRecord, MemsetRecord, SyncRecord>;
-
-// What attribution needs to know about a launch. The API name is copied
-// into a fixed buffer so that inserting never allocates for the name.
-struct LaunchInfo {
-  static constexpr size_t kMaxApiName = 47;
-  ContextId context = 0;
-  uint64_t thread = 0;
-  uint32_t expected_records = 1;
-  uint8_t api_name_length = 0;
-  char api_name_chars[kMaxApiName] = {};
-
-  void SetApiName(std::string_view name);
-  std::string_view api_name() const {
-    return std::string_view(api_name_chars, api_name_length);
-  }
-};
 
 class CorrelationTable {
  public:
@@ -100,41 +85,31 @@ class CorrelationTable {
   size_t size() const;
 
  private:
-  static constexpr size_t kShards = 64;
-  struct Entry {
-    LaunchInfo launch;
-    bool launched = false;
-    bool record_at_return = false;
-    bool counted_unanswered = false;
-    uint32_t seen = 0;
-    uint32_t epoch = 0;
-    std::vector<PendingRecord> parked;
-  };
-  using EntryMap = std::pmr::unordered_map<uint64_t, Entry>;
-  // Launching threads insert and the processing thread erases, both for a
+  static constexpr size_t kShards = CorrelationShards::kShards;
+  // Launching threads insert and the processing thread claims, both for a
   // few tens of nanoseconds: a spin lock, since a futex wake-up would cost
-  // more than the work, and a pool per shard, since entries allocated by
-  // one thread and freed by another contend on the allocator's arena lock
-  // (bench/attribution_cost.cc).
+  // more than the work.
   struct alignas(64) Shard {
-    mutable SpinLock mutex;  // guards pool and entries
-    std::pmr::unsynchronized_pool_resource pool;
-    EntryMap entries{&pool};
+    mutable SpinLock mutex;  // guards everything below
+    CorrelationSlots slots;
+    // Records of the kWaiting and kReady slots, kept out of the slots:
+    // records nearly always come long after their launch.
+    std::unordered_map<uint64_t, std::vector<PendingRecord>> parked;
+    std::vector<uint64_t> eviction_ids;  // reused by EvictOldest
   };
 
   // Consecutive ids share a shard, 64 at a time: a launching thread keeps
-  // inserting into one shard, whose lock, buckets and pool stay in its
-  // cache, while the processing thread, which claims records in id order
-  // long after their launches, works in another. Spreading consecutive ids
-  // over all shards made every insert and every claim a cache miss on a
-  // line the other thread had just written (bench/attribution_cost.cc:
-  // about 7x slower per launch).
-  static constexpr int kIdsPerShardBlockLog2 = 6;
+  // inserting into one shard, whose lock and slots stay in its cache,
+  // while the processing thread, which claims records in id order long
+  // after their launches, works in another. Spreading consecutive ids over
+  // all shards made every insert and every claim a cache miss on a line
+  // the other thread had just written (bench/attribution_cost.cc: about 7x
+  // slower per launch).
   Shard& ShardOf(uint64_t correlation_id) {
-    return shards_[(correlation_id >> kIdsPerShardBlockLog2) % kShards];
+    return shards_[CorrelationShards::ShardOf(correlation_id)];
   }
-  // Counts one record against a launched entry; erases it when done.
-  void CountRecord(Shard& shard, EntryMap::iterator it, uint32_t records);
+  // Counts records against a launched slot; erases it when done.
+  void CountRecord(Shard& shard, CorrelationSlot& slot, uint32_t records);
   void EvictOldest(Shard& shard);
 
   const size_t max_per_shard_;

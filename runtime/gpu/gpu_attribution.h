@@ -92,7 +92,7 @@ class GpuAttribution {
   void SetDeviceInfo(uint32_t device, const DeviceInfo& info);
 
   // A GPU API call that will produce activity records. [any thread; cheap:
-  // one sharded hash insert]
+  // one in-place insert into a shard's ring]
   void OnLaunch(const LaunchRecord& launch);
   // A launch that will produce no records, because its work was captured
   // into a graph instead of run or the call failed: forgets it now instead

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace deepcontext::gpu {
 namespace {
@@ -15,6 +19,11 @@ LaunchRecord Launch(uint64_t id, ContextId context, std::string_view api,
   launch.api_name = api;
   launch.expected_records = expected;
   return launch;
+}
+
+// The `local`-th id of shard `shard`: ids go to shards 64 at a time.
+uint64_t IdOf(uint64_t local, uint64_t shard = 0) {
+  return ((local >> 6) << 12) | (shard << 6) | (local & 63);
 }
 
 TEST(CorrelationTableTest, ClaimCountsAndErases) {
@@ -132,6 +141,86 @@ TEST(CorrelationTableTest, CountUnansweredCountsEachQualifyingLaunchOnce) {
   EXPECT_EQ(table.CountUnanswered(3, 8), 0u);
   // Counted launches stay: their records may still be credited.
   EXPECT_TRUE(table.Claim(2, &info));
+}
+
+TEST(CorrelationTableTest, IdsEqualModuloTheShardsRingKeepTheirLaunches) {
+  // 4 launches per shard: its ring has 4 slots, and locals 0, 4, 8 share one.
+  CorrelationTable table(64 * 4, 16);
+  for (uint64_t local : {8u, 0u, 4u}) {
+    EXPECT_FALSE(table.AddLaunch(Launch(IdOf(local), 100 + local, "a")));
+  }
+  LaunchInfo info;
+  EXPECT_FALSE(table.Claim(IdOf(12), &info));
+  for (uint64_t local : {4u, 0u, 8u}) {
+    ASSERT_TRUE(table.Claim(IdOf(local), &info)) << local;
+    EXPECT_EQ(info.context, 100 + local);
+  }
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.evicted(), 0u);
+}
+
+TEST(CorrelationTableTest, EvictionDropsTheOldestLaunchesOfTheShard) {
+  CorrelationTable table(64 * 8, 16);  // 8 per shard
+  LaunchInfo info;
+  ASSERT_EQ(table.Park(IdOf(1), PendingRecord(SyncRecord{}), &info),
+            CorrelationTable::ParkResult::kParked);
+  for (uint64_t local : {7u, 3u, 5u, 0u, 6u, 9u, 4u}) {
+    table.AddLaunch(Launch(IdOf(local), local, "a"));
+  }
+  table.AddLaunch(Launch(IdOf(5, 1), 55, "other shard"));
+  EXPECT_EQ(table.evicted(), 0u);
+  table.AddLaunch(Launch(IdOf(2), 2, "a"));  // the ninth entry of shard 0
+  // Half of the 8 launches without parked records, oldest first, whatever
+  // the order they came in; the parked id and the other shard stay.
+  EXPECT_EQ(table.evicted(), 4u);
+  EXPECT_EQ(table.size(), 6u);
+  for (uint64_t local : {0u, 2u, 3u, 4u}) EXPECT_FALSE(table.Claim(IdOf(local), &info));
+  for (uint64_t local : {5u, 6u, 7u, 9u}) EXPECT_TRUE(table.Claim(IdOf(local), &info));
+  EXPECT_TRUE(table.Claim(IdOf(5, 1), &info));
+  EXPECT_EQ(table.parked(), 1u);
+}
+
+TEST(CorrelationTableTest, ManyLaunchesInFlightBeyondTheFirstRing) {
+  CorrelationTable table(size_t{1} << 20, 16);
+  // 200000 launches wait (about 3000 per shard), then their records come in
+  // order; ids of other API calls in between (every third id is a launch).
+  constexpr uint64_t kLaunches = 200000;
+  for (uint64_t k = 1; k <= kLaunches; ++k) table.AddLaunch(Launch(k * 3, k, "a"));
+  EXPECT_EQ(table.size(), kLaunches);
+  LaunchInfo info;
+  for (uint64_t k = 1; k <= kLaunches; ++k) {
+    ASSERT_TRUE(table.Claim(k * 3, &info)) << k;
+    ASSERT_EQ(info.context, k);
+  }
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.evicted(), 0u);
+}
+
+TEST(CorrelationTableTest, LaunchingThreadsAndAClaimingThreadMeetSafely) {
+  CorrelationTable table(size_t{1} << 20, 16);
+  constexpr uint64_t kPerThread = 100000;
+  constexpr int kThreads = 2;
+  std::atomic<bool> wrong{false};
+  std::thread claimer([&] {
+    LaunchInfo info;
+    for (uint64_t id = 1; id <= kPerThread * kThreads; ++id) {
+      while (!table.Claim(id, &info)) std::this_thread::yield();
+      if (info.context != id * 5 || info.api_name() != "cuLaunchKernel") wrong = true;
+    }
+  });
+  std::vector<std::thread> launchers;
+  for (int t = 0; t < kThreads; ++t) {
+    launchers.emplace_back([&table, t] {
+      for (uint64_t id = 1 + static_cast<uint64_t>(t); id <= kPerThread * kThreads;
+           id += kThreads) {
+        table.AddLaunch(Launch(id, id * 5, "cuLaunchKernel"));
+      }
+    });
+  }
+  for (auto& thread : launchers) thread.join();
+  claimer.join();
+  EXPECT_FALSE(wrong.load());
+  EXPECT_EQ(table.size(), 0u);
 }
 
 }  // namespace
