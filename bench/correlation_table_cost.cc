@@ -1,6 +1,4 @@
-// CPU cost of the correlation table alone (runtime/gpu/correlation_table.h)
-// against its previous implementation, a sharded std::pmr::unordered_map
-// (bench/correlation_table_baseline.h), in one process:
+// CPU cost of the correlation table alone (runtime/gpu/correlation_table.h):
 //
 //     build/bin/correlation_table_cost [--benchmark_repetitions=3 ...]
 //
@@ -16,23 +14,23 @@
 //                    record (a kind not traced), with a bound of 65536
 //                    launches, so the oldest are evicted now and then.
 // heap_MiB: what the table holds on the heap at the end (malloc's count).
-// Both tables in one thread: bench/attribution_cost.cc measures
-// attribution with records arriving on another thread.
+// In one thread: bench/attribution_cost.cc measures attribution with
+// records arriving on another thread. To compare with another build's
+// table, run both binaries (or bench/fake_launch_cost, the whole launch
+// callback) one after the other, several times.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
 #include <chrono>
 #include <cstdint>
 
-#include "bench/correlation_table_baseline.h"
 #include "runtime/gpu/correlation_table.h"
 
 namespace {
 
 using deepcontext::gpu::LaunchInfo;
 using deepcontext::gpu::LaunchRecord;
-using NewTable = deepcontext::gpu::CorrelationTable;
-using OldTable = deepcontext::bench::baseline::CorrelationTable;
+using Table = deepcontext::gpu::CorrelationTable;
 
 constexpr size_t kMaxLaunches = size_t{1} << 20;  // AttributionOptions' default
 constexpr size_t kMaxParked = size_t{1} << 16;
@@ -52,7 +50,6 @@ void PerItem(benchmark::State& state, int64_t items_per_iteration, const char* n
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-template <typename Table>
 void AddLaunch(benchmark::State& state) {
   const int64_t batch = state.range(0);
   Table table(kMaxLaunches, kMaxParked);
@@ -69,7 +66,6 @@ void AddLaunch(benchmark::State& state) {
   PerItem(state, batch, "per_launch");
 }
 
-template <typename Table>
 void Claim(benchmark::State& state) {
   const int64_t batch = state.range(0);
   Table table(kMaxLaunches, kMaxParked);
@@ -88,7 +84,6 @@ void Claim(benchmark::State& state) {
   PerItem(state, batch, "per_claim");
 }
 
-template <typename Table>
 void LaunchClaim(benchmark::State& state, uint64_t straggler_every, size_t max_launches) {
   const auto window = static_cast<uint64_t>(state.range(0));
   const size_t heap_before = mallinfo2().uordblks;
@@ -110,24 +105,18 @@ void LaunchClaim(benchmark::State& state, uint64_t straggler_every, size_t max_l
       static_cast<double>(mallinfo2().uordblks - heap_before) / (1 << 20);
 }
 
-template <typename Table>
 void LaunchClaimAll(benchmark::State& state) {
-  LaunchClaim<Table>(state, 0, kMaxLaunches);
+  LaunchClaim(state, 0, kMaxLaunches);
 }
-template <typename Table>
 void Stragglers(benchmark::State& state) {
-  LaunchClaim<Table>(state, 64, size_t{1} << 16);
+  LaunchClaim(state, 64, size_t{1} << 16);
 }
 
-#define TABLE_BENCHMARKS(Table)                                                      \
-  BENCHMARK(AddLaunch<Table>)->Arg(4096)->Arg(38800)->UseManualTime();              \
-  BENCHMARK(Claim<Table>)->Arg(4096)->Arg(38800)->UseManualTime();                  \
-  BENCHMARK(LaunchClaimAll<Table>)->Arg(512)->Arg(4096)->Arg(38800);                \
-  /* the same launches for both tables, past the bound twice */             \
-  BENCHMARK(Stragglers<Table>)->Arg(4096)->Arg(38800)->Iterations(8 << 20)
-
-TABLE_BENCHMARKS(OldTable);
-TABLE_BENCHMARKS(NewTable);
+BENCHMARK(AddLaunch)->Arg(4096)->Arg(38800)->UseManualTime();
+BENCHMARK(Claim)->Arg(4096)->Arg(38800)->UseManualTime();
+BENCHMARK(LaunchClaimAll)->Arg(512)->Arg(4096)->Arg(38800);
+// Past the bound twice.
+BENCHMARK(Stragglers)->Arg(4096)->Arg(38800)->Iterations(8 << 20);
 
 }  // namespace
 
