@@ -6,6 +6,7 @@
 
 #include "runtime/common/thread_instance.h"
 #include "runtime/native/cfi_rules.h"
+#include "runtime/native/cfi_walk.h"
 #include "runtime/native/walk_memo.h"
 
 namespace deepcontext::native {
@@ -101,11 +102,13 @@ CfiRule SharedCachedRule(uintptr_t pc) {
 
 }  // namespace
 
-// A thread's unwinding state: its rules and its memo of recent walks
-// (walk_memo.h), one heap block behind one thread-local pointer.
+// A thread's unwinding state: its rules, its memo of recent walks
+// (walk_memo.h) and the room its captures unwind into (cfi_walk.h), one
+// heap block behind one thread-local pointer.
 struct ThreadUnwindState {
   CfiThreadCache rules;
   internal::WalkMemo memo;
+  internal::RawCapture capture;
 };
 
 CfiThreadCache* ThisThreadCfiCache() {
@@ -121,6 +124,11 @@ namespace internal {
 WalkMemo* ThisThreadWalkMemo() {
   ThreadUnwindState* state = ThreadInstance<ThreadUnwindState>();
   return state != nullptr ? &state->memo : nullptr;
+}
+
+RawCapture* ThisThreadRawCapture() {
+  ThreadUnwindState* state = ThreadInstance<ThreadUnwindState>();
+  return state != nullptr ? &state->capture : nullptr;
 }
 }  // namespace internal
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "runtime/native/libgcc_walk.h"
+#include "runtime/native/native_stack.h"
 
 namespace deepcontext::native::internal {
 
@@ -25,6 +26,23 @@ const StackBounds& ThreadStackBounds();
 // Up to this many anchors per walk: the op's and the thread's previous
 // capture.
 inline constexpr int kMaxAnchors = 2;
+
+// Room for one capture's raw frames, innermost first, before they are
+// ordered outermost first (native_stack.cc's CaptureFrom): the frames of
+// that file between its entry points and the unwinder, the ones a caller
+// skips, and kMaxNativeDepth more. `held` while a capture uses it.
+struct RawCapture {
+  static constexpr int kInternalSlack = 16;
+  static constexpr int kMaxSkip = 64;
+  static constexpr int kCapacity = kMaxNativeDepth + kInternalSlack + kMaxSkip;
+  void* pcs[kCapacity];
+  uintptr_t sps[kCapacity];
+  bool held = false;
+};
+
+// The calling thread's RawCapture, on the heap with its other unwinding
+// state (cfi_rule_cache.cc); nullptr while the thread exits.
+RawCapture* ThisThreadRawCapture();
 
 // Return addresses from the caller of WalkCfiRules outward (innermost
 // first), with each frame's stack address in `sps` when given; -1 when a
