@@ -102,14 +102,7 @@ CfiRule SharedCachedRule(uintptr_t pc) {
 
 }  // namespace
 
-// A thread's unwinding state: its rules, its memo of recent walks
-// (walk_memo.h) and the room its captures unwind into (cfi_walk.h), one
-// heap block behind one thread-local pointer.
-struct ThreadUnwindState {
-  CfiThreadCache rules;
-  internal::WalkMemo memo;
-  internal::RawCapture capture;
-};
+using internal::ThreadUnwindState;
 
 CfiThreadCache* ThisThreadCfiCache() {
   // Not a thread_local: 20 KiB of thread-locals would push the library's
@@ -126,10 +119,7 @@ WalkMemo* ThisThreadWalkMemo() {
   return state != nullptr ? &state->memo : nullptr;
 }
 
-RawCapture* ThisThreadRawCapture() {
-  ThreadUnwindState* state = ThreadInstance<ThreadUnwindState>();
-  return state != nullptr ? &state->capture : nullptr;
-}
+ThreadUnwindState* ThisThreadUnwindState() { return ThreadInstance<ThreadUnwindState>(); }
 }  // namespace internal
 
 const CfiRule& FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {

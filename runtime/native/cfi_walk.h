@@ -7,8 +7,10 @@
 
 #include <cstdint>
 
+#include "runtime/native/cfi_rules.h"
 #include "runtime/native/libgcc_walk.h"
 #include "runtime/native/native_stack.h"
+#include "runtime/native/walk_memo.h"
 
 namespace deepcontext::native::internal {
 
@@ -40,17 +42,28 @@ struct RawCapture {
   bool held = false;
 };
 
-// The calling thread's RawCapture, on the heap with its other unwinding
-// state (cfi_rule_cache.cc); nullptr while the thread exits.
-RawCapture* ThisThreadRawCapture();
+// A thread's unwinding state: its rules, its memo of recent walks and the
+// room its captures unwind into, one heap block behind one thread-local
+// pointer (cfi_rule_cache.cc). A capture looks it up once and hands the
+// rules and the memo to WalkCfiRules.
+struct ThreadUnwindState {
+  CfiThreadCache rules;
+  WalkMemo memo;
+  RawCapture capture;
+};
+
+// The calling thread's state, made on first use; nullptr while the thread
+// exits.
+ThreadUnwindState* ThisThreadUnwindState();
 
 // Return addresses from the caller of WalkCfiRules outward (innermost
 // first), with each frame's stack address in `sps` when given; -1 when a
 // frame needs a rule that is not modelled (the caller then unwinds with
-// libgcc). With anchors, stops where the stack meets one and sets its
-// `met` (see the definition).
+// libgcc), or without `rules`. With anchors, stops where the stack meets
+// one and sets its `met` (see the definition). `rules` and `memo` are the
+// thread's (ThisThreadUnwindState); without a memo no walk is replayed.
 int WalkCfiRules(void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
-                 int anchor_count);
+                 int anchor_count, CfiThreadCache* rules, WalkMemo* memo);
 
 }  // namespace deepcontext::native::internal
 

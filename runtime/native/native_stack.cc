@@ -30,7 +30,8 @@ using internal::ThreadStackBounds;
 using internal::WalkCfiRules;
 
 using internal::RawCapture;
-using internal::ThisThreadRawCapture;
+using internal::ThisThreadUnwindState;
+using internal::ThreadUnwindState;
 
 // Frames of this file between the public entry points and the unwinder,
 // plus room for `skip`, are captured into a private buffer first.
@@ -140,7 +141,8 @@ std::atomic<uint64_t> g_cfi_fallbacks{0};
 __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
                                         uintptr_t* sps, bool* have_sps,
                                         int max, AnchorFrames* const* anchors,
-                                        int anchor_count) {
+                                        int anchor_count,
+                                        ThreadUnwindState* thread) {
   int n = 0;
   *have_sps = false;
   switch (kind) {
@@ -160,7 +162,9 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
       n = WalkFramePointers(raw, max);
       break;
     case UnwinderKind::kCfiCache:
-      n = WalkCfiRules(raw, sps, max, anchors, anchor_count);
+      n = WalkCfiRules(raw, sps, max, anchors, anchor_count,
+                       thread != nullptr ? &thread->rules : nullptr,
+                       thread != nullptr ? &thread->memo : nullptr);
       *have_sps = n >= 0;
       if (n < 0) {
         g_cfi_fallbacks.fetch_add(1, std::memory_order_relaxed);
@@ -188,8 +192,12 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
   return n < 0 ? 0 : n;
 }
 
-// CaptureFrom with the raw frames unwound into `scratch`.
-__attribute__((noinline)) int CaptureInto(RawCapture& scratch, UnwinderKind kind,
+// CaptureFrom with the raw frames unwound into `scratch`. Inlined into
+// both callers: a common capture adds no call between CaptureFrom and
+// UnwindRaw.
+__attribute__((always_inline)) inline int CaptureInto(RawCapture& scratch,
+                                          ThreadUnwindState* thread,
+                                          UnwinderKind kind,
                                           uintptr_t caller_return,
                                           uintptr_t* pcs, uintptr_t* sps,
                                           int max, int skip,
@@ -206,7 +214,7 @@ __attribute__((noinline)) int CaptureInto(RawCapture& scratch, UnwinderKind kind
   bool have_sps = false;
   const int want = std::min(max + skip + kInternalSlack, kRawCapacity);
   const int n = UnwindRaw(kind, raw, sps != nullptr ? raw_sps : nullptr,
-                          &have_sps, want, anchors, anchor_count);
+                          &have_sps, want, anchors, anchor_count, thread);
   // The anchor the walk met, if any: its outer frames are copied.
   AnchorFrames* anchor = nullptr;
   for (int a = 0; a < anchor_count; ++a) {
@@ -268,11 +276,12 @@ __attribute__((noinline)) int CaptureInto(RawCapture& scratch, UnwinderKind kind
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wframe-larger-than="
 __attribute__((noinline, cold)) int CaptureOnStack(
-    UnwinderKind kind, uintptr_t caller_return, uintptr_t* pcs, uintptr_t* sps,
-    int max, int skip, AnchorFrames* const* anchors, int anchor_count) {
+    ThreadUnwindState* thread, UnwinderKind kind, uintptr_t caller_return,
+    uintptr_t* pcs, uintptr_t* sps, int max, int skip,
+    AnchorFrames* const* anchors, int anchor_count) {
   RawCapture scratch;
-  const int n = CaptureInto(scratch, kind, caller_return, pcs, sps, max, skip,
-                            anchors, anchor_count);
+  const int n = CaptureInto(scratch, thread, kind, caller_return, pcs, sps, max,
+                            skip, anchors, anchor_count);
   asm volatile("" ::: "memory");
   return n;
 }
@@ -293,16 +302,18 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
                                           AnchorFrames* const* anchors,
                                           int anchor_count) {
   if (pcs == nullptr || max <= 0) return 0;
-  RawCapture* const scratch = ThisThreadRawCapture();
+  // One thread-local lookup for the buffer, the rule cache and the memo.
+  ThreadUnwindState* const thread = ThisThreadUnwindState();
+  RawCapture* const scratch = thread != nullptr ? &thread->capture : nullptr;
   if (scratch == nullptr || scratch->held) [[unlikely]] {
-    return CaptureOnStack(kind, caller_return, pcs, sps, max, skip, anchors,
-                          anchor_count);
+    return CaptureOnStack(thread, kind, caller_return, pcs, sps, max, skip,
+                          anchors, anchor_count);
   }
   // Ordered against a signal handler of this thread only.
   scratch->held = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  const int n = CaptureInto(*scratch, kind, caller_return, pcs, sps, max, skip,
-                            anchors, anchor_count);
+  const int n = CaptureInto(*scratch, thread, kind, caller_return, pcs, sps,
+                            max, skip, anchors, anchor_count);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   scratch->held = false;
   return n;

@@ -29,8 +29,9 @@ TEST_P(HeldRawCaptureTest, CaptureWhileTheBufferIsHeldLeavesItAloneAndKeepsEvery
   // first through the thread's buffer, the second while it is held.
   for (int round = 0; round < 2; ++round) {
     if (round == 1) {
-      scratch = internal::ThisThreadRawCapture();
-      ASSERT_NE(scratch, nullptr);
+      internal::ThreadUnwindState* const thread = internal::ThisThreadUnwindState();
+      ASSERT_NE(thread, nullptr);
+      scratch = &thread->capture;
       ASSERT_FALSE(scratch->held) << "the first capture left it held";
       scratch->held = true;
       for (int i = 0; i < RawCapture::kCapacity; ++i) {
@@ -67,8 +68,9 @@ TEST_P(HeldRawCaptureTest, CapturesUseTheThreadsBufferAndReleaseIt) {
   const Unwinder unwinder(GetParam());
   uintptr_t pcs[kMaxNativeDepth];
   native_chain::ChainA(native_chain::CaptureRequest{&unwinder, 0}, pcs, kMaxNativeDepth);
-  RawCapture* scratch = internal::ThisThreadRawCapture();
-  ASSERT_NE(scratch, nullptr);
+  internal::ThreadUnwindState* const thread = internal::ThisThreadUnwindState();
+  ASSERT_NE(thread, nullptr);
+  RawCapture* const scratch = &thread->capture;
   for (int i = 0; i < RawCapture::kCapacity; ++i) {
     scratch->pcs[i] = reinterpret_cast<void*>(Sentinel(i));
   }
