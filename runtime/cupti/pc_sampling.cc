@@ -1,5 +1,6 @@
 #include "runtime/cupti/pc_sampling.h"
 
+#include <limits.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -96,8 +97,13 @@ std::string PcSampling::CubinDirectoryFromEnvironment() {
   }
   // Absolute, so that the profile names it whatever folder a tool runs in.
   if (!dir.empty() && dir.front() != '/') {
-    char cwd[4096];
-    if (getcwd(cwd, sizeof(cwd)) != nullptr) dir = std::string(cwd) + "/" + dir;
+    // On the heap: the runtime keeps every frame under a page
+    // (runtime/CMakeLists.txt).
+    std::string cwd(PATH_MAX, '\0');
+    if (getcwd(cwd.data(), cwd.size()) != nullptr) {
+      cwd.resize(std::strlen(cwd.c_str()));
+      dir = cwd + "/" + dir;
+    }
   }
   return dir;
 }

@@ -127,7 +127,7 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   state.last_python_count = 0;
   state.last_in_compile = base_in_compile;
   if (!python_enabled_) return base;
-  call_path::PythonCaptureBuffer buffer;
+  const call_path::PythonCaptureLease buffer(state);
   python::RawFrame* captured = buffer.frames();
   bool truncated = false;
   const int count = CapturePython(captured, &truncated);
@@ -186,11 +186,11 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   return parent;
 }
 
-void CallPathBuilder::MarkPython(OpEntry& entry) const {
+void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
   entry.python_top = python::RawFrame{};
   entry.python_count = 0;
   if (!python_enabled_) return;
-  call_path::PythonCaptureBuffer buffer;
+  const call_path::PythonCaptureLease buffer(state);
   python::RawFrame* captured = buffer.frames();
   bool truncated = false;
   const int count = CapturePython(captured, &truncated);
@@ -359,7 +359,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       if (anchor == kNoContext) {
         anchor = python_base(*wrapper);
       } else {
-        MarkPython(*wrapper);
+        MarkPython(state, *wrapper);
       }
     }
     wrapper->anchor = anchor;
@@ -392,7 +392,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       if (anchor == kNoContext) {
         anchor = python_base(entry);
       } else {
-        MarkPython(entry);
+        MarkPython(state, entry);
       }
       entry.anchor = anchor;
       entry.context = CachedChild(

@@ -126,7 +126,7 @@ class CallPathBuilder {
                           int* depth, bool base_in_compile = false);
   // Records the calling thread's Python position in `entry` (a full
   // capture, for entries whose context was found without one).
-  void MarkPython(OpEntry& entry) const;
+  void MarkPython(ThreadState& state, OpEntry& entry) const;
   // True when Python code runs inside `top`: the thread's innermost frame
   // is not the one the entry was pushed from. One frame is read.
   bool PythonInside(const OpEntry& top) const;

@@ -101,8 +101,8 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
     timer.Finish(CaptureOutcome::kNoStack);
     return PythonContext(state, base, start, depth);
   }
-  call_path::PythonCaptureBuffer buffer;
-  python::RawFrame* python_frames = buffer.frames();
+  const call_path::PythonCaptureLease python_buffer(state);
+  python::RawFrame* python_frames = python_buffer.frames();
   bool truncated = false;
   const int count =
       python_enabled_ ? CapturePython(python_frames, &truncated) : 0;
@@ -125,8 +125,10 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   }
 
   // First sight: resolve, splice, build the path.
-  ResolvedPythonFrame resolved[kMaxPythonDepth];
-  bool entry[kMaxPythonDepth];
+  const call_path::BorrowedScratch<call_path::NativePathScratch> scratch(
+      state.native_scratch);
+  ResolvedPythonFrame* const resolved = scratch->resolved;
+  bool* const entry = scratch->entry;
   for (int i = 0; i < count; ++i) {
     resolved[i] = python_.Lookup(frames[i], state.frame_cache);
     entry[i] = frames[i].entry;
@@ -144,10 +146,10 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
       --used;
     }
   }
-  native::NativeFrameClass classes[native::kMaxNativeDepth];
+  native::NativeFrameClass* const classes = scratch->classes;
   interpreter_.ClassifyAll(pcs, used, classes);
-  constexpr int kCapacity = native::kMaxNativeDepth + kMaxPythonDepth;
-  native::SplicedFrame spliced[kCapacity];
+  constexpr int kCapacity = call_path::NativePathScratch::kSpliceCapacity;
+  native::SplicedFrame* const spliced = scratch->spliced;
   // Hidden frames are spliced too, so that activations still pair up, and
   // dropped from the result.
   const int total = native::SplicePythonFrames(

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -44,12 +45,14 @@ struct OpEntry {
 
 namespace call_path {
 
-// Room on the stack for one Python capture (CallPathBuilder::CapturePython),
-// left uninitialized: the capture writes the frames it returns, and
+// Room for one Python capture (CallPathBuilder::CapturePython), left
+// uninitialized: the capture writes the frames it returns, and
 // value-initializing kMaxPythonDepth + 1 RawFrames was a 4 KiB memset on
 // every op entered from Python (perf on bench/event_cost: most of
 // NativeContext's own time). RawFrame is an aggregate, so the bytes hold
-// its objects implicitly.
+// its objects implicitly. Kept in the thread's state, not on the stack: a
+// frame over a page is probed page by page on every call where the compiler
+// guards against stack clashes (see PythonCaptureLease).
 class PythonCaptureBuffer {
  public:
   python::RawFrame* frames() {
@@ -59,6 +62,44 @@ class PythonCaptureBuffer {
  private:
   alignas(python::RawFrame) unsigned char
       storage_[sizeof(python::RawFrame) * (CallPathBuilder::kMaxPythonDepth + 1)];
+};
+
+// The first-sight work of CallPathBuilder::NativeContext: a path's Python
+// frames resolved, the native frames classified and both spliced. Some
+// 10 KiB, on the heap of the threads that build native paths (BorrowedScratch).
+struct NativePathScratch {
+  static constexpr int kSpliceCapacity =
+      native::kMaxNativeDepth + CallPathBuilder::kMaxPythonDepth;
+  ResolvedPythonFrame resolved[CallPathBuilder::kMaxPythonDepth];
+  bool entry[CallPathBuilder::kMaxPythonDepth];
+  native::NativeFrameClass classes[native::kMaxNativeDepth];
+  native::SplicedFrame spliced[kSpliceCapacity];
+};
+
+// Lends a per-thread object to one user at a time: the slot is emptied while
+// it is lent, so a nested user (a capture made while another one of the same
+// thread still reads its frames) gets an object of its own, from the heap,
+// and never overwrites the outer one's. The first object kept back is kept
+// for the next user.
+template <typename T>
+class BorrowedScratch {
+ public:
+  explicit BorrowedScratch(std::unique_ptr<T>& slot)
+      : slot_(slot), object_(std::move(slot)) {
+    if (object_ == nullptr) object_.reset(new T);  // default-initialized
+  }
+  ~BorrowedScratch() {
+    if (slot_ == nullptr) slot_ = std::move(object_);
+  }
+  BorrowedScratch(const BorrowedScratch&) = delete;
+  BorrowedScratch& operator=(const BorrowedScratch&) = delete;
+
+  T& operator*() const { return *object_; }
+  T* operator->() const { return object_.get(); }
+
+ private:
+  std::unique_ptr<T>& slot_;
+  std::unique_ptr<T> object_;
 };
 
 // A GPU API call's native stack inside one op: the first `copied` frames of
@@ -214,6 +255,48 @@ struct ThreadState {
   // Recent (parent, operator or phase) -> child answers of the tree (see
   // CachedChild).
   ChildCacheEntry children[kChildCacheSize];
+
+  // Room for the Python capture of PythonContext, MarkPython and
+  // NativeContext (through PythonCaptureLease), and whether a capture holds it.
+  call_path::PythonCaptureBuffer python_capture;
+  bool python_capture_held = false;
+  // NativeContext's first-sight scratch, made on first use (BorrowedScratch).
+  std::unique_ptr<call_path::NativePathScratch> native_scratch;
 };
+
+namespace call_path {
+
+// The thread's PythonCaptureBuffer for one capture, or, when a capture of
+// the same thread still holds it (a nested call), a buffer of its own from
+// the heap: no call path reads frames another one overwrote.
+class PythonCaptureLease {
+ public:
+  explicit PythonCaptureLease(ThreadState& state) : state_(state) {
+    if (!state.python_capture_held) [[likely]] {
+      state.python_capture_held = true;
+      frames_ = state.python_capture.frames();
+    } else {
+      own_.reset(new PythonCaptureBuffer);  // default-initialized
+      frames_ = own_->frames();
+    }
+  }
+  ~PythonCaptureLease() {
+    if (own_ == nullptr) state_.python_capture_held = false;
+  }
+  PythonCaptureLease(const PythonCaptureLease&) = delete;
+  PythonCaptureLease& operator=(const PythonCaptureLease&) = delete;
+
+  // Room for CallPathBuilder::kMaxPythonDepth + 1 frames.
+  python::RawFrame* frames() const { return frames_; }
+  // True when this capture got the thread's own buffer.
+  bool shared() const { return own_ == nullptr; }
+
+ private:
+  ThreadState& state_;
+  std::unique_ptr<PythonCaptureBuffer> own_;
+  python::RawFrame* frames_ = nullptr;
+};
+
+}  // namespace call_path
 
 }  // namespace deepcontext::dlmonitor

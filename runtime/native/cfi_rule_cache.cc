@@ -6,6 +6,7 @@
 
 #include "runtime/common/thread_instance.h"
 #include "runtime/native/cfi_rules.h"
+#include "runtime/native/cfi_walk.h"
 #include "runtime/native/walk_memo.h"
 
 namespace deepcontext::native {
@@ -101,12 +102,7 @@ CfiRule SharedCachedRule(uintptr_t pc) {
 
 }  // namespace
 
-// A thread's unwinding state: its rules and its memo of recent walks
-// (walk_memo.h), one heap block behind one thread-local pointer.
-struct ThreadUnwindState {
-  CfiThreadCache rules;
-  internal::WalkMemo memo;
-};
+using internal::ThreadUnwindState;
 
 CfiThreadCache* ThisThreadCfiCache() {
   // Not a thread_local: 20 KiB of thread-locals would push the library's
@@ -122,6 +118,8 @@ WalkMemo* ThisThreadWalkMemo() {
   ThreadUnwindState* state = ThreadInstance<ThreadUnwindState>();
   return state != nullptr ? &state->memo : nullptr;
 }
+
+ThreadUnwindState* ThisThreadUnwindState() { return ThreadInstance<ThreadUnwindState>(); }
 }  // namespace internal
 
 const CfiRule& FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {

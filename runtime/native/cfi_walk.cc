@@ -122,11 +122,10 @@ bool SlotOffset(uintptr_t slot, uintptr_t cfa, int32_t* offset) {
 // anchor read them, or the walk goes on.
 __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
-    int anchor_count) {
+    int anchor_count, CfiThreadCache* const rules, WalkMemo* const memo) {
   const StackBounds& bounds = ThreadStackBounds();
   // Loads are only safe inside a known stack; libgcc checks its own way.
   if (!bounds.known) return -1;
-  CfiThreadCache* rules = ThisThreadCfiCache();
   if (rules == nullptr) return -1;  // the thread is exiting
   const auto self = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
@@ -154,7 +153,6 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   // still hold, looked up where one may start (the first state, the state
   // after a step that no longer held, a segment's end); the steps taken
   // from a state no segment starts at are recorded.
-  WalkMemo* const memo = ThisThreadWalkMemo();
   const WalkStep* replay = nullptr;
   int replay_left = 0;
   bool look_up = memo != nullptr;

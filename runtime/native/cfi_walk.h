@@ -7,7 +7,10 @@
 
 #include <cstdint>
 
+#include "runtime/native/cfi_rules.h"
 #include "runtime/native/libgcc_walk.h"
+#include "runtime/native/native_stack.h"
+#include "runtime/native/walk_memo.h"
 
 namespace deepcontext::native::internal {
 
@@ -26,13 +29,41 @@ const StackBounds& ThreadStackBounds();
 // capture.
 inline constexpr int kMaxAnchors = 2;
 
+// Room for one capture's raw frames, innermost first, before they are
+// ordered outermost first (native_stack.cc's CaptureFrom): the frames of
+// that file between its entry points and the unwinder, the ones a caller
+// skips, and kMaxNativeDepth more. `held` while a capture uses it.
+struct RawCapture {
+  static constexpr int kInternalSlack = 16;
+  static constexpr int kMaxSkip = 64;
+  static constexpr int kCapacity = kMaxNativeDepth + kInternalSlack + kMaxSkip;
+  void* pcs[kCapacity];
+  uintptr_t sps[kCapacity];
+  bool held = false;
+};
+
+// A thread's unwinding state: its rules, its memo of recent walks and the
+// room its captures unwind into, one heap block behind one thread-local
+// pointer (cfi_rule_cache.cc). A capture looks it up once and hands the
+// rules and the memo to WalkCfiRules.
+struct ThreadUnwindState {
+  CfiThreadCache rules;
+  WalkMemo memo;
+  RawCapture capture;
+};
+
+// The calling thread's state, made on first use; nullptr while the thread
+// exits.
+ThreadUnwindState* ThisThreadUnwindState();
+
 // Return addresses from the caller of WalkCfiRules outward (innermost
 // first), with each frame's stack address in `sps` when given; -1 when a
 // frame needs a rule that is not modelled (the caller then unwinds with
-// libgcc). With anchors, stops where the stack meets one and sets its
-// `met` (see the definition).
+// libgcc), or without `rules`. With anchors, stops where the stack meets
+// one and sets its `met` (see the definition). `rules` and `memo` are the
+// thread's (ThisThreadUnwindState); without a memo no walk is replayed.
 int WalkCfiRules(void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
-                 int anchor_count);
+                 int anchor_count, CfiThreadCache* rules, WalkMemo* memo);
 
 }  // namespace deepcontext::native::internal
 

@@ -1,5 +1,6 @@
 #include "runtime/native/module_map.h"
 
+#include <limits.h>
 #include <link.h>
 #include <unistd.h>
 
@@ -11,10 +12,13 @@ namespace deepcontext::native {
 namespace {
 
 std::string ExecutablePath() {
-  char buffer[4096];
-  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  // On the heap: the runtime keeps every frame under a page
+  // (runtime/CMakeLists.txt).
+  std::string path(PATH_MAX, '\0');
+  const ssize_t n = readlink("/proc/self/exe", path.data(), path.size());
   if (n <= 0) return "[executable]";
-  return std::string(buffer, static_cast<size_t>(n));
+  path.resize(static_cast<size_t>(n));
+  return path;
 }
 
 std::string Hex(const unsigned char* bytes, size_t size) {

@@ -29,11 +29,15 @@ using internal::StackBounds;
 using internal::ThreadStackBounds;
 using internal::WalkCfiRules;
 
+using internal::RawCapture;
+using internal::ThisThreadUnwindState;
+using internal::ThreadUnwindState;
+
 // Frames of this file between the public entry points and the unwinder,
 // plus room for `skip`, are captured into a private buffer first.
-constexpr int kInternalSlack = 16;
-constexpr int kMaxSkip = 64;
-constexpr int kRawCapacity = kMaxNativeDepth + kInternalSlack + kMaxSkip;
+constexpr int kInternalSlack = RawCapture::kInternalSlack;
+constexpr int kMaxSkip = RawCapture::kMaxSkip;
+constexpr int kRawCapacity = RawCapture::kCapacity;
 
 using UnwBacktraceFn = int (*)(void**, int);
 #if defined(DEEPCONTEXT_HAVE_LIBUNWIND)
@@ -137,7 +141,8 @@ std::atomic<uint64_t> g_cfi_fallbacks{0};
 __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
                                         uintptr_t* sps, bool* have_sps,
                                         int max, AnchorFrames* const* anchors,
-                                        int anchor_count) {
+                                        int anchor_count,
+                                        ThreadUnwindState* thread) {
   int n = 0;
   *have_sps = false;
   switch (kind) {
@@ -157,7 +162,9 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
       n = WalkFramePointers(raw, max);
       break;
     case UnwinderKind::kCfiCache:
-      n = WalkCfiRules(raw, sps, max, anchors, anchor_count);
+      n = WalkCfiRules(raw, sps, max, anchors, anchor_count,
+                       thread != nullptr ? &thread->rules : nullptr,
+                       thread != nullptr ? &thread->memo : nullptr);
       *have_sps = n >= 0;
       if (n < 0) {
         g_cfi_fallbacks.fetch_add(1, std::memory_order_relaxed);
@@ -185,30 +192,29 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
   return n < 0 ? 0 : n;
 }
 
-// `caller_return` is the return address of the public entry point; every
-// frame inside this file is innermost of it and is dropped. `sps` and
-// `anchor` as for UnwindRaw; frames an anchor supplies are copied from it.
-// Output may overwrite an anchor's own arrays: anchors are read only before
-// any output is written, and copied frames move to lower indices.
-__attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
+// CaptureFrom with the raw frames unwound into `scratch`. Inlined into
+// both callers: a common capture adds no call between CaptureFrom and
+// UnwindRaw.
+__attribute__((always_inline)) inline int CaptureInto(RawCapture& scratch,
+                                          ThreadUnwindState* thread,
+                                          UnwinderKind kind,
                                           uintptr_t caller_return,
                                           uintptr_t* pcs, uintptr_t* sps,
                                           int max, int skip,
                                           AnchorFrames* const* anchors,
                                           int anchor_count) {
-  if (pcs == nullptr || max <= 0) return 0;
   for (int a = 0; a < anchor_count; ++a) {
     anchors[a]->met = -1;
     anchors[a]->copied = 0;
   }
   max = std::min(max, kMaxNativeDepth);
   skip = std::clamp(skip, 0, kMaxSkip);
-  void* raw[kRawCapacity];
-  uintptr_t raw_sps[kRawCapacity];
+  void** const raw = scratch.pcs;
+  uintptr_t* const raw_sps = scratch.sps;
   bool have_sps = false;
   const int want = std::min(max + skip + kInternalSlack, kRawCapacity);
   const int n = UnwindRaw(kind, raw, sps != nullptr ? raw_sps : nullptr,
-                          &have_sps, want, anchors, anchor_count);
+                          &have_sps, want, anchors, anchor_count, thread);
   // The anchor the walk met, if any: its outer frames are copied.
   AnchorFrames* anchor = nullptr;
   for (int a = 0; a < anchor_count; ++a) {
@@ -259,6 +265,58 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
   }
   asm volatile("" ::: "memory");
   return count;
+}
+
+// A capture made while another one of this thread holds its RawCapture (a
+// signal handler's, interrupting it), or while the thread exits: its raw
+// frames go on the stack, the one place that needs neither. The frame is
+// over the limit the capture path is built with (runtime/CMakeLists.txt),
+// and probed page by page where stack clashes are guarded against; no
+// common capture comes here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wframe-larger-than="
+__attribute__((noinline, cold)) int CaptureOnStack(
+    ThreadUnwindState* thread, UnwinderKind kind, uintptr_t caller_return,
+    uintptr_t* pcs, uintptr_t* sps, int max, int skip,
+    AnchorFrames* const* anchors, int anchor_count) {
+  RawCapture scratch;
+  const int n = CaptureInto(scratch, thread, kind, caller_return, pcs, sps, max,
+                            skip, anchors, anchor_count);
+  asm volatile("" ::: "memory");
+  return n;
+}
+#pragma GCC diagnostic pop
+
+// `caller_return` is the return address of the public entry point; every
+// frame inside this file is innermost of it and is dropped. `sps` and
+// `anchor` as for UnwindRaw; frames an anchor supplies are copied from it.
+// Output may overwrite an anchor's own arrays: anchors are read only before
+// any output is written, and copied frames move to lower indices. The raw
+// frames go to the thread's RawCapture, not the stack: a frame that large
+// is probed page by page on every call where the compiler guards against
+// stack clashes (-fstack-clash-protection, Ubuntu's and Fedora's default).
+__attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
+                                          uintptr_t caller_return,
+                                          uintptr_t* pcs, uintptr_t* sps,
+                                          int max, int skip,
+                                          AnchorFrames* const* anchors,
+                                          int anchor_count) {
+  if (pcs == nullptr || max <= 0) return 0;
+  // One thread-local lookup for the buffer, the rule cache and the memo.
+  ThreadUnwindState* const thread = ThisThreadUnwindState();
+  RawCapture* const scratch = thread != nullptr ? &thread->capture : nullptr;
+  if (scratch == nullptr || scratch->held) [[unlikely]] {
+    return CaptureOnStack(thread, kind, caller_return, pcs, sps, max, skip,
+                          anchors, anchor_count);
+  }
+  // Ordered against a signal handler of this thread only.
+  scratch->held = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const int n = CaptureInto(*scratch, thread, kind, caller_return, pcs, sps,
+                            max, skip, anchors, anchor_count);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  scratch->held = false;
+  return n;
 }
 
 }  // namespace
