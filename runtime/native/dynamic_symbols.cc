@@ -4,9 +4,12 @@
 #include <link.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace deepcontext::native {
 namespace {
+
+std::atomic<uint64_t> g_loads{0};
 
 struct Found {
   uintptr_t bias;
@@ -96,6 +99,7 @@ std::unique_ptr<DynamicSymbols> DynamicSymbols::Load(uintptr_t bias,
   }
   if (count == 0 && gnu_hash != nullptr) count = CountFromGnuHash(gnu_hash);
   if (symbols == nullptr || strings == nullptr || count == 0) return nullptr;
+  g_loads.fetch_add(1, std::memory_order_relaxed);
 
   auto index = std::unique_ptr<DynamicSymbols>(new DynamicSymbols());
   for (uint32_t i = 0; i < count; ++i) {
@@ -137,6 +141,10 @@ const char* DynamicSymbols::Find(uintptr_t address) const {
     if (entry.end > address) match = &entry;
   }
   return match != nullptr ? match->name : nullptr;
+}
+
+uint64_t DynamicSymbols::LoadsSoFar() {
+  return g_loads.load(std::memory_order_relaxed);
 }
 
 }  // namespace deepcontext::native

@@ -29,6 +29,10 @@ class DynamicSymbols {
 
   size_t size() const { return entries_.size(); }
 
+  // Tables read so far in this process (Load calls that found the object):
+  // each reads and sorts a whole symbol table, tens of ms for libtorch.
+  static uint64_t LoadsSoFar();
+
  private:
   struct Entry {
     uintptr_t start;

@@ -12,12 +12,15 @@ FrameResolver::~FrameResolver() = default;
 
 void FrameResolver::RefreshFor(uintptr_t pc) {
   if (pc != 0 && symbolizer_->modules().Find(pc - 1) == nullptr) {
-    // Loaded after the snapshot: a new session over the current modules.
-    // Per-pc results of the old one are cheap to recompute.
+    // Loaded after the snapshot: a new session over the current modules,
+    // which keeps the old one's symbol tables and answers unless a library
+    // was unloaded since (reading libtorch's table again takes tens of ms).
     const uint64_t generation = LoaderGeneration();
     if (generation != snapshot_generation_) {
       snapshot_generation_ = generation;
-      symbolizer_ = std::make_unique<Symbolizer>(ModuleMap::Snapshot());
+      auto fresh = std::make_unique<Symbolizer>(ModuleMap::Snapshot());
+      fresh->AdoptFrom(*symbolizer_);
+      symbolizer_ = std::move(fresh);
       ++snapshots_;
     }
   }

@@ -114,24 +114,36 @@ std::string BaseName(const std::string& path) {
 
 namespace {
 
-int ReadLoaderGeneration(struct dl_phdr_info* info, size_t size, void* data) {
+struct LoaderCounts {
+  uint64_t adds = 0;
+  uint64_t subs = 0;
+};
+
+int ReadLoaderCounts(struct dl_phdr_info* info, size_t size, void* data) {
   // dlpi_adds / dlpi_subs exist since glibc 2.4; older ones pass a smaller
   // size.
   if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
                   sizeof(info->dlpi_subs)) {
-    *static_cast<uint64_t*>(data) =
-        static_cast<uint64_t>(info->dlpi_adds) * 0x100000001ull +
-        static_cast<uint64_t>(info->dlpi_subs);
+    auto* counts = static_cast<LoaderCounts*>(data);
+    counts->adds = static_cast<uint64_t>(info->dlpi_adds);
+    counts->subs = static_cast<uint64_t>(info->dlpi_subs);
   }
   return 1;  // the counters are process-wide: the first module is enough
+}
+
+LoaderCounts ReadCounts() {
+  LoaderCounts counts;
+  dl_iterate_phdr(ReadLoaderCounts, &counts);
+  return counts;
 }
 
 }  // namespace
 
 uint64_t LoaderGeneration() {
-  uint64_t generation = 0;
-  dl_iterate_phdr(ReadLoaderGeneration, &generation);
-  return generation;
+  const LoaderCounts counts = ReadCounts();
+  return counts.adds * 0x100000001ull + counts.subs;
 }
+
+uint64_t LoaderUnloads() { return ReadCounts().subs; }
 
 }  // namespace deepcontext::native

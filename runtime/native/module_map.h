@@ -44,6 +44,11 @@ class ModuleMap {
 // dlpi_adds / dlpi_subs counters). Cheap: visits one module.
 uint64_t LoaderGeneration();
 
+// Objects the dynamic loader has unloaded so far (dlpi_subs). While it
+// stays the same, every object seen loaded is still loaded where it was,
+// with its symbol tables. Cheap: visits one module.
+uint64_t LoaderUnloads();
+
 // The file name part of a path ("libfoo.so" for "/usr/lib/libfoo.so").
 std::string BaseName(const std::string& path);
 

@@ -132,7 +132,7 @@ Symbolizer::Symbolizer(ModuleMap modules)
     : Symbolizer(std::move(modules), Options{}) {}
 
 Symbolizer::Symbolizer(ModuleMap modules, Options options)
-    : modules_(std::move(modules)) {
+    : modules_(std::move(modules)), created_unloads_(LoaderUnloads()) {
 #if defined(DEEPCONTEXT_HAVE_LIBDW)
   if (options.use_debug_info) {
     debug_info_ = std::make_unique<DebugInfo>(modules_);
@@ -155,13 +155,30 @@ const SymbolizedFrame& Symbolizer::Symbolize(uintptr_t pc) {
   return cache_.emplace(pc, Lookup(pc)).first->second;
 }
 
+void Symbolizer::AdoptFrom(Symbolizer& older) {
+  if (older.created_unloads_ != created_unloads_) return;
+  for (auto& [start, symbols] : older.dynamic_) {
+    const Module* module = modules_.Find(start);
+    if (module != nullptr && module->start == start) {
+      dynamic_.try_emplace(start, std::move(symbols));
+    }
+  }
+  dynamic_unloads_ = older.dynamic_unloads_;
+  // A pc outside every module of the older snapshot may lie in a library
+  // loaded since: only answers that named a module carry over.
+  for (auto& [pc, frame] : older.cache_) {
+    if (!frame.module.empty()) cache_.try_emplace(pc, std::move(frame));
+  }
+}
+
 const DynamicSymbols* Symbolizer::SymbolsOf(const Module& module) {
   // The index points into the module's own string table: if anything was
-  // unloaded since it was read, read again what is loaded now.
-  const uint64_t generation = LoaderGeneration();
-  if (generation != dynamic_generation_) {
+  // unloaded since it was read, read again what is loaded now. A load
+  // leaves every table read so far valid.
+  const uint64_t unloads = LoaderUnloads();
+  if (unloads != dynamic_unloads_) {
     dynamic_.clear();
-    dynamic_generation_ = generation;
+    dynamic_unloads_ = unloads;
   }
   auto it = dynamic_.find(module.start);
   if (it == dynamic_.end()) {

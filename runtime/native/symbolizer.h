@@ -60,6 +60,15 @@ class Symbolizer {
 
   const ModuleMap& modules() const { return modules_; }
 
+  // Takes over what `older`, a symbolizer of an earlier snapshot, learnt:
+  // its symbol tables of modules at the same place in this snapshot, and
+  // its answers for pcs inside modules. Nothing is taken when an object
+  // was unloaded between the two (LoaderUnloads()); otherwise every module
+  // `older` knew is still loaded where it was, and its answers stand. A
+  // library loaded meanwhile (CUDA loads several in a run's first steps)
+  // then costs a snapshot, not a new read of every table.
+  void AdoptFrom(Symbolizer& older);
+
  private:
   class DebugInfo;  // libdw session, defined only in libdw builds
 
@@ -70,10 +79,11 @@ class Symbolizer {
   const DynamicSymbols* SymbolsOf(const Module& module);
 
   ModuleMap modules_;
+  uint64_t created_unloads_;  // LoaderUnloads() when this was made
   std::unique_ptr<DebugInfo> debug_info_;
   // By module start; a null entry: not loaded (any more) or no table.
   std::unordered_map<uintptr_t, std::unique_ptr<DynamicSymbols>> dynamic_;
-  uint64_t dynamic_generation_ = 0;  // LoaderGeneration() they were read at
+  uint64_t dynamic_unloads_ = 0;  // LoaderUnloads() when they were read
   std::unordered_map<uintptr_t, SymbolizedFrame> cache_;
 };
 

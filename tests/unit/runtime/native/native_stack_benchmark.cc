@@ -1,15 +1,18 @@
-// Cost of capturing a native stack, per unwinder, and of mapping it to a
-// calling context with and without stack interning. Not a test: run it by
+// Cost of capturing a native stack, per unwinder, of mapping it to a
+// calling context with and without stack interning, and of naming frames
+// from dynamic symbol tables. Not a test: run it by
 // hand (timings depend on the machine).
 //
 //   native_stack_benchmark --benchmark_filter=Capture
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cstdlib>
 
@@ -17,6 +20,7 @@
 #include "runtime/native/module_map.h"
 #include "runtime/native/native_stack.h"
 #include "runtime/native/stack_cache.h"
+#include "runtime/native/symbolizer.h"
 #include "tests/unit/runtime/native/call_chain.h"
 
 namespace deepcontext::native {
@@ -150,5 +154,71 @@ void BM_DynamicSymbolName(benchmark::State& state, bool use_index) {
 }
 BENCHMARK_CAPTURE(BM_DynamicSymbolName, dladdr, false);
 BENCHMARK_CAPTURE(BM_DynamicSymbolName, sorted_index, true);
+
+// Naming a new frame in libc and one in libstdc++ right after a new
+// snapshot, as FrameResolver takes one whenever a library was loaded (CUDA
+// loads several during a run's first steps): with the earlier snapshot's
+// tables taken over (Symbolizer::AdoptFrom), or reading both tables again.
+// The dladdr back end, the GPU image's (no libdw).
+void BM_FirstFramesAfterASnapshot(benchmark::State& state, bool adopt) {
+  deepcontext::native::Symbolizer::Options options;
+  options.use_debug_info = false;
+  const auto libc = reinterpret_cast<uintptr_t>(&qsort);
+  const auto libstdcxx = reinterpret_cast<uintptr_t>(
+      static_cast<void (*)(void*)>(&::operator delete));
+  auto older = std::make_unique<deepcontext::native::Symbolizer>(
+      deepcontext::native::ModuleMap::Snapshot(), options);
+  benchmark::DoNotOptimize(older->Symbolize(libc + 1));
+  benchmark::DoNotOptimize(older->Symbolize(libstdcxx + 1));
+  uintptr_t offset = 0;
+  for (auto _ : state) {
+    auto fresh = std::make_unique<deepcontext::native::Symbolizer>(
+        deepcontext::native::ModuleMap::Snapshot(), options);
+    if (adopt) fresh->AdoptFrom(*older);
+    offset = (offset + 97) % 4096;
+    benchmark::DoNotOptimize(fresh->Symbolize(libc + 2 + offset));
+    benchmark::DoNotOptimize(fresh->Symbolize(libstdcxx + 2 + offset));
+    older = std::move(fresh);
+  }
+}
+BENCHMARK_CAPTURE(BM_FirstFramesAfterASnapshot, tables_read_again, false);
+BENCHMARK_CAPTURE(BM_FirstFramesAfterASnapshot, tables_taken_over, true);
+
+// Reading one module's dynamic symbol table and sorting it: libc's, or the
+// library named by DEEPCONTEXT_BENCH_LIBRARY (loaded here), e.g. a
+// libtorch_cpu.so, whose table is what a re-read costs most.
+void BM_DynamicSymbolsLoad(benchmark::State& state) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(&qsort);
+  if (const char* path = std::getenv("DEEPCONTEXT_BENCH_LIBRARY")) {
+    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      state.SkipWithError(dlerror());
+      return;
+    }
+    link_map* map = nullptr;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) {
+      state.SkipWithError("no link map");
+      return;
+    }
+    address = 0;
+    const deepcontext::native::ModuleMap loaded = deepcontext::native::ModuleMap::Snapshot();
+    for (const auto& module : loaded.modules()) {
+      if (module.bias == map->l_addr) address = module.start;
+    }
+  }
+  const deepcontext::native::ModuleMap modules = deepcontext::native::ModuleMap::Snapshot();
+  const deepcontext::native::Module* module = modules.Find(address);
+  if (module == nullptr) {
+    state.SkipWithError("module not found");
+    return;
+  }
+  size_t symbols = 0;
+  for (auto _ : state) {
+    const auto table = deepcontext::native::DynamicSymbols::Load(module->bias, module->start);
+    symbols = table != nullptr ? table->size() : 0;
+  }
+  state.counters["symbols"] = static_cast<double>(symbols);
+}
+BENCHMARK(BM_DynamicSymbolsLoad)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
