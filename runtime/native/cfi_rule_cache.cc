@@ -104,23 +104,20 @@ CfiRule SharedCachedRule(uintptr_t pc) {
 
 using internal::ThreadUnwindState;
 
-CfiThreadCache* ThisThreadCfiCache() {
-  // Not a thread_local: 20 KiB of thread-locals would push the library's
+namespace internal {
+ThreadUnwindState* ThisThreadUnwindState() {
+  // Not a thread_local: 130 KiB of thread-locals would push the library's
   // whole TLS block out of the loader's static TLS space, and every
   // thread-local read of the runtime, on every op and launch, would become
   // a call (see -mtls-dialect in CMakeLists.txt).
-  ThreadUnwindState* state = ThreadInstance<ThreadUnwindState>();
+  return ThreadInstance<ThreadUnwindState>();
+}
+}  // namespace internal
+
+CfiThreadCache* ThisThreadCfiCache() {
+  ThreadUnwindState* state = internal::ThisThreadUnwindState();
   return state != nullptr ? &state->rules : nullptr;
 }
-
-namespace internal {
-WalkMemo* ThisThreadWalkMemo() {
-  ThreadUnwindState* state = ThreadInstance<ThreadUnwindState>();
-  return state != nullptr ? &state->memo : nullptr;
-}
-
-ThreadUnwindState* ThisThreadUnwindState() { return ThreadInstance<ThreadUnwindState>(); }
-}  // namespace internal
 
 const CfiRule& FillCfiThreadCache(CfiThreadCache& cache, uintptr_t pc) {
   g_thread_fills.fetch_add(1, std::memory_order_relaxed);

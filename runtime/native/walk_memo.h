@@ -164,10 +164,6 @@ class WalkMemo {
   uint64_t flushed_stepped_ = 0;
 };
 
-// The calling thread's memo, created on its first walk, on the heap with
-// its rule cache (cfi_rule_cache.cc); nullptr while the thread exits.
-WalkMemo* ThisThreadWalkMemo();
-
 // What the memos of all threads did: segments published (each a walk that
 // met new frames), steps replayed and steps taken by rule (the last two
 // flushed every WalkMemo::kFlushWalks walks of a thread).

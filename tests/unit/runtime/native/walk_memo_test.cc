@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "runtime/native/cfi_rules.h"
+#include "runtime/native/cfi_walk.h"
 #include "runtime/native/native_stack.h"
 
 namespace deepcontext::native {
 namespace {
 
 using internal::ReplayStep;
-using internal::ThisThreadWalkMemo;
 using internal::WalkMemo;
 using internal::WalkState;
 using internal::WalkStep;
@@ -101,13 +101,19 @@ std::vector<uintptr_t> Pcs(const Frames& frames) {
   return std::vector<uintptr_t>(frames.pcs, frames.pcs + frames.count);
 }
 
+// The calling thread's memo (in its unwinding state, made on first use).
+WalkMemo* ThisThreadMemo() {
+  internal::ThreadUnwindState* state = internal::ThisThreadUnwindState();
+  return state != nullptr ? &state->memo : nullptr;
+}
+
 class WalkMemoTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!UnwinderAvailable(UnwinderKind::kCfiCache)) GTEST_SKIP() << "no cfi-cache here";
-    ASSERT_NE(ThisThreadWalkMemo(), nullptr);
+    ASSERT_NE(ThisThreadMemo(), nullptr);
   }
-  static uint64_t Replayed() { return ThisThreadWalkMemo()->steps_replayed(); }
+  static uint64_t Replayed() { return ThisThreadMemo()->steps_replayed(); }
 };
 
 // Called from one call site of a loop whose bound the compiler cannot see
@@ -143,7 +149,7 @@ TEST_F(WalkMemoTest, SameLeafThroughAnotherCallerIsNotReplayedAsTheFirst) {
   uint64_t before = 0;
   for (int round = 0; round < g_rounds; ++round) {
     if (round == 2) {
-      published = ThisThreadWalkMemo()->segments_published();
+      published = ThisThreadMemo()->segments_published();
       before = Replayed();
     }
     RoundAB(a, b);
@@ -161,7 +167,7 @@ TEST_F(WalkMemoTest, SameLeafThroughAnotherCallerIsNotReplayedAsTheFirst) {
   EXPECT_NE(Pcs(a.cfi), Pcs(b.cfi));
   // Both walks were in the memo in the last round: each capture replayed
   // (B's but the step where it leaves A's), none recorded.
-  EXPECT_EQ(ThisThreadWalkMemo()->segments_published(), published);
+  EXPECT_EQ(ThisThreadMemo()->segments_published(), published);
   EXPECT_GE(Replayed() - before, static_cast<uint64_t>(a.cfi.count + b.cfi.count - 1));
 }
 
