@@ -127,8 +127,9 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   state.last_python_count = 0;
   state.last_in_compile = base_in_compile;
   if (!python_enabled_) return base;
-  const call_path::PythonCaptureLease buffer(state);
-  python::RawFrame* captured = buffer.frames();
+  const call_path::BorrowedScratch<call_path::PythonCaptureBuffer> buffer(
+      state.python_capture);
+  python::RawFrame* captured = buffer->frames();
   bool truncated = false;
   const int count = CapturePython(captured, &truncated);
   const python::RawFrame* frames = captured + (truncated ? 1 : 0);
@@ -190,8 +191,9 @@ void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
   entry.python_top = python::RawFrame{};
   entry.python_count = 0;
   if (!python_enabled_) return;
-  const call_path::PythonCaptureLease buffer(state);
-  python::RawFrame* captured = buffer.frames();
+  const call_path::BorrowedScratch<call_path::PythonCaptureBuffer> buffer(
+      state.python_capture);
+  python::RawFrame* captured = buffer->frames();
   bool truncated = false;
   const int count = CapturePython(captured, &truncated);
   if (count > 0) entry.python_top = captured[(truncated ? 1 : 0) + count - 1];

@@ -101,8 +101,9 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
     timer.Finish(CaptureOutcome::kNoStack);
     return PythonContext(state, base, start, depth);
   }
-  const call_path::PythonCaptureLease python_buffer(state);
-  python::RawFrame* python_frames = python_buffer.frames();
+  const call_path::BorrowedScratch<call_path::PythonCaptureBuffer> python_buffer(
+      state.python_capture);
+  python::RawFrame* python_frames = python_buffer->frames();
   bool truncated = false;
   const int count =
       python_enabled_ ? CapturePython(python_frames, &truncated) : 0;

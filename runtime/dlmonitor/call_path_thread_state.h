@@ -52,7 +52,7 @@ namespace call_path {
 // NativeContext's own time). RawFrame is an aggregate, so the bytes hold
 // its objects implicitly. Kept in the thread's state, not on the stack: a
 // frame over a page is probed page by page on every call where the compiler
-// guards against stack clashes (see PythonCaptureLease).
+// guards against stack clashes (lent through BorrowedScratch).
 class PythonCaptureBuffer {
  public:
   python::RawFrame* frames() {
@@ -76,11 +76,11 @@ struct NativePathScratch {
   native::SplicedFrame spliced[kSpliceCapacity];
 };
 
-// Lends a per-thread object to one user at a time: the slot is emptied while
-// it is lent, so a nested user (a capture made while another one of the same
-// thread still reads its frames) gets an object of its own, from the heap,
-// and never overwrites the outer one's. The first object kept back is kept
-// for the next user.
+// Lends a per-thread object (made on first use) to one user at a time: the
+// slot is emptied while it is lent, so a nested user (a capture made while
+// another one of the same thread still reads its frames) gets an object of
+// its own, from the heap, and never overwrites the outer one's. The first
+// object given back is kept for the next user.
 template <typename T>
 class BorrowedScratch {
  public:
@@ -257,46 +257,11 @@ struct ThreadState {
   ChildCacheEntry children[kChildCacheSize];
 
   // Room for the Python capture of PythonContext, MarkPython and
-  // NativeContext (through PythonCaptureLease), and whether a capture holds it.
-  call_path::PythonCaptureBuffer python_capture;
-  bool python_capture_held = false;
-  // NativeContext's first-sight scratch, made on first use (BorrowedScratch).
+  // NativeContext, and NativeContext's first-sight scratch, each made on
+  // first use and lent through BorrowedScratch.
+  std::unique_ptr<call_path::PythonCaptureBuffer> python_capture;
   std::unique_ptr<call_path::NativePathScratch> native_scratch;
 };
 
-namespace call_path {
-
-// The thread's PythonCaptureBuffer for one capture, or, when a capture of
-// the same thread still holds it (a nested call), a buffer of its own from
-// the heap: no call path reads frames another one overwrote.
-class PythonCaptureLease {
- public:
-  explicit PythonCaptureLease(ThreadState& state) : state_(state) {
-    if (!state.python_capture_held) [[likely]] {
-      state.python_capture_held = true;
-      frames_ = state.python_capture.frames();
-    } else {
-      own_.reset(new PythonCaptureBuffer);  // default-initialized
-      frames_ = own_->frames();
-    }
-  }
-  ~PythonCaptureLease() {
-    if (own_ == nullptr) state_.python_capture_held = false;
-  }
-  PythonCaptureLease(const PythonCaptureLease&) = delete;
-  PythonCaptureLease& operator=(const PythonCaptureLease&) = delete;
-
-  // Room for CallPathBuilder::kMaxPythonDepth + 1 frames.
-  python::RawFrame* frames() const { return frames_; }
-  // True when this capture got the thread's own buffer.
-  bool shared() const { return own_ == nullptr; }
-
- private:
-  ThreadState& state_;
-  std::unique_ptr<PythonCaptureBuffer> own_;
-  python::RawFrame* frames_ = nullptr;
-};
-
-}  // namespace call_path
 
 }  // namespace deepcontext::dlmonitor

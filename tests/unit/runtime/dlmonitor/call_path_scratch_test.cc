@@ -13,7 +13,7 @@ namespace {
 
 using call_path::BorrowedScratch;
 using call_path::NativePathScratch;
-using call_path::PythonCaptureLease;
+using PythonBuffer = call_path::BorrowedScratch<call_path::PythonCaptureBuffer>;
 
 constexpr int kFrames = CallPathBuilder::kMaxPythonDepth + 1;
 
@@ -28,44 +28,44 @@ bool Holds(const python::RawFrame* frames, int32_t tag) {
   return true;
 }
 
-TEST(PythonCaptureLeaseTest, LendsTheThreadsBufferAndTakesItBack) {
+TEST(PythonCaptureBufferTest, TheThreadsBufferIsLentAndTakenBack) {
   auto state = std::make_unique<ThreadState>();
-  python::RawFrame* const own = state->python_capture.frames();
+  python::RawFrame* own = nullptr;
   {
-    const PythonCaptureLease lease(*state);
-    EXPECT_TRUE(lease.shared());
-    EXPECT_EQ(lease.frames(), own);
-    EXPECT_TRUE(state->python_capture_held);
+    const PythonBuffer lent(state->python_capture);
+    own = lent->frames();
+    EXPECT_EQ(state->python_capture, nullptr);  // held by this capture
   }
-  EXPECT_FALSE(state->python_capture_held);
-  const PythonCaptureLease again(*state);
-  EXPECT_EQ(again.frames(), own);
+  ASSERT_NE(state->python_capture, nullptr);
+  EXPECT_EQ(state->python_capture->frames(), own);
+  const PythonBuffer again(state->python_capture);
+  EXPECT_EQ(again->frames(), own);
 }
 
-TEST(PythonCaptureLeaseTest, NestedCaptureGetsItsOwnBufferAndLeavesTheOuterOnesFrames) {
+TEST(PythonCaptureBufferTest, NestedCaptureGetsItsOwnBufferAndLeavesTheOuterOnesFrames) {
   auto state = std::make_unique<ThreadState>();
+  python::RawFrame* outer_frames = nullptr;
   {
-    const PythonCaptureLease outer(*state);
-    Fill(outer.frames(), 1000);
+    const PythonBuffer outer(state->python_capture);
+    outer_frames = outer->frames();
+    Fill(outer_frames, 1000);
     {
-      const PythonCaptureLease inner(*state);
-      EXPECT_FALSE(inner.shared());
-      EXPECT_NE(inner.frames(), outer.frames());
-      Fill(inner.frames(), 5000);
+      const PythonBuffer inner(state->python_capture);
+      EXPECT_NE(inner->frames(), outer_frames);
+      Fill(inner->frames(), 5000);
       // A third level, as deep as nesting goes.
-      const PythonCaptureLease innermost(*state);
-      EXPECT_NE(innermost.frames(), inner.frames());
-      EXPECT_NE(innermost.frames(), outer.frames());
+      const PythonBuffer innermost(state->python_capture);
+      EXPECT_NE(innermost->frames(), inner->frames());
+      EXPECT_NE(innermost->frames(), outer_frames);
     }
-    EXPECT_TRUE(Holds(outer.frames(), 1000));
-    // The outer capture still holds the thread's buffer.
-    EXPECT_TRUE(state->python_capture_held);
-    const PythonCaptureLease after_inner(*state);
-    EXPECT_FALSE(after_inner.shared());
+    EXPECT_TRUE(Holds(outer_frames, 1000));
+    // The outer capture still holds its buffer: the next one gets another.
+    const PythonBuffer after_inner(state->python_capture);
+    EXPECT_NE(after_inner->frames(), outer_frames);
   }
-  EXPECT_FALSE(state->python_capture_held);
-  const PythonCaptureLease next(*state);
-  EXPECT_TRUE(next.shared());
+  EXPECT_NE(state->python_capture, nullptr);
+  const PythonBuffer next(state->python_capture);
+  EXPECT_NE(next->frames(), nullptr);
 }
 
 TEST(BorrowedScratchTest, IsMadeOnceAndKeptForTheNextUser) {
