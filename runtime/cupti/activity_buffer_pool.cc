@@ -1,18 +1,19 @@
 #include "runtime/cupti/activity_buffer_pool.h"
 
-#include <cstdlib>
+#include <sys/mman.h>
+
+#include <cstring>
 
 namespace deepcontext::cupti {
 
 ActivityBufferPool::ActivityBufferPool(size_t buffer_size, size_t max_free)
-    // aligned_alloc needs a size that is a multiple of the alignment.
     : buffer_size_((buffer_size + kAlignment - 1) / kAlignment * kAlignment),
       max_free_(max_free) {
   free_.reserve(max_free_);
 }
 
 ActivityBufferPool::~ActivityBufferPool() {
-  for (uint8_t* buffer : free_) std::free(buffer);
+  for (uint8_t* buffer : free_) Unmap(buffer);
 }
 
 uint8_t* ActivityBufferPool::Acquire() {
@@ -25,25 +26,41 @@ uint8_t* ActivityBufferPool::Acquire() {
       return buffer;
     }
   }
-  auto* buffer = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, buffer_size_));
-  if (buffer == nullptr) return nullptr;
+  // Fresh anonymous pages read as zero and are faulted in as CUPTI writes,
+  // instead of all at once by a clearing pass on the launching thread.
+  void* mapped = mmap(nullptr, buffer_size_, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) return nullptr;
+  auto* buffer = static_cast<uint8_t*>(mapped);
   std::lock_guard<std::mutex> guard(mutex_);
   ++outstanding_;
   ++allocated_;
   return buffer;
 }
 
+void ActivityBufferPool::Unmap(uint8_t* buffer) const {
+  munmap(buffer, buffer_size_);
+}
+
 void ActivityBufferPool::Release(uint8_t* buffer) {
   if (buffer == nullptr) return;
+  bool keep = false;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     if (outstanding_ > 0) --outstanding_;
-    if (free_.size() < max_free_) {
-      free_.push_back(buffer);
-      return;
-    }
+    // Its room is held while it is cleared outside the lock, so that
+    // concurrent releases cannot overfill the pool meanwhile.
+    keep = free_.size() + clearing_ < max_free_;
+    if (keep) ++clearing_;
   }
-  std::free(buffer);
+  if (!keep) {
+    Unmap(buffer);
+    return;
+  }
+  std::memset(buffer, 0, buffer_size_);
+  std::lock_guard<std::mutex> guard(mutex_);
+  --clearing_;
+  free_.push_back(buffer);
 }
 
 size_t ActivityBufferPool::outstanding() const {

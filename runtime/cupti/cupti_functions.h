@@ -29,6 +29,8 @@ struct CuptiFunctions {
   // cuptiSubscribe_v2 names the client already subscribed when subscribing
   // fails.
   decltype(&::cuptiSubscribe_v2) subscribe_v2 = nullptr;
+  // To tell CUPTI that the activity buffers it is given are cleared already.
+  decltype(&::cuptiActivitySetAttribute) activity_set_attribute = nullptr;
   // cuptiGetGraphExecId (CUDA 12.3+; spelled out so that older headers
   // build): the id an executable graph's node ids start with
   // (graph_child_nodes.h).

@@ -157,6 +157,8 @@ bool CuptiLibrary::Resolve(void* handle, const std::string& path) {
   std::string optional_missing;
   Lookup(handle, "cuptiSubscribe_v2", &f.subscribe_v2, &optional_missing);
   Lookup(handle, "cuptiGetGraphExecId", &f.get_graph_exec_id, &optional_missing);
+  Lookup(handle, "cuptiActivitySetAttribute", &f.activity_set_attribute,
+         &optional_missing);
   if (!missing.empty()) {
     error_ = "not available: " + path + " lacks " + missing;
     return false;

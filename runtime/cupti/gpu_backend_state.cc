@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <thread>
 
@@ -242,6 +243,7 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
     g_active = this;
   }
 
+  TellCuptiBuffersAreCleared();
   result = f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer);
   if (result != CUPTI_SUCCESS) {
     return "no GPU activity recorded: cuptiActivityRegisterCallbacks "
@@ -394,6 +396,33 @@ bool GpuBackendState::TurnCallbacksAndKindsOff() {
   return any;
 }
 
+void GpuBackendState::TellCuptiBuffersAreCleared() {
+  // By default CUPTI clears each 8 MiB activity buffer it is given, on the
+  // launching thread that filled the previous one: a stall in the middle of
+  // the application's launches. The pool hands out cleared buffers
+  // (activity_buffer_pool.h), so CUPTI is told to skip that. Set at every
+  // attach, so that an attach after a detach has it too.
+  const char* setting = std::getenv("DEEPCONTEXT_CUPTI_CLEARED_BUFFERS");
+  const bool off = setting != nullptr && std::strcmp(setting, "0") == 0;
+  if (f_.activity_set_attribute == nullptr) {
+    buffers_cleared_by_ = "CUPTI, on the launching threads (no cuptiActivitySetAttribute)";
+    return;
+  }
+  uint8_t cleared = off ? 0 : 1;
+  size_t size = sizeof(cleared);
+  const CUptiResult result = f_.activity_set_attribute(
+      CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &cleared);
+  if (off) {
+    buffers_cleared_by_ =
+        "CUPTI, on the launching threads (DEEPCONTEXT_CUPTI_CLEARED_BUFFERS=0)";
+  } else if (result != CUPTI_SUCCESS) {
+    buffers_cleared_by_ = "CUPTI, on the launching threads (" +
+                          library_.ResultString(result) + ")";
+  } else {
+    buffers_cleared_by_ = "the profiler's record thread";
+  }
+}
+
 std::optional<int64_t> GpuBackendState::ReadClockOffsetNs() const {
   uint64_t gpu_now = 0;
   if (f_.get_timestamp(&gpu_now) != CUPTI_SUCCESS) return std::nullopt;
@@ -477,6 +506,9 @@ std::vector<std::pair<std::string, std::string>> GpuBackendState::Metadata()
   input.warnings = warnings_;
   auto metadata = GpuMetadata(input);
   metadata.emplace_back("gpu_cupti_detach", DetachDescription(DetachState()));
+  if (!buffers_cleared_by_.empty()) {
+    metadata.emplace_back("gpu_activity_buffers_cleared_by", buffers_cleared_by_);
+  }
   // Nodes inside child graphs (e.g. XLA's traced commands) given the
   // context of the source node they were instantiated from.
   if (const uint64_t linked = linked_child_nodes_.load(std::memory_order_relaxed); linked != 0) {

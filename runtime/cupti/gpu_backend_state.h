@@ -166,6 +166,8 @@ class GpuBackendState {
   // Turns off the driver and resource callbacks (when subscribed) and every
   // enabled activity kind; true when some kind was on.
   bool TurnCallbacksAndKindsOff();
+  // Before the buffer callbacks are registered, at every attach.
+  void TellCuptiBuffersAreCleared();
   // CUPTI's timestamp minus CLOCK_REALTIME; only while CuptiCallable().
   std::optional<int64_t> ReadClockOffsetNs() const;
   void OnDriverApi(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
@@ -217,6 +219,8 @@ class GpuBackendState {
   std::optional<int64_t> clock_offset_ns_;
   std::string description_;
   std::string warnings_;
+  // Who clears activity buffers before CUPTI fills them (metadata).
+  std::string buffers_cleared_by_;
   bool warned_missing_records_ = false;
   // Decided by Stop() (DetachRefusal), done by Detach().
   bool finalize_after_stop_ = false;

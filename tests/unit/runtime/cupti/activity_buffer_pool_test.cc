@@ -26,6 +26,35 @@ TEST(ActivityBufferPoolTest, HandsOutAlignedBuffersAndReusesThem) {
   pool.Release(a);
 }
 
+bool AllZero(const uint8_t* buffer, size_t size) {
+  for (size_t i = 0; i < size; ++i) {
+    if (buffer[i] != 0) return false;
+  }
+  return true;
+}
+
+// CUPTI is told the buffers come cleared (gpu_backend_state.cc), so a
+// buffer written and released is cleared before it is handed out again.
+TEST(ActivityBufferPoolTest, HandsOutClearedBuffersOnly) {
+  ActivityBufferPool pool(10000, 2);
+  uint8_t* a = pool.Acquire();
+  uint8_t* b = pool.Acquire();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(AllZero(a, pool.buffer_size()));
+  std::memset(a, 0xcd, pool.buffer_size());
+  b[pool.buffer_size() - 1] = 1;
+  pool.Release(a);
+  pool.Release(b);
+  uint8_t* again = pool.Acquire();
+  uint8_t* again2 = pool.Acquire();
+  EXPECT_TRUE(AllZero(again, pool.buffer_size()));
+  EXPECT_TRUE(AllZero(again2, pool.buffer_size()));
+  EXPECT_EQ(pool.allocated(), 2u);
+  pool.Release(again);
+  pool.Release(again2);
+}
+
 TEST(ActivityBufferPoolTest, KeepsAtMostMaxFree) {
   ActivityBufferPool pool(256, 2);
   std::vector<uint8_t*> buffers;

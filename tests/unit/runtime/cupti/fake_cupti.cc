@@ -1,5 +1,6 @@
 #include "tests/unit/runtime/cupti/fake_cupti.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -136,8 +137,25 @@ void HandOver(bool with_running) {
   request(&buffer, &size, &max_records);
   const size_t bytes = records.size() * sizeof(CUpti_ActivityKernel10);
   if (buffer == nullptr || size < bytes) return;
+  if (std::any_of(buffer, buffer + size, [](uint8_t byte) { return byte != 0; })) {
+    FakeCuptiState& s = FakeCupti();
+    std::lock_guard<std::mutex> guard(s.mutex);
+    ++s.uncleared_buffers;
+  }
   std::memcpy(buffer, records.data(), bytes);
   complete(nullptr, 0, buffer, size, bytes);
+}
+
+CUptiResult CUPTIAPI SetAttribute(CUpti_ActivityAttribute attribute, size_t* size,
+                                  void* value) {
+  Count();
+  if (attribute != CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER || *size != 1) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  FakeCuptiState& s = FakeCupti();
+  std::lock_guard<std::mutex> guard(s.mutex);
+  s.cleared_buffers_attribute = *static_cast<uint8_t*>(value);
+  return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI FlushAll(uint32_t flag) {
@@ -243,6 +261,7 @@ CuptiFunctions FakeCuptiFunctions() {
   f.activity_disable = &ActivityDisable;
   f.activity_register_callbacks = &RegisterCallbacks;
   f.activity_flush_all = &FlushAll;
+  f.activity_set_attribute = &SetAttribute;
   f.activity_get_next_record = &GetNextRecord;
   f.activity_get_num_dropped_records = &GetNumDroppedRecords;
   f.get_callback_name = &GetCallbackName;

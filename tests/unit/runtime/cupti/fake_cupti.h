@@ -38,6 +38,10 @@ struct FakeCuptiState {
   // detach, where CUPTI waits for the work in flight.
   std::vector<CUpti_ActivityKernel10> finished;
   std::vector<CUpti_ActivityKernel10> running;
+  // CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER as last set; -1: never.
+  int cleared_buffers_attribute = -1;
+  // Buffers the client handed over with a byte that was not zero.
+  int uncleared_buffers = 0;
   int calls = 0;  // every entry point but the version and name queries
   int subscribes = 0;
   int unsubscribes = 0;

@@ -117,6 +117,34 @@ TEST_F(GpuBackendStateTest, TheSettingKeepsCuptiAttachedAtStop) {
   EXPECT_EQ(FakeCupti().finalizes, 0);
 }
 
+// CUPTI is told that its activity buffers come cleared, and they do: a
+// buffer filled and handed back is cleared before it is handed out again.
+TEST_F(GpuBackendStateTest, ActivityBuffersComeClearedAndCuptiIsToldSo) {
+  MakeState();
+  ASSERT_EQ(state_->Start(), "");
+  EXPECT_EQ(FakeCupti().cleared_buffers_attribute, 1);
+  for (uint32_t id = 1; id <= 3; ++id) {
+    FakeCuptiLaunch(id);
+    FakeCuptiKernelRecord(id, 1'000 * id, 1'000 * id + 500);
+    state_->Flush();
+  }
+  EXPECT_EQ(Total("gpu_time").count, 3u);
+  EXPECT_EQ(FakeCupti().uncleared_buffers, 0);
+  EXPECT_EQ(Value(state_->Metadata(), "gpu_activity_buffers_cleared_by"),
+            "the profiler's record thread");
+}
+
+TEST_F(GpuBackendStateTest, TheSettingLeavesClearingBuffersToCupti) {
+  setenv("DEEPCONTEXT_CUPTI_CLEARED_BUFFERS", "0", 1);
+  MakeState();
+  const std::string error = state_->Start();
+  unsetenv("DEEPCONTEXT_CUPTI_CLEARED_BUFFERS");
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(FakeCupti().cleared_buffers_attribute, 0);
+  EXPECT_TRUE(Has(Value(state_->Metadata(), "gpu_activity_buffers_cleared_by"),
+                  "DEEPCONTEXT_CUPTI_CLEARED_BUFFERS=0"));
+}
+
 // Once a pause detached CUPTI, any CUPTI call would attach it again:
 // stopping then makes none, and waits for nothing.
 TEST_F(GpuBackendStateTest, StopAfterAPauseDetachedCuptiMakesNoCuptiCall) {
