@@ -31,6 +31,8 @@
 //                off and unsubscribed without detaching CUPTI
 //                (cuptiFinalize): the cost a stopped profiler leaves behind
 //                unless it detaches, as DeepContext does when it stops
+// Then the runtime's launch stalls: 300000 launches timed one by one, with
+// the activity buffers cleared by the runtime or by CUPTI (PrintStalls).
 // Every other configuration detaches CUPTI when it ends, so "none" is the
 // cost of a launch after profiling; the launches timed before any CUPTI use
 // are printed too, for comparison. After each round's launches the same
@@ -101,6 +103,73 @@ bool LoadDriver(Driver* driver) {
          driver->ctx_set_current && driver->module_load_data &&
          driver->module_get_function && driver->launch_kernel &&
          driver->ctx_synchronize && driver->ctx_get_device;
+}
+
+// Launch stalls under the runtime: each of many launches timed alone, with
+// the runtime handing CUPTI cleared activity buffers (as it does) and with
+// CUPTI clearing each one itself on the launching thread
+// (DEEPCONTEXT_CUPTI_CLEARED_BUFFERS=0). A buffer holds tens of thousands of
+// kernel records, so a stall is rare and invisible in a median per launch.
+bool PrintStalls(const Driver& cu, CUfunction kernel, int rounds) {
+  constexpr int kLaunches = 300000;
+  constexpr double kStallUs = 100;
+  struct Stalls {
+    std::vector<double> longest_us, stalls, stalled_us, mean_us;
+  };
+  std::map<std::string, Stalls> by_variant;
+  std::vector<double> times(kLaunches);
+  for (int round = 0; round < rounds; ++round) {
+    for (const char* clearing : {"1", "0"}) {
+      setenv("DEEPCONTEXT_CUPTI_CLEARED_BUFFERS", clearing, 1);
+      if (deepcontext_start() != 0) {
+        std::fprintf(stderr, "gpu_launch_cost: deepcontext failed%s\n",
+                     deepcontext_last_error());
+        return false;
+      }
+      const auto first = std::chrono::steady_clock::now();
+      auto before = first;
+      for (int i = 0; i < kLaunches; ++i) {
+        if (cu.launch_kernel(kernel, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) !=
+            CUDA_SUCCESS) {
+          return false;
+        }
+        const auto after = std::chrono::steady_clock::now();
+        times[i] = std::chrono::duration<double, std::micro>(after - before).count();
+        before = after;
+      }
+      const double total_us =
+          std::chrono::duration<double, std::micro>(before - first).count();
+      cu.ctx_synchronize();
+      deepcontext_stop();
+      Stalls& stalls = by_variant[clearing];
+      double longest = 0, stalled = 0;
+      int count = 0;
+      for (double us : times) {
+        longest = std::max(longest, us);
+        if (us > kStallUs) {
+          ++count;
+          stalled += us;
+        }
+      }
+      stalls.longest_us.push_back(longest);
+      stalls.stalls.push_back(count);
+      stalls.stalled_us.push_back(stalled);
+      stalls.mean_us.push_back(total_us / kLaunches);
+    }
+  }
+  unsetenv("DEEPCONTEXT_CUPTI_CLEARED_BUFFERS");
+  std::printf("\n| deepcontext, %d launches timed one by one (median of %d) | longest "
+              "launch (us) | launches over %.0f us | their time (us) | us per launch |\n",
+              kLaunches, rounds, kStallUs);
+  std::printf("|---|---|---|---|---|\n");
+  for (const auto& [clearing, stalls] : by_variant) {
+    std::printf("| %s | %.0f | %.0f | %.0f | %.3f |\n",
+                clearing[0] == '1' ? "buffers cleared by the runtime's record thread"
+                                   : "buffers cleared by CUPTI on the launching thread",
+                Median(stalls.longest_us), Median(stalls.stalls), Median(stalls.stalled_us),
+                Median(stalls.mean_us));
+  }
+  return true;
 }
 
 }  // namespace
@@ -292,5 +361,5 @@ int main(int argc, char** argv) {
                 Median(toggle_us), toggle_us.size());
   }
   std::printf("deepcontext: %s\n", deepcontext_gpu_status());
-  return 0;
+  return PrintStalls(cu, kernel, rounds) ? 0 : 1;
 }
