@@ -55,14 +55,14 @@ inline uint32_t CodeIdent(const FrameLayout& layout, const void* code) {
   const auto file = reinterpret_cast<uintptr_t>(
       LoadPointer(code, layout.code_filename));
   const auto line = LoadField<uint32_t>(code, layout.code_firstlineno);
-  // splitmix64-style finalizer over a multiplicative mix of the three fields.
-  uint64_t hash = name * 0x9E3779B97F4A7C15ULL;
-  hash ^= (file + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
-  hash ^= line;
-  hash ^= hash >> 31;
-  hash *= 0xBF58476D1CE4E5B9ULL;
-  hash ^= hash >> 29;
-  return static_cast<uint32_t>(hash ^ (hash >> 32));
+  // Shifts and xors only: read for every frame of every capture, and only
+  // compared for equality (python_frame_cache.h mixes it into its hash).
+  // Objects are 16-byte aligned, so the pointers' low 4 bits carry nothing;
+  // the three fields land on different bits before the halves are folded.
+  const uint64_t mixed = (static_cast<uint64_t>(name) >> 4) ^
+                         (static_cast<uint64_t>(file) << 17) ^
+                         (static_cast<uint64_t>(line) << 38);
+  return static_cast<uint32_t>(mixed ^ (mixed >> 32));
 }
 
 // Longest string (in code points) copied out of a unicode object; anything
