@@ -150,6 +150,18 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
     state.resolved[i] = python_.Lookup(frames[i], state.frame_cache);
     state.ctx[i] = kNoContext;
   }
+  // Frames [start, same) are those of the previous capture: what was found
+  // about them holds, and only the frames past them are looked at.
+  if (same == start || state.first_compile >= same) {
+    state.first_compile = count;
+    for (int i = same; i < count; ++i) {
+      if (state.resolved[i].compile) {
+        state.first_compile = i;
+        break;
+      }
+    }
+  }
+  state.ctx_known = std::min(state.ctx_known, same);
   state.cached_base = base;
   state.cached_start = start;
   state.cached_count = count;
@@ -161,16 +173,12 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   // the last kept frame when that one is hidden (an autotuner's launcher).
   // It depends on frames [start, i] only, so cached ctx[i] stay right.
   int compile_at = -1;
-  if (!base_in_compile) {
-    for (int i = start; i < count; ++i) {
-      if (state.resolved[i].compile) {
-        compile_at = std::min(i, kept);
-        break;
-      }
-    }
+  if (!base_in_compile && state.first_compile < count) {
+    compile_at = std::min(state.first_compile, kept);
   }
-  ContextId parent = base;
-  for (int i = start; i < kept; ++i) {
+  const int resume = std::max(start, std::min(state.ctx_known, kept));
+  ContextId parent = resume > start ? state.ctx[resume - 1] : base;
+  for (int i = resume; i < kept; ++i) {
     if (state.ctx[i] == kNoContext) {
       const ContextId from = i == compile_at ? Phase(parent, compile_name_) : parent;
       if (from == kNoContext) return parent;  // tree full
@@ -178,6 +186,7 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
       if (state.ctx[i] == kNoContext) return parent;  // tree full
     }
     parent = state.ctx[i];
+    state.ctx_known = i + 1;
   }
   if (compile_at == kept) {
     const ContextId phase = Phase(parent, compile_name_);

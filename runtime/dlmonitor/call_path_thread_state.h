@@ -212,6 +212,11 @@ struct ThreadState {
   ContextId cached_base = kNoContext;
   int cached_start = -1;
   int cached_count = 0;
+  // Positions [cached_start, ctx_known) have their ctx looked up; the
+  // first position of the capture whose frame is in a compilation phase
+  // (cached_count when none): only frames that changed are looked at again.
+  int ctx_known = 0;
+  int first_compile = 0;
   python::RawFrame raw[CallPathBuilder::kMaxPythonDepth];
   ResolvedPythonFrame resolved[CallPathBuilder::kMaxPythonDepth];
   ContextId ctx[CallPathBuilder::kMaxPythonDepth];

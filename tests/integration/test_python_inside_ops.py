@@ -57,9 +57,23 @@ def test_compiler_frames_put_their_work_in_a_compile_phase(tree):
         # The phase sits right above the first compiler frame.
         frames = [a for a in node.ancestors() if a.kind == "python"
                   and a.file.endswith("torch/_dynamo/convert_frame.py")]
-        assert len(frames) == 1, repr(node)
-        assert frames[0].parent.kind == "phase" and frames[0].parent.name == "[compile]"
+        assert [f.name for f in frames] == ["twice", "convert"], repr(node)
+        assert frames[1].parent.kind == "phase" and frames[1].parent.name == "[compile]"
         assert _phases(node).count("[compile]") == 1, repr(node)
+
+
+def test_an_op_after_another_below_the_same_compiler_frame_is_in_the_phase_too(tree):
+    # Consecutive ops whose captures share the compiler frame and differ
+    # below it: the second finds the phase from what the first found.
+    me = "python_inside_ops.py"
+    subs = [n for n in tree.find(kind="operator", name="aten::sub")
+            if (me, marker_line(SCRIPT, "MARK_COMPILE")) in _lines(n)]
+    assert len(subs) == 1, [repr(n) for n in tree.find(kind="operator", name="aten::sub")]
+    frames = [a for a in subs[0].ancestors() if a.kind == "python"
+              and a.file.endswith("torch/_dynamo/convert_frame.py")]
+    assert [f.name for f in frames] == ["twice", "convert"], repr(subs[0])
+    assert frames[1].parent.kind == "phase" and frames[1].parent.name == "[compile]"
+    assert _phases(subs[0]).count("[compile]") == 1, repr(subs[0])
 
 
 def test_autotuning_is_compile_and_the_launcher_glue_is_hidden(tree):
