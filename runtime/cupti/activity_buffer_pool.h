@@ -45,10 +45,10 @@ class ActivityBufferPool {
   uint64_t allocated() const;
 
  private:
-  const size_t buffer_size_;
-  const size_t max_free_;
   void Unmap(uint8_t* buffer) const;
 
+  const size_t buffer_size_;
+  const size_t max_free_;
   mutable std::mutex mutex_;  // guards everything below
   std::vector<uint8_t*> free_;  // capacity max_free_, so pushing never throws
   size_t clearing_ = 0;  // released buffers being cleared, to join free_
