@@ -139,8 +139,9 @@ bool PrintStalls(const Driver& cu, CUfunction kernel, int rounds) {
       }
       const double total_us =
           std::chrono::duration<double, std::micro>(before - first).count();
-      cu.ctx_synchronize();
+      const bool synchronized = cu.ctx_synchronize() == CUDA_SUCCESS;
       deepcontext_stop();
+      if (!synchronized) return false;
       Stalls& stalls = by_variant[clearing];
       double longest = 0, stalled = 0;
       int count = 0;
