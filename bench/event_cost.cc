@@ -34,11 +34,11 @@
 //                            the same, both calls through the same chain,
 //                            from two call sites of the op: the calls share
 //                            all but the frames outer of the chain
-//   ... cold caches          the same with 1 MiB of other memory written
+//   ... cold caches          the same with 1 MiB of other memory read
 //                            between ops, as a framework's own work between
 //                            two ops evicts the profiler's per-thread state
-//                            from the L1 and L2 caches; compared with "no
-//                            profiler, cold caches"
+//                            from the L1 and L2 caches; each op is timed
+//                            alone, against "no profiler, cold caches"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cold_caches.h"
 #include "bench/median.h"
 #include "deepcontext/profiler.h"
 #include "tests/unit/runtime/emit_op.h"
@@ -70,22 +71,9 @@ struct Config {
   // AtDepth's again from another call site.
   bool two_paths = false;
   bool two_call_sites = false;
-  // Evict the caches between ops (EvictCaches).
+  // Evict the caches between ops (bench/cold_caches.h).
   bool cold = false;
 };
-
-// Written between ops by the cold-cache configurations: larger than the L2
-// cache of the machines measured, so that every op starts with the
-// profiler's state in the L3 cache at best.
-constexpr size_t kColdBytes = size_t{1} << 20;
-
-// Reads rather than writes: no dirty lines to write back, so the eviction
-// itself costs less and varies less.
-void EvictCaches(const std::vector<char>& buffer) {
-  unsigned sum = 0;
-  for (size_t i = 0; i < buffer.size(); i += 64) sum += static_cast<unsigned char>(buffer[i]);
-  asm volatile("" ::"r"(sum) : "memory");
-}
 
 // Frames between main and an op's report, and between the op and a GPU API
 // call's callback, as a framework and a driver put them there.
@@ -148,10 +136,8 @@ double NsPerOp(const Config& config, int ops) {
   }
   // Live blocks keep a steady footprint, as in a training step.
   constexpr uintptr_t kBase = 0x7f0000000000;
-  std::vector<char> cold(config.cold ? kColdBytes : 0);
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < ops; ++i) {
-    if (config.cold) EvictCaches(cold);
+  const deepcontext::bench::ColdCaches cold(config.cold);
+  auto one_op = [&](int i) {
     const uint64_t id = static_cast<uint64_t>(i) + 1;
     EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_ENTER);
     if (config.memory) {
@@ -160,10 +146,25 @@ double NsPerOp(const Config& config, int ops) {
       EmitMemory(0, address, -4096);
     }
     EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_EXIT);
+  };
+  using Clock = std::chrono::steady_clock;
+  Clock::duration total{};
+  if (config.cold) {
+    // Each op timed alone: the eviction takes far longer than an op, and
+    // its own variation would drown the op's.
+    for (int i = 0; i < ops; ++i) {
+      cold.Evict();
+      const auto start = Clock::now();
+      one_op(i);
+      total += Clock::now() - start;
+    }
+  } else {
+    const auto start = Clock::now();
+    for (int i = 0; i < ops; ++i) one_op(i);
+    total = Clock::now() - start;
   }
-  const auto end = std::chrono::steady_clock::now();
   if (config.cpu_time_mode >= 0) deepcontext_stop();
-  return std::chrono::duration<double, std::nano>(end - start).count() / ops;
+  return std::chrono::duration<double, std::nano>(total).count() / ops;
 }
 
 }  // namespace

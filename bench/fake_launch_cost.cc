@@ -5,7 +5,7 @@
 // subscriber at the launch's entry and exit as CUPTI does, with a kernel
 // name as long as PyTorch's.
 //
-//     build/bin/fake_launch_cost [launches per round (100000)] [rounds (9)]
+//     build/bin/fake_launch_cost [launches per round (100000)] [rounds (9)] [only]
 //
 // Configurations, interleaved in rounds (median nanoseconds per launch):
 //   untraced            the launch callback off: the fake's own cost
@@ -13,9 +13,14 @@
 //   traced, in an op    the same inside a framework op reported through
 //                       the DLMonitor ABI (entry and exit counted too)
 //   op, untraced        that op with the launch callback off
+//   ..., cold caches    the in-op pair with 1 MiB of other memory read
+//                       before each launch (bench/cold_caches.h), each
+//                       launch timed alone
 // "traced" minus "untraced" is the backend's per-launch work; the in-op
-// pair adds the context query an op's launch makes. The kernels' records
-// arrive after each round, untimed (CUPTI hands them to another thread).
+// pair adds the context query an op's launch makes. `only` keeps the
+// traced configurations whose name contains it, and every untraced
+// baseline. The kernels' records arrive after each round, untimed (CUPTI
+// hands them to another thread).
 #include <cupti.h>
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -27,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cold_caches.h"
 #include "bench/median.h"
 #include "deepcontext/dlmonitor.h"
 #include "runtime/cupti/cupti_loader.h"
@@ -71,9 +77,10 @@ int main(int argc, char** argv) {
   const int launches = argc > 1 ? std::atoi(argv[1]) : 100000;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
   if (launches <= 0 || rounds <= 0) {
-    std::fprintf(stderr, "usage: %s [launches per round] [rounds]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [launches per round] [rounds] [only]\n", argv[0]);
     return 2;
   }
+  const std::string only = argc > 3 ? argv[3] : "";
   setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
   void* driver_library = dlopen(DEEPCONTEXT_FAKE_CUDA_DRIVER, RTLD_NOW);
   if (driver_library == nullptr) {
@@ -107,47 +114,80 @@ int main(int argc, char** argv) {
   auto records = [](uint32_t first, uint32_t last) {
     for (uint32_t k = first; k <= last; ++k) fake::FakeCuptiKernelRecord(k, k, k + 1);
   };
-  auto run = [&](bool traced, bool in_op) {
+  auto run = [&](bool traced, bool in_op, bool cold) {
     SetLaunchTraced(traced, nullptr);
+    const deepcontext::bench::ColdCaches caches(cold);
     const uint32_t first = correlation + 1;
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < launches; ++i) {
+    auto launch = [&] {
       const uint32_t id = ++correlation;
       if (in_op) deepcontext::testing::EmitOp("aten::add", id, DLMONITOR_PHASE_ENTER);
       fake::FakeCuptiLaunch(id, kKernelName);
       if (in_op) deepcontext::testing::EmitOp("aten::add", id, DLMONITOR_PHASE_EXIT);
+    };
+    using Clock = std::chrono::steady_clock;
+    Clock::duration total{};
+    if (cold) {
+      // Each launch timed alone, as event_cost's cold rows do: the
+      // eviction's own variation would drown the launch's.
+      for (int i = 0; i < launches; ++i) {
+        caches.Evict();
+        const auto start = Clock::now();
+        launch();
+        total += Clock::now() - start;
+      }
+    } else {
+      const auto start = Clock::now();
+      for (int i = 0; i < launches; ++i) launch();
+      total = Clock::now() - start;
     }
-    const auto end = std::chrono::steady_clock::now();
     if (traced) {
       records(first, correlation);
       state.Flush();
     }
     SetLaunchTraced(true, nullptr);
-    return std::chrono::duration<double, std::nano>(end - start).count() / launches;
+    return std::chrono::duration<double, std::nano>(total).count() / launches;
   };
   struct Config {
     const char* name;
     bool traced;
     bool in_op;
+    bool cold;
     std::vector<double> ns;
   };
-  std::vector<Config> configs = {{"untraced", false, false, {}},
-                                 {"traced", true, false, {}},
-                                 {"op, untraced", false, true, {}},
-                                 {"traced, in an op", true, true, {}}};
+  std::vector<Config> configs;
+  for (const Config& config : std::vector<Config>{
+           {"untraced", false, false, false, {}},
+           {"traced", true, false, false, {}},
+           {"op, untraced", false, true, false, {}},
+           {"traced, in an op", true, true, false, {}},
+           {"op, untraced, cold caches", false, true, true, {}},
+           {"traced, in an op, cold caches", true, true, true, {}}}) {
+    // Untraced rows are the baselines of the traced ones.
+    if (!config.traced || std::string(config.name).find(only) != std::string::npos) {
+      configs.push_back(config);
+    }
+  }
   for (int round = 0; round < rounds; ++round) {
-    for (Config& config : configs) config.ns.push_back(run(config.traced, config.in_op));
+    for (Config& config : configs) {
+      config.ns.push_back(run(config.traced, config.in_op, config.cold));
+    }
   }
   state.Stop();
   std::printf("| configuration | ns per launch (median of %d x %d) | added |\n", rounds,
               launches);
   std::printf("|---|---|---|\n");
-  const double untraced = Median(configs[0].ns);
-  const double op_untraced = Median(configs[2].ns);
+  // "added" is against the untraced row with the same op and caches.
+  auto baseline = [&](const Config& traced) {
+    for (const Config& config : configs) {
+      if (!config.traced && config.in_op == traced.in_op && config.cold == traced.cold) {
+        return Median(config.ns);
+      }
+    }
+    return 0.0;
+  };
   for (const Config& config : configs) {
     const double ns = Median(config.ns);
-    std::printf("| %s | %.1f | %+.1f |\n", config.name, ns,
-                ns - (config.in_op ? op_untraced : untraced));
+    std::printf("| %s | %.1f | %+.1f |\n", config.name, ns, ns - baseline(config));
   }
   return 0;
 }
