@@ -147,24 +147,9 @@ double NsPerOp(const Config& config, int ops) {
     }
     EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_EXIT);
   };
-  using Clock = std::chrono::steady_clock;
-  Clock::duration total{};
-  if (config.cold) {
-    // Each op timed alone: the eviction takes far longer than an op, and
-    // its own variation would drown the op's.
-    for (int i = 0; i < ops; ++i) {
-      cold.Evict();
-      const auto start = Clock::now();
-      one_op(i);
-      total += Clock::now() - start;
-    }
-  } else {
-    const auto start = Clock::now();
-    for (int i = 0; i < ops; ++i) one_op(i);
-    total = Clock::now() - start;
-  }
+  const double ns = cold.TimeNs(ops, one_op);
   if (config.cpu_time_mode >= 0) deepcontext_stop();
-  return std::chrono::duration<double, std::nano>(total).count() / ops;
+  return ns / ops;
 }
 
 }  // namespace

@@ -26,7 +26,6 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -118,34 +117,19 @@ int main(int argc, char** argv) {
     SetLaunchTraced(traced, nullptr);
     const deepcontext::bench::ColdCaches caches(cold);
     const uint32_t first = correlation + 1;
-    auto launch = [&] {
+    auto launch = [&](int) {
       const uint32_t id = ++correlation;
       if (in_op) deepcontext::testing::EmitOp("aten::add", id, DLMONITOR_PHASE_ENTER);
       fake::FakeCuptiLaunch(id, kKernelName);
       if (in_op) deepcontext::testing::EmitOp("aten::add", id, DLMONITOR_PHASE_EXIT);
     };
-    using Clock = std::chrono::steady_clock;
-    Clock::duration total{};
-    if (cold) {
-      // Each launch timed alone, as event_cost's cold rows do: the
-      // eviction's own variation would drown the launch's.
-      for (int i = 0; i < launches; ++i) {
-        caches.Evict();
-        const auto start = Clock::now();
-        launch();
-        total += Clock::now() - start;
-      }
-    } else {
-      const auto start = Clock::now();
-      for (int i = 0; i < launches; ++i) launch();
-      total = Clock::now() - start;
-    }
+    const double ns = caches.TimeNs(launches, launch);
     if (traced) {
       records(first, correlation);
       state.Flush();
     }
     SetLaunchTraced(true, nullptr);
-    return std::chrono::duration<double, std::nano>(total).count() / launches;
+    return ns / launches;
   };
   struct Config {
     const char* name;
