@@ -19,24 +19,42 @@ namespace deepcontext {
 // destructible pointer and only creation and teardown touch the holder. The
 // pointer also says "exiting" (kGone), which keeps the thread-local block
 // small (tests/unit/runtime/check_tls_size.cmake).
-template <typename T, typename Tag = T>
-T* ThreadInstance() {
-  static constexpr uintptr_t kGone = 1;
-  static thread_local T* current = nullptr;
-  if (reinterpret_cast<uintptr_t>(current) > kGone) return current;
-  if (current != nullptr) return nullptr;  // the thread is exiting
+namespace thread_instance {
+
+inline constexpr uintptr_t kGone = 1;
+
+template <typename T, typename Tag>
+inline thread_local T* current = nullptr;
+
+// Creation and teardown, out of line: the callers sit on the op path, whose
+// code is kept small (runtime/common/hot_path.h).
+template <typename T, typename Tag>
+[[gnu::noinline, gnu::cold]] T* Create() {
+  T*& pointer = current<T, Tag>;
+  if (pointer != nullptr) return nullptr;  // the thread is exiting
   struct Holder {
     T* instance = nullptr;
     ~Holder() {
-      current = reinterpret_cast<T*>(kGone);
+      current<T, Tag> = reinterpret_cast<T*>(kGone);
       delete instance;
       instance = nullptr;
     }
   };
   static thread_local Holder holder;
   if (holder.instance == nullptr) holder.instance = new T();
-  current = holder.instance;
-  return current;
+  pointer = holder.instance;
+  return pointer;
+}
+
+}  // namespace thread_instance
+
+template <typename T, typename Tag = T>
+T* ThreadInstance() {
+  T* pointer = thread_instance::current<T, Tag>;
+  if (reinterpret_cast<uintptr_t>(pointer) > thread_instance::kGone) [[likely]] {
+    return pointer;
+  }
+  return thread_instance::Create<T, Tag>();
 }
 
 }  // namespace deepcontext

@@ -16,6 +16,7 @@
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/gpu_metadata.h"
 #include "runtime/cupti/nvtx_injection.h"
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -106,7 +107,7 @@ TracedActivity TracedFromBits(unsigned bits) {
 
 namespace {
 
-void CUPTIAPI CuptiCallback(void* userdata, CUpti_CallbackDomain domain,
+DEEPCONTEXT_HOT void CUPTIAPI CuptiCallback(void* userdata, CUpti_CallbackDomain domain,
                               CUpti_CallbackId cbid, const void* data) {
   auto* state = static_cast<GpuBackendState*>(userdata);
   if (state == nullptr || data == nullptr) return;

@@ -16,6 +16,7 @@
 #include "runtime/common/thread_instance.h"
 #include "runtime/dlmonitor/call_path_thread_state.h"
 #include "runtime/native/capture_stats.h"
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -73,7 +74,7 @@ namespace {
 
 }  // namespace
 
-ThreadState* CallPathBuilder::State() {
+DEEPCONTEXT_HOT ThreadState* CallPathBuilder::State() {
   ThreadState* state = ThreadInstance<ThreadState>();
   if (state == nullptr) return nullptr;  // the thread is exiting
   const uint64_t generation = generation_.load(std::memory_order_acquire);
@@ -88,7 +89,7 @@ void CallPathBuilder::ResetAfterFork() {
   links_.Clear();
 }
 
-int CallPathBuilder::CapturePython(python::RawFrame* frames, bool* truncated) {
+DEEPCONTEXT_HOT int CallPathBuilder::CapturePython(python::RawFrame* frames, bool* truncated) {
   // One frame more than is kept tells a stack of exactly kMaxPythonDepth
   // frames from a deeper one, whose outermost frames are then cut.
   const int count = python::CaptureCurrentThread(frames, kMaxPythonDepth + 1);
@@ -103,7 +104,10 @@ ContextId CallPathBuilder::TruncationMarker(ContextId base) {
 }
 
 ContextId CallPathBuilder::ThreadRoot(ThreadState& state) {
-  if (state.root != kNoContext) return state.root;
+  return state.root != kNoContext ? state.root : MakeThreadRoot(state);
+}
+
+ContextId CallPathBuilder::MakeThreadRoot(ThreadState& state) {
   const pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
   std::string name;
   if (tid == getpid()) {
@@ -119,7 +123,7 @@ ContextId CallPathBuilder::ThreadRoot(ThreadState& state) {
   return state.root;
 }
 
-ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
+DEEPCONTEXT_HOT ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
                                          int start, int* depth,
                                          bool base_in_compile) {
   *depth = 0;
@@ -196,7 +200,7 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
   return parent;
 }
 
-void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
+DEEPCONTEXT_HOT void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
   entry.python_top = python::RawFrame{};
   entry.python_count = 0;
   if (!python_enabled_) return;
@@ -209,24 +213,29 @@ void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
   entry.python_count = count;
 }
 
-bool CallPathBuilder::PythonInside(const OpEntry& top) const {
+DEEPCONTEXT_HOT bool CallPathBuilder::PythonInside(const OpEntry& top) const {
   if (!python_enabled_) return false;
   python::RawFrame innermost;
   if (python::CaptureCurrentThread(&innermost, 1) == 0) return false;
   return top.python_count == 0 || !(innermost == top.python_top);
 }
 
-StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
+DEEPCONTEXT_HOT StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   if (name == nullptr) name = "";
   // Framework op names are mostly static strings: their address finds them.
   OpNameCacheEntry& cached =
       state.op_name_cache[(reinterpret_cast<uintptr_t>(name) >> 3) %
                           kOpNameCacheSize];
-  if (cached.pointer == name) {
+  if (cached.pointer == name) [[likely]] {
     const char* text =
         cached.length < kInlineOpName ? cached.inline_text : cached.text;
-    if (std::strncmp(name, text, cached.length + 1) == 0) return cached.id;
+    if (std::strncmp(name, text, cached.length + 1) == 0) [[likely]] return cached.id;
   }
+  return InternNewOpName(state, name, cached);
+}
+
+StringId CallPathBuilder::InternNewOpName(ThreadState& state, const char* name,
+                                          OpNameCacheEntry& cached) {
   const std::string_view view(name);
   StringId id = 0;
   if (auto it = state.op_names.find(view); it != state.op_names.end()) {
@@ -248,7 +257,7 @@ StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   return id;
 }
 
-ContextId CallPathBuilder::CachedChild(ThreadState& state, ContextId parent,
+DEEPCONTEXT_HOT ContextId CallPathBuilder::CachedChild(ThreadState& state, ContextId parent,
                                        const FrameKey& key) {
   // Every op looks up its node under its parent; a node, once made, is never
   // removed or moved, and a full tree folds a key the same way each time, so
@@ -258,9 +267,14 @@ ContextId CallPathBuilder::CachedChild(ThreadState& state, ContextId parent,
                       key.kind) %
                      kChildCacheSize];
   if (entry.parent == parent && entry.name == key.name &&
-      entry.kind == key.kind && entry.child != kNoContext) {
+      entry.kind == key.kind && entry.child != kNoContext) [[likely]] {
     return entry.child;
   }
+  return UncachedChild(entry, parent, key);
+}
+
+ContextId CallPathBuilder::UncachedChild(ChildCacheEntry& entry, ContextId parent,
+                                         const FrameKey& key) {
   const ContextId child = tree_.Child(parent, key);
   if (child != kNoContext && key.file == 0 && key.line == 0) {
     entry = ChildCacheEntry{parent, key.kind, key.name, child};
@@ -281,7 +295,34 @@ ContextId CallPathBuilder::AllocatedBefore(uintptr_t caller_pc) {
   return Phase(current, allocated_before_name_);
 }
 
-ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
+void CallPathBuilder::GrowOpStack(ThreadState& state) {
+  state.ops.reserve(std::max<size_t>(16, 2 * state.ops.capacity()));
+}
+
+DEEPCONTEXT_HOT ContextId CallPathBuilder::EntryPythonContext(
+    ThreadState& state, const OpEntry* top, OpEntry& into,
+    const NativeCaller* native) {
+  const ContextId base = top ? top->context : ThreadRoot(state);
+  // Inside a scope, keep from the frame that opened the scope: it shows
+  // the line within the scope that is running now.
+  const int start = top ? std::max(top->python_depth - 1, 0) : 0;
+  const bool base_in_compile = top != nullptr && top->in_compile;
+  ContextId context;
+  if (native != nullptr && native_enabled_.load(std::memory_order_acquire)) {
+    context = NativeContext(state, base, start, native->pc,
+                            native->drop_caller_module, &into.python_depth);
+    state.last_in_compile = base_in_compile;
+  } else {
+    context = PythonContext(state, base, start, &into.python_depth,
+                            base_in_compile);
+  }
+  into.python_top = state.last_python_top;
+  into.python_count = state.last_python_count;
+  into.in_compile = state.last_in_compile;
+  return context;
+}
+
+DEEPCONTEXT_HOT ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
                                      uintptr_t caller_pc) {
   const native::PathCallTimer timer(native::PathCall::kOpEnter);
   const bool reported_by_adapter = caller_pc != 0;
@@ -295,9 +336,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
   // one, built field by field, stalled on reading back its fresh stores
   // with wider loads. Room is made first, so that pointers to the entries
   // below it stay valid.
-  if (state.ops.size() == state.ops.capacity()) {
-    state.ops.reserve(std::max<size_t>(16, 2 * state.ops.capacity()));
-  }
+  if (state.ops.size() == state.ops.capacity()) [[unlikely]] GrowOpStack(state);
 
   // An engine wrapper gets its context from the backward function it runs
   // (see DLMONITOR_OP_BACKWARD_WRAPPER); until then it is pending.
@@ -332,28 +371,6 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     }
   } pop_unless_kept{&state.ops};
 
-  // Reads Python frames for `into` (the entry being pushed, or the pending
-  // wrapper), recording where the thread stood.
-  auto python_base = [&](OpEntry& into, bool with_native = false) {
-    const ContextId base = top ? top->context : ThreadRoot(state);
-    // Inside a scope, keep from the frame that opened the scope: it shows
-    // the line within the scope that is running now.
-    const int start = top ? std::max(top->python_depth - 1, 0) : 0;
-    const bool base_in_compile = top != nullptr && top->in_compile;
-    ContextId context;
-    if (with_native && native_enabled_.load(std::memory_order_acquire)) {
-      context = NativeContext(state, base, start, caller_pc, reported_by_adapter,
-                              &into.python_depth);
-      state.last_in_compile = base_in_compile;
-    } else {
-      context = PythonContext(state, base, start, &into.python_depth,
-                              base_in_compile);
-    }
-    into.python_top = state.last_python_top;
-    into.python_count = state.last_python_count;
-    into.in_compile = state.last_in_compile;
-    return context;
-  };
 
   if (wrapper != nullptr) {
     // Resolve the wrapper to the [backward] node of the path this op takes.
@@ -368,7 +385,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
         anchor = links_.Find(op.forward_thread_id, op.sequence_number);
       }
       if (anchor == kNoContext) {
-        anchor = python_base(*wrapper);
+        anchor = EntryPythonContext(state, top, *wrapper, nullptr);
       } else {
         MarkPython(state, *wrapper);
       }
@@ -401,7 +418,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       ContextId anchor =
           links_.Find(op.forward_thread_id, op.sequence_number);
       if (anchor == kNoContext) {
-        anchor = python_base(entry);
+        anchor = EntryPythonContext(state, top, entry, nullptr);
       } else {
         MarkPython(state, entry);
       }
@@ -414,7 +431,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       break;
     }
     case DLMONITOR_OP_USER_SCOPE: {
-      const ContextId base = python_base(entry);
+      const ContextId base = EntryPythonContext(state, top, entry, nullptr);
       entry.context =
           tree_.Child(base, FrameKey{DLMONITOR_FRAME_USER_SCOPE, name, 0, 0});
       entry.anchor = entry.context;
@@ -424,7 +441,8 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     default: {
       if (from_python) {
         state.last_native_stack = native::kNoStack;
-        entry.anchor = python_base(entry, /*with_native=*/true);
+        const NativeCaller native_caller{caller_pc, reported_by_adapter};
+        entry.anchor = EntryPythonContext(state, top, entry, &native_caller);
         entry.entry_stack = state.last_native_stack;
         const ContextId parent =
             op.sequence_number >= 0
@@ -472,7 +490,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
   return entry.context;
 }
 
-ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
+DEEPCONTEXT_HOT ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
@@ -486,7 +504,7 @@ ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
   return kNoContext;
 }
 
-ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
+DEEPCONTEXT_HOT ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
   const native::PathCallTimer timer(native::PathCall::kContextQuery);
   if (caller_pc == 0) {
     caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));

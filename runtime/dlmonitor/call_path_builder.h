@@ -52,6 +52,8 @@ namespace deepcontext::dlmonitor {
 
 struct ThreadState;
 struct OpEntry;
+struct OpNameCacheEntry;
+struct ChildCacheEntry;
 
 class CallPathBuilder {
  public:
@@ -111,12 +113,26 @@ class CallPathBuilder {
   // The calling thread's state; nullptr while the thread is exiting.
   ThreadState* State();
   ContextId ThreadRoot(ThreadState& state);
+  [[gnu::noinline, gnu::cold]] ContextId MakeThreadRoot(ThreadState& state);
+  [[gnu::noinline, gnu::cold]] static void GrowOpStack(ThreadState& state);
+  // Where native frames of an op entered from Python are cut (OnOpEnter's
+  // caller_pc, and whether the adapter reported the op).
+  struct NativeCaller {
+    uintptr_t pc;
+    bool drop_caller_module;
+  };
+  // The context an op entry hangs from when entered from Python: Python
+  // frames (and native ones when `native` is given and native frames are
+  // on) under `top` or the thread's root. Records in `into` where the
+  // thread stood. Out of line: OnOpEnter asks it from several branches.
+  [[gnu::noinline]] ContextId EntryPythonContext(ThreadState& state, const OpEntry* top,
+                                                 OpEntry& into, const NativeCaller* native);
   // Captures the innermost kMaxPythonDepth Python frames into frames (room
   // for kMaxPythonDepth + 1), outermost first from frames[*truncated ? 1 :
   // 0]; *truncated when outer frames were cut. Returns the count kept.
   static int CapturePython(python::RawFrame* frames, bool* truncated);
   // The marker child of base standing for cut outer frames.
-  ContextId TruncationMarker(ContextId base);
+  [[gnu::noinline, gnu::cold]] ContextId TruncationMarker(ContextId base);
   // Context of the thread's Python stack hung under `base`, keeping frames
   // from index `start` on; *depth receives the kept stack depth. The first
   // compilation frame (PythonFrameCache::MarkCompileFrames) among them
@@ -142,10 +158,18 @@ class CallPathBuilder {
   // The tree node of `pc` under `parent` (symbolized on first sight).
   ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);
-  ContextId Phase(ContextId parent, StringId phase_name);
+  // A name not in the thread's cache at its address: out of the op path
+  // (runtime/common/hot_path.h).
+  [[gnu::noinline, gnu::cold]] StringId InternNewOpName(
+      ThreadState& state, const char* name, OpNameCacheEntry& cached);
+  // A phase node (compile, allocated before): rare, out of line.
+  [[gnu::noinline, gnu::cold]] ContextId Phase(ContextId parent, StringId phase_name);
   // tree_.Child(parent, key) through the thread's cache of recent answers.
   ContextId CachedChild(ThreadState& state, ContextId parent,
                         const FrameKey& key);
+  // The tree's answer, remembered in `entry`: out of the op path.
+  [[gnu::noinline, gnu::cold]] ContextId UncachedChild(
+      ChildCacheEntry& entry, ContextId parent, const FrameKey& key);
 
   ContextTree& tree_;
   StringTable& strings_;

@@ -86,7 +86,7 @@ class BorrowedScratch {
  public:
   explicit BorrowedScratch(std::unique_ptr<T>& slot)
       : slot_(slot), object_(std::move(slot)) {
-    if (object_ == nullptr) object_.reset(new T);  // default-initialized
+    if (object_ == nullptr) [[unlikely]] object_ = Make();
   }
   ~BorrowedScratch() {
     if (slot_ == nullptr) slot_ = std::move(object_);
@@ -98,6 +98,11 @@ class BorrowedScratch {
   T* operator->() const { return object_.get(); }
 
  private:
+  // Out of the op path (runtime/common/hot_path.h).
+  [[gnu::noinline, gnu::cold]] static std::unique_ptr<T> Make() {
+    return std::unique_ptr<T>(new T);  // default-initialized
+  }
+
   std::unique_ptr<T>& slot_;
   std::unique_ptr<T> object_;
 };

@@ -1,4 +1,5 @@
 #include "runtime/dlmonitor/context_tree.h"
+#include "runtime/common/hot_path.h"
 
 #include <mutex>
 #include <unordered_map>
@@ -36,7 +37,7 @@ ContextTree::ContextTree() {
   root->ready.store(true, std::memory_order_release);
 }
 
-ContextId ContextTree::FindChildLocked(const Node& parent,
+DEEPCONTEXT_HOT ContextId ContextTree::FindChildLocked(const Node& parent,
                                        const FrameKey& key) const {
   if (parent.index != nullptr) {
     auto it = parent.index->map.find(key);
@@ -79,7 +80,7 @@ ContextId ContextTree::AppendChildLocked(Node& parent, ContextId parent_id,
   return index;
 }
 
-ContextId ContextTree::Child(ContextId parent_id, const FrameKey& key) {
+DEEPCONTEXT_HOT ContextId ContextTree::Child(ContextId parent_id, const FrameKey& key) {
   Node* parent = nodes_.At(parent_id);
   if (parent == nullptr || !parent->ready.load(std::memory_order_acquire)) {
     return kNoContext;

@@ -3,6 +3,7 @@
 #include "deepcontext/dlmonitor.h"
 
 #include "runtime/dlmonitor/monitor.h"
+#include "runtime/common/hot_path.h"
 
 using deepcontext::dlmonitor::ContextId;
 using deepcontext::dlmonitor::FrameKey;
@@ -167,7 +168,7 @@ dlmonitor_status_t dlmonitor_callpath_get(dlmonitor_context_t context,
   return depth <= capacity ? DLMONITOR_OK : DLMONITOR_ERROR_BUFFER_TOO_SMALL;
 }
 
-void dlmonitor_event_emit(dlmonitor_event_t* event) {
+DEEPCONTEXT_HOT void dlmonitor_event_emit(dlmonitor_event_t* event) {
   if (event == nullptr) return;
   // Called twice per op: the monitor is looked up once.
   Monitor& monitor = Monitor::Instance();

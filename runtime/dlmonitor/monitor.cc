@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "runtime/python/python_frames.h"
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::dlmonitor {
 namespace {
@@ -71,7 +72,7 @@ void Monitor::EnableNative(bool on) {
   });
 }
 
-Monitor& Monitor::Instance() {
+DEEPCONTEXT_HOT Monitor& Monitor::Instance() {
   static Monitor* instance = new Monitor();
   return *instance;
 }

@@ -1,4 +1,5 @@
 #include "runtime/dlmonitor/python_frame_cache.h"
+#include "runtime/common/hot_path.h"
 
 #include <string_view>
 
@@ -32,7 +33,7 @@ ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame) {
   return resolved;
 }
 
-ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame,
+DEEPCONTEXT_HOT ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame,
                                              ThreadCache& local) {
   if (const ResolvedPythonFrame* cached = local.Find(frame)) return *cached;
   const ResolvedPythonFrame resolved = Lookup(frame);

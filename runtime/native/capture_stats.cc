@@ -10,6 +10,7 @@
 #include "runtime/common/spin_lock.h"
 #include "runtime/native/cfi_rules.h"
 #include "runtime/native/walk_memo.h"
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::native {
 namespace {
@@ -78,7 +79,7 @@ const char* SiteName(int site) {
 
 }  // namespace
 
-bool CaptureStatsEnabled() {
+DEEPCONTEXT_HOT bool CaptureStatsEnabled() {
   static const bool enabled = [] {
     const char* value = std::getenv("DEEPCONTEXT_NATIVE_STATS");
     return value != nullptr && std::strcmp(value, "1") == 0;

@@ -1,4 +1,5 @@
 #include "runtime/profiler/memory_metrics.h"
+#include "runtime/common/hot_path.h"
 
 #include <algorithm>
 #include <mutex>  // std::lock_guard
@@ -7,7 +8,7 @@ namespace deepcontext::profiler {
 
 MemoryMetrics::MemoryMetrics(MetricStore& store) : store_(store) {}
 
-void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
+DEEPCONTEXT_HOT void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
   if (event->domain != DLMONITOR_DOMAIN_MEMORY || event->memory == nullptr) {
     return;
   }
@@ -18,7 +19,7 @@ void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
       event->context, dlmonitor_memory_flags(&memory));
 }
 
-const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
+DEEPCONTEXT_HOT const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
   const bool host = device < 0;
   std::optional<KindMetrics>& ids = metrics_[host ? 1 : 0];
   if (ids.has_value()) return *ids;
@@ -33,7 +34,7 @@ const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
   return *ids;
 }
 
-MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
+DEEPCONTEXT_HOT MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
   if (last_state_ == nullptr || last_device_ != device) {
     last_state_ = &devices_[device];
     last_device_ = device;
@@ -41,7 +42,7 @@ MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
   return *last_state_;
 }
 
-MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
+DEEPCONTEXT_HOT MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
                                                   ContextId context) {
   if (state.last_live != nullptr && state.last_context == context) {
     return *state.last_live;
@@ -55,7 +56,7 @@ MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
   return entry;
 }
 
-void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
+DEEPCONTEXT_HOT void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
                             int64_t bytes) {
   if (entry.epoch != state.peak_epoch) {
     entry.at_peak = entry.live;  // its first change since that peak
@@ -64,7 +65,7 @@ void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
   entry.live += bytes;
 }
 
-void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
+DEEPCONTEXT_HOT void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
   if (state.at_new_peak) {
     // Leaving a new peak: this is the moment to remember who held it.
     ++state.peak_epoch;
@@ -98,7 +99,7 @@ void MemoryMetrics::RecordReserved(DeviceState& state, uint64_t address,
   state.reserved = std::max<int64_t>(0, state.reserved + bytes);
 }
 
-void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
+DEEPCONTEXT_HOT void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
                            ContextId context, uint32_t flags) {
   std::lock_guard<SpinLock> guard(lock_);
   DeviceState& state = StateOf(device);

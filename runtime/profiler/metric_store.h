@@ -97,6 +97,9 @@ class MetricStore {
 
     // The accumulator of `metric`, appended empty on first use. [lock held]
     Accumulator& Of(MetricId metric);
+    // Once per (context, metric): out of the op path
+    // (runtime/common/hot_path.h). [lock held]
+    [[gnu::noinline, gnu::cold]] Accumulator& Append(MetricId metric);
   };
   static constexpr ContextId kChunkMask = (ContextId{1} << 12) - 1;
 

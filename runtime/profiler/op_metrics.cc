@@ -9,6 +9,7 @@
 #include "runtime/common/thread_instance.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cpu/tsc_clock.h"
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::profiler {
 namespace {
@@ -49,6 +50,9 @@ int64_t SamplingIntervalNs() {
   return kSamplingIntervalNs;
 }
 
+}  // namespace
+
+// A thread's open ops, shared by all OpMetrics objects (see g_next_generation).
 struct OpenOp {
   uint64_t op_id;
   int64_t cpu_start;
@@ -70,14 +74,21 @@ struct TimerStack {
   }
 };
 
+namespace {
+
+// Out of line: the op path's code stays small (runtime/common/hot_path.h).
+[[gnu::noinline, gnu::cold]] void ResetStack(TimerStack& stack, uint64_t generation) {
+  stack.ops.clear();
+  stack.generation = generation;
+  stack.sampler = nullptr;  // after a fork the sampler forgot this thread
+  stack.sampled.reset();
+}
+
 // The calling thread's stack; nullptr while the thread is exiting.
-TimerStack* Stack(uint64_t generation) {
+DEEPCONTEXT_HOT TimerStack* Stack(uint64_t generation) {
   TimerStack* stack = ThreadInstance<TimerStack>();
-  if (stack != nullptr && stack->generation != generation) {
-    stack->ops.clear();
-    stack->generation = generation;
-    stack->sampler = nullptr;  // after a fork the sampler forgot this thread
-    stack->sampled.reset();
+  if (stack != nullptr && stack->generation != generation) [[unlikely]] {
+    ResetStack(*stack, generation);
   }
   return stack;
 }
@@ -95,7 +106,7 @@ ContextId ThreadNodeOf(ContextId context) {
 }
 
 // The innermost open op with a context, for the sampler.
-ContextId CurrentContext(const TimerStack& stack) {
+DEEPCONTEXT_HOT ContextId CurrentContext(const TimerStack& stack) {
   for (size_t i = stack.ops.size(); i > 0; --i) {
     if (stack.ops[i - 1].context != 0) return stack.ops[i - 1].context;
   }
@@ -126,7 +137,7 @@ void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
   if (mode != CpuTimeMode::kSampled) sampler_.Stop();
 }
 
-void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
+DEEPCONTEXT_HOT void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
   auto* self = static_cast<OpMetrics*>(user_data);
   // Ops are timed even without a context yet (an engine wrapper learns its
   // context from the backward function it runs); the EXIT event carries the
@@ -141,7 +152,7 @@ void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
   }
 }
 
-void OpMetrics::Enter(const dlmonitor_event_t& event) {
+DEEPCONTEXT_HOT void OpMetrics::Enter(const dlmonitor_event_t& event) {
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
   TimerStack& stack = *thread;
@@ -153,10 +164,8 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   open.cpu_start = kNoCpuTime;
   open.context = event.context;
   if (mode == CpuTimeMode::kSampled) {
-    if (!sampler_.running()) sampler_.Start(SamplingIntervalNs());
-    if (stack.sampled == nullptr && event.context != 0) {
-      stack.sampled = sampler_.RegisterCurrentThread(ThreadNodeOf(event.context));
-      if (stack.sampled != nullptr) stack.sampler = &sampler_;
+    if (!sampler_.running() || stack.sampled == nullptr) [[unlikely]] {
+      StartSampling(stack, event.context);
     }
     if (stack.sampled != nullptr && event.context != 0) {
       stack.sampled->current.store(event.context, std::memory_order_relaxed);
@@ -167,7 +176,15 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   if (mode == CpuTimeMode::kExact) open.cpu_start = cpu::ThreadCpuTimeNs();
 }
 
-void OpMetrics::Exit(const dlmonitor_event_t& event) {
+void OpMetrics::StartSampling(TimerStack& stack, ContextId context) {
+  if (!sampler_.running()) sampler_.Start(SamplingIntervalNs());
+  if (stack.sampled == nullptr && context != 0) {
+    stack.sampled = sampler_.RegisterCurrentThread(ThreadNodeOf(context));
+    if (stack.sampled != nullptr) stack.sampler = &sampler_;
+  }
+}
+
+DEEPCONTEXT_HOT void OpMetrics::Exit(const dlmonitor_event_t& event) {
   // Clocks first, so that finding the op is not charged to it.
   int64_t cpu_end = cpu_time_mode_.load(std::memory_order_relaxed) == CpuTimeMode::kExact
                         ? cpu::ThreadCpuTimeNs()

@@ -14,6 +14,8 @@
 
 namespace deepcontext::profiler {
 
+struct TimerStack;
+
 class OpMetrics {
  public:
   explicit OpMetrics(MetricStore& store);
@@ -49,6 +51,9 @@ class OpMetrics {
  private:
   void Enter(const dlmonitor_event_t& event);
   void Exit(const dlmonitor_event_t& event);
+  // Starts the sampling thread and registers this thread with it: once per
+  // thread, out of the op path. [[gnu::cold]] keeps it out of line.
+  [[gnu::noinline, gnu::cold]] void StartSampling(TimerStack& stack, ContextId context);
 
   MetricStore& store_;
   const MetricId calls_;

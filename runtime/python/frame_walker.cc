@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "runtime/python/object_access.h"
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::python {
 namespace {
@@ -42,7 +43,7 @@ int Finish(RawFrame* out, int count) {
 
 // 3.9 / 3.10: heap PyFrameObjects linked by f_back; f_lasti counts bytes
 // (3.9) or code units (3.10).
-int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
+DEEPCONTEXT_HOT int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
                      const void* thread_state, RawFrame* out, int max) {
   const int32_t previous_offset = layout.frame_previous;
   const int32_t code_offset = layout.frame_code;
@@ -67,7 +68,7 @@ int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
 // linked by `previous`; the position is a pointer into co_code_adaptive.
 // Loop activations start at frames with is_entry set (3.11) or at frames
 // whose `previous` is a C-stack shim (3.12+, one shim per activation).
-int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
+DEEPCONTEXT_HOT int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
                           const void* thread_state, RawFrame* out, int max) {
   const int32_t previous_offset = layout.frame_previous;
   const int32_t code_offset = layout.frame_code;
