@@ -158,3 +158,31 @@ def test_small_resnet_workload_runs():
     assert result.returncode == 0, result.stderr.decode()
     values = dict(token.split("=", 1) for token in result.stdout.decode().split())
     assert float(values["step_median_ms"]) > 0
+
+
+def test_callgrind_totals_sum_functions_by_object_and_find_the_runtime():
+    bench = _bench_module("op_path_callgrind")
+    # callgrind_annotate's lines: nine event counts with percentages, "."
+    # for zero, then file:function [object].
+    annotated = "\n".join([
+        "Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw",
+        " 1,000 (10.0%)  200 ( 2.0%)  100 ( 1.0%)  30 ( 3.0%)  9 ( 0.9%)  4 ( 0.4%)"
+        "  .  .  .  /src/op_metrics.cc:deepcontext::OpMetrics::Exit(dlmonitor_event const&)"
+        " [/b/lib/libdeepcontext.so]",
+        "   500 ( 5.0%)  100 ( 1.0%)   50 ( 0.5%)  10 ( 1.0%)  1 ( 0.1%)  .  .  .  .  "
+        "???:(anonymous namespace)::Emit(at::RecordFunction const&) "
+        "[/root/.cache/deepcontext/uid-0/torch-adapter/torch-2.11.0-abi1-0123abcd.so]",
+        "   700 ( 7.0%)  100 ( 1.0%)   50 ( 0.5%)  20 ( 2.0%)  2 ( 0.2%)  .  .  .  .  "
+        "/src/call_path_builder.cc:CallPathBuilder::OnOpEnter(dlmonitor_op_data const&)"
+        " [/b/lib/libdeepcontext.so]",
+        " 9,000 (90.0%) 1,000 (10.0%) 500 ( 5.0%) 300 (30.0%) 90 ( 9.0%)  .  .  .  .  "
+        "./malloc/malloc.c:malloc [/usr/lib/x86_64-linux-gnu/libc.so.6]",
+        "10,000 (100.0%) 1,400 (100.0%) 700 (100.0%) 360 (100.0%) 102 (100.0%) 4 (100.0%)"
+        "  .  .  .  PROGRAM TOTALS",
+    ])
+    totals = bench.object_totals(annotated)
+    assert totals["libdeepcontext.so"][:4] == [1700, 300, 150, 50]
+    assert totals["libc.so.6"][0] == 9000
+    assert sorted(name for name in totals if bench.is_runtime(name)) == [
+        "libdeepcontext.so", "torch-2.11.0-abi1-0123abcd.so"]
+    assert not bench.is_runtime("libtorch_cpu.so.2.11")
