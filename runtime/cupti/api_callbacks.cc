@@ -7,11 +7,11 @@
 #include <string_view>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/hot_path.h"
 #include "runtime/common/thread_instance.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cupti/gpu_backend_state.h"
 #include "runtime/cupti/graph_child_nodes.h"
-#include "runtime/common/hot_path.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -44,7 +44,8 @@ thread_local ApiCall t_call;
 // turns every thread-local read into a call. Null while the thread exits.
 AnnouncedClones* ThreadClones() { return ThreadInstance<AnnouncedClones>(); }
 
-DEEPCONTEXT_HOT uint64_t ThreadId() {
+DEEPCONTEXT_HOT
+uint64_t ThreadId() {
   thread_local const uint64_t id = static_cast<uint64_t>(syscall(SYS_gettid));
   return id;
 }
@@ -55,7 +56,8 @@ uint64_t GraphKey(const void* handle) {
 
 }  // namespace
 
-DEEPCONTEXT_HOT void GpuBackendState::OnCallback(CUpti_CallbackDomain domain,
+DEEPCONTEXT_HOT
+void GpuBackendState::OnCallback(CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void* data) {
   // Ranges are followed in pauses too, so that nesting stays balanced.
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
@@ -73,7 +75,8 @@ DEEPCONTEXT_HOT void GpuBackendState::OnCallback(CUpti_CallbackDomain domain,
   }
 }
 
-DEEPCONTEXT_HOT void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
+DEEPCONTEXT_HOT
+void GpuBackendState::OnDriverApi(CUpti_CallbackId cbid,
                                   const CUpti_CallbackData& data) {
   if (cbid >= api_classes_.size()) return;
   const DriverApiClass api = api_classes_[cbid];

@@ -10,13 +10,13 @@
 #include <thread>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/hot_path.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cupti/activity_buffer_pool.h"
-#include "runtime/gpu/buffer_worker.h"
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/gpu_metadata.h"
 #include "runtime/cupti/nvtx_injection.h"
-#include "runtime/common/hot_path.h"
+#include "runtime/gpu/buffer_worker.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -107,7 +107,8 @@ TracedActivity TracedFromBits(unsigned bits) {
 
 namespace {
 
-DEEPCONTEXT_HOT void CUPTIAPI CuptiCallback(void* userdata, CUpti_CallbackDomain domain,
+DEEPCONTEXT_HOT
+void CUPTIAPI CuptiCallback(void* userdata, CUpti_CallbackDomain domain,
                               CUpti_CallbackId cbid, const void* data) {
   auto* state = static_cast<GpuBackendState*>(userdata);
   if (state == nullptr || data == nullptr) return;

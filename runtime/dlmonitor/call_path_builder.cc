@@ -13,10 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/common/hot_path.h"
 #include "runtime/common/thread_instance.h"
 #include "runtime/dlmonitor/call_path_thread_state.h"
 #include "runtime/native/capture_stats.h"
-#include "runtime/common/hot_path.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -74,7 +74,8 @@ namespace {
 
 }  // namespace
 
-DEEPCONTEXT_HOT ThreadState* CallPathBuilder::State() {
+DEEPCONTEXT_HOT
+ThreadState* CallPathBuilder::State() {
   ThreadState* state = ThreadInstance<ThreadState>();
   if (state == nullptr) return nullptr;  // the thread is exiting
   const uint64_t generation = generation_.load(std::memory_order_acquire);
@@ -89,7 +90,8 @@ void CallPathBuilder::ResetAfterFork() {
   links_.Clear();
 }
 
-DEEPCONTEXT_HOT int CallPathBuilder::CapturePython(python::RawFrame* frames, bool* truncated) {
+DEEPCONTEXT_HOT
+int CallPathBuilder::CapturePython(python::RawFrame* frames, bool* truncated) {
   // One frame more than is kept tells a stack of exactly kMaxPythonDepth
   // frames from a deeper one, whose outermost frames are then cut.
   const int count = python::CaptureCurrentThread(frames, kMaxPythonDepth + 1);
@@ -123,7 +125,8 @@ ContextId CallPathBuilder::MakeThreadRoot(ThreadState& state) {
   return state.root;
 }
 
-DEEPCONTEXT_HOT ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
+DEEPCONTEXT_HOT
+ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
                                          int start, int* depth,
                                          bool base_in_compile) {
   *depth = 0;
@@ -200,7 +203,8 @@ DEEPCONTEXT_HOT ContextId CallPathBuilder::PythonContext(ThreadState& state, Con
   return parent;
 }
 
-DEEPCONTEXT_HOT void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
+DEEPCONTEXT_HOT
+void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
   entry.python_top = python::RawFrame{};
   entry.python_count = 0;
   if (!python_enabled_) return;
@@ -213,14 +217,16 @@ DEEPCONTEXT_HOT void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& en
   entry.python_count = count;
 }
 
-DEEPCONTEXT_HOT bool CallPathBuilder::PythonInside(const OpEntry& top) const {
+DEEPCONTEXT_HOT
+bool CallPathBuilder::PythonInside(const OpEntry& top) const {
   if (!python_enabled_) return false;
   python::RawFrame innermost;
   if (python::CaptureCurrentThread(&innermost, 1) == 0) return false;
   return top.python_count == 0 || !(innermost == top.python_top);
 }
 
-DEEPCONTEXT_HOT StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
+DEEPCONTEXT_HOT
+StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   if (name == nullptr) name = "";
   // Framework op names are mostly static strings: their address finds them.
   OpNameCacheEntry& cached =
@@ -257,7 +263,8 @@ StringId CallPathBuilder::InternNewOpName(ThreadState& state, const char* name,
   return id;
 }
 
-DEEPCONTEXT_HOT ContextId CallPathBuilder::CachedChild(ThreadState& state, ContextId parent,
+DEEPCONTEXT_HOT
+ContextId CallPathBuilder::CachedChild(ThreadState& state, ContextId parent,
                                        const FrameKey& key) {
   // Every op looks up its node under its parent; a node, once made, is never
   // removed or moved, and a full tree folds a key the same way each time, so
@@ -299,7 +306,8 @@ void CallPathBuilder::GrowOpStack(ThreadState& state) {
   state.ops.reserve(std::max<size_t>(16, 2 * state.ops.capacity()));
 }
 
-DEEPCONTEXT_HOT ContextId CallPathBuilder::EntryPythonContext(
+DEEPCONTEXT_HOT
+ContextId CallPathBuilder::EntryPythonContext(
     ThreadState& state, const OpEntry* top, OpEntry& into,
     const NativeCaller* native) {
   const ContextId base = top ? top->context : ThreadRoot(state);
@@ -322,7 +330,8 @@ DEEPCONTEXT_HOT ContextId CallPathBuilder::EntryPythonContext(
   return context;
 }
 
-DEEPCONTEXT_HOT ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
+DEEPCONTEXT_HOT
+ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
                                      uintptr_t caller_pc) {
   const native::PathCallTimer timer(native::PathCall::kOpEnter);
   const bool reported_by_adapter = caller_pc != 0;
@@ -490,7 +499,8 @@ DEEPCONTEXT_HOT ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& 
   return entry.context;
 }
 
-DEEPCONTEXT_HOT ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
+DEEPCONTEXT_HOT
+ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
@@ -504,7 +514,8 @@ DEEPCONTEXT_HOT ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& o
   return kNoContext;
 }
 
-DEEPCONTEXT_HOT ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
+DEEPCONTEXT_HOT
+ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
   const native::PathCallTimer timer(native::PathCall::kContextQuery);
   if (caller_pc == 0) {
     caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));

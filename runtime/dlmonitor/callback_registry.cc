@@ -1,4 +1,5 @@
 #include "runtime/dlmonitor/callback_registry.h"
+
 #include "runtime/common/hot_path.h"
 
 namespace deepcontext::dlmonitor {
@@ -35,7 +36,8 @@ bool CallbackRegistry::Unregister(dlmonitor_callback_registration* handle) {
   return true;
 }
 
-DEEPCONTEXT_HOT void CallbackRegistry::Dispatch(const dlmonitor_event_t& event) const {
+DEEPCONTEXT_HOT
+void CallbackRegistry::Dispatch(const dlmonitor_event_t& event) const {
   const dlmonitor_domain_t domain = event.domain;
   const size_t used = used_[domain].load(std::memory_order_acquire);
   for (size_t i = 0; i < used; ++i) {

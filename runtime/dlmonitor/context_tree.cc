@@ -1,8 +1,9 @@
 #include "runtime/dlmonitor/context_tree.h"
-#include "runtime/common/hot_path.h"
 
 #include <mutex>
 #include <unordered_map>
+
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::dlmonitor {
 namespace {
@@ -37,7 +38,8 @@ ContextTree::ContextTree() {
   root->ready.store(true, std::memory_order_release);
 }
 
-DEEPCONTEXT_HOT ContextId ContextTree::FindChildLocked(const Node& parent,
+DEEPCONTEXT_HOT
+ContextId ContextTree::FindChildLocked(const Node& parent,
                                        const FrameKey& key) const {
   if (parent.index != nullptr) {
     auto it = parent.index->map.find(key);
@@ -80,7 +82,8 @@ ContextId ContextTree::AppendChildLocked(Node& parent, ContextId parent_id,
   return index;
 }
 
-DEEPCONTEXT_HOT ContextId ContextTree::Child(ContextId parent_id, const FrameKey& key) {
+DEEPCONTEXT_HOT
+ContextId ContextTree::Child(ContextId parent_id, const FrameKey& key) {
   Node* parent = nodes_.At(parent_id);
   if (parent == nullptr || !parent->ready.load(std::memory_order_acquire)) {
     return kNoContext;

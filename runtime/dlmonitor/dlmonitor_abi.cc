@@ -2,8 +2,8 @@
 // everything: no C++ exception may cross into framework or tool code.
 #include "deepcontext/dlmonitor.h"
 
-#include "runtime/dlmonitor/monitor.h"
 #include "runtime/common/hot_path.h"
+#include "runtime/dlmonitor/monitor.h"
 
 using deepcontext::dlmonitor::ContextId;
 using deepcontext::dlmonitor::FrameKey;
@@ -168,7 +168,8 @@ dlmonitor_status_t dlmonitor_callpath_get(dlmonitor_context_t context,
   return depth <= capacity ? DLMONITOR_OK : DLMONITOR_ERROR_BUFFER_TOO_SMALL;
 }
 
-DEEPCONTEXT_HOT void dlmonitor_event_emit(dlmonitor_event_t* event) {
+DEEPCONTEXT_HOT
+void dlmonitor_event_emit(dlmonitor_event_t* event) {
   if (event == nullptr) return;
   // Called twice per op: the monitor is looked up once.
   Monitor& monitor = Monitor::Instance();

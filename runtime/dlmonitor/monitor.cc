@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "runtime/python/python_frames.h"
 #include "runtime/common/hot_path.h"
+#include "runtime/python/python_frames.h"
 
 namespace deepcontext::dlmonitor {
 namespace {
@@ -72,7 +72,8 @@ void Monitor::EnableNative(bool on) {
   });
 }
 
-DEEPCONTEXT_HOT Monitor& Monitor::Instance() {
+DEEPCONTEXT_HOT
+Monitor& Monitor::Instance() {
   static Monitor* instance = new Monitor();
   return *instance;
 }

@@ -1,9 +1,9 @@
 #include "runtime/dlmonitor/python_frame_cache.h"
-#include "runtime/common/hot_path.h"
 
 #include <string_view>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::dlmonitor {
 namespace {
@@ -33,7 +33,8 @@ ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame) {
   return resolved;
 }
 
-DEEPCONTEXT_HOT ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame,
+DEEPCONTEXT_HOT
+ResolvedPythonFrame PythonFrameCache::Lookup(const python::RawFrame& frame,
                                              ThreadCache& local) {
   if (const ResolvedPythonFrame* cached = local.Find(frame)) return *cached;
   const ResolvedPythonFrame resolved = Lookup(frame);

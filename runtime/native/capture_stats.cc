@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/common/hot_path.h"
 #include "runtime/common/spin_lock.h"
 #include "runtime/native/cfi_rules.h"
 #include "runtime/native/walk_memo.h"
-#include "runtime/common/hot_path.h"
 
 namespace deepcontext::native {
 namespace {
@@ -79,7 +79,8 @@ const char* SiteName(int site) {
 
 }  // namespace
 
-DEEPCONTEXT_HOT bool CaptureStatsEnabled() {
+DEEPCONTEXT_HOT
+bool CaptureStatsEnabled() {
   static const bool enabled = [] {
     const char* value = std::getenv("DEEPCONTEXT_NATIVE_STATS");
     return value != nullptr && std::strcmp(value, "1") == 0;

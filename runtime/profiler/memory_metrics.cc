@@ -1,14 +1,16 @@
 #include "runtime/profiler/memory_metrics.h"
-#include "runtime/common/hot_path.h"
 
 #include <algorithm>
 #include <mutex>  // std::lock_guard
+
+#include "runtime/common/hot_path.h"
 
 namespace deepcontext::profiler {
 
 MemoryMetrics::MemoryMetrics(MetricStore& store) : store_(store) {}
 
-DEEPCONTEXT_HOT void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
+DEEPCONTEXT_HOT
+void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
   if (event->domain != DLMONITOR_DOMAIN_MEMORY || event->memory == nullptr) {
     return;
   }
@@ -19,7 +21,8 @@ DEEPCONTEXT_HOT void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void
       event->context, dlmonitor_memory_flags(&memory));
 }
 
-DEEPCONTEXT_HOT const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
+DEEPCONTEXT_HOT
+const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
   const bool host = device < 0;
   std::optional<KindMetrics>& ids = metrics_[host ? 1 : 0];
   if (ids.has_value()) return *ids;
@@ -34,7 +37,8 @@ DEEPCONTEXT_HOT const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int3
   return *ids;
 }
 
-DEEPCONTEXT_HOT MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
+DEEPCONTEXT_HOT
+MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
   if (last_state_ == nullptr || last_device_ != device) {
     last_state_ = &devices_[device];
     last_device_ = device;
@@ -42,7 +46,8 @@ DEEPCONTEXT_HOT MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t devic
   return *last_state_;
 }
 
-DEEPCONTEXT_HOT MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
+DEEPCONTEXT_HOT
+MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
                                                   ContextId context) {
   if (state.last_live != nullptr && state.last_context == context) {
     return *state.last_live;
@@ -56,7 +61,8 @@ DEEPCONTEXT_HOT MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& s
   return entry;
 }
 
-DEEPCONTEXT_HOT void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
+DEEPCONTEXT_HOT
+void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
                             int64_t bytes) {
   if (entry.epoch != state.peak_epoch) {
     entry.at_peak = entry.live;  // its first change since that peak
@@ -65,7 +71,8 @@ DEEPCONTEXT_HOT void MemoryMetrics::AddLive(const DeviceState& state, ContextLiv
   entry.live += bytes;
 }
 
-DEEPCONTEXT_HOT void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
+DEEPCONTEXT_HOT
+void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
   if (state.at_new_peak) {
     // Leaving a new peak: this is the moment to remember who held it.
     ++state.peak_epoch;
@@ -99,7 +106,8 @@ void MemoryMetrics::RecordReserved(DeviceState& state, uint64_t address,
   state.reserved = std::max<int64_t>(0, state.reserved + bytes);
 }
 
-DEEPCONTEXT_HOT void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
+DEEPCONTEXT_HOT
+void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
                            ContextId context, uint32_t flags) {
   std::lock_guard<SpinLock> guard(lock_);
   DeviceState& state = StateOf(device);

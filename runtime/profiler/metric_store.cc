@@ -1,4 +1,5 @@
 #include "runtime/profiler/metric_store.h"
+
 #include "runtime/common/hot_path.h"
 
 namespace deepcontext::profiler {
@@ -19,7 +20,8 @@ std::vector<MetricInfo> MetricStore::Metrics() const {
   return metrics_;
 }
 
-DEEPCONTEXT_HOT Accumulator& MetricStore::Slot::Of(MetricId metric) {
+DEEPCONTEXT_HOT
+Accumulator& MetricStore::Slot::Of(MetricId metric) {
   for (auto& [id, accumulator] : values) {
     if (id == metric) return accumulator;
   }
@@ -30,14 +32,16 @@ Accumulator& MetricStore::Slot::Append(MetricId metric) {
   return values.emplace_back(metric, Accumulator{}).second;
 }
 
-DEEPCONTEXT_HOT void MetricStore::Add(ContextId context, MetricId metric, double value) {
+DEEPCONTEXT_HOT
+void MetricStore::Add(ContextId context, MetricId metric, double value) {
   Slot* slot = slots_.Ensure(context);
   if (slot == nullptr) return;
   std::lock_guard<SpinLock> guard(slot->lock);
   slot->Of(metric).Add(value);
 }
 
-DEEPCONTEXT_HOT void MetricStore::Add(ContextId context, std::span<const Sample> samples) {
+DEEPCONTEXT_HOT
+void MetricStore::Add(ContextId context, std::span<const Sample> samples) {
   Slot* slot = slots_.Ensure(context);
   if (slot == nullptr) return;
   std::lock_guard<SpinLock> guard(slot->lock);

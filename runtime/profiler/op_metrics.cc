@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "runtime/common/hot_path.h"
 #include "runtime/common/thread_instance.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cpu/tsc_clock.h"
-#include "runtime/common/hot_path.h"
 
 namespace deepcontext::profiler {
 namespace {
@@ -85,7 +85,8 @@ namespace {
 }
 
 // The calling thread's stack; nullptr while the thread is exiting.
-DEEPCONTEXT_HOT TimerStack* Stack(uint64_t generation) {
+DEEPCONTEXT_HOT
+TimerStack* Stack(uint64_t generation) {
   TimerStack* stack = ThreadInstance<TimerStack>();
   if (stack != nullptr && stack->generation != generation) [[unlikely]] {
     ResetStack(*stack, generation);
@@ -106,7 +107,8 @@ ContextId ThreadNodeOf(ContextId context) {
 }
 
 // The innermost open op with a context, for the sampler.
-DEEPCONTEXT_HOT ContextId CurrentContext(const TimerStack& stack) {
+DEEPCONTEXT_HOT
+ContextId CurrentContext(const TimerStack& stack) {
   for (size_t i = stack.ops.size(); i > 0; --i) {
     if (stack.ops[i - 1].context != 0) return stack.ops[i - 1].context;
   }
@@ -137,7 +139,8 @@ void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
   if (mode != CpuTimeMode::kSampled) sampler_.Stop();
 }
 
-DEEPCONTEXT_HOT void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
+DEEPCONTEXT_HOT
+void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
   auto* self = static_cast<OpMetrics*>(user_data);
   // Ops are timed even without a context yet (an engine wrapper learns its
   // context from the backward function it runs); the EXIT event carries the
@@ -152,7 +155,8 @@ DEEPCONTEXT_HOT void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* us
   }
 }
 
-DEEPCONTEXT_HOT void OpMetrics::Enter(const dlmonitor_event_t& event) {
+DEEPCONTEXT_HOT
+void OpMetrics::Enter(const dlmonitor_event_t& event) {
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
   TimerStack& stack = *thread;
@@ -184,7 +188,8 @@ void OpMetrics::StartSampling(TimerStack& stack, ContextId context) {
   }
 }
 
-DEEPCONTEXT_HOT void OpMetrics::Exit(const dlmonitor_event_t& event) {
+DEEPCONTEXT_HOT
+void OpMetrics::Exit(const dlmonitor_event_t& event) {
   // Clocks first, so that finding the op is not charged to it.
   int64_t cpu_end = cpu_time_mode_.load(std::memory_order_relaxed) == CpuTimeMode::kExact
                         ? cpu::ThreadCpuTimeNs()

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <climits>
 
-#include "runtime/python/object_access.h"
 #include "runtime/common/hot_path.h"
+#include "runtime/python/object_access.h"
 
 namespace deepcontext::python {
 namespace {
@@ -43,7 +43,8 @@ int Finish(RawFrame* out, int count) {
 
 // 3.9 / 3.10: heap PyFrameObjects linked by f_back; f_lasti counts bytes
 // (3.9) or code units (3.10).
-DEEPCONTEXT_HOT int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
+DEEPCONTEXT_HOT
+int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
                      const void* thread_state, RawFrame* out, int max) {
   const int32_t previous_offset = layout.frame_previous;
   const int32_t code_offset = layout.frame_code;
@@ -68,7 +69,8 @@ DEEPCONTEXT_HOT int WalkFrameObjects(const FrameLayout& layout, const void* code
 // linked by `previous`; the position is a pointer into co_code_adaptive.
 // Loop activations start at frames with is_entry set (3.11) or at frames
 // whose `previous` is a C-stack shim (3.12+, one shim per activation).
-DEEPCONTEXT_HOT int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
+DEEPCONTEXT_HOT
+int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
                           const void* thread_state, RawFrame* out, int max) {
   const int32_t previous_offset = layout.frame_previous;
   const int32_t code_offset = layout.frame_code;

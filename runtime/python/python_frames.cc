@@ -5,10 +5,10 @@
 #include <atomic>
 #include <cstdio>
 
+#include "runtime/common/hot_path.h"
 #include "runtime/python/frame_walker.h"
 #include "runtime/python/object_access.h"
 #include "runtime/python/version_support.h"
-#include "runtime/common/hot_path.h"
 
 namespace deepcontext::python {
 namespace {
@@ -120,7 +120,8 @@ const char* VersionString() {
   return state != nullptr ? state->version : "";
 }
 
-DEEPCONTEXT_HOT int CaptureCurrentThread(RawFrame* out, int max) {
+DEEPCONTEXT_HOT
+int CaptureCurrentThread(RawFrame* out, int max) {
   const ReaderState* state = g_active.load(std::memory_order_acquire);
   if (state == nullptr || out == nullptr || max <= 0) return 0;
   const void* thread_state = state->get_thread_state();
