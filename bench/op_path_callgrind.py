@@ -23,13 +23,14 @@ torch (Debian's python3-torch).
 """
 
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+
+from cpu_overhead import total_calls
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
@@ -90,11 +91,7 @@ def run_one(build, steps, profiled, workdir, python):
     totals = object_totals(annotated)
     calls = None
     if profiled:
-        cli = os.path.join(build, "bin", "deepcontext")
-        tree = json.loads(subprocess.run([cli, "export", "--format", "json", profile],
-                                         stdout=subprocess.PIPE, check=True, text=True).stdout)
-        calls = sum(node.get("exclusive", {}).get("calls", {}).get("sum", 0)
-                    for node in tree["nodes"])
+        calls = total_calls(os.path.join(build, "bin", "deepcontext"), profile)
     return label, totals, calls
 
 
