@@ -41,8 +41,8 @@ std::set<CpuSampler*>& Live() {
 
 }  // namespace
 
-CpuSampler::CpuSampler(MetricStore& store, MetricId cpu_time)
-    : store_(store), cpu_time_(cpu_time) {
+CpuSampler::CpuSampler(MetricStore& store, MetricId cpu_time, TickHook on_tick)
+    : store_(store), cpu_time_(cpu_time), on_tick_(on_tick) {
   {
     std::lock_guard<std::mutex> guard(LiveMutex());
     Live().insert(this);
@@ -107,6 +107,7 @@ void* CpuSampler::Loop(void* self) {
       if (sampler->stop_) return nullptr;
     }
     sampler->SampleAll();
+    if (sampler->on_tick_.run != nullptr) sampler->on_tick_.run(sampler->on_tick_.arg);
   }
 }
 

@@ -43,7 +43,15 @@ class CpuSampler {
     std::vector<uint64_t> last_counts;
   };
 
-  CpuSampler(MetricStore& store, MetricId cpu_time);
+  // Run on the sampling thread after each tick's samples: work that may
+  // wait a tick and should not be done on the threads that run ops. No
+  // member initializers, so that `{}` (none) can be a default argument
+  // inside this class; run is null there.
+  struct TickHook {
+    void (*run)(void* arg);
+    void* arg;
+  };
+  CpuSampler(MetricStore& store, MetricId cpu_time, TickHook on_tick = {});
   ~CpuSampler();
 
   // Starts the sampling thread (no-op when running). [any thread]
@@ -98,6 +106,7 @@ class CpuSampler {
 
   MetricStore& store_;
   const MetricId cpu_time_;
+  const TickHook on_tick_;
   mutable std::mutex mutex_;  // guards threads_, Thread fields, stop_,
                               // and the counter members below
   std::vector<std::shared_ptr<Thread>> threads_;

@@ -68,9 +68,12 @@ struct TimerStack {
   // This thread in the CPU sampler, once an op ran here in sampled mode.
   CpuSampler* sampler = nullptr;
   std::shared_ptr<CpuSampler::Thread> sampled;
+  // Finished ops' samples, registered with the OpMetrics of `generation`.
+  std::shared_ptr<OpSampleRing> ring;
 
   ~TimerStack() {
     if (sampler != nullptr) CpuSampler::UnregisterIfAlive(sampler, sampled);
+    if (ring != nullptr) ring->Orphan();
   }
 };
 
@@ -82,6 +85,9 @@ namespace {
   stack.generation = generation;
   stack.sampler = nullptr;  // after a fork the sampler forgot this thread
   stack.sampled.reset();
+  // Its samples belong to the previous OpMetrics (or the parent of a fork).
+  if (stack.ring != nullptr) stack.ring->Orphan();
+  stack.ring.reset();
 }
 
 // The calling thread's stack; nullptr while the thread is exiting.
@@ -126,11 +132,39 @@ OpMetrics::OpMetrics(MetricStore& store)
                                 "wall time spent in the op itself")),
       generation_(g_next_generation.fetch_add(1)),
       wall_clock_(cpu::TscClock::Process()),
-      sampler_(store, cpu_time_) {}
+      sampler_(store, cpu_time_, CpuSampler::TickHook{&OpMetrics::FlushOnTick, this}) {}
 
 void OpMetrics::ResetAfterFork() {
   generation_.store(g_next_generation.fetch_add(1), std::memory_order_relaxed);
+  log_.ResetAfterFork();
   sampler_.ResetAfterFork();
+}
+
+void OpMetrics::Flush() {
+  log_.DrainAll([this](const OpSample& sample) { Apply(sample); });
+}
+
+void OpMetrics::Apply(const OpSample& sample) {
+  MetricStore::Sample samples[3];
+  size_t count = 0;
+  if (sample.call) samples[count++] = {calls_, 1};
+  if (sample.cpu_ns != OpSample::kNoCpu) {
+    samples[count++] = {cpu_time_, static_cast<double>(sample.cpu_ns)};
+  }
+  const int64_t wall = wall_clock_.TicksToNs(sample.wall_ticks);
+  samples[count++] = {wall_time_, static_cast<double>(wall > 0 ? wall : 0)};
+  store_.Add(sample.context, std::span<const MetricStore::Sample>(samples, count));
+}
+
+void OpMetrics::PushSlow(TimerStack& stack, const OpSample& sample) {
+  if (stack.ring == nullptr) {
+    stack.ring = log_.Register();
+  } else {
+    // Full: no sampling thread drains it (exact or no CPU time), or it
+    // fell behind.
+    stack.ring->Drain([this](const OpSample& queued) { Apply(queued); });
+  }
+  if (!stack.ring->TryPush(sample)) Apply(sample);
 }
 
 void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
@@ -214,18 +248,17 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   const int64_t cpu_total = with_cpu ? cpu_end - op.cpu_start : 0;
   const int64_t wall_total = wall_end - op.wall_start;
   const int64_t cpu_self = cpu_total - op.child_cpu;
-  const int64_t wall_self = wall_clock_.TicksToNs(wall_total - op.child_wall);
   if (event.context != 0) {
+    OpSample sample;
+    sample.context = event.context;
+    sample.wall_ticks = wall_total - op.child_wall;
+    sample.cpu_ns = with_cpu ? (cpu_self > 0 ? cpu_self : 0) : OpSample::kNoCpu;
     // An engine wrapper is charged to its [backward] phase node; counting
     // it as a call there would read as a call of the phase.
-    MetricStore::Sample samples[3];
-    size_t count = 0;
-    if (event.op->kind != DLMONITOR_OP_BACKWARD_WRAPPER) samples[count++] = {calls_, 1};
-    if (with_cpu) {
-      samples[count++] = {cpu_time_, static_cast<double>(cpu_self > 0 ? cpu_self : 0)};
+    sample.call = event.op->kind != DLMONITOR_OP_BACKWARD_WRAPPER;
+    if (stack.ring == nullptr || !stack.ring->TryPush(sample)) [[unlikely]] {
+      PushSlow(stack, sample);
     }
-    samples[count++] = {wall_time_, static_cast<double>(wall_self > 0 ? wall_self : 0)};
-    store_.Add(event.context, std::span<const MetricStore::Sample>(samples, count));
   }
   if (!stack.ops.empty()) {
     stack.ops.back().child_cpu += cpu_total;

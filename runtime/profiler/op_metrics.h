@@ -11,6 +11,7 @@
 #include "runtime/cpu/tsc_clock.h"
 #include "runtime/profiler/cpu_sampler.h"
 #include "runtime/profiler/metric_store.h"
+#include "runtime/profiler/op_sample_log.h"
 
 namespace deepcontext::profiler {
 
@@ -25,6 +26,12 @@ class OpMetrics {
 
   // Drops every thread's open ops (child after fork).
   void ResetAfterFork();
+
+  // Adds the calls and times of the ops finished so far to the store. Ops
+  // leave them in a per-thread log (op_sample_log.h) that the sampling
+  // thread drains each tick; call this before reading the store. [any
+  // thread]
+  void Flush();
 
   // How ops get CPU time. kExact reads the thread CPU clock at each op's
   // entry and exit: two system calls per op, the largest per-op cost the
@@ -51,6 +58,12 @@ class OpMetrics {
  private:
   void Enter(const dlmonitor_event_t& event);
   void Exit(const dlmonitor_event_t& event);
+  // A sample the thread's ring could not take: the thread's first, or its
+  // ring is full (no sampling thread drains it). Out of the op path.
+  [[gnu::noinline, gnu::cold]] void PushSlow(TimerStack& stack, const OpSample& sample);
+  // One sample into the store.
+  void Apply(const OpSample& sample);
+  static void FlushOnTick(void* self) { static_cast<OpMetrics*>(self)->Flush(); }
   // Starts the sampling thread and registers this thread with it: once per
   // thread, out of the op path. [[gnu::cold]] keeps it out of line.
   [[gnu::noinline, gnu::cold]] void StartSampling(TimerStack& stack, ContextId context);
@@ -66,6 +79,8 @@ class OpMetrics {
   // Wall time in ticks of the time-stamp counter where the kernel keeps
   // time with it: half the cost of two CLOCK_MONOTONIC reads per op.
   const cpu::TscClock wall_clock_;
+  // Before the sampler, whose thread drains it: destroyed after.
+  OpSampleLog log_;
   CpuSampler sampler_;
 };
 

@@ -160,6 +160,7 @@ std::string Session::Stop() {
   dlmonitor_callback_unregister(op_callback_);
   op_callback_ = nullptr;
   op_metrics_.StopSampling();
+  op_metrics_.Flush();
   dlmonitor_callback_unregister(memory_callback_);
   memory_callback_ = nullptr;
   dlmonitor_finalize();
@@ -176,6 +177,8 @@ bool Session::tracing() const { return active() && tracing_.load(); }
 
 void Session::Reset() {
   std::lock_guard<std::mutex> guard(mutex_);
+  // Ops finished before the reset are cleared with the rest.
+  op_metrics_.Flush();
   store_.Clear(dlmonitor_context_count() + 1);
   memory_metrics_.ResetPeaks();
   windows_.ResetStats();
@@ -347,8 +350,10 @@ std::string Session::Write(const std::string& path) {
     memory_metrics_.Publish();
     metadata = CollectMetadata();
   }
-  // CPU used since the sampler's last tick reaches the store first.
+  // CPU used since the sampler's last tick, and the ops finished since,
+  // reach the store first.
   op_metrics_.SampleNow();
+  op_metrics_.Flush();
   return WriteProfile(store_, metadata, path);
 }
 

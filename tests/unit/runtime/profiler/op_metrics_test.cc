@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <map>
+#include <thread>
 
 namespace deepcontext::profiler {
 namespace {
@@ -34,7 +35,8 @@ void Send(OpMetrics& metrics, uint64_t op_id, dlmonitor_phase_t phase,
   OpMetrics::OnEvent(&event, &metrics);
 }
 
-std::map<std::pair<ContextId, std::string>, Accumulator> Collect(
+// What the store holds now.
+std::map<std::pair<ContextId, std::string>, Accumulator> CollectUnflushed(
     const MetricStore& store) {
   std::map<std::pair<ContextId, std::string>, Accumulator> out;
   auto metrics = store.Metrics();
@@ -42,6 +44,13 @@ std::map<std::pair<ContextId, std::string>, Accumulator> Collect(
     out[{c, metrics[m].name}] = a;
   });
   return out;
+}
+
+// What the store holds once the ops finished so far are in it.
+std::map<std::pair<ContextId, std::string>, Accumulator> Collect(
+    OpMetrics& metrics, const MetricStore& store) {
+  metrics.Flush();
+  return CollectUnflushed(store);
 }
 
 TEST(OpMetrics, SamplesCpuTimeByDefault) {
@@ -60,7 +69,7 @@ TEST(OpMetrics, RecordsExclusiveTimeAndCalls) {
   Spin(6000000);
   Send(metrics, 2, DLMONITOR_PHASE_EXIT, 11);
   Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
-  auto values = Collect(store);
+  auto values = Collect(metrics, store);
   EXPECT_EQ(values[std::make_pair(ContextId{10}, std::string("calls"))].sum, 1);
   EXPECT_EQ(values[std::make_pair(ContextId{11}, std::string("calls"))].sum, 1);
   const double outer = values[std::make_pair(ContextId{10}, std::string("cpu_time"))].sum;
@@ -79,7 +88,7 @@ TEST(OpMetrics, ExitContextWinsAndWrappersAreNotCalls) {
   // A wrapper entered without context learns it at exit.
   Send(metrics, 1, DLMONITOR_PHASE_ENTER, 0, DLMONITOR_OP_BACKWARD_WRAPPER);
   Send(metrics, 1, DLMONITOR_PHASE_EXIT, 20, DLMONITOR_OP_BACKWARD_WRAPPER);
-  auto values = Collect(store);
+  auto values = Collect(metrics, store);
   EXPECT_EQ(values.count(std::make_pair(ContextId{20}, std::string("calls"))), 0u);
   EXPECT_EQ(values[std::make_pair(ContextId{20}, std::string("cpu_time"))].count, 1u);
 }
@@ -88,7 +97,7 @@ TEST(OpMetrics, ExitWithoutEnterIsIgnored) {
   MetricStore store;
   OpMetrics metrics(store);
   Send(metrics, 5, DLMONITOR_PHASE_EXIT, 30);
-  EXPECT_TRUE(Collect(store).empty());
+  EXPECT_TRUE(Collect(metrics, store).empty());
 }
 
 TEST(OpMetrics, WithoutCpuTimeOpsKeepCallsAndExclusiveWallTime) {
@@ -101,7 +110,7 @@ TEST(OpMetrics, WithoutCpuTimeOpsKeepCallsAndExclusiveWallTime) {
   Spin(2000000);
   Send(metrics, 2, DLMONITOR_PHASE_EXIT, 11);
   Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
-  auto values = Collect(store);
+  auto values = Collect(metrics, store);
   EXPECT_EQ(values.count({10, "cpu_time"}), 0u);
   EXPECT_EQ(values.count({11, "cpu_time"}), 0u);
   EXPECT_EQ((values[{10, "calls"}].sum), 1);
@@ -113,7 +122,88 @@ TEST(OpMetrics, WithoutCpuTimeOpsKeepCallsAndExclusiveWallTime) {
   Send(metrics, 3, DLMONITOR_PHASE_ENTER, 12);
   Spin(1000000);
   Send(metrics, 3, DLMONITOR_PHASE_EXIT, 12);
-  EXPECT_GE((Collect(store)[{12, "cpu_time"}].sum), 1000000);
+  EXPECT_GE((Collect(metrics, store)[{12, "cpu_time"}].sum), 1000000);
+}
+
+TEST(OpMetrics, FinishedOpsReachTheStoreWhenFlushed) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kOff);  // no sampling thread
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);
+  Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
+  // Kept in the thread's log, off the op's path, until a drain.
+  EXPECT_TRUE(CollectUnflushed(store).empty());
+  metrics.Flush();
+  EXPECT_EQ((CollectUnflushed(store)[{10, "calls"}].sum), 1);
+  metrics.Flush();  // nothing twice
+  EXPECT_EQ((CollectUnflushed(store)[{10, "calls"}].count), 1u);
+}
+
+TEST(OpMetrics, AFullLogIsAddedByItsThread) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kOff);  // nothing drains it
+  const uint64_t ops = 3 * OpSampleRing::kCapacity + 7;
+  for (uint64_t i = 1; i <= ops; ++i) {
+    Send(metrics, i, DLMONITOR_PHASE_ENTER, 10 + i % 3);
+    Send(metrics, i, DLMONITOR_PHASE_EXIT, 10 + i % 3);
+  }
+  // All but the last ring's worth are in the store already.
+  double stored = 0;
+  for (const auto& [key, value] : CollectUnflushed(store)) {
+    if (key.second == "calls") stored += value.sum;
+  }
+  EXPECT_GE(stored, static_cast<double>(ops - OpSampleRing::kCapacity));
+  EXPECT_LT(stored, static_cast<double>(ops));
+  double calls = 0;
+  for (const auto& [key, value] : Collect(metrics, store)) {
+    if (key.second == "calls") calls += value.sum;
+  }
+  EXPECT_EQ(calls, static_cast<double>(ops));
+}
+
+TEST(OpMetrics, TheSamplingThreadDrainsTheLogs) {
+  MetricStore store;
+  OpMetrics metrics(store);  // sampled CPU time: a sampling thread ticks
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);
+  Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
+  // Within a few ticks (1 ms each), with no Flush from here.
+  for (int i = 0; i < 5000 && CollectUnflushed(store).count({10, "calls"}) == 0; ++i) {
+    timespec pause{0, 1000000};
+    nanosleep(&pause, nullptr);
+  }
+  EXPECT_EQ((CollectUnflushed(store)[{10, "calls"}].sum), 1);
+  metrics.StopSampling();
+}
+
+TEST(OpMetrics, OpsOfAnExitedThreadAreKept) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kOff);
+  std::thread worker([&] {
+    for (uint64_t i = 1; i <= 5; ++i) {
+      Send(metrics, i, DLMONITOR_PHASE_ENTER, 40);
+      Send(metrics, i, DLMONITOR_PHASE_EXIT, 40);
+    }
+  });
+  worker.join();
+  EXPECT_EQ((Collect(metrics, store)[{40, "calls"}].sum), 5);
+}
+
+TEST(OpMetrics, AForkedChildForgetsTheParentsFinishedOps) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kOff);
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);
+  Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
+  // As Session::AfterForkInChild does, without forking the test runner.
+  store.Clear(100);
+  metrics.ResetAfterFork();
+  Send(metrics, 2, DLMONITOR_PHASE_ENTER, 11);
+  Send(metrics, 2, DLMONITOR_PHASE_EXIT, 11);
+  const auto values = Collect(metrics, store);
+  EXPECT_EQ(values.count({10, "calls"}), 0u);
+  EXPECT_EQ(values.count({11, "calls"}), 1u);
 }
 
 }  // namespace

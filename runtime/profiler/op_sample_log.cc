@@ -1,0 +1,24 @@
+#include "runtime/profiler/op_sample_log.h"
+
+namespace deepcontext::profiler {
+
+std::shared_ptr<OpSampleRing> OpSampleLog::Register() {
+  auto ring = std::make_shared<OpSampleRing>();
+  std::lock_guard<std::mutex> guard(rings_->mutex);
+  rings_->list.push_back(ring);
+  return ring;
+}
+
+size_t OpSampleLog::rings() const {
+  std::lock_guard<std::mutex> guard(rings_->mutex);
+  return rings_->list.size();
+}
+
+void OpSampleLog::ResetAfterFork() {
+  // Abandoned, not destroyed: destroying a mutex another thread held at
+  // the fork is undefined. One small block per fork.
+  (void)rings_.release();
+  rings_ = std::make_unique<Rings>();
+}
+
+}  // namespace deepcontext::profiler
