@@ -25,6 +25,9 @@ bool CorrelationTable::AddLaunch(const LaunchRecord& launch, uint32_t epoch) {
     ready = slot.has_parked();
     slot.state = ready ? SlotState::kReady : SlotState::kLaunched;
     if (!ready && shard.slots.size() > max_per_shard_) EvictOldest(shard);
+    // The next launches' slots, while this shard's ring is known (under
+    // its lock); ids of other calls may lie between two launches.
+    shard.slots.PrefetchAfter(launch.correlation_id, kPrefetchedSlots);
   }
   if (ready) {
     std::lock_guard<std::mutex> guard(ready_mutex_);

@@ -86,6 +86,8 @@ class CorrelationTable {
 
  private:
   static constexpr size_t kShards = CorrelationShards::kShards;
+  // Slots of the ids after a launch prefetched at its insert (AddLaunch).
+  static constexpr int kPrefetchedSlots = 2;
   // Launching threads insert and the processing thread claims, both for a
   // few tens of nanoseconds: a spin lock, since a futex wake-up would cost
   // more than the work.
