@@ -43,6 +43,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ using deepcontext::testing::EmitOp;
 // A few op names, as a model's ops alternate between them.
 constexpr const char* kOpNames[] = {"aten::linear", "aten::relu", "aten::add",
                                     "aten::empty"};
+// The same count of names as backward functions report them.
+constexpr const char* kBackwardNames[] = {"AddmmBackward0", "ReluBackward0",
+                                          "AddBackward0", "TBackward0"};
 
 struct Config {
   const char* name;
@@ -73,6 +77,9 @@ struct Config {
   bool two_call_sites = false;
   // Evict the caches between ops (bench/cold_caches.h).
   bool cold = false;
+  // Op names built per call in one buffer, as torch names backward
+  // functions (the name lives in the RecordFunction, on the stack).
+  bool names_per_call = false;
 };
 
 // Frames between main and an op's report, and between the op and a GPU API
@@ -137,15 +144,22 @@ double NsPerOp(const Config& config, int ops) {
   // Live blocks keep a steady footprint, as in a training step.
   constexpr uintptr_t kBase = 0x7f0000000000;
   const deepcontext::bench::ColdCaches cold(config.cold);
+  char built[32];
   auto one_op = [&](int i) {
     const uint64_t id = static_cast<uint64_t>(i) + 1;
-    EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_ENTER);
+    const char* name = kOpNames[i % 4];
+    if (config.names_per_call) {
+      std::strcpy(built, kBackwardNames[i % 4]);
+      asm volatile("" : : "r"(built) : "memory");
+      name = built;
+    }
+    EmitOp(name, id, DLMONITOR_PHASE_ENTER);
     if (config.memory) {
       const uintptr_t address = kBase + static_cast<uintptr_t>(i % 512) * 4096;
       EmitMemory(0, address, 4096);
       EmitMemory(0, address, -4096);
     }
-    EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_EXIT);
+    EmitOp(name, id, DLMONITOR_PHASE_EXIT);
   };
   const double ns = cold.TimeNs(ops, one_op);
   if (config.cpu_time_mode >= 0) deepcontext_stop();
@@ -169,6 +183,8 @@ int main(int argc, char** argv) {
            Config{"ops, exact CPU time", 1, false},
            Config{"ops, no CPU time", 0, false},
            Config{"ops + 1 alloc + 1 free each (default mode)", 2, true},
+           Config{"ops named per call in one buffer (default mode)", 2, false, false, false,
+                  false, false, false, true},
            Config{"no profiler, cold caches", -1, false, false, false, false, false, true},
            Config{"ops, cold caches (default mode)", 2, false, false, false, false, false,
                   true},

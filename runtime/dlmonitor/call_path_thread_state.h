@@ -192,6 +192,13 @@ struct alignas(64) OpNameCacheEntry {
   char inline_text[kInlineOpName] = {};  // a copy when length < kInlineOpName
 };
 constexpr size_t kOpNameCacheSize = 256;  // direct-mapped by address
+// Names built per call have no steady address: backward functions' names
+// live in their RecordFunction, at the same stack address for every node
+// the engine runs, or in a heap buffer whose address comes back with
+// another name. On a miss by address they are found by their text here
+// (direct-mapped by length and first and last bytes) before the thread's
+// map, whose lookup hashes the whole name and chases a node per bucket.
+constexpr size_t kOpNameTextCacheSize = 128;
 
 // One remembered ContextTree::Child answer for a key without file or line.
 struct ChildCacheEntry {
@@ -211,6 +218,7 @@ struct ThreadState {
   std::unordered_map<std::string, StringId, call_path::StringHash, std::equal_to<>>
       op_names;
   OpNameCacheEntry op_name_cache[kOpNameCacheSize];
+  OpNameCacheEntry op_name_text_cache[kOpNameTextCacheSize];
 
   // The previous Python capture and what it resolved to, position by
   // position; ctx[i] == kNoContext means "not looked up yet".

@@ -259,6 +259,35 @@ TEST_F(CallPathBuilderTest, NamesRewrittenInTheirLastCharacterAreReadAgain) {
   }
 }
 
+TEST_F(CallPathBuilderTest, NamesBuiltPerCallInOneBufferKeepTheirOps) {
+  // Backward functions' names are built per call at one address; on a miss
+  // by address a name is found by its text. More names than the text cache
+  // has slots, and names alike in length and first and last bytes, share
+  // slots: each must still get its own op, every time round.
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) names.push_back("Fn" + std::to_string(i) + "Backward0");
+  for (int i = 0; i < 300; ++i) {
+    names.push_back("AddmmBackward" + std::string(1, static_cast<char>('a' + i % 26)) +
+                    std::to_string(i) + "_same_last_8");
+  }
+  std::vector<ContextId> first(names.size(), kNoContext);
+  char buffer[64];
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::snprintf(buffer, sizeof(buffer), "%s", names[i].c_str());
+      auto op = Op(buffer, DLMONITOR_OP_OPERATOR);
+      const ContextId context = builder_.OnOpEnter(op);
+      builder_.OnOpExit(op);
+      if (round == 0) {
+        EXPECT_EQ(Path(context), "thread/" + names[i]);
+        first[i] = context;
+      } else {
+        EXPECT_EQ(context, first[i]) << names[i] << " round " << round;
+      }
+    }
+  }
+}
+
 TEST_F(CallPathBuilderTest, UnmatchedExitIsIgnored) {
   auto op = Op("aten::add", DLMONITOR_OP_OPERATOR);
   builder_.OnOpEnter(op);
