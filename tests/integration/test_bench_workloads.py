@@ -186,3 +186,34 @@ def test_callgrind_totals_sum_functions_by_object_and_find_the_runtime():
     assert sorted(name for name in totals if bench.is_runtime(name)) == [
         "libdeepcontext.so", "torch-2.11.0-abi1-0123abcd.so"]
     assert not bench.is_runtime("libtorch_cpu.so.2.11")
+
+
+def test_runtime_samples_parse_perf_reports_and_find_the_runtime():
+    bench = _bench_module("runtime_samples")
+    # `perf report --stdio -n --sort dso`: percent, samples, object.
+    by_dso = bench.samples_by_dso("\n".join([
+        "# Samples: 11K of event 'cpu-clock'",
+        "#",
+        "    13.67%          1767  libtorch_cpu.so",
+        "     4.03%           521  libdeepcontext.so",
+        "     0.18%            20  torch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so",
+        "     3.14%           406  libcupti.so.13",
+        "     1.41%           182  [kernel.kallsyms]",
+        "",
+    ]))
+    assert by_dso["libdeepcontext.so"] == 521
+    assert by_dso["[kernel.kallsyms]"] == 182
+    assert bench.summarize(by_dso) == (541, 406, 1767 + 521 + 20 + 406 + 182)
+    # `--sort dso,sym`: the runtime's functions only, summed by name.
+    symbols = bench.runtime_symbols("\n".join([
+        "     0.67%            76  libdeepcontext.so  [.] deepcontext::python::Walk",
+        "     0.54%            61  libdeepcontext.so  [.] deepcontext::profiler::OpMetrics::Exit",
+        "     0.20%            23  libdeepcontext.so  [.] deepcontext::profiler::OpMetrics::Exit",
+        "     0.18%            20  torch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so  [.] (anonymous "
+        "namespace)::Emit",
+        "     2.57%           293  python3.12  [.] _PyEval_EvalFrameDefault",
+    ]))
+    assert symbols == {"deepcontext::python::Walk": 76,
+                       "deepcontext::profiler::OpMetrics::Exit": 84,
+                       "(anonymous namespace)::Emit": 20}
+    assert bench.STEP.findall("model=mlp steps=300 step_ms=16.023 step_p10_ms=12.3") == ["16.023"]
