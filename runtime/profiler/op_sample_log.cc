@@ -16,7 +16,8 @@ size_t OpSampleLog::rings() const {
 
 void OpSampleLog::ResetAfterFork() {
   // Abandoned, not destroyed: destroying a mutex another thread held at
-  // the fork is undefined. One small block per fork.
+  // the fork is undefined. The parent's rings stay with it (32 KiB each,
+  // pages the child shares with the parent and never writes).
   (void)rings_.release();
   rings_ = std::make_unique<Rings>();
 }
