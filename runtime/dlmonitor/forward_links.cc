@@ -1,5 +1,7 @@
 #include "runtime/dlmonitor/forward_links.h"
 
+#include "runtime/common/prefetch.h"
+
 namespace deepcontext::dlmonitor {
 
 ForwardLinks::ForwardLinks() = default;
@@ -23,6 +25,9 @@ void ForwardLinks::Remember(uint64_t thread_id, int64_t sequence_number,
   }
   set.ways[set.next] = Entry{key, anchor};
   set.next = static_cast<uint8_t>((set.next + 1) % kWays);
+  // The next op that records history takes the next number, and its set
+  // was last written by the backward pass on another thread.
+  PrefetchForWrite(&SetFor(thread_id, sequence_number + 1));
 }
 
 ContextId ForwardLinks::Find(uint64_t thread_id,
@@ -32,6 +37,10 @@ ContextId ForwardLinks::Find(uint64_t thread_id,
   }
   const uint64_t key = Key(thread_id, sequence_number);
   Set& set = SetFor(thread_id, sequence_number);
+  // A backward pass runs its functions from the highest number down, and
+  // the forward pass on another thread wrote their sets: the lock's
+  // exchange would wait for the line.
+  if (sequence_number > 0) PrefetchForWrite(&SetFor(thread_id, sequence_number - 1));
   std::lock_guard<SpinLock> guard(set.lock);
   for (const Entry& entry : set.ways) {
     if (entry.anchor != kNoContext && entry.key == key) return entry.anchor;

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "runtime/common/prefetch.h"
 #include "runtime/gpu/gpu_records.h"
 
 namespace deepcontext::gpu {
@@ -188,16 +189,6 @@ class CorrelationSlots {
   // launches are newer than everything before them.
   bool NotInOverflow(uint64_t correlation_id) const {
     return overflow_.empty() || correlation_id > overflow_newest_;
-  }
-  static void PrefetchForWrite(const char* line) {
-#if defined(__x86_64__)
-    // prefetchw (exclusive, ready for the store); GCC emits only a read
-    // prefetch for __builtin_prefetch(p, 1) without -mprfchw. Older x86
-    // processors run it as a no-op.
-    asm volatile("prefetchw %0" : : "m"(*line));
-#else
-    __builtin_prefetch(line, 1, 3);
-#endif
   }
   static void Reset(CorrelationSlot& slot, uint64_t correlation_id);
   CorrelationSlot* FindInOverflow(uint64_t correlation_id);
