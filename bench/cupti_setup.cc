@@ -1,6 +1,7 @@
 #include "bench/cupti_setup.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 
 #include "runtime/cupti/driver_api.h"
@@ -54,7 +55,7 @@ CuptiPieces DeepContextPieces(bool callbacks) {
 
 CuptiSetup::CuptiSetup(const cupti::CuptiFunctions& f, const CuptiPieces& pieces,
                        bool detach)
-    : f_(f), detach_(detach), kinds_(pieces.kinds) {
+    : f_(f), detach_(detach), kinds_(pieces.kinds), attributes_(pieces.attributes) {
   const bool subscribe = pieces.launch_callbacks || pieces.traced_callbacks ||
                          pieces.resource_callbacks;
   if (subscribe) {
@@ -84,6 +85,9 @@ CuptiSetup::CuptiSetup(const cupti::CuptiFunctions& f, const CuptiPieces& pieces
       f_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
     }
   }
+  for (const ActivityAttribute& setting : attributes_) {
+    ok_ = ok_ && SetAttribute(setting.attribute, setting.value, setting.bytes);
+  }
   if (!kinds_.empty()) {
     ok_ = ok_ && f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer) ==
                      CUPTI_SUCCESS;
@@ -98,6 +102,19 @@ CuptiSetup::~CuptiSetup() {
   if (!kinds_.empty()) f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (subscriber_ != nullptr) f_.unsubscribe(subscriber_);
   if (detach_) f_.finalize();
+  for (const ActivityAttribute& setting : attributes_) {
+    SetAttribute(setting.attribute, setting.restore, setting.bytes);
+  }
+}
+
+bool CuptiSetup::SetAttribute(CUpti_ActivityAttribute attribute, size_t value,
+                              size_t bytes) {
+  if (f_.activity_set_attribute == nullptr) return false;
+  // uint8_t attributes take one byte, size_t ones the whole value.
+  uint8_t flag = static_cast<uint8_t>(value);
+  size_t size = bytes;
+  void* data = bytes == 1 ? static_cast<void*>(&flag) : static_cast<void*>(&value);
+  return f_.activity_set_attribute(attribute, &size, data) == CUPTI_SUCCESS;
 }
 
 }  // namespace deepcontext::bench

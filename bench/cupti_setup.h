@@ -12,12 +12,23 @@
 
 namespace deepcontext::bench {
 
+// An activity attribute set before the activity callbacks are registered,
+// and set to `restore` (CUPTI's documented default) at teardown, so that
+// later configurations of one process start from the defaults.
+struct ActivityAttribute {
+  CUpti_ActivityAttribute attribute;
+  size_t value;
+  size_t restore;
+  size_t bytes;  // sizeof the attribute's type: 1 (uint8_t) or sizeof(size_t)
+};
+
 // What one configuration asks CUPTI for.
 struct CuptiPieces {
   bool launch_callbacks = false;    // on cuLaunchKernel(_ptsz) only
   bool traced_callbacks = false;    // on every function the runtime traces
   bool resource_callbacks = false;  // the runtime's graph callbacks
   std::vector<CUpti_ActivityKind> kinds;
+  std::vector<ActivityAttribute> attributes;
 };
 
 // Callbacks on the launch functions and/or kernel activity records.
@@ -44,9 +55,12 @@ class CuptiSetup {
   bool ok() const { return ok_; }
 
  private:
+  bool SetAttribute(CUpti_ActivityAttribute attribute, size_t value, size_t bytes);
+
   const cupti::CuptiFunctions& f_;
   bool detach_;
   std::vector<CUpti_ActivityKind> kinds_;
+  std::vector<ActivityAttribute> attributes_;
   bool ok_ = true;
   CUpti_SubscriberHandle subscriber_ = nullptr;
 };

@@ -19,7 +19,10 @@
 //                with an empty callback: the rest of "deepcontext" is its
 //                own callback work
 //   both + ...   callbacks + kernel activity plus one more piece of that
-//                setup, to find the piece that slows the untraced calls
+//                setup, to find the piece that slows the untraced calls,
+//                or plus an activity setting the runtime leaves at
+//                CUPTI's default (pinned host memory for the profiling
+//                data, one activity buffer shared by all threads)
 //   deepcontext  the DeepContext runtime (deepcontext_start) doing its work
 //   both, activity paused
 //                callbacks + activity set up, then kernel activity disabled
@@ -284,6 +287,21 @@ int main(int argc, char** argv) {
        with_pieces([] {
          CuptiPieces pieces = LaunchPieces(true, true);
          pieces.kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+         return pieces;
+       }())},
+      // Activity settings that might move CUPTI's own work off the launch.
+      {"both + pinned host profiling memory",
+       with_pieces([] {
+         CuptiPieces pieces = LaunchPieces(true, true);
+         pieces.attributes.push_back(
+             {CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, 1, 0, 1});
+         return pieces;
+       }())},
+      {"both + one activity buffer for all threads",
+       with_pieces([] {
+         CuptiPieces pieces = LaunchPieces(true, true);
+         pieces.attributes.push_back(
+             {CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0, 1, 1});
          return pieces;
        }())},
       {"deepcontext",
