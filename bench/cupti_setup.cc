@@ -1,7 +1,6 @@
 #include "bench/cupti_setup.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <iterator>
 
 #include "runtime/cupti/driver_api.h"
