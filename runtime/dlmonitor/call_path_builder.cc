@@ -189,7 +189,7 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
     if (state.ctx[i] == kNoContext) {
       const ContextId from = i == compile_at ? Phase(parent, compile_name_) : parent;
       if (from == kNoContext) return parent;  // tree full
-      state.ctx[i] = CachedPythonChild(state, from, state.resolved[i].key);
+      state.ctx[i] = tree_.Child(from, state.resolved[i].key);
       if (state.ctx[i] == kNoContext) return parent;  // tree full
     }
     parent = state.ctx[i];
@@ -323,26 +323,6 @@ ContextId CallPathBuilder::UncachedChild(ChildCacheEntry& entry, ContextId paren
   const ContextId child = tree_.Child(parent, key);
   if (child != kNoContext && key.file == 0 && key.line == 0) {
     entry = ChildCacheEntry{parent, key.kind, key.name, child};
-  }
-  return child;
-}
-
-DEEPCONTEXT_HOT
-ContextId CallPathBuilder::CachedPythonChild(ThreadState& state, ContextId parent,
-                                             const FrameKey& key) {
-  // As CachedChild: every frame past those the previous capture shared is
-  // looked up under its parent, and the answers never change.
-  PythonChildCacheEntry& entry =
-      state.python_children[(parent * 0x9E3779B97F4A7C15ULL ^ key.name * 0x85EBCA6BULL ^
-                             key.file * 0xC2B2AE35ULL ^ key.line * 0x27D4EB2FULL) %
-                            kPythonChildCacheSize];
-  if (entry.parent == parent && entry.line == key.line && entry.name == key.name &&
-      entry.file == key.file && entry.child != kNoContext) [[likely]] {
-    return entry.child;
-  }
-  const ContextId child = tree_.Child(parent, key);
-  if (child != kNoContext) {
-    entry = PythonChildCacheEntry{parent, key.name, key.file, key.line, child};
   }
   return child;
 }

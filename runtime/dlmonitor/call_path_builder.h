@@ -170,10 +170,6 @@ class CallPathBuilder {
   // The tree's answer, remembered in `entry`: out of the op path.
   [[gnu::noinline, gnu::cold]] ContextId UncachedChild(
       ChildCacheEntry& entry, ContextId parent, const FrameKey& key);
-  // tree_.Child(parent, key) for a Python line (kind DLMONITOR_FRAME_PYTHON)
-  // through the thread's cache of recent answers.
-  ContextId CachedPythonChild(ThreadState& state, ContextId parent,
-                              const FrameKey& key);
 
   ContextTree& tree_;
   StringTable& strings_;

@@ -209,20 +209,6 @@ struct ChildCacheEntry {
 };
 constexpr size_t kChildCacheSize = 512;
 
-// One remembered ContextTree::Child answer for a Python line (kind
-// DLMONITOR_FRAME_PYTHON). Kept apart from the op and phase answers: their
-// smaller entries are read by every op, and Python lines only by frames
-// that changed since the thread's previous capture.
-struct PythonChildCacheEntry {
-  ContextId parent = kNoContext;
-  StringId name = 0;
-  StringId file = 0;
-  uint32_t line = 0;
-  ContextId child = kNoContext;
-};
-// Room for the Python line nodes of a step: a few hundred in ResNet-50.
-constexpr size_t kPythonChildCacheSize = 512;
-
 struct ThreadState {
   uint64_t generation = 0;
   ContextId root = kNoContext;
@@ -287,8 +273,6 @@ struct ThreadState {
   // Recent (parent, operator or phase) -> child answers of the tree (see
   // CachedChild).
   ChildCacheEntry children[kChildCacheSize];
-  // The same for Python lines (see CachedPythonChild).
-  PythonChildCacheEntry python_children[kPythonChildCacheSize];
 
   // Room for the Python capture of PythonContext, MarkPython and
   // NativeContext, and NativeContext's first-sight scratch, each made on

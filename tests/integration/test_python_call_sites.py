@@ -1,7 +1,6 @@
-"""Every Python call site keeps its own node when a thread meets more of
-them than it remembers, and when sites differ only in their file or only
-in their line, even lines that the thread's cache of tree answers files in
-one slot (programs/many_call_sites.py)."""
+"""Every Python call site keeps its own node: thousands of them on one
+thread, sites that differ only in their file or only in their line, and
+lines far apart in one function (programs/many_call_sites.py)."""
 
 from collections import Counter
 

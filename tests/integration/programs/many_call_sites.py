@@ -1,8 +1,9 @@
-"""Torch ops from more Python call sites than a thread keeps node answers
-for, in functions alike in all but their file or their line: two generated
-modules define the same functions at the same lines, one function calls an
-op from each of its many lines, and one calls ops from two lines 1024 apart
-with nothing between them. Every site must keep its own node."""
+"""Torch ops from thousands of Python call sites, in functions alike in all
+but their file or their line: two generated modules define the same
+functions at the same lines, one function calls an op from each of its
+many lines, and one calls ops from two lines 1024 apart with nothing
+between them (lines that a table keyed by line modulo a power of two would
+confuse). Every site must keep its own node."""
 
 import sys
 
