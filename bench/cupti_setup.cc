@@ -100,10 +100,11 @@ CuptiSetup::~CuptiSetup() {
   for (CUpti_ActivityKind kind : kinds_) f_.activity_disable(kind);
   if (!kinds_.empty()) f_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (subscriber_ != nullptr) f_.unsubscribe(subscriber_);
-  if (detach_) f_.finalize();
+  // Before the detach: after it, a call into CUPTI would attach it again.
   for (const ActivityAttribute& setting : attributes_) {
     SetAttribute(setting.attribute, setting.restore, setting.bytes);
   }
+  if (detach_) f_.finalize();
 }
 
 bool CuptiSetup::SetAttribute(CUpti_ActivityAttribute attribute, size_t value,

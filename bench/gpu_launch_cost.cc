@@ -61,6 +61,7 @@
 
 namespace {
 
+using deepcontext::bench::ActivityAttribute;
 using deepcontext::bench::CuptiPieces;
 using deepcontext::bench::CuptiSetup;
 using deepcontext::bench::DeepContextPieces;
@@ -252,6 +253,12 @@ int main(int argc, char** argv) {
       return setup.ok() ? time_launches() : -1.0;
     };
   };
+  // Callbacks + kernel activity with one activity setting changed.
+  auto both_with = [&](const ActivityAttribute& setting) {
+    CuptiPieces pieces = LaunchPieces(true, true);
+    pieces.attributes.push_back(setting);
+    return with_pieces(pieces);
+  };
   const std::vector<std::pair<std::string, std::function<double()>>> configs = {
       {"none", time_launches},
       {"callbacks", with_cupti(true, false)},
@@ -291,19 +298,9 @@ int main(int argc, char** argv) {
        }())},
       // Activity settings that might move CUPTI's own work off the launch.
       {"both + pinned host profiling memory",
-       with_pieces([] {
-         CuptiPieces pieces = LaunchPieces(true, true);
-         pieces.attributes.push_back(
-             {CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, 1, 0, 1});
-         return pieces;
-       }())},
+       both_with({CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, 1, 0, 1})},
       {"both + one activity buffer for all threads",
-       with_pieces([] {
-         CuptiPieces pieces = LaunchPieces(true, true);
-         pieces.attributes.push_back(
-             {CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0, 1, 1});
-         return pieces;
-       }())},
+       both_with({CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0, 1, 1})},
       {"deepcontext",
        [&]() {
          if (deepcontext_start() != 0) return -1.0;
