@@ -4,6 +4,11 @@
 // own work in the callback.
 //
 //     build/bin/gpu_launch_cost [launches per round (20000)] [rounds (7)]
+//                               [configurations]
+//
+// `configurations` ('|'-separated names from the list below) times only
+// those, with "none" as the baseline, and leaves out the stall table: a
+// profile of one configuration (perf record) then shows its work alone.
 //
 // Launches an empty kernel (loaded from PTX) from one thread, in rounds that
 // interleave the configurations below, and prints the median microseconds per
@@ -50,6 +55,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -177,15 +183,28 @@ bool PrintStalls(const Driver& cu, CUfunction kernel, int rounds) {
   return true;
 }
 
+std::set<std::string> SplitNames(const std::string& text) {
+  std::set<std::string> names;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('|', start), text.size());
+    if (end > start) names.insert(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int launches = argc > 1 ? std::atoi(argv[1]) : 20000;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 7;
-  if (launches <= 0 || rounds <= 0) {
-    std::fprintf(stderr, "usage: %s [launches per round] [rounds]\n", argv[0]);
+  if (launches <= 0 || rounds <= 0 || argc > 4) {
+    std::fprintf(stderr, "usage: %s [launches per round] [rounds] [configurations]\n",
+                 argv[0]);
     return 2;
   }
+  const std::set<std::string> only = argc > 3 ? SplitNames(argv[3]) : std::set<std::string>{};
   Driver cu{};
   if (!LoadDriver(&cu)) {
     std::fprintf(stderr, "gpu_launch_cost: no CUDA driver (libcuda.so.1)\n");
@@ -340,6 +359,20 @@ int main(int argc, char** argv) {
        }},
   };
 
+  for (const std::string& name : only) {
+    const bool known = std::any_of(configs.begin(), configs.end(),
+                                   [&](const auto& config) { return config.first == name; });
+    if (!known) {
+      std::fprintf(stderr, "gpu_launch_cost: no configuration '%s'; they are:\n",
+                   name.c_str());
+      for (const auto& config : configs) std::fprintf(stderr, "  %s\n", config.first.c_str());
+      return 2;
+    }
+  }
+  auto selected = [&](const std::string& name) {
+    return only.empty() || name == "none" || only.count(name) != 0;
+  };
+
   time_launches();  // warm-up: JIT, first-launch costs
   std::vector<double> before_cupti;
   for (int round = 0; round < rounds; ++round) before_cupti.push_back(time_launches());
@@ -347,6 +380,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<double>> untraced;  // of each round's last timing
   for (int round = 0; round < rounds; ++round) {
     for (const auto& [name, run] : configs) {
+      if (!selected(name)) continue;
       const double us = run();
       if (us < 0) {
         std::fprintf(stderr, "gpu_launch_cost: configuration '%s' failed%s\n",
@@ -365,6 +399,7 @@ int main(int argc, char** argv) {
               rounds, launches);
   std::printf("|---|---|---|---|---|\n");
   for (const auto& [name, run] : configs) {
+    if (!selected(name)) continue;
     const double median = Median(results[name]);
     const double call = Median(untraced[name]);
     std::printf("| %s | %.2f | %+.2f | %.3f | %+.3f |\n", name.c_str(), median,
@@ -376,6 +411,7 @@ int main(int argc, char** argv) {
     std::printf("kernel activity disable + enable: %.1f us (median of %zu)\n",
                 Median(toggle_us), toggle_us.size());
   }
-  std::printf("deepcontext: %s\n", deepcontext_gpu_status());
+  if (selected("deepcontext")) std::printf("deepcontext: %s\n", deepcontext_gpu_status());
+  if (!only.empty()) return 0;
   return PrintStalls(cu, kernel, rounds) ? 0 : 1;
 }
