@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "runtime/common/all_signals_blocked.h"
+#include "runtime/common/thread_name.h"
 
 namespace deepcontext::gpu {
 
@@ -64,6 +65,7 @@ uint64_t BufferWorker::handled() const {
 }
 
 void BufferWorker::Run() {
+  NameThisThread("dc-gpu-records");
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     work_.wait(lock, [&] { return stop_ || !queue_.empty(); });

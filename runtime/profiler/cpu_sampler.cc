@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runtime/common/all_signals_blocked.h"
+#include "runtime/common/thread_name.h"
 
 namespace deepcontext::profiler {
 namespace {
@@ -97,6 +98,7 @@ void CpuSampler::Stop() {
 }
 
 void* CpuSampler::Loop(void* self) {
+  NameThisThread("dc-cpu-sampler");
   auto* sampler = static_cast<CpuSampler*>(self);
   const timespec pause{static_cast<time_t>(sampler->interval_ns_ / 1000000000),
                        static_cast<long>(sampler->interval_ns_ % 1000000000)};

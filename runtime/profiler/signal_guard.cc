@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "runtime/common/all_signals_blocked.h"
+#include "runtime/common/thread_name.h"
 
 namespace deepcontext::profiler {
 namespace {
@@ -53,6 +54,7 @@ void OnGuardedSignal(int signum, siginfo_t* info, void* context) {
 }
 
 void* GuardLoop(void*) {
+  NameThisThread("dc-signal-guard");
   for (;;) {
     if (sem_wait(&g_wake) != 0) continue;  // EINTR cannot happen (blocked)
     for (int i = 0; i < kMaxResends && g_pending.load(); ++i) {

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "runtime/common/all_signals_blocked.h"
+#include "runtime/common/thread_name.h"
 #include "runtime/cpu/clocks.h"
 
 namespace deepcontext::profiler {
@@ -102,6 +103,7 @@ std::string TraceWindows::Start(const TraceWindowOptions& options,
 }
 
 void* TraceWindows::Loop(void* self) {
+  NameThisThread("dc-trace-window");
   auto* windows = static_cast<TraceWindows*>(self);
   std::unique_lock<std::mutex> lock(windows->mutex_);
   auto stopping = [windows] { return windows->stop_; };

@@ -1,6 +1,7 @@
 #include "runtime/gpu/buffer_worker.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,16 @@ TEST(BufferWorkerTest, HandlesBuffersOnItsOwnThreadInOrder) {
   for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i);
   for (const auto& id : threads) EXPECT_NE(id, std::this_thread::get_id());
   EXPECT_EQ(worker.handled(), 100u);
+}
+
+TEST(BufferWorkerTest, ItsThreadIsNamed) {
+  char name[32] = {};
+  BufferWorker worker([&](const CompletedBuffer&) {
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+  });
+  ASSERT_TRUE(worker.Submit(Buffer(1)));
+  worker.Drain();
+  EXPECT_STREQ(name, "dc-gpu-records");
 }
 
 TEST(BufferWorkerTest, SubmitReturnsBeforeTheBufferIsHandled) {

@@ -8,6 +8,8 @@
 #include <memory>
 #include <thread>
 
+#include "tests/unit/runtime/thread_names.h"
+
 namespace deepcontext::profiler {
 namespace {
 
@@ -29,6 +31,17 @@ std::map<ContextId, double> CpuByContext(const MetricStore& store) {
     out[context] += value.sum;
   });
   return out;
+}
+
+TEST(CpuSampler, ItsThreadIsNamedWhileItRuns) {
+  MetricStore store;
+  CpuSampler sampler(store, store.Register("cpu_time", "ns", ""));
+  ASSERT_FALSE(testing::HasThreadNamed("dc-cpu-sampler"));
+  sampler.Start(1000000);
+  ASSERT_TRUE(sampler.running());
+  EXPECT_TRUE(testing::WaitForThreadNamed("dc-cpu-sampler"));
+  sampler.Stop();
+  EXPECT_FALSE(testing::HasThreadNamed("dc-cpu-sampler"));
 }
 
 TEST(CpuSampler, ChargesNothingWhilePaused) {

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cerrno>
 
+#include "tests/unit/runtime/thread_names.h"
+
 namespace deepcontext::profiler {
 namespace {
 
@@ -68,6 +70,11 @@ TEST_F(SignalGuardTest, AnAcknowledgedSignalIsNotSentAgain) {
   EXPECT_EQ(BlockFor(200), -1);
   EXPECT_EQ(errno, ETIMEDOUT);
   EXPECT_EQ(g_noted.load(), 1);
+}
+
+TEST_F(SignalGuardTest, ItsThreadIsNamed) {
+  ASSERT_EQ(GuardSignal(SIGUSR2), "");
+  EXPECT_TRUE(testing::WaitForThreadNamed("dc-signal-guard"));
 }
 
 TEST_F(SignalGuardTest, GuardingTwiceKeepsOneWrapper) {

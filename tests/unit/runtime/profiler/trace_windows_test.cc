@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/runtime/thread_names.h"
+
 namespace deepcontext::profiler {
 namespace {
 
@@ -74,6 +76,15 @@ TEST(PauseSchedule, PausesAverageWhatMakesWindowsCoverTheFraction) {
   EXPECT_EQ(PauseSchedule(Options(0.25, 10), 7).NextPauseNs(), again.NextPauseNs());
   EXPECT_NE(PauseSchedule(Options(0.25, 10), 7).NextPauseNs(), other.NextPauseNs());
   EXPECT_EQ(PauseSchedule(Options(1.0, 10), 7).NextPauseNs(), 0);
+}
+
+TEST(TraceWindows, TheirThreadIsNamedWhileTheyRun) {
+  SwitchLog log;
+  TraceWindows windows;
+  ASSERT_EQ(windows.Start(Options(0.5, 5), log.Switch(), /*seed=*/3), "");
+  EXPECT_TRUE(testing::WaitForThreadNamed("dc-trace-window"));
+  windows.Stop();
+  EXPECT_FALSE(testing::HasThreadNamed("dc-trace-window"));
 }
 
 TEST(TraceWindows, AlternateAndCoverAboutTheFraction) {
