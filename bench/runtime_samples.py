@@ -17,6 +17,11 @@ whole process, and the median step; per build, the mean over rounds and
 the runtime's samples against the first build's; then the runtime's
 functions with the most samples, summed over the rounds.
 
+The runtime's samples are split by thread: those on the application's
+threads, which its steps wait for, and those on the profiler's own threads
+(named "dc-..."), which run beside them. Builds are compared, and functions
+ranked, by the first.
+
 --perf is a command line. On a machine without perf, Debian's linux-perf
 and the libraries it needs, copied into DIR, run as
 "/lib64/ld-linux-x86-64.so.2 --library-path DIR DIR/perf".
@@ -35,40 +40,69 @@ from op_path_callgrind import is_runtime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
-DSO_LINE = re.compile(r"^\s*[\d.]+%\s+(\d+)\s+(\S.*?)\s*$")
-SYMBOL_LINE = re.compile(r"^\s*[\d.]+%\s+(\d+)\s+(\S+)\s+\[.\]\s+(.*?)\s*$")
 STEP = re.compile(r"\bstep_ms=([\d.]+)")
+# The prefix of the names the runtime gives its own threads
+# (runtime/common/thread_name.h).
+PROFILER_THREAD = "dc-"
 
 
-def samples_by_dso(report):
-    """`perf report --stdio -n --sort dso` text: {object: samples}."""
-    totals = {}
+def report_rows(report, fields):
+    """`perf report --stdio -n -t '\\t' --sort F1,F2,...` text: (samples,
+    [field values]) per row. perf puts the overhead and the sample count
+    first; a symbol keeps its "[.] " marker."""
+    rows = []
     for line in report.splitlines():
-        if line.startswith("#"):
+        if not line.strip() or line.startswith("#"):
             continue
-        found = DSO_LINE.match(line)
-        if found:
-            name = os.path.basename(found.group(2))
-            totals[name] = totals.get(name, 0) + int(found.group(1))
+        columns = line.split("\t")
+        if len(columns) < 2 + fields or not columns[0].strip().endswith("%"):
+            continue
+        try:
+            samples = int(columns[1].strip())
+        except ValueError:
+            continue
+        rows.append((samples, [column.strip() for column in columns[2:2 + fields]]))
+    return rows
+
+
+def is_profiler_thread(comm):
+    return comm.startswith(PROFILER_THREAD)
+
+
+def samples_by_thread_and_dso(report):
+    """`--sort comm,dso` rows: {(profiler thread?, object): samples}."""
+    totals = {}
+    for samples, (comm, dso) in report_rows(report, 2):
+        key = (is_profiler_thread(comm), os.path.basename(dso))
+        totals[key] = totals.get(key, 0) + samples
     return totals
 
 
 def runtime_symbols(report):
-    """`perf report --stdio -n --sort dso,sym` text: {function: samples}
-    for the runtime's objects only."""
+    """`--sort comm,dso,sym` rows: {function: [samples on application
+    threads, on the profiler's threads]} for the runtime's objects only."""
     totals = {}
-    for line in report.splitlines():
-        found = SYMBOL_LINE.match(line)
-        if found and is_runtime(os.path.basename(found.group(2))):
-            totals[found.group(3)] = totals.get(found.group(3), 0) + int(found.group(1))
+    for samples, (comm, dso, symbol) in report_rows(report, 3):
+        if not is_runtime(os.path.basename(dso)):
+            continue
+        name = symbol[4:] if symbol.startswith("[") else symbol
+        counts = totals.setdefault(name, [0, 0])
+        counts[1 if is_profiler_thread(comm) else 0] += samples
     return totals
 
 
-def summarize(by_dso):
-    """(runtime, CUPTI, all) samples of one process."""
-    runtime = sum(n for name, n in by_dso.items() if is_runtime(name))
-    cupti = sum(n for name, n in by_dso.items() if name.startswith("libcupti"))
-    return runtime, cupti, sum(by_dso.values())
+def summarize(by_thread_and_dso):
+    """(runtime on application threads, runtime on the profiler's threads,
+    CUPTI, all) samples of one process."""
+    runtime = [0, 0]
+    cupti = total = 0
+    for (profiler, name), samples in by_thread_and_dso.items():
+        if is_runtime(name):
+            runtime[1 if profiler else 0] += samples
+        if name.startswith("libcupti"):
+            cupti += samples
+        total += samples
+    return runtime[0], runtime[1], cupti, total
 
 
 def run_one(perf, build, args, workdir, label):
@@ -95,12 +129,12 @@ def run_one(perf, build, args, workdir, label):
         raise RuntimeError("%s failed:\n%s" % (label, result.stdout[-3000:]))
     found = STEP.findall(result.stdout)
     report = lambda sort: subprocess.run(
-        perf + ["report", "-i", data, "--stdio", "-n", "--sort", sort],
+        perf + ["report", "-i", data, "--stdio", "-n", "-t", "\t", "--sort", sort],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True).stdout
-    by_dso = samples_by_dso(report("dso"))
-    symbols = runtime_symbols(report("dso,sym"))
+    by_thread_and_dso = samples_by_thread_and_dso(report("comm,dso"))
+    symbols = runtime_symbols(report("comm,dso,sym"))
     os.unlink(data)
-    return (float(found[-1]) if found else None), by_dso, symbols
+    return (float(found[-1]) if found else None), by_thread_and_dso, symbols
 
 
 def main():
@@ -125,40 +159,49 @@ def main():
     builds = [args.build] + args.baseline
     workdir = tempfile.mkdtemp(prefix="dc-samples-")
 
-    print("| round | build | median step ms | runtime samples | CUPTI samples | all samples |")
-    print("|---|---|---|---|---|---|")
+    print("| round | build | median step ms | runtime samples, application threads "
+          "| runtime samples, profiler threads | CUPTI samples | all samples |")
+    print("|---|---|---|---|---|---|---|")
     # By position: the same build may be given twice (to see the scatter).
     per_build = [[] for _ in builds]
     functions = [{} for _ in builds]
     for round_index in range(1, args.rounds + 1):
         for number, build in enumerate(builds):
             label = "r%d-b%d" % (round_index, number)
-            step, by_dso, symbols = run_one(perf, build, args, workdir, label)
-            runtime, cupti, total = summarize(by_dso)
-            per_build[number].append((runtime, cupti, total))
-            for name, count in symbols.items():
-                functions[number][name] = functions[number].get(name, 0) + count
-            print("| %d | %s | %s | %d | %d | %d |" % (
-                round_index, build, "%.2f" % step if step else "n/a", runtime, cupti, total),
-                flush=True)
+            step, by_thread_and_dso, symbols = run_one(perf, build, args, workdir, label)
+            counts = summarize(by_thread_and_dso)
+            per_build[number].append(counts)
+            for name, (application, profiler) in symbols.items():
+                sums = functions[number].setdefault(name, [0, 0])
+                sums[0] += application
+                sums[1] += profiler
+            print("| %d | %s | %s | %d | %d | %d | %d |" % (
+                (round_index, build, "%.2f" % step if step else "n/a") + counts), flush=True)
 
     print()
-    print("| build | runtime samples, mean | against %s | CUPTI, mean | all, mean |" % builds[0])
-    print("|---|---|---|---|---|")
+    print("| build | runtime samples, application threads, mean | against %s "
+          "| profiler threads, mean | CUPTI, mean | all, mean |" % builds[0])
+    print("|---|---|---|---|---|---|")
     mean = lambda values: sum(values) / len(values)
-    first = mean([r for r, _, _ in per_build[0]])
+    column = lambda number, index: mean([counts[index] for counts in per_build[number]])
+    first = column(0, 0)
     for number, build in enumerate(builds):
-        runtime = mean([r for r, _, _ in per_build[number]])
-        print("| %s | %.0f | %.3f | %.0f | %.0f |" % (
-            build, runtime, runtime / first if first else float("nan"),
-            mean([c for _, c, _ in per_build[number]]),
-            mean([t for _, _, t in per_build[number]])))
+        print("| %s | %.0f | %.3f | %.0f | %.0f | %.0f |" % (
+            build, column(number, 0), column(number, 0) / first if first else float("nan"),
+            column(number, 1), column(number, 2), column(number, 3)))
     for number, build in enumerate(builds):
         print()
-        print("%s: the runtime's functions, samples over %d rounds" % (build, args.rounds))
-        ranked = sorted(functions[number].items(), key=lambda item: -item[1])[:args.top]
-        for name, count in ranked:
-            print("%8d  %s" % (count, name))
+        print("%s: the runtime's functions, samples over %d rounds on application threads "
+              "(and on the profiler's threads)" % (build, args.rounds))
+        ranked = sorted(functions[number].items(), key=lambda item: (-item[1][0], -item[1][1]))
+        for name, (application, profiler) in ranked[:args.top]:
+            print("%8d %8s  %s" % (application, "(%d)" % profiler if profiler else "", name))
+        print()
+        print("%s: on the profiler's threads" % build)
+        ranked = sorted(((name, counts[1]) for name, counts in functions[number].items()
+                         if counts[1] > 0), key=lambda item: -item[1])
+        for name, profiler in ranked[:args.top]:
+            print("%8d  %s" % (profiler, name))
     shutil.rmtree(workdir, ignore_errors=True)
     return 0
 

@@ -190,30 +190,45 @@ def test_callgrind_totals_sum_functions_by_object_and_find_the_runtime():
 
 def test_runtime_samples_parse_perf_reports_and_find_the_runtime():
     bench = _bench_module("runtime_samples")
-    # `perf report --stdio -n --sort dso`: percent, samples, object.
-    by_dso = bench.samples_by_dso("\n".join([
+    # `perf report --stdio -n -t '\t' --sort comm,dso`: percent, samples,
+    # thread name, object, each column padded.
+    by_thread = bench.samples_by_thread_and_dso("\n".join([
         "# Samples: 11K of event 'cpu-clock'",
         "#",
-        "    13.67%          1767  libtorch_cpu.so",
-        "     4.03%           521  libdeepcontext.so",
-        "     0.18%            20  torch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so",
-        "     3.14%           406  libcupti.so.13",
-        "     1.41%           182  [kernel.kallsyms]",
+        "# Overhead\t     Samples\tCommand    \tShared Object   ",
+        " 13.67% \t 1767       \tpython3    \tlibtorch_cpu.so  ",
+        " 4.03%  \t 521        \tpython3    \tlibdeepcontext.so  ",
+        " 1.00%  \t 130        \tpt_autograd_0\t/b/lib/libdeepcontext.so  ",
+        " 0.50%  \t 64         \tdc-cpu-sampler\tlibdeepcontext.so  ",
+        " 0.40%  \t 52         \tdc-gpu-records\tlibdeepcontext.so  ",
+        " 0.18%  \t 20         \tpython3    \ttorch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so  ",
+        " 3.14%  \t 406        \tpython3    \tlibcupti.so.13  ",
+        " 1.41%  \t 182        \tdc-gpu-records\t[kernel.kallsyms]  ",
         "",
     ]))
-    assert by_dso["libdeepcontext.so"] == 521
-    assert by_dso["[kernel.kallsyms]"] == 182
-    assert bench.summarize(by_dso) == (541, 406, 1767 + 521 + 20 + 406 + 182)
-    # `--sort dso,sym`: the runtime's functions only, summed by name.
+    assert by_thread[(False, "libdeepcontext.so")] == 521 + 130
+    assert by_thread[(True, "libdeepcontext.so")] == 64 + 52
+    assert by_thread[(True, "[kernel.kallsyms]")] == 182
+    assert bench.summarize(by_thread) == (
+        521 + 130 + 20, 64 + 52, 406, 1767 + 521 + 130 + 64 + 52 + 20 + 406 + 182)
+    # `--sort comm,dso,sym`: the runtime's functions only, summed by name,
+    # apart for the application's threads and the profiler's.
     symbols = bench.runtime_symbols("\n".join([
-        "     0.67%            76  libdeepcontext.so  [.] deepcontext::python::Walk",
-        "     0.54%            61  libdeepcontext.so  [.] deepcontext::profiler::OpMetrics::Exit",
-        "     0.20%            23  libdeepcontext.so  [.] deepcontext::profiler::OpMetrics::Exit",
-        "     0.18%            20  torch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so  [.] (anonymous "
-        "namespace)::Emit",
-        "     2.57%           293  python3.12  [.] _PyEval_EvalFrameDefault",
+        " 0.67%  \t 76   \tpython3    \tlibdeepcontext.so  \t[.] deepcontext::python::Walk",
+        " 0.54%  \t 61   \tpython3    \tlibdeepcontext.so  \t[.] "
+        "deepcontext::profiler::OpMetrics::Exit",
+        " 0.20%  \t 23   \tpt_autograd_0\tlibdeepcontext.so  \t[.] "
+        "deepcontext::profiler::OpMetrics::Exit",
+        " 0.10%  \t 12   \tdc-cpu-sampler\tlibdeepcontext.so  \t[.] "
+        "deepcontext::profiler::MetricStore::Add",
+        " 0.05%  \t 6    \tpython3    \tlibdeepcontext.so  \t[.] "
+        "deepcontext::profiler::MetricStore::Add",
+        " 0.18%  \t 20   \tpython3    \ttorch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so  \t[.] "
+        "(anonymous namespace)::Emit",
+        " 2.57%  \t 293  \tpython3    \tpython3.12  \t[.] _PyEval_EvalFrameDefault",
     ]))
-    assert symbols == {"deepcontext::python::Walk": 76,
-                       "deepcontext::profiler::OpMetrics::Exit": 84,
-                       "(anonymous namespace)::Emit": 20}
+    assert symbols == {"deepcontext::python::Walk": [76, 0],
+                       "deepcontext::profiler::OpMetrics::Exit": [84, 0],
+                       "deepcontext::profiler::MetricStore::Add": [6, 12],
+                       "(anonymous namespace)::Emit": [20, 0]}
     assert bench.STEP.findall("model=mlp steps=300 step_ms=16.023 step_p10_ms=12.3") == ["16.023"]
