@@ -18,7 +18,7 @@ inline constexpr size_t kMaxThreadName = 15;
 // thread inherited: nothing depends on it.
 inline void NameThisThread(const char* name) {
   char cut[kMaxThreadName + 1] = {};
-  std::strncpy(cut, name, kMaxThreadName);
+  std::memcpy(cut, name, strnlen(name, kMaxThreadName));
   pthread_setname_np(pthread_self(), cut);
 }
 
