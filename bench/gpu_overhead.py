@@ -114,6 +114,43 @@ def in_process(args):
                                          float(values["ab_%s_steady_ms" % name]) / plain_steady,
                                          float(values["ab_%s_start_ms" % name]))
                 for name in variants)))
+    shares = [line for model, values in steady_rows
+              for line in own_share_rows(model, values, variants)]
+    if shares:
+        print()
+        print("DeepContext's own share: a region's ratio minus that of the floor every "
+              "profiler observing each op (and kernel) through RecordFunction (and CUPTI) "
+              "pays: floor+cupti for regions that trace the GPU, floor for those that do not.")
+        print("| model | region | against | median step: ratio (ms per step) "
+              "| steady mean: ratio (ms per step) |")
+        print("|---|---|---|---|---|")
+        for line in shares:
+            print(line)
+
+
+# Regions that are floors, not DeepContext (gpu_models.py FLOOR_VARIANTS).
+FLOOR_REGIONS = ("floor", "cupti-records", "cupti", "floor+cupti")
+
+
+def own_share_rows(model, values, variants):
+    """Table rows of what each DeepContext region of one --in-process run
+    adds to its floor, from gpu_models.py's ab_* values (ms)."""
+    rows = []
+    plain = float(values["ab_plain_ms"])
+    plain_steady = float(values["ab_plain_steady_ms"])
+    for name in variants:
+        # Under trace windows the median step is an untraced one.
+        if name in FLOOR_REGIONS or name.startswith("windows"):
+            continue
+        floor = "floor" if name.endswith("gpu-off") else "floor+cupti"
+        if floor not in variants:
+            continue
+        cells = []
+        for key, base in (("ms", plain), ("steady_ms", plain_steady)):
+            added = float(values["ab_%s_%s" % (name, key)]) - float(values["ab_%s_%s" % (floor, key)])
+            cells.append("%+.3fx (%+.2f)" % (added / base, added))
+        rows.append("| %s | %s | %s | %s |" % (model, name, floor, " | ".join(cells)))
+    return rows
 
 
 def per_op_from_profile(cli, path):

@@ -42,6 +42,26 @@ def test_block_summary_splits_a_region_start_from_its_steady_steps():
     assert summary["ms"] == pytest.approx(10.0)
 
 
+def test_in_process_own_share_subtracts_the_matching_floor():
+    bench = _bench_module("gpu_overhead")
+    values = {"ab_plain_ms": "10", "ab_plain_steady_ms": "10",
+              "ab_floor_ms": "11", "ab_floor_steady_ms": "11",
+              "ab_floor+cupti_ms": "12.5", "ab_floor+cupti_steady_ms": "12",
+              "ab_sampled_ms": "13.5", "ab_sampled_steady_ms": "13.2",
+              "ab_gpu-off_ms": "11.5", "ab_gpu-off_steady_ms": "11.4",
+              "ab_windows-10_ms": "10.1", "ab_windows-10_steady_ms": "10.3"}
+    rows = bench.own_share_rows(
+        "mlp", values, ["floor", "floor+cupti", "sampled", "gpu-off", "windows-10"])
+    # GPU-tracing regions against floor+cupti, the others against floor;
+    # floors and trace windows get no row.
+    assert rows == [
+        "| mlp | sampled | floor+cupti | +0.100x (+1.00) | +0.120x (+1.20) |",
+        "| mlp | gpu-off | floor | +0.050x (+0.50) | +0.040x (+0.40) |",
+    ]
+    # Without its floor a region gets no row.
+    assert bench.own_share_rows("mlp", values, ["floor", "sampled"]) == []
+
+
 def test_gpu_workload_refuses_an_unknown_variant():
     result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "1", "--ab-variants", "sampled,fast")
     assert result.returncode != 0
