@@ -44,4 +44,16 @@ inline bool WaitForThreadNamed(const std::string& name,
   }
 }
 
+// A joined thread's /proc entry can outlive the join by a moment (the kernel
+// wakes the joiner before it reaps the task): waits up to `timeout` for it to go.
+inline bool WaitForNoThreadNamed(const std::string& name,
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (!HasThreadNamed(name)) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace deepcontext::testing

@@ -41,7 +41,7 @@ TEST(CpuSampler, ItsThreadIsNamedWhileItRuns) {
   ASSERT_TRUE(sampler.running());
   EXPECT_TRUE(testing::WaitForThreadNamed("dc-cpu-sampler"));
   sampler.Stop();
-  EXPECT_FALSE(testing::HasThreadNamed("dc-cpu-sampler"));
+  EXPECT_TRUE(testing::WaitForNoThreadNamed("dc-cpu-sampler"));
 }
 
 TEST(CpuSampler, ChargesNothingWhilePaused) {

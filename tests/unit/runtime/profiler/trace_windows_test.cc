@@ -84,7 +84,7 @@ TEST(TraceWindows, TheirThreadIsNamedWhileTheyRun) {
   ASSERT_EQ(windows.Start(Options(0.5, 5), log.Switch(), /*seed=*/3), "");
   EXPECT_TRUE(testing::WaitForThreadNamed("dc-trace-window"));
   windows.Stop();
-  EXPECT_FALSE(testing::HasThreadNamed("dc-trace-window"));
+  EXPECT_TRUE(testing::WaitForNoThreadNamed("dc-trace-window"));
 }
 
 TEST(TraceWindows, AlternateAndCoverAboutTheFraction) {
