@@ -64,8 +64,37 @@ def machine_line():
     for _ in range(reads):
         time.monotonic_ns()
     per_read = (time.perf_counter_ns() - start) / reads
-    return "clock source %s; time.monotonic_ns() from Python: %.0f ns per read" % (
-        source, per_read)
+    cpus = sorted(os.sched_getaffinity(0))
+    return ("clock source %s; time.monotonic_ns() from Python: %.0f ns per read; "
+            "processes run on %d CPUs (%s)" % (source, per_read, len(cpus), cpu_text(cpus)))
+
+
+def cpu_list(text):
+    """argparse type: a set of CPUs written as taskset -c writes them
+    ("0-7,12")."""
+    cpus = set()
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        try:
+            low = int(first)
+            high = int(last) if dash else low
+        except ValueError:
+            raise argparse.ArgumentTypeError("not a CPU list: %r (e.g. 0-7,12)" % text)
+        if low < 0 or high < low:
+            raise argparse.ArgumentTypeError("not a CPU range: %r" % part)
+        cpus.update(range(low, high + 1))
+    return cpus
+
+
+def cpu_text(cpus):
+    """A sorted list of CPUs as ranges ("0-7,12")."""
+    ranges = []
+    for cpu in cpus:
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(str(a) if a == b else "%d-%d" % (a, b) for a, b in ranges)
 
 
 def in_process(args):
@@ -126,31 +155,63 @@ def in_process(args):
         print("|---|---|---|---|---|")
         for line in shares:
             print(line)
+    versus = [line for model, values in steady_rows
+              for line in versus_other_profiler_rows(model, values, variants)]
+    if versus:
+        print()
+        print("Against other profilers in the same process: a DeepContext region's ratio "
+              "minus the other profiler's (below zero, DeepContext costs less).")
+        print("| model | region | against | median step: ratio (ms per step) "
+              "| steady mean: ratio (ms per step) |")
+        print("|---|---|---|---|---|")
+        for line in versus:
+            print(line)
 
 
 # Regions that are floors, not DeepContext (gpu_models.py FLOOR_VARIANTS).
 FLOOR_REGIONS = ("floor", "cupti-records", "cupti", "floor+cupti")
+# Regions of other profilers (gpu_models.py OTHER_PROFILERS).
+OTHER_PROFILER_REGIONS = ("proton", "torch-profiler")
+
+
+def deepcontext_regions(variants):
+    """The DeepContext regions of a run that a median step compares: not the
+    floors, not other profilers, and not trace windows (under those the
+    median step is an untraced one)."""
+    return [name for name in variants
+            if name not in FLOOR_REGIONS and name not in OTHER_PROFILER_REGIONS
+            and not name.startswith("windows")]
+
+
+def difference_row(model, values, name, against):
+    """One table row: region `name`'s ratio to plain minus region
+    `against`'s, for the median step and the steady mean, and in ms."""
+    cells = []
+    for key, base in (("ms", float(values["ab_plain_ms"])),
+                      ("steady_ms", float(values["ab_plain_steady_ms"]))):
+        added = float(values["ab_%s_%s" % (name, key)]) - float(values["ab_%s_%s" % (against, key)])
+        cells.append("%+.3fx (%+.2f)" % (added / base, added))
+    return "| %s | %s | %s | %s |" % (model, name, against, " | ".join(cells))
 
 
 def own_share_rows(model, values, variants):
     """Table rows of what each DeepContext region of one --in-process run
     adds to its floor, from gpu_models.py's ab_* values (ms)."""
     rows = []
-    plain = float(values["ab_plain_ms"])
-    plain_steady = float(values["ab_plain_steady_ms"])
-    for name in variants:
-        # Under trace windows the median step is an untraced one.
-        if name in FLOOR_REGIONS or name.startswith("windows"):
-            continue
+    for name in deepcontext_regions(variants):
         floor = "floor" if name.endswith("gpu-off") else "floor+cupti"
-        if floor not in variants:
-            continue
-        cells = []
-        for key, base in (("ms", plain), ("steady_ms", plain_steady)):
-            added = float(values["ab_%s_%s" % (name, key)]) - float(values["ab_%s_%s" % (floor, key)])
-            cells.append("%+.3fx (%+.2f)" % (added / base, added))
-        rows.append("| %s | %s | %s | %s |" % (model, name, floor, " | ".join(cells)))
+        if floor in variants:
+            rows.append(difference_row(model, values, name, floor))
     return rows
+
+
+def versus_other_profiler_rows(model, values, variants):
+    """Table rows of each DeepContext region that traces the GPU against each
+    other profiler's region of the same run: below zero, DeepContext costs
+    less."""
+    return [difference_row(model, values, name, other)
+            for name in deepcontext_regions(variants) if not name.endswith("gpu-off")
+            for other in OTHER_PROFILER_REGIONS if other in variants]
 
 
 def per_op_from_profile(cli, path):
@@ -260,7 +321,9 @@ def main():
                              "(sampled and gpu-off with native frames), floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops), "
                              "cupti-records, cupti (CUPTI tracing every kernel without or with "
-                             "empty callbacks) and floor+cupti (both floors)")
+                             "empty callbacks) and floor+cupti (both floors); proton and "
+                             "torch-profiler (other profilers' regions, compared with "
+                             "DeepContext's in the same process)")
     parser.add_argument("--settle-steps", type=non_negative, default=3,
                         help="with --in-process: first steps of each block reported as "
                              "its start rather than its steady state")
@@ -289,7 +352,16 @@ def main():
                              "it less than one round (0: no limit)")
     parser.add_argument("--launches", type=int, default=5000,
                         help="with --table: tiny kernels per step of the launch-* workloads")
+    parser.add_argument("--cpus", type=cpu_list, default=None,
+                        help="run every workload process on these CPUs only (e.g. 0-7): "
+                             "without it, where the scheduler puts a process's threads can "
+                             "move its steps by 10-20 %% between processes")
     args = parser.parse_args()
+    if args.cpus is not None:
+        try:
+            os.sched_setaffinity(0, args.cpus)  # inherited by every process started
+        except OSError as error:
+            raise SystemExit("--cpus %s: %s" % (cpu_text(sorted(args.cpus)), error))
     print(machine_line())
     if args.table:
         if args.quick:

@@ -32,7 +32,10 @@ observing each op; see record_function_floor.py), cupti-records and cupti
 (no deepcontext: CUPTI tracing every kernel, copy and memset, records
 thrown away, without or with the runtime's callbacks, empty; see
 cupti_floor.py) and floor+cupti (both floors: what any profiler built on
-RecordFunction and CUPTI pays before doing any work).
+RecordFunction and CUPTI pays before doing any work). Other profilers'
+regions, for comparisons without process-to-process scatter: proton
+(triton.profiler.start(context="python") ... finalize()) and torch-profiler
+(torch.profiler.profile(with_stack=True), CPU and, on a GPU, CUDA activities).
 """
 
 import argparse
@@ -40,6 +43,7 @@ import contextlib
 import json
 import os
 import statistics
+import sys
 import time
 
 import torch
@@ -165,6 +169,10 @@ AB_VARIANTS = {**{name: None for name in FLOOR_VARIANTS},
                "windows-min-gpu-off": ("sampled", False, None, 0.001),
                "native": ("sampled", True, None, 1.0),
                "native-gpu-off": ("sampled", False, None, 1.0)}
+# Other profilers' regions: not deepcontext, for comparing with it in one
+# process. Each starts and ends its profiler around the region's steps.
+OTHER_PROFILERS = ("proton", "torch-profiler")
+AB_VARIANTS.update({name: None for name in OTHER_PROFILERS})
 # Variants profiled with native frames (deepcontext.profile(native=True)):
 # against "sampled" and "gpu-off", what native frames cost at op entries
 # alone (gpu-off: no GPU calls to capture) and with GPU calls.
@@ -199,6 +207,10 @@ def alternate(args, timed_steps):
                     stack.enter_context(floor.enabled())
                 if callbacks is not None:
                     stack.enter_context(cupti.enabled(callbacks=callbacks))
+                yield
+            return
+        if name in OTHER_PROFILERS:
+            with other_profiler(name, args.device, os.path.dirname(path)):
                 yield
             return
         cpu_time, gpu, sample_us, fraction = AB_VARIANTS[name]
@@ -237,6 +249,57 @@ def alternate(args, timed_steps):
                    for key, value in block_summary(blocks, settle).items()]
     print("model=%s steps=%d rounds=%d %s" % (args.model, args.steps, args.ab_rounds,
                                               " ".join(fields)))
+
+
+def cupti_for_proton(work_dir, maps_path="/proc/self/maps"):
+    """Proton loads Triton's own CUPTI, a second copy beside the one torch
+    (and DeepContext) use. Once the process's CUPTI has traced, the second
+    copy cannot subscribe any more (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_
+    SUPPORTED, also after cuptiFinalize), so Proton regions alternating with
+    others load the process's CUPTI: TRITON_CUPTI_LIB_PATH names a folder
+    holding a libcupti.so link to it. Returns that library, or None where
+    the process has no CUPTI loaded (Proton then loads its own)."""
+    loaded = set()
+    with open(maps_path) as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if os.path.basename(path).startswith("libcupti.so"):
+                loaded.add(path)
+    if len(loaded) != 1:
+        return None
+    library = loaded.pop()
+    folder = os.path.join(work_dir, "cupti-for-proton")
+    os.makedirs(folder, exist_ok=True)
+    link = os.path.join(folder, "libcupti.so")
+    if not os.path.lexists(link):
+        os.symlink(library, link)
+    os.environ["TRITON_CUPTI_LIB_PATH"] = folder
+    return library
+
+
+@contextlib.contextmanager
+def other_profiler(name, device, work_dir):
+    """One region of another profiler (OTHER_PROFILERS), set up as the
+    separate-process columns of gpu_overhead.py --table set it up, except
+    that Proton shares the process's CUPTI (cupti_for_proton)."""
+    if name == "proton":
+        import triton.profiler as proton
+        if "TRITON_CUPTI_LIB_PATH" not in os.environ:
+            library = cupti_for_proton(work_dir)
+            print("proton regions load %s" % (library or "Triton's own CUPTI"),
+                  file=sys.stderr)
+        proton.start(os.path.join(work_dir, "proton-region"), context="python")
+        try:
+            yield
+        finally:
+            proton.finalize()
+        return
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities, with_stack=True):
+        yield
 
 
 def block_summary(blocks, settle):

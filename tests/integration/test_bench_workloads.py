@@ -62,6 +62,91 @@ def test_in_process_own_share_subtracts_the_matching_floor():
     assert bench.own_share_rows("mlp", values, ["floor", "sampled"]) == []
 
 
+def test_in_process_compares_gpu_tracing_regions_with_other_profilers():
+    bench = _bench_module("gpu_overhead")
+    values = {"ab_plain_ms": "10", "ab_plain_steady_ms": "10",
+              "ab_sampled_ms": "13.5", "ab_sampled_steady_ms": "13.2",
+              "ab_gpu-off_ms": "11.5", "ab_gpu-off_steady_ms": "11.4",
+              "ab_proton_ms": "12.5", "ab_proton_steady_ms": "13.6",
+              "ab_torch-profiler_ms": "20", "ab_torch-profiler_steady_ms": "21"}
+    variants = ["sampled", "gpu-off", "proton", "torch-profiler"]
+    # Only regions that trace the GPU, as Proton and torch.profiler do.
+    assert bench.versus_other_profiler_rows("mlp", values, variants) == [
+        "| mlp | sampled | proton | +0.100x (+1.00) | -0.040x (-0.40) |",
+        "| mlp | sampled | torch-profiler | -0.650x (-6.50) | -0.780x (-7.80) |",
+    ]
+    # Other profilers are neither DeepContext regions nor floors.
+    assert bench.own_share_rows("mlp", values, variants) == []
+
+
+def test_gpu_overhead_reads_cpu_lists_as_taskset_writes_them():
+    import argparse
+    bench = _bench_module("gpu_overhead")
+    assert bench.cpu_list("0-3,6") == {0, 1, 2, 3, 6}
+    assert bench.cpu_list("5") == {5}
+    assert bench.cpu_text([0, 1, 2, 3, 6, 8, 9]) == "0-3,6,8-9"
+    for bad in ("0-", "a", "3-1", "-2"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            bench.cpu_list(bad)
+
+
+def test_gpu_overhead_runs_its_processes_on_the_cpus_given():
+    import subprocess
+    script = os.path.join(os.path.dirname(WORKLOAD), "..", "gpu_overhead.py")
+    result = subprocess.run([PYTHON, script, "--cpus", "0", "--in-process", "1", "--models",
+                             "mlp", "--steps", "2", "--device", "cpu", "--variants", "sampled",
+                             "--build", "/nonexistent"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert b"processes run on 1 CPUs (0)" in result.stdout, result.stdout + result.stderr
+    refused = subprocess.run([PYTHON, script, "--cpus", "100000", "--in-process", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert refused.returncode != 0
+    assert b"--cpus 100000:" in refused.stderr, refused.stderr
+
+
+def _gpu_models():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gpu_models", WORKLOAD)
+    gpu_models = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_models)
+    return gpu_models
+
+
+def test_proton_regions_load_the_cupti_the_process_has(tmp_path, monkeypatch):
+    gpu_models = _gpu_models()
+    monkeypatch.delenv("TRITON_CUPTI_LIB_PATH", raising=False)
+    library = tmp_path / "nvidia" / "libcupti.so.13"
+    library.parent.mkdir()
+    library.write_bytes(b"")
+    maps = tmp_path / "maps"
+    mapping = "7f0000000000-7f0000001000 r-xp 00000000 08:01 42 %s\n" % library
+    maps.write_text("7f0000002000-7f0000003000 r-xp 00000000 08:01 7 /usr/lib/libc.so.6\n"
+                    + mapping + mapping)
+    assert gpu_models.cupti_for_proton(str(tmp_path / "work"), str(maps)) == str(library)
+    folder = os.environ["TRITON_CUPTI_LIB_PATH"]
+    assert os.path.realpath(os.path.join(folder, "libcupti.so")) == str(library)
+
+
+def test_proton_regions_keep_their_own_cupti_without_one_copy_loaded(tmp_path, monkeypatch):
+    gpu_models = _gpu_models()
+    monkeypatch.delenv("TRITON_CUPTI_LIB_PATH", raising=False)
+    maps = tmp_path / "maps"
+    maps.write_text("1000-2000 r-xp 00000000 08:01 42 /a/libcupti.so.13\n"
+                    "3000-4000 r-xp 00000000 08:01 43 /b/libcupti.so.12\n")
+    assert gpu_models.cupti_for_proton(str(tmp_path), str(maps)) is None
+    maps.write_text("1000-2000 r-xp 00000000 08:01 42 /usr/lib/libc.so.6\n")
+    assert gpu_models.cupti_for_proton(str(tmp_path), str(maps)) is None
+    assert "TRITON_CUPTI_LIB_PATH" not in os.environ
+
+
+def test_gpu_workload_times_torch_profiler_regions():
+    result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "2", "--ab-variants",
+                            "sampled,torch-profiler")
+    assert result.returncode == 0, result.stderr
+    assert b"ab_torch-profiler_ms=" in result.stdout, result.stdout
+    assert b"ab_sampled_ms=" in result.stdout, result.stdout
+
+
 def test_gpu_workload_refuses_an_unknown_variant():
     result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "1", "--ab-variants", "sampled,fast")
     assert result.returncode != 0
