@@ -190,6 +190,13 @@ def alternate(args, timed_steps):
                          % (",".join(unknown), ",".join(AB_VARIANTS)))
     path = os.path.join(tempfile.mkdtemp(prefix="dc-ab-"), "region.dctx")
     floors = [FLOOR_VARIANTS[name] for name in variants if name in FLOOR_VARIANTS]
+    if "torch-profiler" in variants and any(callbacks is not None for _, callbacks in floors):
+        # Refused before any step: after a torch.profiler region CUPTI
+        # refused the floor's setup (torch 2.11, CUPTI 13), which stopped
+        # the run half-way. DeepContext's own regions still start after it.
+        raise SystemExit("--ab-variants: torch-profiler regions cannot be combined with the "
+                         "CUPTI floors (cupti-records, cupti, floor+cupti): time them in "
+                         "separate runs")
     floor = cupti = None
     if any(record_function for record_function, _ in floors):
         from record_function_floor import RecordFunctionFloor

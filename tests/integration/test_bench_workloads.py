@@ -139,6 +139,14 @@ def test_proton_regions_keep_their_own_cupti_without_one_copy_loaded(tmp_path, m
     assert "TRITON_CUPTI_LIB_PATH" not in os.environ
 
 
+def test_gpu_workload_refuses_torch_profiler_regions_beside_cupti_floors():
+    result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "1", "--ab-variants",
+                            "floor+cupti,torch-profiler")
+    assert result.returncode != 0
+    assert b"cannot be combined with the CUPTI floors" in result.stderr, result.stderr
+    assert b"ab_plain_ms" not in result.stdout
+
+
 def test_gpu_workload_times_torch_profiler_regions():
     result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "2", "--ab-variants",
                             "sampled,torch-profiler")
