@@ -13,6 +13,7 @@
 #include "runtime/common/hot_path.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cupti/activity_buffer_pool.h"
+#include "runtime/cupti/cupti_copies.h"
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/gpu_metadata.h"
 #include "runtime/cupti/nvtx_injection.h"
@@ -233,7 +234,11 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
     if (old_subscriber[0] != '\0') {
       message += std::string(" (CUPTI names it \"") + old_subscriber + "\")";
     }
-    return message;
+    // A second CUPTI library in the process is not named by CUPTI.
+    const void* ours = f_.subscribe_v2 != nullptr ? reinterpret_cast<const void*>(f_.subscribe_v2)
+                                                  : reinterpret_cast<const void*>(f_.subscribe);
+    return message + OtherCopiesNote(
+                         OtherCuptiCopies(LoadedCuptiCopies(), LibraryHolding(ours)));
   }
   if (result != CUPTI_SUCCESS) {
     return "no GPU activity recorded: cuptiSubscribe failed: " +

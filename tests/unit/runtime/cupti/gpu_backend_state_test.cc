@@ -3,9 +3,11 @@
 // how it refuses when another client holds CUPTI, and what stopping and
 // detaching do.
 #include <cupti.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <filesystem>
 #include <string>
 
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
@@ -43,12 +45,33 @@ TEST_F(GpuBackendStateTest, StartTracesTheLaunchPathsAndEveryActivityKind) {
 TEST_F(GpuBackendStateTest, AnotherClientHoldingCuptiIsNamedAndLeftAlone) {
   FakeCupti().other_client = true;
   MakeState();
-  EXPECT_TRUE(Has(state_->Start(), "another CUPTI client")) << state_->description();
+  const std::string error = state_->Start();
+  EXPECT_TRUE(Has(error, "another CUPTI client")) << error;
+  EXPECT_FALSE(Has(error, "another copy of CUPTI")) << error;  // none is loaded
   EXPECT_TRUE(FakeCupti().kinds.empty());
   state_->Stop();
   state_->Detach();
   EXPECT_EQ(FakeCupti().finalizes, 0);
   EXPECT_TRUE(Has(Value(state_->Metadata(), "gpu_cupti_detach"), "another CUPTI client"));
+}
+
+// Triton bundles its own CUPTI for Proton: while Proton traces, the copy
+// DeepContext uses is refused without CUPTI naming the holder.
+TEST_F(GpuBackendStateTest, AnotherCopyOfCuptiInTheProcessIsNamed) {
+  char folder[] = "/tmp/dc-second-cupti-XXXXXX";
+  ASSERT_NE(mkdtemp(folder), nullptr);
+  const std::filesystem::path copy = std::filesystem::path(folder) / "libcupti.so.98";
+  std::filesystem::copy_file(DEEPCONTEXT_FAKE_LOADED_CUPTI, copy);
+  void* second = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(second, nullptr) << dlerror();
+  FakeCupti().other_client = true;
+  MakeState();
+  const std::string error = state_->Start();
+  EXPECT_TRUE(Has(error, "another CUPTI client")) << error;
+  EXPECT_TRUE(Has(error, "another copy of CUPTI is loaded (" + copy.string() + ")")) << error;
+  state_->Stop();
+  dlclose(second);
+  std::filesystem::remove_all(folder);
 }
 
 TEST_F(GpuBackendStateTest, KernelsExcludedByAnotherClientsSettingsAreReported) {
