@@ -353,9 +353,9 @@ def main():
     parser.add_argument("--launches", type=int, default=5000,
                         help="with --table: tiny kernels per step of the launch-* workloads")
     parser.add_argument("--cpus", type=cpu_list, default=None,
-                        help="run every workload process on these CPUs only (e.g. 0-7): "
-                             "without it, where the scheduler puts a process's threads can "
-                             "move its steps by 10-20 %% between processes")
+                        help="run every workload process on these CPUs only (e.g. 0-7), "
+                             "to keep where the scheduler puts a process's threads out of "
+                             "the scatter between processes")
     args = parser.parse_args()
     if args.cpus is not None:
         try:
