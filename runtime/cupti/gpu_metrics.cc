@@ -62,7 +62,7 @@ std::unique_ptr<GpuMetrics> GpuMetrics::StartIfAsked(gpu::ContextSink& sink,
   const uint32_t limit =
       gpu::KernelCounterLimitFromText(std::getenv("DEEPCONTEXT_GPU_METRICS_KERNELS"), &warning);
   auto functions = std::make_unique<GpuMetricsFunctions>();
-  const gpu::Status resolved = ResolveGpuMetricsFunctions(library.path(), functions.get());
+  const Status resolved = ResolveGpuMetricsFunctions(library.path(), functions.get());
   auto metrics = std::make_unique<GpuMetrics>(
       sink, resolved.ok() ? functions.get() : nullptr, limit,
       resolved.ok() ? "" : "off: " + resolved.message(),

@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "runtime/gpu/status.h"
+#include "runtime/common/status.h"
 
 namespace deepcontext::cupti {
 
@@ -59,7 +59,7 @@ struct GpuMetricsFunctions {
 // CUPTI finds them even when that folder is not on the loader's path.
 // An error ("libcupti has no cuptiRangeProfilerEnable (CUPTI before 12.6)")
 // when an entry point is missing.
-gpu::Status ResolveGpuMetricsFunctions(const std::string& library_path,
+Status ResolveGpuMetricsFunctions(const std::string& library_path,
                                        GpuMetricsFunctions* functions);
 
 }  // namespace deepcontext::cupti

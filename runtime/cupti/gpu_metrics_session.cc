@@ -11,7 +11,6 @@
 namespace deepcontext::cupti {
 
 using gpu::KernelCounter;
-using gpu::Status;
 
 const std::vector<CounterMetric>& DefaultCounterMetrics() {
   static const auto* metrics = new std::vector<CounterMetric>{
@@ -51,7 +50,7 @@ struct RangeProfilerSession::Context {
   std::vector<double> scratch;
 };
 
-gpu::Status ResolveGpuMetricsFunctions(const std::string& library_path,
+Status ResolveGpuMetricsFunctions(const std::string& library_path,
                                        GpuMetricsFunctions* functions) {
   // CUPTI loads libnvperf_host.so by name; one already loaded under that
   // name is used, so the copies beside libcupti are loaded first.

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "runtime/gpu/kernel_counters.h"
-#include "runtime/gpu/status.h"
+#include "runtime/common/status.h"
 
 namespace deepcontext::cupti {
 
@@ -58,11 +58,11 @@ class RangeProfilerSession {
   // profiler there on first use and starts a range. An error when the
   // context cannot be measured (it is then never tried again) or a launch
   // in it is being measured already (from another thread). [application threads]
-  gpu::Status Begin(void* cuda_context);
+  Status Begin(void* cuda_context);
   // At the API exit of the launch Begin() started, on the same thread: its
   // values, and with `raw` CUPTI's metric values by name (to record
   // fixtures). An error when CUPTI did not give exactly one range.
-  gpu::Status End(void* cuda_context, gpu::KernelCounterValues* values,
+  Status End(void* cuda_context, gpu::KernelCounterValues* values,
                   std::vector<std::pair<std::string, double>>* raw = nullptr);
   // Disables the profiler in every context; call once the GPU is idle.
   void Stop();
@@ -76,14 +76,14 @@ class RangeProfilerSession {
 
  private:
   struct Context;
-  gpu::Status EnableLocked(void* cuda_context, Context& context);
-  gpu::Status Check(const char* call, int result) const;
+  Status EnableLocked(void* cuda_context, Context& context);
+  Status Check(const char* call, int result) const;
 
   const GpuMetricsFunctions& f_;
   std::function<std::string(int)> result_text_;
   mutable std::mutex mutex_;
   std::unordered_map<void*, std::unique_ptr<Context>> contexts_;
-  gpu::Status last_error_;
+  Status last_error_;
   bool permission_denied_ = false;  // a context was refused its counters
   bool profiler_initialized_ = false;
   bool stopped_ = false;

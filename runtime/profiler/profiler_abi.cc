@@ -11,11 +11,14 @@ using deepcontext::profiler::Session;
 
 namespace {
 
+using deepcontext::Status;
+
 thread_local std::string last_error;
 
-int Result(const std::string& error) {
-  last_error = error;
-  return error.empty() ? 0 : -1;
+// 0, or -1 with the message for deepcontext_last_error().
+int Result(const Status& status) {
+  last_error = status.message();
+  return status.ok() ? 0 : -1;
 }
 
 template <typename Body>
@@ -23,9 +26,9 @@ int Guarded(Body&& body) {
   try {
     return Result(body());
   } catch (const std::exception& e) {
-    return Result(std::string("internal error: ") + e.what());
+    return Result(Status::Error(std::string("internal error: ") + e.what()));
   } catch (...) {
-    return Result("internal error");
+    return Result(Status::Error("internal error"));
   }
 }
 
@@ -46,26 +49,26 @@ int deepcontext_is_active(void) { return Session::Instance().active() ? 1 : 0; }
 int deepcontext_is_tracing(void) { return Session::Instance().tracing() ? 1 : 0; }
 
 int deepcontext_write(const char* path) {
-  if (path == nullptr || *path == '\0') return Result("no output path given");
+  if (path == nullptr || *path == '\0') return Result(Status::Error("no output path given"));
   return Guarded([path] { return Session::Instance().Write(path); });
 }
 
 int deepcontext_set_metadata(const char* key, const char* value) {
-  if (key == nullptr || value == nullptr) return Result("null key or value");
+  if (key == nullptr || value == nullptr) return Result(Status::Error("null key or value"));
   return Guarded([key, value] {
     Session::Instance().SetMetadata(key, value);
-    return std::string();
+    return Status::Ok();
   });
 }
 
 int deepcontext_set_op_cpu_time(int mode) {
   if (mode < 0 || mode > 2) {
-    return Result("op CPU time mode must be 0 (off), 1 (exact) or 2 (sampled)");
+    return Result(Status::Error("op CPU time mode must be 0 (off), 1 (exact) or 2 (sampled)"));
   }
   return Guarded([mode] {
     Session::Instance().SetOpCpuTime(
         static_cast<deepcontext::profiler::OpMetrics::CpuTimeMode>(mode));
-    return std::string();
+    return Status::Ok();
   });
 }
 
@@ -83,13 +86,13 @@ int deepcontext_set_trace_windows(double fraction, int64_t window_us) {
 
 int deepcontext_set_op_switch(deepcontext_op_switch_fn op_switch) {
   Session::Instance().SetOpSwitch(op_switch);
-  return Result("");
+  return Result(Status::Ok());
 }
 
 int deepcontext_reset(void) {
   return Guarded([] {
     Session::Instance().Reset();
-    return std::string();
+    return Status::Ok();
   });
 }
 

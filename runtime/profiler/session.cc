@@ -87,15 +87,15 @@ void Session::AfterForkInChild() {
   session.start_monotonic_ns_ = cpu::MonotonicNs();
 }
 
-std::string Session::Start() {
+Status Session::Start() {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (active_) return "a profiling session is already active in this process";
-  if (dlmonitor_init() != DLMONITOR_OK) return "DLMonitor failed to initialize";
+  if (active_) return Status::Error("a profiling session is already active in this process");
+  if (dlmonitor_init() != DLMONITOR_OK) return Status::Error("DLMonitor failed to initialize");
   if (dlmonitor_callback_register(DLMONITOR_DOMAIN_FRAMEWORK_OP,
                                   &OpMetrics::OnEvent, &op_metrics_,
                                   &op_callback_) != DLMONITOR_OK) {
     dlmonitor_finalize();
-    return "cannot register the framework-op callback";
+    return Status::Error("cannot register the framework-op callback");
   }
   if (dlmonitor_callback_register(DLMONITOR_DOMAIN_MEMORY,
                                   &MemoryMetrics::OnEvent, &memory_metrics_,
@@ -103,7 +103,7 @@ std::string Session::Start() {
     dlmonitor_callback_unregister(op_callback_);
     op_callback_ = nullptr;
     dlmonitor_finalize();
-    return "cannot register the memory callback";
+    return Status::Error("cannot register the memory callback");
   }
   gpu_ = StartGpuSource(store_, &gpu_status_);
   gpu_metadata_.clear();
@@ -121,18 +121,16 @@ std::string Session::Start() {
     }
     // On an error tracing stays on for the whole run; the profile says so.
     windows_error_ = windows_.Start(
-        windows_options_, [this](bool on) { SetTracing(on); }, seed);
+        windows_options_, [this](bool on) { SetTracing(on); }, seed).message();
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string Session::SetTraceWindows(const TraceWindowOptions& options) {
-  if (std::string error = CheckTraceWindowOptions(options); !error.empty()) {
-    return error;
-  }
+Status Session::SetTraceWindows(const TraceWindowOptions& options) {
+  if (Status checked = CheckTraceWindowOptions(options); !checked.ok()) return checked;
   std::lock_guard<std::mutex> guard(mutex_);
   trace_options_ = options;  // a running session keeps its windows
-  return "";
+  return Status::Ok();
 }
 
 void Session::SetTracing(bool on) {
@@ -147,9 +145,9 @@ void Session::SetTracing(bool on) {
   if (!on && gpu_ != nullptr) gpu_->SetTracing(false);
 }
 
-std::string Session::Stop() {
+Status Session::Stop() {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (!active_) return "no profiling session is active";
+  if (!active_) return Status::Error("no profiling session is active");
   // Tracing back on before the GPU backend waits for its last records.
   windows_.Stop();
   if (gpu_ != nullptr) {
@@ -165,7 +163,7 @@ std::string Session::Stop() {
   memory_callback_ = nullptr;
   dlmonitor_finalize();
   active_ = false;
-  return "";
+  return Status::Ok();
 }
 
 bool Session::active() const {
@@ -341,7 +339,7 @@ void Session::AddTraceWindowMetadata(
                    std::to_string(stats.max_switch_ns / 1000));
 }
 
-std::string Session::Write(const std::string& path) {
+Status Session::Write(const std::string& path) {
   std::vector<std::pair<std::string, std::string>> metadata;
   {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -354,7 +352,8 @@ std::string Session::Write(const std::string& path) {
   // reach the store first.
   op_metrics_.SampleNow();
   op_metrics_.Flush();
-  return WriteProfile(store_, metadata, path);
+  std::string error = WriteProfile(store_, metadata, path);
+  return error.empty() ? Status::Ok() : Status::Error(std::move(error));
 }
 
 }  // namespace deepcontext::profiler

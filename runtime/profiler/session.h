@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/status.h"
 #include "runtime/profiler/gpu_source.h"
 #include "runtime/profiler/memory_metrics.h"
 #include "runtime/profiler/metric_store.h"
@@ -25,10 +26,9 @@ class Session {
   // The process's session object (created on first use, never destroyed).
   static Session& Instance();
 
-  // Each returns "" on success or an error message.
-  std::string Start();
-  std::string Stop();
-  std::string Write(const std::string& path);
+  Status Start();
+  Status Stop();
+  Status Write(const std::string& path);
   void SetMetadata(const std::string& key, const std::string& value);
   void Reset();
   void SetOpCpuTime(OpMetrics::CpuTimeMode mode) {
@@ -37,7 +37,7 @@ class Session {
   // Trace in windows covering a fraction of the run (trace_windows.h);
   // fraction 1 traces everything. Takes effect at the next Start(); the
   // metadata describes the windows the session started with.
-  std::string SetTraceWindows(const TraceWindowOptions& options);
+  Status SetTraceWindows(const TraceWindowOptions& options);
   // How the framework adapter's op interception is paused and resumed
   // between windows (returns 0 on success). nullptr: ops are not paused.
   void SetOpSwitch(int (*op_switch)(int on));

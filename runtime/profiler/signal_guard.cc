@@ -74,26 +74,27 @@ bool IsGuardWrapper(const struct sigaction& action) {
 
 }  // namespace
 
-std::string GuardSignal(int signum) {
-  if (signum <= 0 || signum >= NSIG) return "no such signal";
+Status GuardSignal(int signum) {
+  if (signum <= 0 || signum >= NSIG) return Status::Error("no such signal");
   struct sigaction current;
   if (sigaction(signum, nullptr, &current) != 0) {
-    return std::string("cannot read the signal's handler: ") + std::strerror(errno);
+    return Status::Error(std::string("cannot read the signal's handler: ") +
+                         std::strerror(errno));
   }
   if (!IsGuardWrapper(current)) {
     if ((current.sa_flags & SA_SIGINFO) == 0 &&
         (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN)) {
-      return "the signal has no handler to guard";
+      return Status::Error("the signal has no handler to guard");
     }
     if (g_signum.load() != 0 && g_signum.load() != signum) {
-      return "another signal is guarded already";
+      return Status::Error("another signal is guarded already");
     }
     g_previous[signum] = current;
     struct sigaction wrapper = current;
     wrapper.sa_flags = (current.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
     wrapper.sa_sigaction = &OnGuardedSignal;
     if (sigaction(signum, &wrapper, nullptr) != 0) {
-      return std::string("cannot install the guard: ") + std::strerror(errno);
+      return Status::Error(std::string("cannot install the guard: ") + std::strerror(errno));
     }
   }
   g_signum.store(signum);
@@ -104,12 +105,12 @@ std::string GuardSignal(int signum) {
     pthread_t thread;
     const AllSignalsBlocked blocked;  // the guard thread starts without them
     if (pthread_create(&thread, nullptr, &GuardLoop, nullptr) != 0) {
-      return "cannot start the signal guard thread";
+      return Status::Error("cannot start the signal guard thread");
     }
     pthread_detach(thread);
     g_guard_pid = getpid();
   }
-  return "";
+  return Status::Ok();
 }
 
 void AcknowledgeSignal() { g_pending.store(false); }

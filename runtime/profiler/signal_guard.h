@@ -18,13 +18,15 @@
 
 #include <string>
 
+#include "runtime/common/status.h"
+
 namespace deepcontext::profiler {
 
 // Guards `signum` in this process; the calling thread is the one signals are
 // resent to. Call it after the Python handler is installed, and again in a
 // forked child (the guard thread does not survive fork; this starts a new
-// one). Returns "" or why the guard could not be set up.
-std::string GuardSignal(int signum);
+// one). An error says why the guard could not be set up.
+Status GuardSignal(int signum);
 
 // The Python handler of the guarded signal ran: stop resending it.
 void AcknowledgeSignal();

@@ -11,22 +11,22 @@
 
 namespace deepcontext::profiler {
 
-std::string CheckTraceWindowOptions(const TraceWindowOptions& options) {
+Status CheckTraceWindowOptions(const TraceWindowOptions& options) {
   if (!(options.fraction >= kMinTraceFraction && options.fraction <= 1.0)) {
     char text[160];
     std::snprintf(text, sizeof(text),
                   "the traced fraction must be between %g and 1 (got %g)",
                   kMinTraceFraction, options.fraction);
-    return text;
+    return Status::Error(text);
   }
   if (options.window_ns < kMinTraceWindowNs ||
       options.window_ns > kMaxTraceWindowNs) {
-    return "a trace window must last from " +
-           std::to_string(kMinTraceWindowNs / 1000000) + " ms to " +
-           std::to_string(kMaxTraceWindowNs / 1000000) + " ms (got " +
-           std::to_string(options.window_ns / 1000000) + " ms)";
+    return Status::Error("a trace window must last from " +
+                         std::to_string(kMinTraceWindowNs / 1000000) + " ms to " +
+                         std::to_string(kMaxTraceWindowNs / 1000000) + " ms (got " +
+                         std::to_string(options.window_ns / 1000000) + " ms)");
   }
-  return "";
+  return Status::Ok();
 }
 
 std::mutex& TraceWindows::SwitchMutex() {
@@ -57,10 +57,10 @@ int64_t PauseSchedule::NextPauseNs() {
                               static_cast<double>(mean_pause_ns_));
 }
 
-std::string TraceWindows::Start(const TraceWindowOptions& options,
-                                 Switch set_tracing, uint64_t seed) {
+Status TraceWindows::Start(const TraceWindowOptions& options, Switch set_tracing,
+                           uint64_t seed) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (running_) return "trace windows are already running";
+  if (running_) return Status::Error("trace windows are already running");
   options_ = options;
   set_tracing_ = std::move(set_tracing);
   schedule_ = std::make_unique<PauseSchedule>(options, seed);
@@ -96,10 +96,10 @@ std::string TraceWindows::Start(const TraceWindowOptions& options,
       lock.unlock();
       CallSwitch(true);
     }
-    return "cannot start the trace-window thread";
+    return Status::Error("cannot start the trace-window thread");
   }
   running_ = true;
-  return "";
+  return Status::Ok();
 }
 
 void* TraceWindows::Loop(void* self) {

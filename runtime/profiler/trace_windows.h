@@ -17,6 +17,8 @@
 #include <random>
 #include <string>
 
+#include "runtime/common/status.h"
+
 namespace deepcontext::profiler {
 
 constexpr int64_t kDefaultTraceWindowNs = 50'000'000;
@@ -30,8 +32,8 @@ struct TraceWindowOptions {
   int64_t window_ns = kDefaultTraceWindowNs;
 };
 
-// "" when the options can be used, otherwise why not.
-std::string CheckTraceWindowOptions(const TraceWindowOptions& options);
+// Ok when the options can be used, otherwise an error saying why not.
+Status CheckTraceWindowOptions(const TraceWindowOptions& options);
 
 // The pauses between windows: uniformly random in [0.5, 1.5] times the mean
 // that makes the windows cover `fraction` of the time. A random length keeps
@@ -77,8 +79,7 @@ class TraceWindows {
   // Starts the thread, inside a window or inside a pause (then it calls
   // set_tracing(false) first). Fails only if no thread can be created.
   // `set_tracing` must not call Stop().
-  std::string Start(const TraceWindowOptions& options, Switch set_tracing,
-                    uint64_t seed);
+  Status Start(const TraceWindowOptions& options, Switch set_tracing, uint64_t seed);
   // Ends the windows and leaves tracing on, as it was before Start().
   void Stop();
   bool running() const;

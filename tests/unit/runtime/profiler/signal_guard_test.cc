@@ -54,7 +54,7 @@ class SignalGuardTest : public ::testing::Test {
 };
 
 TEST_F(SignalGuardTest, ASignalNotedBeforeABlockingCallInterruptsIt) {
-  ASSERT_EQ(GuardSignal(SIGUSR2), "");
+  ASSERT_TRUE(GuardSignal(SIGUSR2).ok());
   raise(SIGUSR2);  // noted now; nobody acts on it before blocking
   EXPECT_EQ(g_noted.load(), 1);
   // Without the guard this waits the whole 5 s and times out.
@@ -64,7 +64,7 @@ TEST_F(SignalGuardTest, ASignalNotedBeforeABlockingCallInterruptsIt) {
 }
 
 TEST_F(SignalGuardTest, AnAcknowledgedSignalIsNotSentAgain) {
-  ASSERT_EQ(GuardSignal(SIGUSR2), "");
+  ASSERT_TRUE(GuardSignal(SIGUSR2).ok());
   raise(SIGUSR2);
   AcknowledgeSignal();  // the handler ran
   EXPECT_EQ(BlockFor(200), -1);
@@ -73,13 +73,13 @@ TEST_F(SignalGuardTest, AnAcknowledgedSignalIsNotSentAgain) {
 }
 
 TEST_F(SignalGuardTest, ItsThreadIsNamed) {
-  ASSERT_EQ(GuardSignal(SIGUSR2), "");
+  ASSERT_TRUE(GuardSignal(SIGUSR2).ok());
   EXPECT_TRUE(testing::WaitForThreadNamed("dc-signal-guard"));
 }
 
 TEST_F(SignalGuardTest, GuardingTwiceKeepsOneWrapper) {
-  ASSERT_EQ(GuardSignal(SIGUSR2), "");
-  ASSERT_EQ(GuardSignal(SIGUSR2), "");  // e.g. again in a forked child
+  ASSERT_TRUE(GuardSignal(SIGUSR2).ok());
+  ASSERT_TRUE(GuardSignal(SIGUSR2).ok());  // e.g. again in a forked child
   raise(SIGUSR2);
   AcknowledgeSignal();
   EXPECT_EQ(g_noted.load(), 1);  // chained once, not to itself
@@ -91,8 +91,8 @@ TEST(SignalGuard, ASignalWithoutAHandlerIsRefused) {
   default_action.sa_handler = SIG_DFL;
   sigemptyset(&default_action.sa_mask);
   ASSERT_EQ(sigaction(SIGUSR2, &default_action, &saved), 0);
-  EXPECT_EQ(GuardSignal(SIGUSR2), "the signal has no handler to guard");
-  EXPECT_EQ(GuardSignal(0), "no such signal");
+  EXPECT_EQ(GuardSignal(SIGUSR2).message(), "the signal has no handler to guard");
+  EXPECT_EQ(GuardSignal(0).message(), "no such signal");
   sigaction(SIGUSR2, &saved, nullptr);
 }
 

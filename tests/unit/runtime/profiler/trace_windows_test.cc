@@ -40,18 +40,18 @@ class SwitchLog {
 };
 
 TEST(TraceWindowOptions, RangesAreChecked) {
-  EXPECT_EQ(CheckTraceWindowOptions(Options(0.1, 50)), "");
-  EXPECT_EQ(CheckTraceWindowOptions(Options(1.0, 1)), "");
-  EXPECT_NE(CheckTraceWindowOptions(Options(0.0, 50)).find("between 0.001 and 1"),
+  EXPECT_TRUE(CheckTraceWindowOptions(Options(0.1, 50)).ok());
+  EXPECT_TRUE(CheckTraceWindowOptions(Options(1.0, 1)).ok());
+  EXPECT_NE(CheckTraceWindowOptions(Options(0.0, 50)).message().find("between 0.001 and 1"),
             std::string::npos);
-  EXPECT_NE(CheckTraceWindowOptions(Options(1.5, 50)), "");
-  EXPECT_NE(CheckTraceWindowOptions(Options(-0.2, 50)), "");
+  EXPECT_FALSE(CheckTraceWindowOptions(Options(1.5, 50)).ok());
+  EXPECT_FALSE(CheckTraceWindowOptions(Options(-0.2, 50)).ok());
   TraceWindowOptions nan = Options(0.5, 50);
   nan.fraction = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_NE(CheckTraceWindowOptions(nan), "");
-  EXPECT_NE(CheckTraceWindowOptions(Options(0.5, 0)).find("from 1 ms to 60000 ms"),
+  EXPECT_FALSE(CheckTraceWindowOptions(nan).ok());
+  EXPECT_NE(CheckTraceWindowOptions(Options(0.5, 0)).message().find("from 1 ms to 60000 ms"),
             std::string::npos);
-  EXPECT_NE(CheckTraceWindowOptions(Options(0.5, 60001)), "");
+  EXPECT_FALSE(CheckTraceWindowOptions(Options(0.5, 60001)).ok());
 }
 
 TEST(PauseSchedule, PausesAverageWhatMakesWindowsCoverTheFraction) {
@@ -81,7 +81,7 @@ TEST(PauseSchedule, PausesAverageWhatMakesWindowsCoverTheFraction) {
 TEST(TraceWindows, TheirThreadIsNamedWhileTheyRun) {
   SwitchLog log;
   TraceWindows windows;
-  ASSERT_EQ(windows.Start(Options(0.5, 5), log.Switch(), /*seed=*/3), "");
+  ASSERT_TRUE(windows.Start(Options(0.5, 5), log.Switch(), /*seed=*/3).ok());
   EXPECT_TRUE(testing::WaitForThreadNamed("dc-trace-window"));
   windows.Stop();
   EXPECT_TRUE(testing::WaitForNoThreadNamed("dc-trace-window"));
@@ -90,7 +90,7 @@ TEST(TraceWindows, TheirThreadIsNamedWhileTheyRun) {
 TEST(TraceWindows, AlternateAndCoverAboutTheFraction) {
   SwitchLog log;
   TraceWindows windows;
-  ASSERT_EQ(windows.Start(Options(0.5, 5), log.Switch(), /*seed=*/3), "");
+  ASSERT_TRUE(windows.Start(Options(0.5, 5), log.Switch(), /*seed=*/3).ok());
   EXPECT_TRUE(windows.running());
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   windows.Stop();
@@ -120,7 +120,7 @@ TEST(TraceWindows, AStopInsideAPauseTurnsTracingBackOn) {
   // one seed in a thousand; the seed here does.
   SwitchLog log;
   TraceWindows windows;
-  ASSERT_EQ(windows.Start(Options(0.001, 1), log.Switch(), /*seed=*/11), "");
+  ASSERT_TRUE(windows.Start(Options(0.001, 1), log.Switch(), /*seed=*/11).ok());
   ASSERT_EQ(log.calls(), std::vector<bool>{false}) << "starts paused";
   EXPECT_EQ(windows.stats().windows, 0u);
   EXPECT_EQ(windows.stats().traced_ns, 0);
@@ -132,7 +132,7 @@ TEST(TraceWindows, AStopInsideAPauseTurnsTracingBackOn) {
 TEST(TraceWindows, ResetStatsCountsFromNow) {
   SwitchLog log;
   TraceWindows windows;
-  ASSERT_EQ(windows.Start(Options(0.5, 2), log.Switch(), /*seed=*/5), "");
+  ASSERT_TRUE(windows.Start(Options(0.5, 2), log.Switch(), /*seed=*/5).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   const TraceWindows::Stats before = windows.stats();
   windows.ResetStats();
@@ -146,8 +146,8 @@ TEST(TraceWindows, ResetStatsCountsFromNow) {
 TEST(TraceWindows, StartTwiceIsRefusedAndStopTwiceIsHarmless) {
   SwitchLog log;
   TraceWindows windows;
-  ASSERT_EQ(windows.Start(Options(0.5, 5), log.Switch(), 1), "");
-  EXPECT_EQ(windows.Start(Options(0.5, 5), log.Switch(), 1),
+  ASSERT_TRUE(windows.Start(Options(0.5, 5), log.Switch(), 1).ok());
+  EXPECT_EQ(windows.Start(Options(0.5, 5), log.Switch(), 1).message(),
             "trace windows are already running");
   windows.Stop();
   const size_t calls = log.calls().size();

@@ -1,14 +1,15 @@
 // A small success-or-error result for the injected runtime: an error is one
-// human-readable line, success carries no text. Errors the user can act on
-// (a GPU that refuses counters to non-administrators) say so through their
-// code, so callers can warn differently from a plain failure.
+// human-readable line, success carries no text, so no caller has to know
+// that an empty string means success. Errors the user can act on (a GPU
+// that refuses counters to non-administrators) say so through their code,
+// so callers can warn differently from a plain failure.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <utility>
 
-namespace deepcontext::gpu {
+namespace deepcontext {
 
 class Status {
  public:
@@ -32,4 +33,4 @@ class Status {
   std::string message_;
 };
 
-}  // namespace deepcontext::gpu
+}  // namespace deepcontext
