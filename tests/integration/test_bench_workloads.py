@@ -28,11 +28,26 @@ def test_gpu_workload_alternates_plain_steps_and_profiled_regions():
         float(values[key])  # negative when the first steps were the fast ones
 
 
-def test_block_summary_splits_a_region_start_from_its_steady_steps():
+def _gpu_models():
     import importlib.util
     spec = importlib.util.spec_from_file_location("gpu_models", WORKLOAD)
     gpu_models = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu_models)
+    return gpu_models
+
+
+def _region_values(regions):
+    """gpu_models.py's ab_* values for {region: (median step ms, steady
+    mean ms)}, as --in-process reads them from its output."""
+    values = {}
+    for name, (median, steady) in regions.items():
+        values["ab_%s_ms" % name] = str(median)
+        values["ab_%s_steady_ms" % name] = str(steady)
+    return values
+
+
+def test_block_summary_splits_a_region_start_from_its_steady_steps():
+    gpu_models = _gpu_models()
     # Two regions whose first step took 50 ms more than their 10 ms steps.
     blocks = [[0.060, 0.010, 0.010, 0.010], [0.060, 0.010, 0.010, 0.010]]
     summary = gpu_models.block_summary(blocks, 1)
@@ -44,12 +59,9 @@ def test_block_summary_splits_a_region_start_from_its_steady_steps():
 
 def test_in_process_own_share_subtracts_the_matching_floor():
     bench = _bench_module("gpu_overhead")
-    values = {"ab_plain_ms": "10", "ab_plain_steady_ms": "10",
-              "ab_floor_ms": "11", "ab_floor_steady_ms": "11",
-              "ab_floor+cupti_ms": "12.5", "ab_floor+cupti_steady_ms": "12",
-              "ab_sampled_ms": "13.5", "ab_sampled_steady_ms": "13.2",
-              "ab_gpu-off_ms": "11.5", "ab_gpu-off_steady_ms": "11.4",
-              "ab_windows-10_ms": "10.1", "ab_windows-10_steady_ms": "10.3"}
+    values = _region_values({"plain": (10, 10), "floor": (11, 11), "floor+cupti": (12.5, 12),
+                             "sampled": (13.5, 13.2), "gpu-off": (11.5, 11.4),
+                             "windows-10": (10.1, 10.3)})
     rows = bench.own_share_rows(
         "mlp", values, ["floor", "floor+cupti", "sampled", "gpu-off", "windows-10"])
     # GPU-tracing regions against floor+cupti, the others against floor;
@@ -64,11 +76,9 @@ def test_in_process_own_share_subtracts_the_matching_floor():
 
 def test_in_process_compares_gpu_tracing_regions_with_other_profilers():
     bench = _bench_module("gpu_overhead")
-    values = {"ab_plain_ms": "10", "ab_plain_steady_ms": "10",
-              "ab_sampled_ms": "13.5", "ab_sampled_steady_ms": "13.2",
-              "ab_gpu-off_ms": "11.5", "ab_gpu-off_steady_ms": "11.4",
-              "ab_proton_ms": "12.5", "ab_proton_steady_ms": "13.6",
-              "ab_torch-profiler_ms": "20", "ab_torch-profiler_steady_ms": "21"}
+    values = _region_values({"plain": (10, 10), "sampled": (13.5, 13.2),
+                             "gpu-off": (11.5, 11.4), "proton": (12.5, 13.6),
+                             "torch-profiler": (20, 21)})
     variants = ["sampled", "gpu-off", "proton", "torch-profiler"]
     # Only regions that trace the GPU, as Proton and torch.profiler do.
     assert bench.versus_other_profiler_rows("mlp", values, variants) == [
@@ -102,14 +112,6 @@ def test_gpu_overhead_runs_its_processes_on_the_cpus_given():
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert refused.returncode != 0
     assert b"--cpus 100000:" in refused.stderr, refused.stderr
-
-
-def _gpu_models():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("gpu_models", WORKLOAD)
-    gpu_models = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gpu_models)
-    return gpu_models
 
 
 def test_proton_regions_load_the_cupti_the_process_has(tmp_path, monkeypatch):

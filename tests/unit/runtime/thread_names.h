@@ -33,27 +33,29 @@ inline bool HasThreadNamed(const std::string& name) {
   return false;
 }
 
-// A thread names itself when it starts: waits up to `timeout` for it.
-inline bool WaitForThreadNamed(const std::string& name,
-                               std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+// Waits up to `timeout` for a thread of that name to be present (or, with
+// present false, gone); true when it came to be so.
+inline bool WaitUntilThreadNamed(const std::string& name, bool present,
+                                 std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (HasThreadNamed(name)) return true;
+    if (HasThreadNamed(name) == present) return true;
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+// A thread names itself when it starts: waits up to `timeout` for it.
+inline bool WaitForThreadNamed(const std::string& name,
+                               std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  return WaitUntilThreadNamed(name, true, timeout);
 }
 
 // A joined thread's /proc entry can outlive the join by a moment (the kernel
 // wakes the joiner before it reaps the task): waits up to `timeout` for it to go.
 inline bool WaitForNoThreadNamed(const std::string& name,
                                  std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if (!HasThreadNamed(name)) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  return WaitUntilThreadNamed(name, false, timeout);
 }
 
 }  // namespace deepcontext::testing
