@@ -93,6 +93,15 @@ def triton_attribution(cli, profile):
     return attributed, total
 
 
+def per_process_steps(workload, cells, columns):
+    """Each process's median step per column, in the order they ran: a
+    cell's median hides whether its processes agreed or split into a fast
+    and a slow mode."""
+    parts = ["%s %s" % (column, ", ".join("%.2f" % sample[0] for sample in cells[column]))
+             for column in columns if cells[column]]
+    return "%s, median step of each process (ms): %s" % (workload, "; ".join(parts))
+
+
 def table(args):
     """--table: one row per workload, one column per profiler, ratios to no
     profiler from the same invocation (interleaved repeats)."""
@@ -154,6 +163,8 @@ def table(args):
         print("%s: %.0f s so far" % (workload, time.time() - started), file=sys.stderr)
         for column, error in errors.items():
             note("%s, %s: %s" % (workload, column, error))
+        if args.repeats > 1:
+            note(per_process_steps(workload, cells, columns))
         if workload == "launch-triton" and cells["deepcontext run"]:
             attributed, total = triton_attribution(cli, profiles["deepcontext run"])
             note("launch-triton: %d of %d Triton kernel launches attributed to their "

@@ -216,6 +216,19 @@ def test_gpu_table_columns_keep_no_profiler_first_and_table_order():
         bench.table_columns("perf")
 
 
+def test_gpu_table_names_each_process_median_step_in_run_order():
+    bench = _bench_module("overhead_table")
+    # Two processes per cell, the second plain one in a slow mode; a column
+    # that did not run is left out.
+    cells = {"no profiler": [(33.5, 33.9, 900), (38.61, 39.0, 900)],
+             "deepcontext run": [(40.9, 41.0, 940), (33.6, 34.0, 940)],
+             "run --native": []}
+    assert bench.per_process_steps(
+        "resnet50", cells, ("no profiler", "deepcontext run", "run --native")) == (
+        "resnet50, median step of each process (ms): no profiler 33.50, 38.61; "
+        "deepcontext run 40.90, 33.60")
+
+
 def test_triton_attribution_needs_the_launch_line_innermost(monkeypatch):
     bench = _bench_module("overhead_table")
     line = next(number for number, text in enumerate(open(WORKLOAD), start=1)
