@@ -249,6 +249,8 @@ def alternate(args, timed_steps):
         for name in variants:
             with region(name):
                 profiled[name].append(timed_steps(args.steps))
+    if args.step_log:
+        write_step_log(args.step_log, {"plain": plain, **profiled})
     settle = min(args.ab_settle_steps, args.steps - 1)
     fields = ["ab_first_plain_ms=%.3f" % (1000 * statistics.median(first_plain))]
     for name, blocks in [("plain", plain)] + list(profiled.items()):
@@ -309,6 +311,15 @@ def other_profiler(name, device, work_dir):
         yield
 
 
+def write_step_log(path, blocks_by_name):
+    """--step-log: every step's time in ms, per block, under the name of
+    what ran it ("plain", a region, or "timed"), so that where slow steps
+    fall (every Nth step, a block's start, one region) can be read off."""
+    with open(path, "w") as log:
+        json.dump({name: [[round(1000 * t, 4) for t in block] for block in blocks]
+                   for name, blocks in blocks_by_name.items()}, log)
+
+
 def block_summary(blocks, settle):
     """Step times (s) of blocks of steps (a region each, or the plain steps
     between regions) summed up in ms: the median and mean step; the mean
@@ -361,6 +372,8 @@ def main():
                              "start, not its steady state")
     parser.add_argument("--trace-window-ms", type=float, default=50,
                         help="window length of the windows-* variants")
+    parser.add_argument("--step-log", metavar="OUT_JSON",
+                        help="write every timed step's time (ms) there, per block")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     parser.add_argument("--launches", type=int, default=5000,
                         help="kernels per step of the launch-* microbenchmarks")
@@ -445,6 +458,9 @@ def main():
             entry["kernels"] += len(kernels)
         with open(args.torch_profiler, "w") as f:
             json.dump({"per_op": per_op, "steps": args.steps}, f)
+    if args.step_log:
+        write_step_log(args.step_log, {"timed": [times[b * args.steps:(b + 1) * args.steps]
+                                                 for b in range(blocks)]})
     # The spread shows steps that a median hides (buffer flushes, warm-up).
     ordered = sorted(times)
     block_medians = [statistics.median(times[b * args.steps:(b + 1) * args.steps])

@@ -28,6 +28,23 @@ def test_gpu_workload_alternates_plain_steps_and_profiled_regions():
         float(values[key])  # negative when the first steps were the fast ones
 
 
+def test_gpu_workload_step_log_keeps_every_step_of_every_block(tmp_path):
+    log = tmp_path / "steps.json"
+    result = run_mlp_on_cpu("--ab-rounds", "2", "--steps", "3", "--ab-variants", "gpu-off",
+                            "--step-log", str(log))
+    assert result.returncode == 0, result.stderr.decode()
+    import json
+    steps = json.loads(log.read_text())
+    assert sorted(steps) == ["gpu-off", "plain"]
+    for blocks in steps.values():
+        assert [len(block) for block in blocks] == [3, 3]
+        assert all(t > 0 for block in blocks for t in block)
+    # Without regions: the timed steps, one block each.
+    result = run_mlp_on_cpu("--steps", "2", "--blocks", "3", "--step-log", str(log))
+    assert result.returncode == 0, result.stderr.decode()
+    assert [len(block) for block in json.loads(log.read_text())["timed"]] == [2, 2, 2]
+
+
 def _gpu_models():
     import importlib.util
     spec = importlib.util.spec_from_file_location("gpu_models", WORKLOAD)
