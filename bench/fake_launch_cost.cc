@@ -103,9 +103,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   cupti::GpuBackendState state(sink, *library, std::move(driver));
-  error = state.Start();
-  if (!error.empty()) {
-    std::fprintf(stderr, "fake_launch_cost: %s\n", error.c_str());
+  if (const deepcontext::Status started = state.Start(); !started.ok()) {
+    std::fprintf(stderr, "fake_launch_cost: %s\n", started.message().c_str());
     return 1;
   }
 

@@ -10,41 +10,33 @@ GpuBackend::GpuBackend(std::unique_ptr<gpu::ContextSink> sink,
 
 GpuBackend::~GpuBackend() = default;
 
-std::unique_ptr<GpuBackend> GpuBackend::Start(const SinkFactory& make_sink,
-                                              std::string* status) {
-  std::string ignored;
-  std::string& out = status != nullptr ? *status : ignored;
+StatusOr<std::unique_ptr<GpuBackend>> GpuBackend::Start(const SinkFactory& make_sink) {
   try {
     const CuptiLibrary& library = CuptiLibrary::Get();
     if (!library.available()) {
-      out = "no GPU activity recorded: CUPTI " + library.error();
-      return nullptr;
+      return Status::Error("no GPU activity recorded: CUPTI " + library.error());
     }
     std::string driver_error;
     std::unique_ptr<CudaDriver> driver = CudaDriver::Load(&driver_error);
     if (driver == nullptr) {
-      out = "no GPU activity recorded: " + driver_error;
-      return nullptr;
+      return Status::Error("no GPU activity recorded: " + driver_error);
     }
     std::unique_ptr<gpu::ContextSink> sink = make_sink();
     if (sink == nullptr) {
-      out = "no GPU activity recorded: no sink for the GPU metrics";
-      return nullptr;
+      return Status::Error("no GPU activity recorded: no sink for the GPU metrics");
     }
     auto state = std::make_unique<GpuBackendState>(*sink, library, std::move(driver));
-    const std::string error = state->Start();
-    if (!error.empty()) {
+    if (Status started = state->Start(); !started.ok()) {
       state->Stop();
-      out = error;
-      return nullptr;
+      return started;
     }
-    out = state->description();
     return std::unique_ptr<GpuBackend>(new GpuBackend(std::move(sink), std::move(state)));
   } catch (...) {
-    out = "no GPU activity recorded: out of memory while starting";
-    return nullptr;
+    return Status::Error("no GPU activity recorded: out of memory while starting");
   }
 }
+
+const std::string& GpuBackend::description() const { return state_->description(); }
 
 void GpuBackend::Flush() {
   try {

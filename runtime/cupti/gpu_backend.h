@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/common/status.h"
 #include "runtime/gpu/context_sink.h"
 
 namespace deepcontext::cupti {
@@ -25,16 +26,15 @@ class GpuBackend {
   // Loads CUPTI, subscribes to the driver-API launch, copy, memset and
   // synchronization callbacks and to graph-node creation, and enables the
   // kernel, copy, peer copy, memset and synchronization activity kinds.
-  // Initializes DLMonitor (released again by Stop()). Returns nullptr, with
-  // the reason in *status, when CUPTI or the NVIDIA driver is missing, when
-  // another CUPTI client holds the subscription, or when CUPTI refuses;
-  // otherwise *status describes what is traced. `make_sink` is called once
-  // CUPTI and the driver are found, so that nothing is registered for a
-  // backend that cannot run; the backend owns the sink. One backend per
-  // process. Never throws.
+  // Initializes DLMonitor (released again by Stop()). An error, whose
+  // message is the line the user sees, when CUPTI or the NVIDIA driver is
+  // missing, when another CUPTI client holds the subscription, or when
+  // CUPTI refuses; otherwise the backend, whose description() says what it
+  // traces. `make_sink` is called once CUPTI and the driver are found, so
+  // that nothing is registered for a backend that cannot run; the backend
+  // owns the sink. One backend per process. Never throws.
   using SinkFactory = std::function<std::unique_ptr<gpu::ContextSink>()>;
-  static std::unique_ptr<GpuBackend> Start(const SinkFactory& make_sink,
-                                           std::string* status);
+  static StatusOr<std::unique_ptr<GpuBackend>> Start(const SinkFactory& make_sink);
 
   GpuBackend(const GpuBackend&) = delete;
   GpuBackend& operator=(const GpuBackend&) = delete;
@@ -42,6 +42,11 @@ class GpuBackend {
   // another client uses it (runtime/cupti/cupti_detach.h), so launches
   // after profiling cost what they did before it.
   ~GpuBackend();
+
+  // What Start() turned on (CUPTI's version and path, the activity kinds,
+  // the driver functions traced, what it could not trace), for the status
+  // line: kept apart from Start()'s errors, which are the other line.
+  const std::string& description() const;
 
   // Forces CUPTI to hand over every record, including those of work still
   // running (such records may lack an end time: synchronize first for

@@ -167,12 +167,12 @@ bool GpuBackendState::Active() const {
   return g_active == this;
 }
 
-std::string GpuBackendState::Start() {
+Status GpuBackendState::Start() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
   if (lifecycle_ != BackendLifecycle::kIdle) {
-    return "the GPU backend was started already";
+    return Status::Error("the GPU backend was started already");
   }
-  if (dlmonitor_init() != DLMONITOR_OK) return "DLMonitor failed to initialize";
+  if (dlmonitor_init() != DLMONITOR_OK) return Status::Error("DLMonitor failed to initialize");
   MoveTo(BackendLifecycle::kStarting);
 
   api_classes_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, DriverApiClass::kOther);
@@ -190,13 +190,13 @@ std::string GpuBackendState::Start() {
   {
     std::lock_guard<std::mutex> active(ActiveMutex());
     if (g_active != nullptr) {
-      return "a GPU backend is already running in this process";
+      return Status::Error("a GPU backend is already running in this process");
     }
   }
 
   std::string kinds;
   size_t traced = 0;
-  if (std::string error = Attach(&kinds, &traced); !error.empty()) return error;
+  if (Status attached = Attach(&kinds, &traced); !attached.ok()) return attached;
   MoveTo(BackendLifecycle::kTracing);
 
   description_ = "CUPTI " + std::to_string(library_.runtime_version()) + " (" +
@@ -207,10 +207,10 @@ std::string GpuBackendState::Start() {
     warnings_.resize(warnings_.size() - 2);  // the last "; "
     description_ += "; " + warnings_;
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
+Status GpuBackendState::Attach(std::string* kinds, size_t* traced) {
   // Attaching again between trace windows finds what the first attach
   // found; its warnings are in the description already.
   const bool first = kinds != nullptr;
@@ -237,12 +237,12 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
     // A second CUPTI library in the process is not named by CUPTI.
     const void* ours = f_.subscribe_v2 != nullptr ? reinterpret_cast<const void*>(f_.subscribe_v2)
                                                   : reinterpret_cast<const void*>(f_.subscribe);
-    return message + OtherCopiesNote(
-                         OtherCuptiCopies(LoadedCuptiCopies(), LibraryHolding(ours)));
+    return Status::Error(message + OtherCopiesNote(OtherCuptiCopies(
+                                       LoadedCuptiCopies(), LibraryHolding(ours))));
   }
   if (result != CUPTI_SUCCESS) {
-    return "no GPU activity recorded: cuptiSubscribe failed: " +
-           library_.ResultString(result);
+    return Status::Error("no GPU activity recorded: cuptiSubscribe failed: " +
+                         library_.ResultString(result));
   }
   held_subscription_ = true;
   {
@@ -253,8 +253,8 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
   TellCuptiBuffersAreCleared();
   result = f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer);
   if (result != CUPTI_SUCCESS) {
-    return "no GPU activity recorded: cuptiActivityRegisterCallbacks "
-           "failed: " + library_.ResultString(result);
+    return Status::Error("no GPU activity recorded: cuptiActivityRegisterCallbacks "
+                         "failed: " + library_.ResultString(result));
   }
 
   bool launches = false;
@@ -267,8 +267,8 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
     }
   }
   if (!launches) {
-    return "no GPU activity recorded: CUPTI refused the kernel launch "
-           "callbacks";
+    return Status::Error("no GPU activity recorded: CUPTI refused the kernel launch "
+                         "callbacks");
   }
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
                                 CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED}) {
@@ -330,7 +330,7 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
       if (result == CUPTI_ERROR_NOT_COMPATIBLE) {
         message += " (another CUPTI client may be active)";
       }
-      return message;
+      return Status::Error(message);
     } else if (first) {
       warnings_ += std::string(kind.name) + " not traced (" +
                    library_.ResultString(result) + "); ";
@@ -338,7 +338,7 @@ std::string GpuBackendState::Attach(std::string* kinds, size_t* traced) {
   }
   traced_kinds_.store(traced_kinds, std::memory_order_release);
   if (first) *traced = traced_callbacks_.size();
-  return "";
+  return Status::Ok();
 }
 
 void GpuBackendState::Stop() {

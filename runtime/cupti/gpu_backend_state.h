@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/common/status.h"
 #include "runtime/cupti/activity_processor.h"
 #include "runtime/cupti/backend_lifecycle.h"
 #include "runtime/cupti/cuda_driver.h"
@@ -83,9 +84,10 @@ class GpuBackendState {
     Detach();
   }
 
-  // "" when tracing, otherwise why not; Stop() cleans up either way. Only
-  // from kIdle.
-  std::string Start();
+  // Ok when tracing, otherwise why not (the line the user sees); Stop()
+  // cleans up either way. Only from kIdle. On success description() says
+  // what is traced.
+  Status Start();
   // Ends tracing: waits for every device's GPU work, hands every record to
   // the sink. Metadata() still works afterwards.
   void Stop();
@@ -123,8 +125,9 @@ class GpuBackendState {
  private:
   // Subscribes and enables the callbacks and activity kinds; at Start()
   // with `kinds` and `traced` to describe them, without when attaching
-  // again after a pause detached CUPTI. "" or why not.
-  std::string Attach(std::string* kinds, size_t* traced);
+  // again after a pause detached CUPTI. An error says why not; what it left
+  // subscribed or enabled is for Stop() or AttachAgain() to undo.
+  Status Attach(std::string* kinds, size_t* traced);
   // Pausing: hands the window's completed records over and asks the next
   // traced call to detach CUPTI.
   void AskToDetach();

@@ -107,9 +107,9 @@ bool GpuBackendState::EndPause() {
 void GpuBackendState::AttachAgain() {
   if (lifecycle_ != BackendLifecycle::kDetached) return;  // tracing the GPU has ended
   const int64_t start = cpu::MonotonicNs();
-  const std::string error = Attach(nullptr, nullptr);
+  const Status attached = Attach(nullptr, nullptr);
   window_detach_.RecordAttach(cpu::MonotonicNs() - start);
-  if (error.empty()) {
+  if (attached.ok()) {
     window_detach_.Attached();
     MoveTo(BackendLifecycle::kTracing);
     return;
@@ -117,7 +117,7 @@ void GpuBackendState::AttachAgain() {
   // Most likely another CUPTI client (torch.profiler, Nsight Systems)
   // subscribed during the pause: leave CUPTI to it.
   window_error_ = "attaching CUPTI again at a trace window failed, GPU "
-                  "tracing ended: " + error;
+                  "tracing ended: " + attached.message();
   std::fprintf(stderr, "deepcontext: warning: %s\n", window_error_.c_str());
   TurnCallbacksAndKindsOff();
   if (subscriber_ != nullptr) {

@@ -41,17 +41,16 @@ std::unique_ptr<GpuSource> StartGpuSource(MetricStore& store,
     return nullptr;
   }
 #if DEEPCONTEXT_HAVE_GPU_BACKEND
-  std::string why;
   // The sink is made only once the backend knows it can run, so a profile
   // without GPU activity registers no GPU metrics.
-  auto backend = cupti::GpuBackend::Start(
-      [&store] { return std::make_unique<MetricStoreSink>(store); }, &why);
-  if (backend == nullptr) {
-    *status = why;  // "no GPU activity recorded: <reason>"
+  StatusOr<std::unique_ptr<cupti::GpuBackend>> backend = cupti::GpuBackend::Start(
+      [&store] { return std::make_unique<MetricStoreSink>(store); });
+  if (!backend.ok()) {
+    *status = backend.status().message();  // why no GPU activity is recorded
     return nullptr;
   }
-  *status = why;
-  return std::make_unique<CuptiSource>(std::move(backend));
+  *status = backend.value()->description();
+  return std::make_unique<CuptiSource>(std::move(backend).value());
 #else
   (void)store;
   *status =

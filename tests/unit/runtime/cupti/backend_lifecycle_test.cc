@@ -77,7 +77,7 @@ class BackendLifecycleTest : public FakeBackendTest {
 TEST_F(BackendLifecycleTest, StartPauseResumeStopAndDetach) {
   MakeState();
   EXPECT_EQ(state_->lifecycle(), L::kIdle);
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   EXPECT_EQ(state_->lifecycle(), L::kTracing);
   state_->SetTracing(false);
   EXPECT_EQ(state_->lifecycle(), L::kPaused);
@@ -95,7 +95,7 @@ TEST_F(BackendLifecycleTest, StartPauseResumeStopAndDetach) {
 // window (kDetached -> kTracing).
 TEST_F(BackendLifecycleTest, ALongPauseDetachesAndTheNextWindowAttachesAgain) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   state_->SetShortestPause(kLongPauseNs);
   state_->SetTracing(false);
   EXPECT_EQ(state_->lifecycle(), L::kPaused);  // asked, not detached yet
@@ -112,7 +112,7 @@ TEST_F(BackendLifecycleTest, ALongPauseDetachesAndTheNextWindowAttachesAgain) {
 // kReleased): no second detach, not one more CUPTI call.
 TEST_F(BackendLifecycleTest, StoppingWhileDetachedReleasesWithoutCallingCupti) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   state_->SetShortestPause(kLongPauseNs);
   state_->SetTracing(false);
   CallOnAnotherThread();
@@ -132,7 +132,7 @@ TEST_F(BackendLifecycleTest, StoppingWhileDetachedReleasesWithoutCallingCupti) {
 // releases (kEnded -> kReleased).
 TEST_F(BackendLifecycleTest, AFailedAttachEndsTracingForGood) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   state_->SetShortestPause(kLongPauseNs);
   state_->SetTracing(false);
   CallOnAnotherThread();
@@ -152,7 +152,7 @@ TEST_F(BackendLifecycleTest, AFailedAttachEndsTracingForGood) {
 TEST_F(BackendLifecycleTest, AFailedStartStops) {
   FakeCupti().other_client = true;
   MakeState();
-  EXPECT_NE(state_->Start(), "");
+  EXPECT_FALSE(state_->Start().ok());
   EXPECT_EQ(state_->lifecycle(), L::kStarting);
   state_->SetTracing(false);  // not started: nothing to pause
   EXPECT_EQ(state_->lifecycle(), L::kStarting);
@@ -172,10 +172,10 @@ TEST_F(BackendLifecycleTest, RequestsOutOfOrderChangeNothing) {
   EXPECT_EQ(state_->lifecycle(), L::kIdle);
   EXPECT_EQ(FakeCuptiCalls(), before);
 
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   state_->SetTracing(true);  // resume while tracing
   EXPECT_EQ(state_->lifecycle(), L::kTracing);
-  EXPECT_EQ(state_->Start(), "the GPU backend was started already");
+  EXPECT_EQ(state_->Start().message(), "the GPU backend was started already");
   EXPECT_EQ(state_->lifecycle(), L::kTracing);
   EXPECT_EQ(FakeCupti().subscribes, 1);
   state_->SetTracing(false);
@@ -189,7 +189,7 @@ TEST_F(BackendLifecycleTest, RequestsOutOfOrderChangeNothing) {
   state_->Stop();
   state_->SetTracing(true);  // resume after Stop
   state_->SetTracing(false);
-  EXPECT_EQ(state_->Start(), "the GPU backend was started already");
+  EXPECT_EQ(state_->Start().message(), "the GPU backend was started already");
   EXPECT_EQ(state_->lifecycle(), L::kStopped);
   EXPECT_EQ(FakeCuptiCalls(), stopped);
 }

@@ -14,12 +14,19 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/common/status.h"
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/gpu_backend_state.h"
 #include "tests/unit/runtime/cupti/fake_cupti.h"
 #include "tests/unit/runtime/gpu/fake_context_sink.h"
 
 namespace deepcontext::cupti::fake {
+
+// ASSERT_TRUE(IsOk(state_->Start())) shows the error when there is one.
+inline ::testing::AssertionResult IsOk(const Status& status) {
+  if (status.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << status.message();
+}
 
 class FakeBackendTest : public ::testing::Test {
  protected:

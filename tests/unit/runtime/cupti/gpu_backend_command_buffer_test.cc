@@ -67,7 +67,7 @@ class GpuBackendCommandBufferTest : public FakeBackendTest {
 TEST_F(GpuBackendCommandBufferTest, ReplaysLandUnderTheCallThatLaunchedThem) {
   ASSERT_EQ(dlmonitor_init(), DLMONITOR_OK);
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   CreateTsl();
   constexpr uint64_t kExecNode = 0x9000;
   // The first call compiles, records the command buffer and launches it.
@@ -105,7 +105,7 @@ TEST_F(GpuBackendCommandBufferTest, ReplaysLandUnderTheCallThatLaunchedThem) {
 TEST_F(GpuBackendCommandBufferTest, AGraphCapturedOutsideXlaStaysWithItsCapture) {
   ASSERT_EQ(dlmonitor_init(), DLMONITOR_OK);
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   CreateTsl();
   constexpr uint64_t kExecNode = 0x9100;
   // Captured by an op of another framework (torch.cuda.graph), outside

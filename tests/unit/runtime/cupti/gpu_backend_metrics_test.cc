@@ -59,7 +59,7 @@ TEST_F(GpuBackendMetricsTest, WithoutTheRangeProfilerLaunchesRunUnmeasured) {
   setenv("DEEPCONTEXT_GPU_METRICS", "1", 1);
   setenv("DEEPCONTEXT_GPU_METRICS_KERNELS", "many", 1);
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   Launch(41);
   state_->Stop();
   const auto metadata = state_->Metadata();
@@ -76,7 +76,7 @@ TEST_F(GpuBackendMetricsTest, WithoutTheRangeProfilerLaunchesRunUnmeasured) {
 
 TEST_F(GpuBackendMetricsTest, WithoutTheFlagNothingIsSaid) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   Launch(41);
   state_->Stop();
   EXPECT_EQ(Value(state_->Metadata(), "gpu_metrics"), "");

@@ -87,7 +87,7 @@ class GpuBackendPcSamplingTest : public FakeBackendTest {
 
 TEST_F(GpuBackendPcSamplingTest, LaunchesEnableAndDrainAndStopDisables) {
   MakeSamplingState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   ModuleLoaded("cubin", 5);
   auto* context = reinterpret_cast<CUcontext>(0x5000);
   Launch(41, context);
@@ -123,7 +123,7 @@ TEST_F(GpuBackendPcSamplingTest, LaunchesEnableAndDrainAndStopDisables) {
 TEST_F(GpuBackendPcSamplingTest, WithoutTheFlagNothingIsSampled) {
   unsetenv("DEEPCONTEXT_GPU_SAMPLES");
   MakeSamplingState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   Launch(41, reinterpret_cast<CUcontext>(0x5000));
   state_->Stop();
   EXPECT_EQ(Calls(), "");
@@ -133,7 +133,7 @@ TEST_F(GpuBackendPcSamplingTest, WithoutTheFlagNothingIsSampled) {
 TEST_F(GpuBackendPcSamplingTest, GraphKernelSamplesLandWhereTheirKernelsWereCaptured) {
   ASSERT_EQ(dlmonitor_init(), DLMONITOR_OK);
   MakeSamplingState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   auto* cuda_context = reinterpret_cast<CUcontext>(0x5000);
   // with torch.cuda.graph(g): y = x @ w (one op), z = y.relu() (another)
   CUgraph_st graph;

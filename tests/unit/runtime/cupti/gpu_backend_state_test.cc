@@ -24,7 +24,7 @@ bool Has(const std::string& text, const std::string& part) {
 
 TEST_F(GpuBackendStateTest, StartTracesTheLaunchPathsAndEveryActivityKind) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   EXPECT_TRUE(FakeCupti().subscribed);
   for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                   CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
@@ -45,7 +45,9 @@ TEST_F(GpuBackendStateTest, StartTracesTheLaunchPathsAndEveryActivityKind) {
 TEST_F(GpuBackendStateTest, AnotherClientHoldingCuptiIsNamedAndLeftAlone) {
   FakeCupti().other_client = true;
   MakeState();
-  const std::string error = state_->Start();
+  const Status started = state_->Start();
+  ASSERT_FALSE(started.ok());
+  const std::string& error = started.message();
   EXPECT_TRUE(Has(error, "another CUPTI client")) << error;
   EXPECT_FALSE(Has(error, "another copy of CUPTI")) << error;  // none is loaded
   EXPECT_TRUE(FakeCupti().kinds.empty());
@@ -66,7 +68,9 @@ TEST_F(GpuBackendStateTest, AnotherCopyOfCuptiInTheProcessIsNamed) {
   ASSERT_NE(second, nullptr) << dlerror();
   FakeCupti().other_client = true;
   MakeState();
-  const std::string error = state_->Start();
+  const Status started = state_->Start();
+  ASSERT_FALSE(started.ok());
+  const std::string& error = started.message();
   EXPECT_TRUE(Has(error, "another CUPTI client")) << error;
   EXPECT_TRUE(Has(error, "another copy of CUPTI is loaded (" + copy.string() + ")")) << error;
   state_->Stop();
@@ -77,7 +81,9 @@ TEST_F(GpuBackendStateTest, AnotherCopyOfCuptiInTheProcessIsNamed) {
 TEST_F(GpuBackendStateTest, KernelsExcludedByAnotherClientsSettingsAreReported) {
   FakeCupti().kernel_kind_result = CUPTI_ERROR_NOT_COMPATIBLE;
   MakeState();
-  const std::string error = state_->Start();
+  const Status started = state_->Start();
+  ASSERT_FALSE(started.ok());
+  const std::string& error = started.message();
   EXPECT_TRUE(Has(error, "CUPTI cannot trace kernels")) << error;
   EXPECT_TRUE(Has(error, "(another CUPTI client may be active)")) << error;
 }
@@ -86,7 +92,7 @@ TEST_F(GpuBackendStateTest, KernelsExcludedByAnotherClientsSettingsAreReported) 
 // calling context, the kernel's record brings the GPU time there.
 TEST_F(GpuBackendStateTest, ALaunchAndItsKernelRecordMeetInTheStore) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   FakeCuptiLaunch(42);
   FakeCuptiKernelRecord(42, 1'000, 6'000);
   state_->Flush();
@@ -108,7 +114,7 @@ TEST_F(GpuBackendStateTest, ALaunchAndItsKernelRecordMeetInTheStore) {
 // are complete, and lets go of CUPTI; destroying detaches it.
 TEST_F(GpuBackendStateTest, StopWaitsForTheGpuThenUnsubscribesAndDetachDetaches) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   const int waits = GpuWaits();
   state_->Stop();
   EXPECT_EQ(GpuWaits(), waits + 1);
@@ -125,7 +131,7 @@ TEST_F(GpuBackendStateTest, StopWaitsForTheGpuThenUnsubscribesAndDetachDetaches)
 
 TEST_F(GpuBackendStateTest, CuptiBeforeCuda126StaysAttached) {
   MakeState(23);
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   state_.reset();
   EXPECT_EQ(FakeCupti().finalizes, 0);
 }
@@ -133,7 +139,7 @@ TEST_F(GpuBackendStateTest, CuptiBeforeCuda126StaysAttached) {
 TEST_F(GpuBackendStateTest, TheSettingKeepsCuptiAttachedAtStop) {
   setenv("DEEPCONTEXT_CUPTI_DETACH", "0", 1);
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   state_->Stop();
   EXPECT_TRUE(Has(Value(state_->Metadata(), "gpu_cupti_detach"), "DEEPCONTEXT_CUPTI_DETACH=0"));
   state_.reset();
@@ -144,7 +150,7 @@ TEST_F(GpuBackendStateTest, TheSettingKeepsCuptiAttachedAtStop) {
 // buffer filled and handed back is cleared before it is handed out again.
 TEST_F(GpuBackendStateTest, ActivityBuffersComeClearedAndCuptiIsToldSo) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   EXPECT_EQ(FakeCupti().cleared_buffers_attribute, 1);
   for (uint32_t id = 1; id <= 3; ++id) {
     FakeCuptiLaunch(id);
@@ -160,9 +166,9 @@ TEST_F(GpuBackendStateTest, ActivityBuffersComeClearedAndCuptiIsToldSo) {
 TEST_F(GpuBackendStateTest, TheSettingLeavesClearingBuffersToCupti) {
   setenv("DEEPCONTEXT_CUPTI_CLEARED_BUFFERS", "0", 1);
   MakeState();
-  const std::string error = state_->Start();
+  const Status started = state_->Start();
   unsetenv("DEEPCONTEXT_CUPTI_CLEARED_BUFFERS");
-  ASSERT_EQ(error, "");
+  ASSERT_TRUE(IsOk(started));
   EXPECT_EQ(FakeCupti().cleared_buffers_attribute, 0);
   EXPECT_TRUE(Has(Value(state_->Metadata(), "gpu_activity_buffers_cleared_by"),
                   "DEEPCONTEXT_CUPTI_CLEARED_BUFFERS=0"));
@@ -172,7 +178,7 @@ TEST_F(GpuBackendStateTest, TheSettingLeavesClearingBuffersToCupti) {
 // stopping then makes none, and waits for nothing.
 TEST_F(GpuBackendStateTest, StopAfterAPauseDetachedCuptiMakesNoCuptiCall) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   state_->SetShortestPause(100'000'000);
   state_->SetTracing(false);
   FakeCuptiCallExit(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);

@@ -33,18 +33,22 @@ struct SinkFactory {
   int made = 0;
 };
 
-// With a GPU the backend runs; without one (CI) it says why. Either way
-// nothing crashes and the backend can be flushed and stopped repeatedly.
+// With a GPU the backend runs and says what it traces; without one (CI) it
+// says why not. Either way nothing crashes and the backend can be flushed
+// and stopped repeatedly.
 void StartAndCheck(SinkFactory& sinks) {
-  std::string status;
-  std::unique_ptr<GpuBackend> backend = GpuBackend::Start(sinks.Get(), &status);
-  ASSERT_FALSE(status.empty());
-  std::printf("status: %s\n", status.c_str());
-  if (backend == nullptr) {
-    EXPECT_NE(status.find(kNotRecorded), std::string::npos) << status;
+  StatusOr<std::unique_ptr<GpuBackend>> started = GpuBackend::Start(sinks.Get());
+  if (!started.ok()) {
+    const std::string& why = started.status().message();
+    std::printf("status: %s\n", why.c_str());
+    EXPECT_NE(why.find(kNotRecorded), std::string::npos) << why;
     return;
   }
-  EXPECT_NE(status.find("tracing kernels"), std::string::npos) << status;
+  std::unique_ptr<GpuBackend> backend = std::move(started).value();
+  ASSERT_NE(backend, nullptr);
+  const std::string& description = backend->description();
+  std::printf("status: %s\n", description.c_str());
+  EXPECT_NE(description.find("tracing kernels"), std::string::npos) << description;
   backend->Flush();
   const auto metadata = backend->Metadata();
   EXPECT_TRUE(HasKey(metadata, "cupti_version"));
@@ -63,11 +67,11 @@ TEST(GpuBackendTest, MissingDriverIsReportedBeforeCuptiIsTouched) {
   if (!CuptiLibrary::Get().available()) GTEST_SKIP() << CuptiLibrary::Get().error();
   setenv("DEEPCONTEXT_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
   SinkFactory sinks;
-  std::string status;
-  EXPECT_EQ(GpuBackend::Start(sinks.Get(), &status), nullptr);
+  const StatusOr<std::unique_ptr<GpuBackend>> backend = GpuBackend::Start(sinks.Get());
   unsetenv("DEEPCONTEXT_CUDA_DRIVER");
-  EXPECT_EQ(status.rfind(std::string(kNotRecorded) + ": no NVIDIA driver", 0), 0u)
-      << status;
+  ASSERT_FALSE(backend.ok());
+  const std::string& why = backend.status().message();
+  EXPECT_EQ(why.rfind(std::string(kNotRecorded) + ": no NVIDIA driver", 0), 0u) << why;
   EXPECT_EQ(sinks.made, 0);  // nothing registered for a backend that cannot run
 }
 
@@ -82,12 +86,6 @@ TEST(GpuBackendTest, FailureAfterLoadingCleansUp) {
   unsetenv("DEEPCONTEXT_CUDA_DRIVER");
   dlmonitor_context_t context = 0;
   EXPECT_EQ(dlmonitor_context_current(&context), DLMONITOR_ERROR_NOT_INITIALIZED);
-}
-
-TEST(GpuBackendTest, StatusPointerIsOptional) {
-  SinkFactory sinks;
-  std::unique_ptr<GpuBackend> backend = GpuBackend::Start(sinks.Get(), nullptr);
-  if (backend != nullptr) backend->Stop();
 }
 
 }  // namespace

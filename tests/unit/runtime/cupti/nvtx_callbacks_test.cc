@@ -32,7 +32,7 @@ class NvtxCallbacksTest : public FakeBackendTest {
 
 TEST_F(NvtxCallbacksTest, StartEnablesTheRangeCallbacksAndStopTurnsThemOff) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   for (CUpti_CallbackId cbid :
        {CUPTI_CBID_NVTX_nvtxDomainCreateA, CUPTI_CBID_NVTX_nvtxDomainRegisterStringA,
         CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxDomainRangePop}) {
@@ -44,7 +44,7 @@ TEST_F(NvtxCallbacksTest, StartEnablesTheRangeCallbacksAndStopTurnsThemOff) {
 
 TEST_F(NvtxCallbacksTest, ALaunchInsideAnXlaThunkRangeGoesBelowItsOperation) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   nvtxDomainHandle_t tsl = FakeNvtxCreateDomain("TSL", 0x5000);
   nvtxDomainHandle_t other = FakeNvtxCreateDomain("NCCL", 0x6000);
   nvtxStringHandle_t thunk = FakeNvtxRegister(
@@ -75,7 +75,7 @@ TEST_F(NvtxCallbacksTest, ALaunchInsideAnXlaThunkRangeGoesBelowItsOperation) {
 
 TEST_F(NvtxCallbacksTest, WithoutRangesLaunchesStayWhereTheyWere) {
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   FakeCuptiLaunch(7);
   FakeCuptiKernelRecord(7, 1'000, 2'000);
   state_->Flush();
@@ -160,7 +160,7 @@ TEST_F(NvtxToolTest, ALaunchInsideAThunkRangeGoesBelowItsOperation) {
       tsl, "Thunk:#name=jit(step)/transpose(jvp(layer2))/dot_general,hlo_op=gemm_fusion_dot.6#");
   ASSERT_NE(thunk, nullptr);
   MakeState();
-  ASSERT_EQ(state_->Start(), "");
+  ASSERT_TRUE(IsOk(state_->Start()));
   ToolPush(tsl, NvtxAscii("XlaModule:#hlo_module=jit_step,program_id=12#"));
   ToolPush(tsl, NvtxRegistered(thunk));
   ToolPush(other, NvtxAscii("Thunk:#hlo_op=not_this#"));  // another domain: ignored

@@ -20,7 +20,7 @@ class WindowPauseTest : public FakeBackendTest {
   void SetUp() override {
     FakeBackendTest::SetUp();
     MakeState();
-    ASSERT_EQ(state_->Start(), "");
+    ASSERT_TRUE(IsOk(state_->Start()));
   }
 
   // A CUDA call made on another thread, as the program's would be.
