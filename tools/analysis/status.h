@@ -35,7 +35,11 @@ template <typename T>
 class StatusOr {
  public:
   StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT
+  // An ok Status has no value to give: it becomes an error, so that ok()
+  // and status().ok() never disagree.
+  StatusOr(Status status)  // NOLINT
+      : status_(status.ok() ? Status::Error("no value: an ok Status was given instead")
+                            : std::move(status)) {}
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
