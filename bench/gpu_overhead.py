@@ -143,6 +143,18 @@ def in_process(args):
                                          float(values["ab_%s_steady_ms" % name]) / plain_steady,
                                          float(values["ab_%s_start_ms" % name]))
                 for name in variants)))
+    cpu_rows = [row for row in (cpu_side_row(model, values, variants)
+                                for model, values in steady_rows) if row]
+    if cpu_rows:
+        print()
+        print("CPU side: median time to queue a step's work, before its synchronize "
+              "(ratio to plain, and ms more). A step that waits for the GPU inside "
+              "(a full launch queue, a synchronizing op) counts that wait too.")
+        print("| model | plain (ms) | %s |" % " | ".join("region %s (ms)" % name
+                                                       for name in variants))
+        print("|---|---|%s" % ("---|" * len(variants)))
+        for row in cpu_rows:
+            print(row)
     shares = [line for model, values in steady_rows
               for line in own_share_rows(model, values, variants)]
     if shares:
@@ -203,6 +215,23 @@ def own_share_rows(model, values, variants):
         if floor in variants:
             rows.append(difference_row(model, values, name, floor))
     return rows
+
+
+def cpu_side_row(model, values, variants):
+    """One table row of the time each block of an --in-process run took to
+    queue a step's work (gpu_models.py ab_*_issue_ms), against the plain
+    steps': what a profiler costs the CPU even where the GPU's share of the
+    step hides it. The plain cell gives that time's share of the plain step
+    (near 100 %: the step is bound by its CPU side). None for output of a
+    gpu_models.py that did not time it."""
+    if "ab_plain_issue_ms" not in values:
+        return None
+    plain = float(values["ab_plain_issue_ms"])
+    cells = ["%.2f (%.0f %% of the step)" % (plain, 100 * plain / float(values["ab_plain_ms"]))]
+    for name in variants:
+        issue = float(values["ab_%s_issue_ms" % name])
+        cells.append("%.2f (%.3fx, %+.2f ms)" % (issue, issue / plain, issue - plain))
+    return "| %s | %s |" % (model, " | ".join(cells))
 
 
 def versus_other_profiler_rows(model, values, variants):

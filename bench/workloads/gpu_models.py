@@ -244,11 +244,15 @@ def alternate(args, timed_steps):
     # Each block of steps (one region, or the plain steps between regions)
     # is kept apart: its first steps carry what starting a region costs.
     plain, profiled = [], {name: [] for name in variants}
+    # The CPU side of each step: how long it took to queue the step's work.
+    # Where the GPU is the bottleneck the step hides a profiler's CPU cost
+    # in its wait for the GPU; this time does not.
+    issued = {name: [] for name in ["plain"] + variants}
     for _ in range(args.ab_rounds):
-        plain.append(timed_steps(args.steps))
+        plain.append(timed_steps(args.steps, issued["plain"]))
         for name in variants:
             with region(name):
-                profiled[name].append(timed_steps(args.steps))
+                profiled[name].append(timed_steps(args.steps, issued[name]))
     if args.step_log:
         write_step_log(args.step_log, {"plain": plain, **profiled})
     settle = min(args.ab_settle_steps, args.steps - 1)
@@ -256,6 +260,7 @@ def alternate(args, timed_steps):
     for name, blocks in [("plain", plain)] + list(profiled.items()):
         fields += ["ab_%s_%s=%.3f" % (name, key, value)
                    for key, value in block_summary(blocks, settle).items()]
+        fields.append("ab_%s_issue_ms=%.3f" % (name, 1000 * statistics.median(issued[name])))
     print("model=%s steps=%d rounds=%d %s" % (args.model, args.steps, args.ab_rounds,
                                               " ".join(fields)))
 
@@ -400,13 +405,18 @@ def main():
 
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
-    def timed_steps(count):
+    def timed_steps(count, issued=None):
+        """Each step's time to its end on the GPU; with `issued`, also the
+        time its CPU side took to queue the work (up to the synchronize)."""
         times = []
         for _ in range(count):
             start = time.perf_counter()
             step()
+            queued = time.perf_counter()
             sync()
             times.append(time.perf_counter() - start)
+            if issued is not None:
+                issued.append(queued - start)
         return times
 
     for _ in range(args.warmup):

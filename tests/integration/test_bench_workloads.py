@@ -26,6 +26,10 @@ def test_gpu_workload_alternates_plain_steps_and_profiled_regions():
         assert float(values[key]) > 0, values
     for key in ("ab_plain_start_ms", "ab_sampled_start_ms"):
         float(values[key])  # negative when the first steps were the fast ones
+    # Queuing a step's work is part of the step (each step's is, so their
+    # medians keep the order).
+    for name in ("plain", "sampled", "gpu-off"):
+        assert 0 < float(values["ab_%s_issue_ms" % name]) <= float(values["ab_%s_ms" % name])
 
 
 def test_gpu_workload_step_log_keeps_every_step_of_every_block(tmp_path):
@@ -104,6 +108,20 @@ def test_in_process_compares_gpu_tracing_regions_with_other_profilers():
     ]
     # Other profilers are neither DeepContext regions nor floors.
     assert bench.own_share_rows("mlp", values, variants) == []
+
+
+def test_in_process_cpu_side_compares_the_time_to_queue_a_step():
+    bench = _bench_module("gpu_overhead")
+    values = _region_values({"plain": (10, 10), "floor+cupti": (10.2, 10.2),
+                             "sampled": (10.5, 10.4)})
+    values.update({"ab_plain_issue_ms": "6", "ab_floor+cupti_issue_ms": "7.5",
+                   "ab_sampled_issue_ms": "9"})
+    assert bench.cpu_side_row("resnet50", values, ["floor+cupti", "sampled"]) == (
+        "| resnet50 | 6.00 (60 % of the step) | 7.50 (1.250x, +1.50 ms) | "
+        "9.00 (1.500x, +3.00 ms) |")
+    # Output of a workload that did not time it gets no row.
+    del values["ab_plain_issue_ms"]
+    assert bench.cpu_side_row("resnet50", values, ["sampled"]) is None
 
 
 def test_gpu_overhead_reads_cpu_lists_as_taskset_writes_them():
