@@ -23,9 +23,12 @@ namespace deepcontext::cupti {
 namespace {
 
 constexpr char kSubscriberName[] = "DeepContext";
+// Every reason Start() gives begins with it: the status line and the
+// profile's "gpu" metadata say first that the profile has no GPU activity.
+constexpr char kNotRecorded[] = "no GPU activity recorded: ";
 constexpr char kAnotherClient[] =
-    "another CUPTI client (torch.profiler, Nsight Systems, ...) is active: "
-    "no GPU activity recorded";
+    "no GPU activity recorded: another CUPTI client (torch.profiler, Nsight "
+    "Systems, ...) is active";
 
 struct ActivityKindName {
   CUpti_ActivityKind kind;
@@ -170,9 +173,11 @@ bool GpuBackendState::Active() const {
 Status GpuBackendState::Start() {
   std::lock_guard<std::mutex> guard(lifecycle_mutex_);
   if (lifecycle_ != BackendLifecycle::kIdle) {
-    return Status::Error("the GPU backend was started already");
+    return Status::Error(std::string(kNotRecorded) + "the GPU backend was started already");
   }
-  if (dlmonitor_init() != DLMONITOR_OK) return Status::Error("DLMonitor failed to initialize");
+  if (dlmonitor_init() != DLMONITOR_OK) {
+    return Status::Error(std::string(kNotRecorded) + "DLMonitor failed to initialize");
+  }
   MoveTo(BackendLifecycle::kStarting);
 
   api_classes_.assign(CUPTI_DRIVER_TRACE_CBID_SIZE, DriverApiClass::kOther);
@@ -190,7 +195,8 @@ Status GpuBackendState::Start() {
   {
     std::lock_guard<std::mutex> active(ActiveMutex());
     if (g_active != nullptr) {
-      return Status::Error("a GPU backend is already running in this process");
+      return Status::Error(std::string(kNotRecorded) +
+                           "a GPU backend is already running in this process");
     }
   }
 

@@ -175,7 +175,8 @@ TEST_F(BackendLifecycleTest, RequestsOutOfOrderChangeNothing) {
   ASSERT_TRUE(IsOk(state_->Start()));
   state_->SetTracing(true);  // resume while tracing
   EXPECT_EQ(state_->lifecycle(), L::kTracing);
-  EXPECT_EQ(state_->Start().message(), "the GPU backend was started already");
+  EXPECT_EQ(state_->Start().message(),
+            "no GPU activity recorded: the GPU backend was started already");
   EXPECT_EQ(state_->lifecycle(), L::kTracing);
   EXPECT_EQ(FakeCupti().subscribes, 1);
   state_->SetTracing(false);
@@ -189,7 +190,8 @@ TEST_F(BackendLifecycleTest, RequestsOutOfOrderChangeNothing) {
   state_->Stop();
   state_->SetTracing(true);  // resume after Stop
   state_->SetTracing(false);
-  EXPECT_EQ(state_->Start().message(), "the GPU backend was started already");
+  EXPECT_EQ(state_->Start().message(),
+            "no GPU activity recorded: the GPU backend was started already");
   EXPECT_EQ(state_->lifecycle(), L::kStopped);
   EXPECT_EQ(FakeCuptiCalls(), stopped);
 }

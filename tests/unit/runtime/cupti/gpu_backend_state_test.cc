@@ -48,7 +48,9 @@ TEST_F(GpuBackendStateTest, AnotherClientHoldingCuptiIsNamedAndLeftAlone) {
   const Status started = state_->Start();
   ASSERT_FALSE(started.ok());
   const std::string& error = started.message();
-  EXPECT_TRUE(Has(error, "another CUPTI client")) << error;
+  // The status line says first what the profile lacks, as for every other
+  // reason the backend does not start.
+  EXPECT_EQ(error.rfind("no GPU activity recorded: another CUPTI client", 0), 0u) << error;
   EXPECT_FALSE(Has(error, "another copy of CUPTI")) << error;  // none is loaded
   EXPECT_TRUE(FakeCupti().kinds.empty());
   state_->Stop();
