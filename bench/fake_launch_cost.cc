@@ -96,13 +96,12 @@ int main(int argc, char** argv) {
   deepcontext::gpu::FakeContextSink sink;
   const auto library =
       cupti::CuptiLibrary::FromFunctions(fake::FakeCuptiFunctions(), 130001, "fake-cupti");
-  std::string error;
-  std::unique_ptr<cupti::CudaDriver> driver = cupti::CudaDriver::Load(&error);
-  if (driver == nullptr) {
-    std::fprintf(stderr, "fake_launch_cost: %s\n", error.c_str());
+  deepcontext::StatusOr<std::unique_ptr<cupti::CudaDriver>> driver = cupti::CudaDriver::Load();
+  if (!driver.ok()) {
+    std::fprintf(stderr, "fake_launch_cost: %s\n", driver.status().message().c_str());
     return 1;
   }
-  cupti::GpuBackendState state(sink, *library, std::move(driver));
+  cupti::GpuBackendState state(sink, *library, std::move(*driver));
   if (const deepcontext::Status started = state.Start(); !started.ok()) {
     std::fprintf(stderr, "fake_launch_cost: %s\n", started.message().c_str());
     return 1;

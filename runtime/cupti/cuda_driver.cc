@@ -64,7 +64,7 @@ gpu::DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& a) {
   return info;
 }
 
-std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
+StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load() {
   std::string name = "libcuda.so.1";
   if (const char* path = std::getenv("DEEPCONTEXT_CUDA_DRIVER")) {
     if (path[0] != '\0') name = path;
@@ -72,11 +72,8 @@ std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
   void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* reason = dlerror();
-    if (error != nullptr) {
-      *error = "no NVIDIA driver: cannot load " + name +
-               (reason != nullptr ? std::string(" (") + reason + ")" : "");
-    }
-    return nullptr;
+    return Status::Error("no NVIDIA driver: cannot load " + name +
+                         (reason != nullptr ? std::string(" (") + reason + ")" : ""));
   }
   std::unique_ptr<CudaDriver> driver(new CudaDriver());
   driver->get_ = dlsym(handle, "cuDeviceGet");
@@ -100,10 +97,7 @@ std::unique_ptr<CudaDriver> CudaDriver::Load(std::string* error) {
   if (driver->get_ == nullptr || driver->get_attribute_ == nullptr ||
       driver->get_name_ == nullptr || driver->get_count_ == nullptr ||
       driver->driver_version_ == nullptr) {
-    if (error != nullptr) {
-      *error = "no NVIDIA driver: " + name + " lacks the device query functions";
-    }
-    return nullptr;
+    return Status::Error("no NVIDIA driver: " + name + " lacks the device query functions");
   }
   return driver;
 }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/common/status.h"
 #include "runtime/cupti/driver_api.h"
 #include "runtime/gpu/occupancy.h"
 
@@ -45,9 +46,9 @@ gpu::DeviceInfo DeviceInfoFromAttributes(const DeviceAttributes& attributes);
 class CudaDriver {
  public:
   // Opens libcuda.so.1 (or the library named by $DEEPCONTEXT_CUDA_DRIVER).
-  // Returns nullptr with *error = "no NVIDIA driver: ..." when it cannot be
-  // loaded or lacks the entry points. Never throws.
-  static std::unique_ptr<CudaDriver> Load(std::string* error);
+  // The error ("no NVIDIA driver: ...") says whether it cannot be loaded or
+  // lacks the entry points, for the profile's status line. Never throws.
+  static StatusOr<std::unique_ptr<CudaDriver>> Load();
 
   CudaDriver(const CudaDriver&) = delete;
   CudaDriver& operator=(const CudaDriver&) = delete;

@@ -16,16 +16,15 @@ StatusOr<std::unique_ptr<GpuBackend>> GpuBackend::Start(const SinkFactory& make_
     if (!library.available()) {
       return Status::Error("no GPU activity recorded: CUPTI " + library.error());
     }
-    std::string driver_error;
-    std::unique_ptr<CudaDriver> driver = CudaDriver::Load(&driver_error);
-    if (driver == nullptr) {
-      return Status::Error("no GPU activity recorded: " + driver_error);
+    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
+    if (!driver.ok()) {
+      return Status::Error("no GPU activity recorded: " + driver.status().message());
     }
     std::unique_ptr<gpu::ContextSink> sink = make_sink();
     if (sink == nullptr) {
       return Status::Error("no GPU activity recorded: no sink for the GPU metrics");
     }
-    auto state = std::make_unique<GpuBackendState>(*sink, library, std::move(driver));
+    auto state = std::make_unique<GpuBackendState>(*sink, library, std::move(*driver));
     if (Status started = state->Start(); !started.ok()) {
       state->Stop();
       return started;

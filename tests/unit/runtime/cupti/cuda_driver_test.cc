@@ -83,8 +83,9 @@ class CudaDriverTest : public ::testing::Test {
 
 TEST_F(CudaDriverTest, MissingLibraryIsReported) {
   setenv("DEEPCONTEXT_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
-  std::string error;
-  EXPECT_EQ(CudaDriver::Load(&error), nullptr);
+  const auto driver = CudaDriver::Load();
+  ASSERT_FALSE(driver.ok());
+  const std::string& error = driver.status().message();
   EXPECT_EQ(error.rfind("no NVIDIA driver: cannot load /nonexistent/libcuda.so.1", 0),
             0u)
       << error;
@@ -92,17 +93,18 @@ TEST_F(CudaDriverTest, MissingLibraryIsReported) {
 
 TEST_F(CudaDriverTest, LibraryWithoutDriverSymbolsIsReported) {
   setenv("DEEPCONTEXT_CUDA_DRIVER", "libz.so.1", 1);
-  std::string error;
-  EXPECT_EQ(CudaDriver::Load(&error), nullptr);
+  const auto driver = CudaDriver::Load();
+  ASSERT_FALSE(driver.ok());
+  const std::string& error = driver.status().message();
   EXPECT_NE(error.find("lacks the device query functions"), std::string::npos)
       << error;
 }
 
 TEST_F(CudaDriverTest, QueriesDevicesThroughTheDriver) {
   setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
-  std::string error;
-  const auto driver = CudaDriver::Load(&error);
-  ASSERT_NE(driver, nullptr) << error;
+  const auto loaded = CudaDriver::Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const std::unique_ptr<CudaDriver>& driver = *loaded;
   EXPECT_EQ(driver->DriverVersion(), 13000);
   EXPECT_EQ(driver->DeviceCount(), 2);
   DeviceAttributes attributes;
@@ -126,9 +128,9 @@ class SynchronizeAllContextsTest : public CudaDriverTest {
  protected:
   void SetUp() override {
     setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
-    std::string error;
-    driver_ = CudaDriver::Load(&error);
-    ASSERT_NE(driver_, nullptr) << error;
+    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
+    ASSERT_TRUE(driver.ok()) << driver.status().message();
+    driver_ = std::move(*driver);
     fake_ = dlopen(DEEPCONTEXT_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
     ASSERT_NE(fake_, nullptr);
     set_current_ = Get<void (*)(CUcontext)>("fake_cuda_set_current_context");

@@ -53,10 +53,9 @@ class FakeBackendTest : public ::testing::Test {
   // A backend over the fake CUPTI reporting `version` (not started).
   void MakeState(uint32_t version = 130001) {
     library_ = CuptiLibrary::FromFunctions(FakeCuptiFunctions(), version, "fake-cupti");
-    std::string error;
-    std::unique_ptr<CudaDriver> driver = CudaDriver::Load(&error);
-    ASSERT_NE(driver, nullptr) << error;
-    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(driver));
+    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
+    ASSERT_TRUE(driver.ok()) << driver.status().message();
+    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(*driver));
   }
 
   // The samples of metric `name` over every context.

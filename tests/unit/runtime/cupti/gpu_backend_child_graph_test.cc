@@ -35,10 +35,9 @@ class GpuBackendChildGraphTest : public FakeBackendTest {
     CuptiFunctions functions = FakeCuptiFunctions();
     if (with_exec_id) functions.get_graph_exec_id = &GetGraphExecId;
     library_ = CuptiLibrary::FromFunctions(functions, 130001, "fake-cupti");
-    std::string error;
-    std::unique_ptr<CudaDriver> driver = CudaDriver::Load(&error);
-    ASSERT_NE(driver, nullptr) << error;
-    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(driver));
+    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
+    ASSERT_TRUE(driver.ok()) << driver.status().message();
+    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(*driver));
   }
 
   static void Cloned(CUgraphNode clone, CUgraphNode original) {

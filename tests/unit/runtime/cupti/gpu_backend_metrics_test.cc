@@ -29,10 +29,9 @@ class GpuBackendMetricsTest : public FakeBackendTest {
   void MakeState() {
     library_ = CuptiLibrary::FromFunctions(FakeCuptiFunctions(), 130001,
                                            DEEPCONTEXT_FAKE_PC_SAMPLING);
-    std::string error;
-    std::unique_ptr<CudaDriver> driver = CudaDriver::Load(&error);
-    ASSERT_NE(driver, nullptr) << error;
-    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(driver));
+    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
+    ASSERT_TRUE(driver.ok()) << driver.status().message();
+    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(*driver));
   }
   static void Launch(uint32_t correlation_id) {
     FakeCuptiState& s = FakeCupti();

@@ -35,10 +35,9 @@ class GpuBackendPcSamplingTest : public FakeBackendTest {
   void MakeSamplingState() {
     library_ = CuptiLibrary::FromFunctions(FakeCuptiFunctions(), 130001,
                                            DEEPCONTEXT_FAKE_PC_SAMPLING);
-    std::string error;
-    std::unique_ptr<CudaDriver> driver = CudaDriver::Load(&error);
-    ASSERT_NE(driver, nullptr) << error;
-    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(driver));
+    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
+    ASSERT_TRUE(driver.ok()) << driver.status().message();
+    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(*driver));
   }
 
   // A cuLaunchKernel in CUDA context `context`, as CUPTI reports it.

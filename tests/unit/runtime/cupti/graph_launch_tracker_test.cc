@@ -21,10 +21,10 @@ class GraphLaunchTrackerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
-    std::string error;
-    driver_ = CudaDriver::Load(&error);
+    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
     unsetenv("DEEPCONTEXT_CUDA_DRIVER");
-    ASSERT_NE(driver_, nullptr) << error;
+    ASSERT_TRUE(driver.ok()) << driver.status().message();
+    driver_ = std::move(*driver);
 
     // 3 kernels, a memset, a memcpy and 2 record-less nodes; one kernel
     // and the memcpy in a child graph.
