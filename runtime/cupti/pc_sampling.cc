@@ -18,15 +18,14 @@ std::unique_ptr<PcSampling> PcSampling::StartIfAsked(gpu::ContextSink& sink,
   const char* flag = std::getenv("DEEPCONTEXT_GPU_SAMPLES");
   if (flag == nullptr || std::strcmp(flag, "1") != 0) return nullptr;
   auto functions = std::make_unique<PcSamplingFunctions>();
-  std::string error;
-  const bool resolved = ResolvePcSamplingFunctions(library.path(), functions.get(), &error);
+  const Status resolved = ResolvePcSamplingFunctions(library.path(), functions.get());
   std::string warning;
   const PcSamplingOptions options = PcSamplingOptionsFromEnvironment(&warning);
   auto sampling = std::make_unique<PcSampling>(
-      sink, resolved ? functions.get() : nullptr, options,
-      resolved ? "" : "off: " + error,
+      sink, resolved.ok() ? functions.get() : nullptr, options,
+      resolved.ok() ? "" : "off: " + resolved.message(),
       [&library](int result) { return library.ResultString(result); });
-  if (resolved) sampling->owned_functions_ = std::move(functions);
+  if (resolved.ok()) sampling->owned_functions_ = std::move(functions);
   sampling->warning_ = warning;
   sampling->cubin_dir_ = CubinDirectoryFromEnvironment();
   return sampling;
@@ -118,18 +117,17 @@ std::vector<std::pair<std::string, std::string>> PcSampling::Metadata() const {
     }
     const std::set<uint64_t> sampled = aggregator_.SampledCubins();
     if (!cubin_dir_.empty() && !sampled.empty()) {
-      std::string error;
+      std::vector<std::string> written;
+      const Status kept = source_map_->WriteCubins(cubin_dir_, sampled, &written);
       std::string names;
-      for (const std::string& name : source_map_->WriteCubins(cubin_dir_, sampled, &error)) {
-        names += (names.empty() ? "" : " ") + name;
-      }
+      for (const std::string& name : written) names += (names.empty() ? "" : " ") + name;
       if (!names.empty()) {
         out.emplace_back("gpu_samples_cubin_dir", cubin_dir_);
         out.emplace_back("gpu_samples_cubins", names);
       }
-      if (!error.empty()) {
+      if (!kept.ok()) {
         out.emplace_back("warning_gpu_samples_cubins",
-                         "cubins of sampled kernels not kept (no SASS text): " + error);
+                         "cubins of sampled kernels not kept (no SASS text): " + kept.message());
       }
     }
   }

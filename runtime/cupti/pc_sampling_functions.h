@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "runtime/common/status.h"
+
 namespace deepcontext::cupti {
 
 struct PcSamplingFunctions {
@@ -22,9 +24,10 @@ struct PcSamplingFunctions {
 };
 
 // Resolves the table from the libcupti at `library_path`, which must be
-// loaded already. false and *error ("libcupti has no
-// cuptiPCSamplingEnable") when an entry point is missing.
-bool ResolvePcSamplingFunctions(const std::string& library_path,
-                                PcSamplingFunctions* functions, std::string* error);
+// loaded already. The error names the first entry point missing
+// ("libcupti has no cuptiPCSamplingEnable"), for the profile's status of
+// the samples.
+Status ResolvePcSamplingFunctions(const std::string& library_path,
+                                  PcSamplingFunctions* functions);
 
 }  // namespace deepcontext::cupti

@@ -54,19 +54,15 @@ std::set<char*>& FunctionNames() {
 
 }  // namespace
 
-bool ResolvePcSamplingFunctions(const std::string& library_path,
-                                PcSamplingFunctions* functions, std::string* error) {
+Status ResolvePcSamplingFunctions(const std::string& library_path,
+                                  PcSamplingFunctions* functions) {
   void* handle = dlopen(library_path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) {
-    *error = "libcupti is not loaded";
-    return false;
-  }
-  bool ok = true;
+  if (handle == nullptr) return Status::Error("libcupti is not loaded");
+  Status status;
   auto resolve = [&](auto& slot, const char* name) {
     slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(handle, name));
-    if (slot == nullptr && ok) {
-      *error = std::string("libcupti has no ") + name;
-      ok = false;
+    if (slot == nullptr && status.ok()) {
+      status = Status::Error(std::string("libcupti has no ") + name);
     }
   };
   resolve(functions->get_num_stall_reasons, "cuptiPCSamplingGetNumStallReasons");
@@ -81,7 +77,7 @@ bool ResolvePcSamplingFunctions(const std::string& library_path,
   functions->get_sass_to_source = reinterpret_cast<decltype(functions->get_sass_to_source)>(
       dlsym(handle, "cuptiGetSassToSourceCorrelation"));
   dlclose(handle);  // the loader's own reference keeps it loaded
-  return ok;
+  return status;
 }
 
 PcSamplingOptions PcSamplingOptionsFromEnvironment(std::string* warning) {

@@ -79,30 +79,25 @@ namespace {
 
 // Writes `bytes` to `path` through a temporary file renamed over it, so
 // that processes of one run sharing the folder never see half a cubin.
-bool WriteFileAtomically(const std::string& path, const std::vector<char>& bytes,
-                         std::string* error) {
+Status WriteFileAtomically(const std::string& path, const std::vector<char>& bytes) {
   const std::string temporary = path + ".tmp." + std::to_string(getpid());
   std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  if (file == nullptr) {
-    *error = temporary + ": " + std::strerror(errno);
-    return false;
-  }
+  if (file == nullptr) return Status::Error(temporary + ": " + std::strerror(errno));
   const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
   const bool closed = std::fclose(file) == 0;
   if (!written || !closed || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    *error = path + ": " + std::strerror(errno);
+    Status failed = Status::Error(path + ": " + std::strerror(errno));
     std::remove(temporary.c_str());
-    return false;
+    return failed;
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace
 
-std::vector<std::string> CubinSourceMap::WriteCubins(const std::string& dir,
-                                                     const std::set<uint64_t>& crcs,
-                                                     std::string* error) const {
-  std::vector<std::string> names;
+Status CubinSourceMap::WriteCubins(const std::string& dir, const std::set<uint64_t>& crcs,
+                                   std::vector<std::string>* names) const {
+  Status status;
   std::lock_guard<std::mutex> guard(mutex_);
   bool made = false;
   for (uint64_t crc : crcs) {
@@ -110,8 +105,7 @@ std::vector<std::string> CubinSourceMap::WriteCubins(const std::string& dir,
     if (cubin == cubins_.end()) continue;  // loaded before the profile started
     if (!made) {
       if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-        *error = dir + ": " + std::strerror(errno);
-        return names;
+        return Status::Error(dir + ": " + std::strerror(errno));
       }
       made = true;
     }
@@ -121,10 +115,15 @@ std::vector<std::string> CubinSourceMap::WriteCubins(const std::string& dir,
     struct stat existing {};
     const bool present = stat(path.c_str(), &existing) == 0 &&
                          static_cast<size_t>(existing.st_size) == cubin->second.size();
-    if (!present && !WriteFileAtomically(path, cubin->second, error)) continue;
-    names.emplace_back(name);
+    if (!present) {
+      if (Status written = WriteFileAtomically(path, cubin->second); !written.ok()) {
+        status = std::move(written);
+        continue;
+      }
+    }
+    names->emplace_back(name);
   }
-  return names;
+  return status;
 }
 
 uint64_t CubinSourceMap::modules() const {

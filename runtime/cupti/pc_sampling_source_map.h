@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include "runtime/common/status.h"
+
 namespace deepcontext::cupti {
 
 struct PcSamplingFunctions;  // pc_sampling_functions.h
@@ -42,11 +44,12 @@ class CubinSourceMap {
 
   // Writes the kept cubins with these CRCs into `dir` (created when
   // missing) as <crc as 16 hex digits>.cubin, for the offline SASS listing
-  // (tools/sass); a file already there with the same size is kept. Returns
-  // the names written or found, without ".cubin"; the first failure's
-  // reason in *error. [any thread]
-  std::vector<std::string> WriteCubins(const std::string& dir, const std::set<uint64_t>& crcs,
-                                       std::string* error) const;
+  // (tools/sass); a file already there with the same size is kept. Adds
+  // the names written or found, without ".cubin", to *names even when it
+  // fails: one cubin that cannot be written does not hide the others, so
+  // the profile lists those and warns with the error. [any thread]
+  Status WriteCubins(const std::string& dir, const std::set<uint64_t>& crcs,
+                     std::vector<std::string>* names) const;
 
   uint64_t modules() const;
   uint64_t modules_skipped() const;  // over kMaxCubinBytes or CRC failed
