@@ -127,31 +127,25 @@ CounterProbe Probe(PerfSyscalls& syscalls, std::span<const CounterEvent> events)
   return probe;
 }
 
-std::unique_ptr<ThreadCounters> ThreadCounters::Open(
-    PerfSyscalls& syscalls, std::span<const CounterEvent> events, pid_t tid,
-    std::string* error) {
+StatusOr<std::unique_ptr<ThreadCounters>> ThreadCounters::Open(
+    PerfSyscalls& syscalls, std::span<const CounterEvent> events, pid_t tid) {
   std::vector<int> fds;
   for (size_t i = 0; i < events.size(); ++i) {
     const int fd = syscalls.Open(AttrOf(events[i], i == 0), tid,
                                  fds.empty() ? -1 : fds[0]);
     if (fd < 0) {
-      *error = "perf_event_open(" + std::string(events[i].label) +
-               "): " + std::strerror(-fd);
       for (int open : fds) syscalls.Close(open);
-      return nullptr;
+      return Status::Error("perf_event_open(" + std::string(events[i].label) +
+                           "): " + std::strerror(-fd));
     }
     fds.push_back(fd);
   }
-  if (fds.empty()) {
-    *error = "no CPU counter events";
-    return nullptr;
-  }
+  if (fds.empty()) return Status::Error("no CPU counter events");
   // Without PERF_IOC_FLAG_GROUP: enabling the members one by one would
   // again leave those of another PMU stopped until a context switch.
   if (const int enabled = syscalls.Enable(fds[0]); enabled < 0) {
-    *error = std::string("PERF_EVENT_IOC_ENABLE: ") + std::strerror(-enabled);
     for (size_t i = fds.size(); i > 0; --i) syscalls.Close(fds[i - 1]);
-    return nullptr;
+    return Status::Error(std::string("PERF_EVENT_IOC_ENABLE: ") + std::strerror(-enabled));
   }
   return std::unique_ptr<ThreadCounters>(new ThreadCounters(syscalls, std::move(fds)));
 }

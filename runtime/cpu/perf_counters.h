@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/common/status.h"
+
 namespace deepcontext::cpu {
 
 // One counted event and the metric it becomes in the profile.
@@ -65,7 +67,8 @@ CounterProbe Probe(PerfSyscalls& syscalls, std::span<const CounterEvent> events)
 class ThreadCounters {
  public:
   // Opens `events` (at least one) as one group counting thread `tid` (0:
-  // the calling thread) in user space. nullptr and *error on failure.
+  // the calling thread) in user space. The error names the event or the
+  // call that failed, for the profile's counter warning.
   //
   // The leader is opened disabled and enabled once every member is in, so
   // the group starts counting as one: a group read carries only the
@@ -74,9 +77,9 @@ class ThreadCounters {
   // group that already counts does not guarantee that: the kernel (seen on
   // 6.18) leaves a member of another PMU than the leader's (task clock and
   // cpu clock are two) stopped until the thread's next context switch.
-  static std::unique_ptr<ThreadCounters> Open(PerfSyscalls& syscalls,
-                                              std::span<const CounterEvent> events,
-                                              pid_t tid, std::string* error);
+  static StatusOr<std::unique_ptr<ThreadCounters>> Open(PerfSyscalls& syscalls,
+                                                        std::span<const CounterEvent> events,
+                                                        pid_t tid);
   ~ThreadCounters();
   ThreadCounters(const ThreadCounters&) = delete;
   ThreadCounters& operator=(const ThreadCounters&) = delete;

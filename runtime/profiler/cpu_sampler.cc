@@ -160,14 +160,14 @@ uint64_t CpuSampler::counter_failures(std::string* last_error) const {
 
 void CpuSampler::OpenCountersLocked(Thread& thread) {
   if (syscalls_ == nullptr || thread.counters != nullptr) return;
-  std::string error;
-  thread.counters = cpu::ThreadCounters::Open(*syscalls_, counter_events_,
-                                              thread.tid, &error);
-  if (thread.counters == nullptr) {
+  StatusOr<std::unique_ptr<cpu::ThreadCounters>> counters =
+      cpu::ThreadCounters::Open(*syscalls_, counter_events_, thread.tid);
+  if (!counters.ok()) {
     ++counter_failures_;
-    counter_error_ = error;
+    counter_error_ = counters.status().message();
     return;
   }
+  thread.counters = std::move(*counters);
   ++counted_threads_;
   // Counting starts at zero: a first reading now would only cost a call.
   thread.last_counts.assign(counter_events_.size(), 0);

@@ -59,9 +59,9 @@ TEST(PerfCounters, ProbeOfUsableEventsHasNoWarning) {
 
 TEST(PerfCounters, OpensOneGroupLedByTheFirstEvent) {
   FakePerfSyscalls kernel;
-  std::string error;
-  auto counters = ThreadCounters::Open(kernel, DefaultCounterEvents(), 42, &error);
-  ASSERT_NE(counters, nullptr) << error;
+  auto opened = ThreadCounters::Open(kernel, DefaultCounterEvents(), 42);
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  std::unique_ptr<ThreadCounters> counters = std::move(*opened);
   ASSERT_EQ(kernel.opens.size(), 3u);
   EXPECT_EQ(kernel.opens[0].group_fd, -1);
   EXPECT_EQ(kernel.opens[1].group_fd, 100);  // the leader's fd
@@ -77,9 +77,8 @@ TEST(PerfCounters, OpensOneGroupLedByTheFirstEvent) {
 // members too, PERF_IOC_FLAG_GROUP, leaves members of another PMU stopped).
 TEST(PerfCounters, GroupStartsCountingOnceTheLastMemberIsIn) {
   FakePerfSyscalls kernel;
-  std::string error;
-  auto counters = ThreadCounters::Open(kernel, DefaultCounterEvents(), 0, &error);
-  ASSERT_NE(counters, nullptr) << error;
+  auto counters = ThreadCounters::Open(kernel, DefaultCounterEvents(), 0);
+  ASSERT_TRUE(counters.ok()) << counters.status().message();
   ASSERT_EQ(kernel.opens.size(), 3u);
   EXPECT_TRUE(kernel.opens[0].disabled);
   EXPECT_FALSE(kernel.opens[1].disabled);
@@ -92,26 +91,27 @@ TEST(PerfCounters, GroupStartsCountingOnceTheLastMemberIsIn) {
 TEST(PerfCounters, FailedEnableClosesTheGroupAndSaysSo) {
   FakePerfSyscalls kernel;
   kernel.FailEnables(EINVAL);
-  std::string error;
-  EXPECT_EQ(ThreadCounters::Open(kernel, DefaultCounterEvents(), 0, &error), nullptr);
-  EXPECT_EQ(error, "PERF_EVENT_IOC_ENABLE: Invalid argument");
+  const auto counters = ThreadCounters::Open(kernel, DefaultCounterEvents(), 0);
+  ASSERT_FALSE(counters.ok());
+  EXPECT_EQ(counters.status().message(), "PERF_EVENT_IOC_ENABLE: Invalid argument");
   EXPECT_EQ(kernel.open_fds, 0);
 }
 
 TEST(PerfCounters, FailedMemberClosesTheGroupAndSaysWhich) {
   FakePerfSyscalls kernel;
   kernel.Refuse(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, ENOENT);
-  std::string error;
-  EXPECT_EQ(ThreadCounters::Open(kernel, DefaultCounterEvents(), 0, &error), nullptr);
-  EXPECT_EQ(error, "perf_event_open(cache misses): No such file or directory");
+  const auto counters = ThreadCounters::Open(kernel, DefaultCounterEvents(), 0);
+  ASSERT_FALSE(counters.ok());
+  EXPECT_EQ(counters.status().message(),
+            "perf_event_open(cache misses): No such file or directory");
   EXPECT_EQ(kernel.open_fds, 0);
 }
 
 TEST(PerfCounters, ReadScalesMultiplexedCounts) {
   FakePerfSyscalls kernel;
-  std::string error;
-  auto counters = ThreadCounters::Open(kernel, DefaultCounterEvents(), 0, &error);
-  ASSERT_NE(counters, nullptr);
+  auto opened = ThreadCounters::Open(kernel, DefaultCounterEvents(), 0);
+  ASSERT_TRUE(opened.ok());
+  std::unique_ptr<ThreadCounters> counters = std::move(*opened);
   std::vector<uint64_t> counts;
   kernel.SetCounts({1000, 2000, 30});
   ASSERT_TRUE(counters->Read(&counts));
@@ -149,9 +149,9 @@ TEST(PerfCounters, KernelCountsTheThreadsSoftwareEvents) {
   };
   const CounterProbe probe = Probe(KernelPerfSyscalls(), kSoftware);
   if (probe.usable.size() != 2) GTEST_SKIP() << probe.warning;
-  std::string error;
-  auto counters = ThreadCounters::Open(KernelPerfSyscalls(), kSoftware, 0, &error);
-  ASSERT_NE(counters, nullptr) << error;
+  auto opened = ThreadCounters::Open(KernelPerfSyscalls(), kSoftware, 0);
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  std::unique_ptr<ThreadCounters> counters = std::move(*opened);
   std::vector<uint64_t> before, after;
   ASSERT_TRUE(counters->Read(&before));
   timespec start{}, now{};
