@@ -13,12 +13,12 @@ namespace deepcontext::dlmonitor {
 namespace {
 
 bool InitializePython(std::string* status) {
-  std::string why;
-  if (python::Initialize(&why)) {
+  const Status initialized = python::Initialize();
+  if (initialized.ok()) {
     *status = std::string("python ") + python::VersionString();
     return true;
   }
-  *status = "no python frames: " + why;
+  *status = "no python frames: " + initialized.message();
   return false;
 }
 

@@ -32,11 +32,6 @@ struct ReaderState {
 ReaderState g_state;
 std::atomic<const ReaderState*> g_active{nullptr};
 
-struct InitResult {
-  bool ok = false;
-  std::string why;
-};
-
 template <typename T>
 T LookUp(const char* name) {
   return reinterpret_cast<T>(dlsym(RTLD_DEFAULT, name));
@@ -44,39 +39,38 @@ T LookUp(const char* name) {
 
 // The running interpreter's version: Py_Version (3.11+) or the text of
 // Py_GetVersion() (which formats into a static buffer; no Python objects).
-bool DetectVersion(PythonVersion* version, std::string* why) {
+StatusOr<PythonVersion> DetectVersion() {
   if (const auto* hex = LookUp<const unsigned long*>("Py_Version")) {
-    *version = DecodeHexVersion(*hex);
-    return true;
+    return DecodeHexVersion(*hex);
   }
   const auto get_version = LookUp<GetVersionFunction>("Py_GetVersion");
   if (get_version == nullptr) {
-    *why = "not a Python process (Py_GetVersion not found)";
-    return false;
+    return Status::Error("not a Python process (Py_GetVersion not found)");
   }
   const char* text = get_version();
-  if (text == nullptr || !ParseVersionString(text, version)) {
-    *why = std::string("unrecognised Python version \"") +
-           (text ? text : "") + "\"";
-    return false;
+  PythonVersion version;
+  if (text == nullptr || !ParseVersionString(text, &version)) {
+    return Status::Error(std::string("unrecognised Python version \"") +
+                         (text ? text : "") + "\"");
   }
-  return true;
+  return version;
 }
 
-InitResult DoInitialize() {
-  InitResult result;
-  PythonVersion version;
-  if (!DetectVersion(&version, &result.why)) return result;
-  const FrameLayout* layout = FindLayout(version, &result.why);
-  if (layout == nullptr) return result;
-  const std::string version_text = FormatVersion(version);
+Status DoInitialize() {
+  const StatusOr<PythonVersion> version = DetectVersion();
+  if (!version.ok()) return version.status();
+  const StatusOr<const FrameLayout*> found = FindLayout(*version);
+  if (!found.ok()) return found.status();
+  const FrameLayout* layout = *found;
+  const std::string version_text = FormatVersion(*version);
   if (layout->debug_free_threaded >= 0) {
     const auto* runtime = LookUp<const void*>("_PyRuntime");
     if (runtime == nullptr) {
-      result.why = "CPython " + version_text + ": _PyRuntime not found";
-      return result;
+      return Status::Error("CPython " + version_text +
+                           ": _PyRuntime not found");
     }
-    if (!VerifyDebugOffsets(*layout, runtime, &result.why)) return result;
+    Status verified = VerifyDebugOffsets(*layout, runtime);
+    if (!verified.ok()) return verified;
   }
 
   ReaderState& state = g_state;
@@ -94,25 +88,22 @@ InitResult DoInitialize() {
                         : state.unicode_type == nullptr ? "PyUnicode_Type"
                                                         : nullptr;
   if (missing != nullptr || state.walk == nullptr) {
-    result.why = "CPython " + version_text + ": symbol " +
-                 (missing ? missing : "walker") + " not found";
-    return result;
+    return Status::Error("CPython " + version_text + ": symbol " +
+                         (missing ? missing : "walker") + " not found");
   }
   std::snprintf(state.version, sizeof(state.version), "%s",
                 version_text.c_str());
   g_active.store(&state, std::memory_order_release);
-  result.ok = true;
-  return result;
+  return Status::Ok();
 }
 
 }  // namespace
 
-bool Initialize(std::string* why) {
+Status Initialize() {
   // A function-local static runs DoInitialize exactly once, even when
   // several threads race here.
-  static const InitResult result = DoInitialize();
-  if (why != nullptr) *why = result.why;
-  return result.ok;
+  static const Status result = DoInitialize();
+  return result;
 }
 
 const char* VersionString() {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/common/status.h"
+
 namespace deepcontext::python {
 
 // One captured frame. (code, lasti) identify the call site; `ident` is a
@@ -38,10 +40,11 @@ struct FrameInfo {
   int line = 0;
 };
 
-// Detects the CPython version of this process (no-op and false outside a
-// Python process or for versions without a layout; `why` says which).
+// Detects the CPython version of this process. An error outside a Python
+// process or for versions without a layout says which, for the profile's
+// status line; the other functions then capture nothing.
 // [any thread] Idempotent; call once before the other functions.
-bool Initialize(std::string* why);
+Status Initialize();
 
 // "3.12.1" etc., or "" before a successful Initialize.
 const char* VersionString();

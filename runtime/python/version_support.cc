@@ -71,7 +71,7 @@ std::string FormatVersion(const PythonVersion& version) {
          "." + std::to_string(version.micro);
 }
 
-const FrameLayout* FindLayout(const PythonVersion& version, std::string* why) {
+StatusOr<const FrameLayout*> FindLayout(const PythonVersion& version) {
   const std::string name = "CPython " + std::to_string(version.major) + "." +
                            std::to_string(version.minor);
   const std::string supported =
@@ -79,49 +79,42 @@ const FrameLayout* FindLayout(const PythonVersion& version, std::string* why) {
       std::to_string(kLastSupportedMinor) + ")";
   if (version.major != 3 || version.minor < kFirstSupportedMinor ||
       version.minor > kLastSupportedMinor) {
-    if (why) *why = name + " is not supported by the frame reader" + supported;
-    return nullptr;
+    return Status::Error(name + " is not supported by the frame reader" +
+                         supported);
   }
   const FrameLayout* layout = LayoutForMinor(version.minor);
-  if (layout == nullptr && why) {
-    *why = name + " is not supported by the frame reader on this "
-                  "architecture (no generated layout)";
+  if (layout == nullptr) {
+    return Status::Error(name + " is not supported by the frame reader on this "
+                                "architecture (no generated layout)");
   }
   return layout;
 }
 
-bool VerifyDebugOffsets(const FrameLayout& layout, const void* py_runtime,
-                        std::string* why) {
-  if (layout.debug_free_threaded < 0) return true;
+Status VerifyDebugOffsets(const FrameLayout& layout, const void* py_runtime) {
+  if (layout.debug_free_threaded < 0) return Status::Ok();
   const auto* bytes = static_cast<const unsigned char*>(py_runtime);
   const std::string name = "CPython 3." + std::to_string(layout.minor);
   if (std::memcmp(bytes, "xdebugpy", 8) != 0) {
-    if (why) *why = name + ": _Py_DebugOffsets cookie not found";
-    return false;
+    return Status::Error(name + ": _Py_DebugOffsets cookie not found");
   }
   uint64_t value;
   std::memcpy(&value, bytes + layout.debug_free_threaded, sizeof(value));
   if (value != 0) {
-    if (why) {
-      *why = "free-threaded CPython builds are not supported by the frame "
-             "reader";
-    }
-    return false;
+    return Status::Error(
+        "free-threaded CPython builds are not supported by the frame "
+        "reader");
   }
   for (int i = 0; i < layout.debug_check_count; ++i) {
     const DebugOffsetCheck& check = layout.debug_checks[i];
     std::memcpy(&value, bytes + check.position, sizeof(value));
     if (value != static_cast<uint64_t>(check.expected)) {
-      if (why) {
-        *why = name + " does not match the layout generated from " +
-               layout.generated_from + ": " + check.name + " is " +
-               std::to_string(value) + ", expected " +
-               std::to_string(check.expected);
-      }
-      return false;
+      return Status::Error(name + " does not match the layout generated from " +
+                           layout.generated_from + ": " + check.name + " is " +
+                           std::to_string(value) + ", expected " +
+                           std::to_string(check.expected));
     }
   }
-  return true;
+  return Status::Ok();
 }
 
 }  // namespace deepcontext::python

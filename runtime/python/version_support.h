@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/common/status.h"
 #include "runtime/python/frame_layout.h"
 
 namespace deepcontext::python {
@@ -31,18 +32,18 @@ PythonVersion DecodeHexVersion(uint64_t hex_version);
 // "3.12.1".
 std::string FormatVersion(const PythonVersion& version);
 
-// The compiled-in layout for `version`, or nullptr with the reason in `why`
-// (e.g. "CPython 3.14 is not supported by the frame reader (supported:
-// 3.9-3.13)").
-const FrameLayout* FindLayout(const PythonVersion& version, std::string* why);
+// The compiled-in layout for `version`, or the reason there is none, for
+// the profile's status line (e.g. "CPython 3.14 is not supported by the
+// frame reader (supported: 3.9-3.13)"). A value is never nullptr.
+StatusOr<const FrameLayout*> FindLayout(const PythonVersion& version);
 
 // For layouts with debug offsets (3.13+): checks the _Py_DebugOffsets that
 // the running interpreter keeps at the start of `py_runtime` (&_PyRuntime)
-// against the offsets compiled into `layout`. Refuses, with the reason in
-// `why`, a missing cookie, a free-threaded build and any disagreeing offset
-// (a build configured or patched differently from the one the layout was
-// generated from). True for layouts without debug offsets.
-bool VerifyDebugOffsets(const FrameLayout& layout, const void* py_runtime,
-                        std::string* why);
+// against the offsets compiled into `layout`. Refuses, with the reason, a
+// missing cookie, a free-threaded build and any disagreeing offset (a
+// build configured or patched differently from the one the layout was
+// generated from): reading frames with wrong offsets would crash the
+// program. Ok for layouts without debug offsets.
+Status VerifyDebugOffsets(const FrameLayout& layout, const void* py_runtime);
 
 }  // namespace deepcontext::python

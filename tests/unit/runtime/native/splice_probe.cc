@@ -56,7 +56,9 @@ extern "C" {
 __attribute__((visibility("default"))) int dc_splice_probe_init(char* why,
                                                                 int length) {
   std::string reason;
-  if (!python::Initialize(&reason)) {
+  const deepcontext::Status initialized = python::Initialize();
+  if (!initialized.ok()) {
+    reason = initialized.message();
   } else if (!g_ranges.Detect()) {
     reason = "_PyEval_EvalFrameDefault not found";
   }

@@ -33,9 +33,10 @@ extern "C" {
 // a failure, or the detected version on success.
 __attribute__((visibility("default"))) int dc_probe_init(char* why,
                                                          int length) {
-  std::string reason;
-  const bool ok = py::Initialize(&reason);
-  CopyOut(ok ? std::string(py::VersionString()) : reason, why, length);
+  const deepcontext::Status initialized = py::Initialize();
+  const bool ok = initialized.ok();
+  CopyOut(ok ? std::string(py::VersionString()) : initialized.message(), why,
+          length);
   return ok ? 1 : 0;
 }
 

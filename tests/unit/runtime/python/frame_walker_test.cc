@@ -14,7 +14,8 @@ namespace {
 
 // The generated layout for 3.<minor> on this architecture, or nullptr.
 const FrameLayout* LayoutFor(int minor) {
-  return FindLayout({3, minor, 0}, nullptr);
+  const StatusOr<const FrameLayout*> layout = FindLayout({3, minor, 0});
+  return layout.ok() ? *layout : nullptr;
 }
 
 using fake_cpython::FakeBlock;

@@ -11,7 +11,8 @@ namespace {
 
 // The generated layout for 3.<minor> on this architecture, or nullptr.
 const FrameLayout* LayoutFor(int minor) {
-  return FindLayout({3, minor, 0}, nullptr);
+  const StatusOr<const FrameLayout*> layout = FindLayout({3, minor, 0});
+  return layout.ok() ? *layout : nullptr;
 }
 
 TEST(VersionSupportTest, ParsesPyGetVersionText) {
@@ -49,16 +50,20 @@ TEST(VersionSupportTest, DecodesHexVersion) {
 }
 
 TEST(VersionSupportTest, RejectsVersionsOutsideTheSupportedRange) {
-  std::string why;
-  EXPECT_EQ(FindLayout({3, 14, 0}, &why), nullptr);
-  EXPECT_EQ(why,
+  StatusOr<const FrameLayout*> layout = FindLayout({3, 14, 0});
+  ASSERT_FALSE(layout.ok());
+  EXPECT_EQ(layout.status().message(),
             "CPython 3.14 is not supported by the frame reader "
             "(supported: 3.9-3.13)");
-  EXPECT_EQ(FindLayout({3, 8, 18}, &why), nullptr);
-  EXPECT_NE(why.find("CPython 3.8 is not supported"), std::string::npos);
-  EXPECT_EQ(FindLayout({2, 7, 18}, &why), nullptr);
-  EXPECT_NE(why.find("CPython 2.7 is not supported"), std::string::npos);
-  EXPECT_EQ(FindLayout({4, 10, 0}, nullptr), nullptr);
+  layout = FindLayout({3, 8, 18});
+  ASSERT_FALSE(layout.ok());
+  EXPECT_NE(layout.status().message().find("CPython 3.8 is not supported"),
+            std::string::npos);
+  layout = FindLayout({2, 7, 18});
+  ASSERT_FALSE(layout.ok());
+  EXPECT_NE(layout.status().message().find("CPython 2.7 is not supported"),
+            std::string::npos);
+  EXPECT_FALSE(FindLayout({4, 10, 0}).ok());
 }
 
 // A fake _PyRuntime whose _Py_DebugOffsets agree with `layout`.
@@ -76,30 +81,36 @@ TEST(VersionSupportTest, DebugOffsetsMustAgreeWithTheLayout) {
   if (LayoutFor(13) == nullptr) GTEST_SKIP() << "no layout here";
   const FrameLayout& layout = *LayoutFor(13);
   ASSERT_GT(layout.debug_check_count, 0);
-  std::string why;
   std::vector<unsigned char> runtime = DebugOffsetsFor(layout);
-  EXPECT_TRUE(VerifyDebugOffsets(layout, runtime.data(), &why)) << why;
+  Status verified = VerifyDebugOffsets(layout, runtime.data());
+  EXPECT_TRUE(verified.ok()) << verified.message();
 
   runtime[0] = 'X';
-  EXPECT_FALSE(VerifyDebugOffsets(layout, runtime.data(), &why));
-  EXPECT_NE(why.find("cookie"), std::string::npos) << why;
+  verified = VerifyDebugOffsets(layout, runtime.data());
+  EXPECT_FALSE(verified.ok());
+  EXPECT_NE(verified.message().find("cookie"), std::string::npos)
+      << verified.message();
 
   runtime = DebugOffsetsFor(layout);
   runtime[layout.debug_free_threaded] = 1;
-  EXPECT_FALSE(VerifyDebugOffsets(layout, runtime.data(), &why));
-  EXPECT_NE(why.find("free-threaded"), std::string::npos) << why;
+  verified = VerifyDebugOffsets(layout, runtime.data());
+  EXPECT_FALSE(verified.ok());
+  EXPECT_NE(verified.message().find("free-threaded"), std::string::npos)
+      << verified.message();
 
   runtime = DebugOffsetsFor(layout);
   const DebugOffsetCheck& last = layout.debug_checks[layout.debug_check_count - 1];
   runtime[last.position] ^= 8;
-  EXPECT_FALSE(VerifyDebugOffsets(layout, runtime.data(), &why));
-  EXPECT_NE(why.find(last.name), std::string::npos) << why;
+  verified = VerifyDebugOffsets(layout, runtime.data());
+  EXPECT_FALSE(verified.ok());
+  EXPECT_NE(verified.message().find(last.name), std::string::npos)
+      << verified.message();
 }
 
 TEST(VersionSupportTest, LayoutsWithoutDebugOffsetsNeedNoCheck) {
   if (LayoutFor(12) == nullptr) GTEST_SKIP() << "no layout here";
   const unsigned char zeros[64] = {};
-  EXPECT_TRUE(VerifyDebugOffsets(*LayoutFor(12), zeros, nullptr));
+  EXPECT_TRUE(VerifyDebugOffsets(*LayoutFor(12), zeros).ok());
 }
 
 // The architectures with generated layouts (generate_layouts.py --arch).
@@ -107,9 +118,10 @@ TEST(VersionSupportTest, LayoutsWithoutDebugOffsetsNeedNoCheck) {
 TEST(VersionSupportTest, HasALayoutForEverySupportedMinor) {
   for (int minor = kFirstSupportedMinor; minor <= kLastSupportedMinor;
        ++minor) {
-    std::string why;
-    const FrameLayout* layout = FindLayout({3, minor, 0}, &why);
-    ASSERT_NE(layout, nullptr) << "3." << minor << ": " << why;
+    const StatusOr<const FrameLayout*> found = FindLayout({3, minor, 0});
+    ASSERT_TRUE(found.ok())
+        << "3." << minor << ": " << found.status().message();
+    const FrameLayout* layout = *found;
     EXPECT_EQ(layout->major, 3);
     EXPECT_EQ(layout->minor, minor);
     EXPECT_EQ(layout->family, minor <= 10 ? FrameFamily::kFrameObject
