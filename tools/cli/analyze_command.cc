@@ -32,12 +32,12 @@ bool KnownRule(const std::string& id) {
 // User rules are Python: run `python3 -m deepcontext._analyze ...` with the
 // package of this installation first on the path. Returns only on failure.
 int ExecPythonAnalyzer(const AnalyzeRequest& request, std::ostream& err) {
-  InstallLayout layout;
-  std::string error;
-  if (!FindInstallLayout(&layout, &error)) {
-    err << kPrefix << error << "\n";
+  const analysis::StatusOr<InstallLayout> found = FindInstallLayout();
+  if (!found.ok()) {
+    err << kPrefix << found.status().message() << "\n";
     return kAnalyzeBadArguments;
   }
+  const InstallLayout& layout = found.value();
   const char* old_path = std::getenv("PYTHONPATH");
   std::string path = layout.python_dir;
   if (old_path != nullptr && *old_path != '\0')

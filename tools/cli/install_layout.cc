@@ -5,8 +5,11 @@
 
 namespace deepcontext::cli {
 
-bool FindInstallLayout(InstallLayout* layout, std::string* error) {
+analysis::StatusOr<InstallLayout> FindInstallLayout() {
+  using analysis::Status;
   namespace fs = std::filesystem;
+  InstallLayout found;
+  InstallLayout* layout = &found;
   std::error_code ec;
   fs::path prefix;
   if (const char* home = std::getenv("DEEPCONTEXT_HOME"); home && *home) {
@@ -14,8 +17,7 @@ bool FindInstallLayout(InstallLayout* layout, std::string* error) {
   } else {
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (ec) {
-      *error = "cannot locate the deepcontext executable: " + ec.message();
-      return false;
+      return Status::Error("cannot locate the deepcontext executable: " + ec.message());
     }
     prefix = exe.parent_path().parent_path();
   }
@@ -34,14 +36,12 @@ bool FindInstallLayout(InstallLayout* layout, std::string* error) {
     layout->bootstrap_dir = (package / "_bootstrap").string();
   }
   if (!fs::exists(layout->runtime_library, ec)) {
-    *error = "runtime library missing: " + layout->runtime_library;
-    return false;
+    return Status::Error("runtime library missing: " + layout->runtime_library);
   }
   if (!fs::exists(fs::path(layout->bootstrap_dir) / "sitecustomize.py", ec)) {
-    *error = "Python package missing under " + layout->python_dir;
-    return false;
+    return Status::Error("Python package missing under " + layout->python_dir);
   }
-  return true;
+  return found;
 }
 
 }  // namespace deepcontext::cli

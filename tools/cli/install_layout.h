@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "tools/analysis/status.h"
+
 namespace deepcontext::cli {
 
 struct InstallLayout {
@@ -13,8 +15,10 @@ struct InstallLayout {
   std::string bootstrap_dir;    // holds the sitecustomize that starts profiling
 };
 
-// Locates the layout from /proc/self/exe (DEEPCONTEXT_HOME overrides).
-// Returns false with a message when a part is missing.
-bool FindInstallLayout(InstallLayout* layout, std::string* error);
+// Locates the layout from /proc/self/exe (DEEPCONTEXT_HOME overrides): a
+// build tree, an installed prefix, or a pip install (whose prefix is
+// <site-packages>/deepcontext/_home). The error names the part that is
+// missing, since a run cannot start without it.
+analysis::StatusOr<InstallLayout> FindInstallLayout();
 
 }  // namespace deepcontext::cli

@@ -270,12 +270,12 @@ int Run(const RunOptions& options) {
       return 2;
     }
   }
-  InstallLayout layout;
-  std::string error;
-  if (!FindInstallLayout(&layout, &error)) {
-    std::cerr << "deepcontext: " << error << "\n";
+  const analysis::StatusOr<InstallLayout> found = FindInstallLayout();
+  if (!found.ok()) {
+    std::cerr << "deepcontext: " << found.status().message() << "\n";
     return 2;
   }
+  const InstallLayout& layout = found.value();
   const std::string output =
       ResolveOutputPath(options.output, DefaultStem(options.command));
   if (Status status = CheckOutputPath(output); !status.ok()) {
