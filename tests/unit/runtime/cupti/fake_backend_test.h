@@ -52,7 +52,14 @@ class FakeBackendTest : public ::testing::Test {
 
   // A backend over the fake CUPTI reporting `version` (not started).
   void MakeState(uint32_t version = 130001) {
-    library_ = CuptiLibrary::FromFunctions(FakeCuptiFunctions(), version, "fake-cupti");
+    MakeStateFrom(FakeCuptiFunctions(), version, "fake-cupti");
+  }
+
+  // A backend over `functions` (the fake's, some replaced), as if loaded
+  // from `path` (not started).
+  void MakeStateFrom(const CuptiFunctions& functions, uint32_t version,
+                     const std::string& path) {
+    library_ = CuptiLibrary::FromFunctions(functions, version, path);
     StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
     ASSERT_TRUE(driver.ok()) << driver.status().message();
     state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(*driver));

@@ -34,10 +34,7 @@ class GpuBackendChildGraphTest : public FakeBackendTest {
   void MakeState(bool with_exec_id) {
     CuptiFunctions functions = FakeCuptiFunctions();
     if (with_exec_id) functions.get_graph_exec_id = &GetGraphExecId;
-    library_ = CuptiLibrary::FromFunctions(functions, 130001, "fake-cupti");
-    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
-    ASSERT_TRUE(driver.ok()) << driver.status().message();
-    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(*driver));
+    MakeStateFrom(functions, 130001, "fake-cupti");
   }
 
   static void Cloned(CUgraphNode clone, CUgraphNode original) {

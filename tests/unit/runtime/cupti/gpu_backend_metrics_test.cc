@@ -27,11 +27,7 @@ class GpuBackendMetricsTest : public FakeBackendTest {
     dlclose(library_handle_);
   }
   void MakeState() {
-    library_ = CuptiLibrary::FromFunctions(FakeCuptiFunctions(), 130001,
-                                           DEEPCONTEXT_FAKE_PC_SAMPLING);
-    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
-    ASSERT_TRUE(driver.ok()) << driver.status().message();
-    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(*driver));
+    MakeStateFrom(FakeCuptiFunctions(), 130001, DEEPCONTEXT_FAKE_PC_SAMPLING);
   }
   static void Launch(uint32_t correlation_id) {
     FakeCuptiState& s = FakeCupti();

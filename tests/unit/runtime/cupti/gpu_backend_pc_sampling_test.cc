@@ -33,11 +33,7 @@ class GpuBackendPcSamplingTest : public FakeBackendTest {
   }
 
   void MakeSamplingState() {
-    library_ = CuptiLibrary::FromFunctions(FakeCuptiFunctions(), 130001,
-                                           DEEPCONTEXT_FAKE_PC_SAMPLING);
-    StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
-    ASSERT_TRUE(driver.ok()) << driver.status().message();
-    state_ = std::make_unique<GpuBackendState>(sink_, *library_, std::move(*driver));
+    MakeStateFrom(FakeCuptiFunctions(), 130001, DEEPCONTEXT_FAKE_PC_SAMPLING);
   }
 
   // A cuLaunchKernel in CUDA context `context`, as CUPTI reports it.
