@@ -27,8 +27,7 @@ constexpr char kSubscriberName[] = "DeepContext";
 // profile's "gpu" metadata say first that the profile has no GPU activity.
 constexpr char kNotRecorded[] = "no GPU activity recorded: ";
 constexpr char kAnotherClient[] =
-    "no GPU activity recorded: another CUPTI client (torch.profiler, Nsight "
-    "Systems, ...) is active";
+    "another CUPTI client (torch.profiler, Nsight Systems, ...) is active";
 
 struct ActivityKindName {
   CUpti_ActivityKind kind;
@@ -236,7 +235,7 @@ Status GpuBackendState::Attach(std::string* kinds, size_t* traced) {
   }
   if (result != CUPTI_SUCCESS) subscriber_ = nullptr;
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    std::string message = kAnotherClient;
+    std::string message = std::string(kNotRecorded) + kAnotherClient;
     if (old_subscriber[0] != '\0') {
       message += std::string(" (CUPTI names it \"") + old_subscriber + "\")";
     }
@@ -247,7 +246,7 @@ Status GpuBackendState::Attach(std::string* kinds, size_t* traced) {
                                        LoadedCuptiCopies(), LibraryHolding(ours))));
   }
   if (result != CUPTI_SUCCESS) {
-    return Status::Error("no GPU activity recorded: cuptiSubscribe failed: " +
+    return Status::Error(std::string(kNotRecorded) + "cuptiSubscribe failed: " +
                          library_.ResultString(result));
   }
   held_subscription_ = true;
@@ -259,8 +258,8 @@ Status GpuBackendState::Attach(std::string* kinds, size_t* traced) {
   TellCuptiBuffersAreCleared();
   result = f_.activity_register_callbacks(&RequestBuffer, &CompleteBuffer);
   if (result != CUPTI_SUCCESS) {
-    return Status::Error("no GPU activity recorded: cuptiActivityRegisterCallbacks "
-                         "failed: " + library_.ResultString(result));
+    return Status::Error(std::string(kNotRecorded) + "cuptiActivityRegisterCallbacks failed: " +
+                         library_.ResultString(result));
   }
 
   bool launches = false;
@@ -273,8 +272,7 @@ Status GpuBackendState::Attach(std::string* kinds, size_t* traced) {
     }
   }
   if (!launches) {
-    return Status::Error("no GPU activity recorded: CUPTI refused the kernel launch "
-                         "callbacks");
+    return Status::Error(std::string(kNotRecorded) + "CUPTI refused the kernel launch callbacks");
   }
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
                                 CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED}) {
@@ -328,9 +326,8 @@ Status GpuBackendState::Attach(std::string* kinds, size_t* traced) {
         *kinds += kinds->empty() ? kind.name : std::string(", ") + kind.name;
       }
     } else if (kind.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
-      std::string message =
-          "no GPU activity recorded: CUPTI cannot trace kernels: " +
-          library_.ResultString(result);
+      std::string message = std::string(kNotRecorded) + "CUPTI cannot trace kernels: " +
+                            library_.ResultString(result);
       // Another tool's activity settings (e.g. serialized kernel tracing)
       // exclude ours.
       if (result == CUPTI_ERROR_NOT_COMPATIBLE) {
