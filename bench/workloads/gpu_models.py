@@ -468,13 +468,12 @@ def main():
             entry["kernels"] += len(kernels)
         with open(args.torch_profiler, "w") as f:
             json.dump({"per_op": per_op, "steps": args.steps}, f)
+    timed_blocks = [times[b * args.steps:(b + 1) * args.steps] for b in range(blocks)]
     if args.step_log:
-        write_step_log(args.step_log, {"timed": [times[b * args.steps:(b + 1) * args.steps]
-                                                 for b in range(blocks)]})
+        write_step_log(args.step_log, {"timed": timed_blocks})
     # The spread shows steps that a median hides (buffer flushes, warm-up).
     ordered = sorted(times)
-    block_medians = [statistics.median(times[b * args.steps:(b + 1) * args.steps])
-                     for b in range(blocks)]
+    block_medians = [statistics.median(block) for block in timed_blocks]
     print("model=%s steps=%d step_ms=%.3f step_p10_ms=%.3f step_p90_ms=%.3f step_mean_ms=%.3f"
           % (args.model, args.steps, 1000 * statistics.median(block_medians),
              1000 * ordered[len(ordered) // 10], 1000 * ordered[(9 * len(ordered)) // 10],
