@@ -127,7 +127,7 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
     allocations_.Erase(found);
     return;
   }
-  const KindMetrics& ids = MetricsFor(device);
+  MetricsFor(device);  // the kind's metrics exist from its first allocation on
   if (preexisting && found != nullptr) return;  // seen allocated
   // The free of the previous block here was never reported.
   if (found != nullptr) Free(state, *found);
@@ -148,24 +148,31 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
     state.peak = state.live;
     state.at_new_peak = true;
   }
-  if (context != 0 && !preexisting) {
-    store_.Add(context, ids.alloc_bytes, static_cast<double>(bytes));
-  }
+  if (context != 0 && !preexisting) live.allocated.Add(static_cast<double>(bytes));
 }
 
 void MemoryMetrics::Publish() {
   std::lock_guard<SpinLock> guard(lock_);
   for (const auto& [context, metric] : published_) store_.Remove(context, metric);
   published_.clear();
+  // Devices of one kind share its metrics: their allocations add up.
+  std::map<std::pair<ContextId, MetricId>, Accumulator> allocated;
   for (const auto& [device, state] : devices_) {
-    const MetricId metric = MetricsFor(device).peak_live_bytes;
+    const KindMetrics& ids = MetricsFor(device);
     for (const auto& [context, entry] : state.live_by_context) {
+      if (context == 0) continue;
+      if (entry.allocated.count > 0) {
+        allocated[{context, ids.alloc_bytes}].Merge(entry.allocated);
+      }
       const int64_t bytes = state.at_new_peak ? entry.live : AtLastPeak(state, entry);
-      if (context == 0 || bytes <= 0) continue;
-      store_.Set(context, metric, static_cast<double>(bytes));
-      published_.emplace_back(context, metric);
+      if (bytes <= 0) continue;
+      store_.Set(context, ids.peak_live_bytes, static_cast<double>(bytes));
+      published_.emplace_back(context, ids.peak_live_bytes);
     }
   }
+  // Allocations only add up until ResetPeaks, which clears them with the
+  // store: replacing the earlier call's value leaves nothing stale.
+  for (const auto& [key, samples] : allocated) store_.Set(key.first, key.second, samples);
 }
 
 std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
@@ -209,6 +216,7 @@ void MemoryMetrics::ResetPeaks() {
     state.at_new_peak = false;
     state.allocations = 0;
     state.frees = 0;
+    for (auto& [context, entry] : state.live_by_context) entry.allocated = Accumulator{};
   }
 }
 

@@ -49,8 +49,9 @@ class MemoryMetrics {
   void Record(int32_t device, uint64_t address, int64_t bytes,
               ContextId context, uint32_t flags = 0);
 
-  // Stores every context's live bytes at its device's peak into the metric
-  // store, replacing the values of an earlier call. Call before writing.
+  // Stores every context's allocated bytes, and its live bytes at its
+  // device's peak, into the metric store, replacing the values of an
+  // earlier call. Call before reading the store.
   void Publish();
 
   // Per device: peak and current allocated bytes, allocation and free
@@ -70,10 +71,15 @@ class MemoryMetrics {
   // A context's live bytes, and what they were when its device last left
   // a peak: `at_peak` holds that value once the entry changed after the
   // peak was left (peak_epoch says which), else `live` still is it.
+  // Also the bytes the context allocated since the last ResetPeaks, which
+  // Publish hands to the store: an allocation adds them here, under this
+  // object's lock, rather than taking the store's lock of the context,
+  // whose line the thread that drains finished ops writes too.
   struct ContextLive {
     int64_t live = 0;
     int64_t at_peak = 0;
     uint64_t epoch = 0;
+    Accumulator allocated;
   };
   // A live block: its size and its context's entry in its device's
   // live_by_context (entries are never erased while blocks live, and

@@ -49,12 +49,16 @@ void MetricStore::Add(ContextId context, std::span<const Sample> samples) {
 }
 
 void MetricStore::Set(ContextId context, MetricId metric, double value) {
-  Slot* slot = slots_.Ensure(context);
-  if (slot == nullptr) return;
   Accumulator single;
   single.Add(value);
+  Set(context, metric, single);
+}
+
+void MetricStore::Set(ContextId context, MetricId metric, const Accumulator& samples) {
+  Slot* slot = slots_.Ensure(context);
+  if (slot == nullptr) return;
   std::lock_guard<SpinLock> guard(slot->lock);
-  slot->Of(metric) = single;
+  slot->Of(metric) = samples;
 }
 
 void MetricStore::Remove(ContextId context, MetricId metric) {

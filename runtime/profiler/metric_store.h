@@ -32,6 +32,14 @@ struct Accumulator {
     sum += value;
     ++count;
   }
+  // As if other's values had been added one by one.
+  void Merge(const Accumulator& other) {
+    if (other.count == 0) return;
+    if (count == 0 || other.min < min) min = other.min;
+    if (count == 0 || other.max > max) max = other.max;
+    sum += other.sum;
+    count += other.count;
+  }
 };
 
 struct MetricInfo {
@@ -62,6 +70,8 @@ class MetricStore {
   // gauges computed from a whole run (live bytes at the peak), which are
   // recomputed before each write. [any thread]
   void Set(ContextId context, MetricId metric, double value);
+  // Replaces them by samples accumulated elsewhere. [any thread]
+  void Set(ContextId context, MetricId metric, const Accumulator& samples);
   // Forgets the samples of (context, metric). [any thread]
   void Remove(ContextId context, MetricId metric);
 

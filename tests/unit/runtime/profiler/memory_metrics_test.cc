@@ -37,11 +37,44 @@ TEST(MemoryMetrics, AllocatedBytesAndCountsPerContext) {
   memory.Record(0, 0x1000, 100, 5);
   memory.Record(0, 0x2000, 300, 5);
   memory.Record(0, 0x3000, 50, 6);
+  memory.Publish();
   auto values = Snapshot(store);
   EXPECT_EQ(values["gpu_alloc_bytes"][5].sum, 400);
   EXPECT_EQ(values["gpu_alloc_bytes"][5].count, 2u);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].min, 100);
   EXPECT_EQ(values["gpu_alloc_bytes"][5].max, 300);
   EXPECT_EQ(values["gpu_alloc_bytes"][6].sum, 50);
+}
+
+// An allocation runs inside the framework's allocator, on the program's
+// thread: it adds to this object's own entry of the context, and the store,
+// whose per-context lock the thread draining finished ops takes too, sees
+// the sum when published.
+TEST(MemoryMetrics, AllocationsReachTheStoreWhenPublished) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  memory.Record(0, 0x1000, 100, 5);
+  EXPECT_EQ(Snapshot(store)["gpu_alloc_bytes"].count(5), 0u);
+  memory.Publish();
+  memory.Record(0, 0x2000, 300, 5);
+  memory.Publish();  // replaces the first call's value, adds nothing twice
+  auto values = Snapshot(store);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].sum, 400);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].count, 2u);
+}
+
+TEST(MemoryMetrics, AllocationsOfOneContextOnTwoGpusAddUp) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  memory.Record(0, 0x1000, 100, 5);
+  memory.Record(1, 0x1000, 700, 5);
+  memory.Record(1, 0x2000, 50, 5);
+  memory.Publish();
+  auto values = Snapshot(store);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].sum, 850);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].count, 3u);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].min, 50);
+  EXPECT_EQ(values["gpu_alloc_bytes"][5].max, 700);
 }
 
 TEST(MemoryMetrics, PeakLiveBytesNameWhoHeldThePeak) {
@@ -227,6 +260,7 @@ TEST(MemoryMetrics, ResetPeaksKeepsLiveBlocksMatchable) {
   EXPECT_EQ(values["gpu_peak_live_bytes"][5].sum, 1000);
   EXPECT_EQ(values["gpu_peak_live_bytes"].count(7), 0u);
   EXPECT_EQ(values["gpu_alloc_bytes"].count(5), 0u);  // counted before reset
+  EXPECT_EQ(values["gpu_alloc_bytes"][7].sum, 200);
 }
 
 TEST(MemoryMetrics, BlocksLiveBeforeProfilingCountInThePeakAndItsHolders) {

@@ -124,5 +124,36 @@ TEST(MetricStoreGauge, SetReplacesAndRemoveForgets) {
   EXPECT_EQ(visits, 1);
 }
 
+TEST(MetricStoreGauge, MergedAccumulatorsMatchAddingOneByOne) {
+  Accumulator one_by_one;
+  Accumulator first;
+  Accumulator second;
+  for (double value : {5.0, -2.0, 9.0}) {
+    one_by_one.Add(value);
+    first.Add(value);
+  }
+  for (double value : {12.0, -7.0}) {
+    one_by_one.Add(value);
+    second.Add(value);
+  }
+  Accumulator merged;
+  merged.Merge(Accumulator{});  // an empty one changes nothing
+  merged.Merge(first);
+  merged.Merge(second);
+  EXPECT_EQ(merged.count, one_by_one.count);
+  EXPECT_EQ(merged.sum, one_by_one.sum);
+  EXPECT_EQ(merged.min, -7);
+  EXPECT_EQ(merged.max, 12);
+
+  MetricStore store;
+  const MetricId metric = store.Register("bytes", "bytes", "");
+  store.Add(3, metric, 1);
+  store.Set(3, metric, merged);
+  store.ForEach(8, [&](ContextId, MetricId, const Accumulator& value) {
+    EXPECT_EQ(value.count, 5u);
+    EXPECT_EQ(value.sum, 17);
+  });
+}
+
 }  // namespace
 }  // namespace deepcontext::profiler
