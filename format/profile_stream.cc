@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <new>
+#include <utility>
 
 #include "format/byte_buffer.h"
 #include "format/dctx_container.h"
@@ -104,32 +105,36 @@ struct ProfileStreamWriter::State {
 ProfileStreamWriter::ProfileStreamWriter() = default;
 ProfileStreamWriter::~ProfileStreamWriter() = default;
 
-std::string ProfileStreamWriter::Begin(const std::string& path) {
+Status ProfileStreamWriter::Failed(std::string problem) {
+  state_->problem = std::move(problem);
+  return Status::Error(state_->problem);
+}
+
+Status ProfileStreamWriter::Begin(const std::string& path) {
   try {
     state_ = std::make_unique<State>();
     state_->path = path;
-    if (path.empty())
-      return state_->problem = "(empty path): no file name given";
+    if (path.empty()) return Failed("(empty path): no file name given");
     std::string problem = state_->file.Create(path);
     if (problem.empty()) {
       // Room for the header, written by Finish.
       problem = state_->file.Append(std::string(kHeaderSize, '\0'));
     }
-    if (!problem.empty()) return state_->problem = path + ": " + problem;
+    if (!problem.empty()) return Failed(path + ": " + problem);
     if (deflateInit(&state_->stream, Z_DEFAULT_COMPRESSION) != Z_OK) {
-      return state_->problem = path + ": compression failed";
+      return Failed(path + ": compression failed");
     }
     state_->stream_open = true;
-    return "";
+    return Status::Ok();
   } catch (const std::bad_alloc&) {
-    return "out of memory";
+    return Status::Error("out of memory");
   }
 }
 
-std::string ProfileStreamWriter::AddSection(uint64_t tag,
+Status ProfileStreamWriter::AddSection(uint64_t tag,
                                             const SectionBody& body) {
-  if (state_ == nullptr) return "profile writer not started";
-  if (!state_->problem.empty()) return state_->problem;
+  if (state_ == nullptr) return Status::Error("profile writer not started");
+  if (!state_->problem.empty()) return Status::Error(state_->problem);
   try {
     std::string count;
     ByteWriter(&count).PutVarint(body.count());
@@ -141,39 +146,38 @@ std::string ProfileStreamWriter::AddSection(uint64_t tag,
     for (std::string_view piece :
          {std::string_view(header), std::string_view(body.records())}) {
       if (!state_->Deflate(piece, Z_NO_FLUSH)) {
-        return state_->problem = state_->path + ": " + state_->problem;
+        return Failed(state_->path + ": " + state_->problem);
       }
       state_->payload_size += piece.size();
     }
-    return "";
+    return Status::Ok();
   } catch (const std::bad_alloc&) {
-    state_->problem = "out of memory";
-    return state_->problem;
+    return Failed("out of memory");
   }
 }
 
-std::string ProfileStreamWriter::AddMetadata(const SectionBody& body) {
+Status ProfileStreamWriter::AddMetadata(const SectionBody& body) {
   return AddSection(static_cast<uint64_t>(SectionTag::kMetadata), body);
 }
-std::string ProfileStreamWriter::AddStrings(const SectionBody& body) {
+Status ProfileStreamWriter::AddStrings(const SectionBody& body) {
   return AddSection(static_cast<uint64_t>(SectionTag::kStrings), body);
 }
-std::string ProfileStreamWriter::AddNodes(const SectionBody& body) {
+Status ProfileStreamWriter::AddNodes(const SectionBody& body) {
   return AddSection(static_cast<uint64_t>(SectionTag::kNodes), body);
 }
-std::string ProfileStreamWriter::AddMetrics(const SectionBody& body) {
+Status ProfileStreamWriter::AddMetrics(const SectionBody& body) {
   return AddSection(static_cast<uint64_t>(SectionTag::kMetrics), body);
 }
-std::string ProfileStreamWriter::AddValues(const SectionBody& body) {
+Status ProfileStreamWriter::AddValues(const SectionBody& body) {
   return AddSection(static_cast<uint64_t>(SectionTag::kValues), body);
 }
 
-std::string ProfileStreamWriter::Finish() {
-  if (state_ == nullptr) return "profile writer not started";
-  if (!state_->problem.empty()) return state_->problem;
+Status ProfileStreamWriter::Finish() {
+  if (state_ == nullptr) return Status::Error("profile writer not started");
+  if (!state_->problem.empty()) return Status::Error(state_->problem);
   try {
     State& s = *state_;
-    if (!s.Deflate({}, Z_FINISH)) return s.problem = s.path + ": " + s.problem;
+    if (!s.Deflate({}, Z_FINISH)) return Failed(s.path + ": " + s.problem);
     std::string header;
     header.reserve(kHeaderSize);
     ByteWriter writer(&header);
@@ -189,11 +193,10 @@ std::string ProfileStreamWriter::Finish() {
         static_cast<uInt>(header.size()))));
     std::string problem = s.file.WriteAt(0, header);
     if (problem.empty()) problem = s.file.Commit();
-    if (!problem.empty()) return s.problem = s.path + ": " + problem;
-    return "";
+    if (!problem.empty()) return Failed(s.path + ": " + problem);
+    return Status::Ok();
   } catch (const std::bad_alloc&) {
-    state_->problem = "out of memory";
-    return state_->problem;
+    return Failed("out of memory");
   }
 }
 

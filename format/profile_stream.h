@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "format/profile_data.h"
 
 namespace deepcontext::format {
@@ -34,7 +35,8 @@ class SectionBody {
 };
 
 // Errors are one line naming the path; no method throws (running out of
-// memory is an error). After an error the writer only cleans up.
+// memory is an error). After an error the writer only cleans up, and every
+// later call returns that first error.
 class ProfileStreamWriter {
  public:
   ProfileStreamWriter();
@@ -44,23 +46,25 @@ class ProfileStreamWriter {
   ProfileStreamWriter& operator=(const ProfileStreamWriter&) = delete;
 
   // Creates the temporary file next to path.
-  std::string Begin(const std::string& path);
+  Status Begin(const std::string& path);
 
   // Each section once, in any order (readers accept any order); the body
   // can be freed as soon as the call returns.
-  std::string AddMetadata(const SectionBody& body);
-  std::string AddStrings(const SectionBody& body);
-  std::string AddNodes(const SectionBody& body);
-  std::string AddMetrics(const SectionBody& body);
-  std::string AddValues(const SectionBody& body);
+  Status AddMetadata(const SectionBody& body);
+  Status AddStrings(const SectionBody& body);
+  Status AddNodes(const SectionBody& body);
+  Status AddMetrics(const SectionBody& body);
+  Status AddValues(const SectionBody& body);
 
   // Completes the file (header last, once sizes and checksums are known)
   // and renames it over the path.
-  std::string Finish();
+  Status Finish();
 
  private:
   struct State;
-  std::string AddSection(uint64_t tag, const SectionBody& body);
+  Status AddSection(uint64_t tag, const SectionBody& body);
+  // Keeps `problem` as the first error, which later calls return too.
+  Status Failed(std::string problem);
 
   std::unique_ptr<State> state_;
 };

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 
 namespace deepcontext::cpu {
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 #include "runtime/cupti/driver_api.h"
 #include "runtime/gpu/occupancy.h"
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 #include "runtime/gpu/context_sink.h"
 
 namespace deepcontext::cupti {

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 #include "runtime/cupti/activity_processor.h"
 #include "runtime/cupti/backend_lifecycle.h"
 #include "runtime/cupti/cuda_driver.h"

@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 
 namespace deepcontext::cupti {
 

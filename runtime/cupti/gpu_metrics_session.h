@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "runtime/gpu/kernel_counters.h"
-#include "runtime/common/status.h"
+#include "common/status.h"
 
 namespace deepcontext::cupti {
 

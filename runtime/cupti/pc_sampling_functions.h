@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 
 namespace deepcontext::cupti {
 

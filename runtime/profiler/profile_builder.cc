@@ -36,13 +36,13 @@ class StringInterner {
   std::vector<const char*> texts_;
 };
 
-std::string WriteOrThrow(
+Status WriteOrThrow(
     const MetricStore& store,
     const std::vector<std::pair<std::string, std::string>>& metadata,
     const std::string& path) {
   format::ProfileStreamWriter writer;
-  std::string problem = writer.Begin(path);
-  if (!problem.empty()) return problem;
+  Status problem = writer.Begin(path);
+  if (!problem.ok()) return problem;
 
   // Contexts created after this point are not referenced and are ignored.
   const ContextId end = dlmonitor_context_count() + 1;
@@ -89,10 +89,10 @@ std::string WriteOrThrow(
     std::vector<ContextId>().swap(parent_of);
     std::vector<bool>().swap(needed);
     problem = writer.AddNodes(nodes);
-    if (!problem.empty()) return problem;
+    if (!problem.ok()) return problem;
   }
   problem = writer.AddStrings(strings.Section());
-  if (!problem.empty()) return problem;
+  if (!problem.ok()) return problem;
 
   // Metrics registered after this snapshot have no descriptor in the file,
   // so their samples are left out below.
@@ -102,12 +102,12 @@ std::string WriteOrThrow(
     metrics.AddMetric({info.name, info.unit, info.description});
   }
   problem = writer.AddMetrics(metrics);
-  if (!problem.empty()) return problem;
+  if (!problem.ok()) return problem;
 
   format::SectionBody meta;
   for (const auto& [key, value] : metadata) meta.AddMetadata(key, value);
   problem = writer.AddMetadata(meta);
-  if (!problem.empty()) return problem;
+  if (!problem.ok()) return problem;
 
   // Samples are read again rather than kept from the first pass; a context
   // first measured in between has no node and is left out, as any context
@@ -121,13 +121,13 @@ std::string WriteOrThrow(
                          value.min, value.max});
       });
   problem = writer.AddValues(values);
-  if (!problem.empty()) return problem;
+  if (!problem.ok()) return problem;
   return writer.Finish();
 }
 
 }  // namespace
 
-std::string WriteProfile(
+Status WriteProfile(
     const MetricStore& store,
     const std::vector<std::pair<std::string, std::string>>& metadata,
     const std::string& path) {
@@ -135,7 +135,7 @@ std::string WriteProfile(
     return WriteOrThrow(store, metadata, path);
   } catch (const std::bad_alloc&) {
     // The writer's destructor has removed its temporary file.
-    return path + ": out of memory";
+    return Status::Error(path + ": out of memory");
   }
 }
 

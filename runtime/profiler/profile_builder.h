@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/status.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::profiler {
@@ -16,8 +17,8 @@ namespace deepcontext::profiler {
 // streamed section by section (format/profile_stream.h): at a program's
 // exit, when the tree is largest, no second copy of it is made, only a few
 // bytes per context and the encoded records of one section at a time.
-// Returns "" or a one-line error naming path.
-std::string WriteProfile(
+// Returns ok or a one-line error naming path.
+Status WriteProfile(
     const MetricStore& store,
     const std::vector<std::pair<std::string, std::string>>& metadata,
     const std::string& path);

@@ -352,8 +352,7 @@ Status Session::Write(const std::string& path) {
   // reach the store first.
   op_metrics_.SampleNow();
   op_metrics_.Flush();
-  std::string error = WriteProfile(store_, metadata, path);
-  return error.empty() ? Status::Ok() : Status::Error(std::move(error));
+  return WriteProfile(store_, metadata, path);
 }
 
 }  // namespace deepcontext::profiler

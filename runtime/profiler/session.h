@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "deepcontext/dlmonitor.h"
-#include "runtime/common/status.h"
+#include "common/status.h"
 #include "runtime/profiler/gpu_source.h"
 #include "runtime/profiler/memory_metrics.h"
 #include "runtime/profiler/metric_store.h"

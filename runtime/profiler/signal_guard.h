@@ -18,7 +18,7 @@
 
 #include <string>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 
 namespace deepcontext::profiler {
 

@@ -17,7 +17,7 @@
 #include <random>
 #include <string>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 
 namespace deepcontext::profiler {
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 
 namespace deepcontext::python {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 #include "runtime/python/frame_layout.h"
 
 namespace deepcontext::python {

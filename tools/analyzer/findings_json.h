@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "tools/analyzer/analyzer.h"
-#include "tools/analysis/status.h"
+#include "common/status.h"
 
 namespace deepcontext::analyzer {
 
-using analysis::Status;
-using analysis::StatusOr;
+using deepcontext::Status;
+using deepcontext::StatusOr;
 
 // The whole analysis: {"version", "basis", "rules_run", "not_checked",
 // "findings": [...]}.

@@ -32,7 +32,7 @@ bool KnownRule(const std::string& id) {
 // User rules are Python: run `python3 -m deepcontext._analyze ...` with the
 // package of this installation first on the path. Returns only on failure.
 int ExecPythonAnalyzer(const AnalyzeRequest& request, std::ostream& err) {
-  const analysis::StatusOr<InstallLayout> found = FindInstallLayout();
+  const StatusOr<InstallLayout> found = FindInstallLayout();
   if (!found.ok()) {
     err << kPrefix << found.status().message() << "\n";
     return kAnalyzeBadArguments;

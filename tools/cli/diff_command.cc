@@ -26,7 +26,7 @@ int RunDiffOrThrow(const DiffRequest& request, std::ostream& out,
       ReadProfileTree({request.after}, kPrefix, err, /*sass=*/false);
   if (!before || !after) return kDiffBadFile;
   diff::ProfileDiff result = diff::DiffProfiles(*before, *after);
-  analysis::StatusOr<size_t> metric =
+  StatusOr<size_t> metric =
       diff::ChooseRankMetric(result, *before, *after, request.metric);
   if (!metric.ok()) {
     err << kPrefix << metric.status().message() << "\n";

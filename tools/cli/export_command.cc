@@ -13,13 +13,13 @@
 #include <utility>
 
 #include "tools/analysis/profile_tree.h"
-#include "tools/analysis/status.h"
+#include "common/status.h"
 #include "tools/cli/profile_inputs.h"
 #include "tools/export/export_formats.h"
 
 namespace deepcontext::cli {
 
-using analysis::Status;
+using deepcontext::Status;
 
 namespace {
 

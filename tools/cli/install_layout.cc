@@ -5,8 +5,8 @@
 
 namespace deepcontext::cli {
 
-analysis::StatusOr<InstallLayout> FindInstallLayout() {
-  using analysis::Status;
+StatusOr<InstallLayout> FindInstallLayout() {
+  using deepcontext::Status;
   namespace fs = std::filesystem;
   InstallLayout found;
   InstallLayout* layout = &found;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tools/analysis/status.h"
+#include "common/status.h"
 
 namespace deepcontext::cli {
 
@@ -19,6 +19,6 @@ struct InstallLayout {
 // build tree, an installed prefix, or a pip install (whose prefix is
 // <site-packages>/deepcontext/_home). The error names the part that is
 // missing, since a run cannot start without it.
-analysis::StatusOr<InstallLayout> FindInstallLayout();
+StatusOr<InstallLayout> FindInstallLayout();
 
 }  // namespace deepcontext::cli

@@ -270,7 +270,7 @@ int Run(const RunOptions& options) {
       return 2;
     }
   }
-  const analysis::StatusOr<InstallLayout> found = FindInstallLayout();
+  const StatusOr<InstallLayout> found = FindInstallLayout();
   if (!found.ok()) {
     std::cerr << "deepcontext: " << found.status().message() << "\n";
     return 2;

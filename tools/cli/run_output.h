@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "tools/analysis/status.h"
+#include "common/status.h"
 
 namespace deepcontext::cli {
 
-using analysis::Status;
+using deepcontext::Status;
 
 // Longest file name accepted for -o: other processes write
 // <stem>[.rank<R>].<pid>.dctx beside it, and a file name has at most 255

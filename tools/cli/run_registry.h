@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "tools/analysis/status.h"
+#include "common/status.h"
 
 namespace deepcontext::cli {
 
-using analysis::Status;
+using deepcontext::Status;
 
 class RunRegistry {
  public:

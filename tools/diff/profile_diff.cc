@@ -172,7 +172,7 @@ std::vector<size_t> RankByChange(const ProfileDiff& diff, size_t metric,
   return ranked;
 }
 
-analysis::StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
+StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
                                          const analysis::ProfileTree& before,
                                          const analysis::ProfileTree& after,
                                          const std::string& requested) {
@@ -189,13 +189,13 @@ analysis::StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
   }
   if (metric) return *metric;
   if (requested.empty()) {
-    return analysis::Status::Error("the profiles contain no metrics");
+    return Status::Error("the profiles contain no metrics");
   }
   std::string names;
   for (const DiffMetric& m : diff.metrics) {
     names += (names.empty() ? "" : ", ") + m.name;
   }
-  return analysis::Status::Error("unknown metric '" + requested +
+  return Status::Error("unknown metric '" + requested +
                               "'; available metrics: " + names);
 }
 

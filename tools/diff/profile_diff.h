@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "tools/analysis/profile_tree.h"
-#include "tools/analysis/status.h"
+#include "common/status.h"
 
 namespace deepcontext::diff {
 
@@ -77,7 +77,7 @@ std::vector<size_t> RankByChange(const ProfileDiff& diff, size_t metric,
 // requested, else the report's default metric of after (of before when
 // after has none). The error names an unknown metric and lists the
 // available ones, like `deepcontext report --metric`.
-analysis::StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
+StatusOr<size_t> ChooseRankMetric(const ProfileDiff& diff,
                                          const analysis::ProfileTree& before,
                                          const analysis::ProfileTree& after,
                                          const std::string& requested);

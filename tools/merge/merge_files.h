@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "tools/analysis/status.h"
+#include "common/status.h"
 
 namespace deepcontext::merge {
 
-using analysis::Status;
-using analysis::StatusOr;
+using deepcontext::Status;
+using deepcontext::StatusOr;
 
 struct MergeSummary {
   size_t ranks = 0;      // distinct ranks

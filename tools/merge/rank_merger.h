@@ -10,12 +10,12 @@
 #include <string>
 
 #include "format/profile_data.h"
-#include "tools/analysis/status.h"
+#include "common/status.h"
 
 namespace deepcontext::merge {
 
-using analysis::Status;
-using analysis::StatusOr;
+using deepcontext::Status;
+using deepcontext::StatusOr;
 
 class RankMerger {
  public:

@@ -64,17 +64,17 @@ std::string NvdisasmMissingNote() {
 Disassembler::Disassembler(std::string nvdisasm, ProgramLimits limits, DiskCache disk_cache)
     : nvdisasm_(std::move(nvdisasm)), limits_(limits), disk_cache_(disk_cache) {}
 
-analysis::StatusOr<std::string> Disassembler::ListingText(const std::string& path) {
+StatusOr<std::string> Disassembler::ListingText(const std::string& path) {
   const std::string cached = path + ".sass";
   if (disk_cache_ == DiskCache::kBesideCubin) {
     std::ifstream in(cached, std::ios::binary);
     std::stringstream text;
     if (in && text << in.rdbuf() && !text.str().empty()) return text.str();
   }
-  if (nvdisasm_.empty()) return analysis::Status::Error(NvdisasmMissingNote());
+  if (nvdisasm_.empty()) return Status::Error(NvdisasmMissingNote());
   ++runs_;
   // -c: code sections only; the cubin is an argument, never shell text.
-  analysis::StatusOr<std::string> text = RunProgram({nvdisasm_, "-c", path}, limits_);
+  StatusOr<std::string> text = RunProgram({nvdisasm_, "-c", path}, limits_);
   if (text.ok() && disk_cache_ == DiskCache::kBesideCubin) {
     // Through a temporary file, so that a reader never sees half of it; a
     // folder that cannot be written only costs the next command a run.
@@ -89,14 +89,14 @@ analysis::StatusOr<std::string> Disassembler::ListingText(const std::string& pat
   return text;
 }
 
-analysis::StatusOr<const SassListing*> Disassembler::Listing(const std::string& path) {
+StatusOr<const SassListing*> Disassembler::Listing(const std::string& path) {
   auto cached = cache_.find(path);
   if (cached == cache_.end()) {
-    analysis::StatusOr<std::string> text = ListingText(path);
-    analysis::StatusOr<std::unique_ptr<SassListing>> entry =
-        text.ok() ? analysis::StatusOr<std::unique_ptr<SassListing>>(
+    StatusOr<std::string> text = ListingText(path);
+    StatusOr<std::unique_ptr<SassListing>> entry =
+        text.ok() ? StatusOr<std::unique_ptr<SassListing>>(
                         std::make_unique<SassListing>(SassListing::Parse(text.value())))
-                  : analysis::StatusOr<std::unique_ptr<SassListing>>(text.status());
+                  : StatusOr<std::unique_ptr<SassListing>>(text.status());
     cached = cache_.emplace(path, std::move(entry)).first;
   }
   if (!cached->second.ok()) return cached->second.status();

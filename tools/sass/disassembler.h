@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "tools/analysis/status.h"
+#include "common/status.h"
 #include "tools/sass/sass_listing.h"
 #include "tools/sass/subprocess.h"
 
@@ -48,19 +48,19 @@ class Disassembler {
   // The listing of the cubin at `path` (`nvdisasm -c <path>`, or its disk
   // cache), or the error of that run; both are kept, so each cubin runs
   // nvdisasm once.
-  analysis::StatusOr<const SassListing*> Listing(const std::string& path);
+  StatusOr<const SassListing*> Listing(const std::string& path);
   const std::string& nvdisasm() const { return nvdisasm_; }
   bool has_nvdisasm() const { return !nvdisasm_.empty(); }
   int runs() const { return runs_; }
 
  private:
-  analysis::StatusOr<std::string> ListingText(const std::string& path);
+  StatusOr<std::string> ListingText(const std::string& path);
 
   std::string nvdisasm_;
   ProgramLimits limits_;
   DiskCache disk_cache_;
   int runs_ = 0;
-  std::map<std::string, analysis::StatusOr<std::unique_ptr<SassListing>>> cache_;
+  std::map<std::string, StatusOr<std::unique_ptr<SassListing>>> cache_;
 };
 
 }  // namespace deepcontext::sass

@@ -16,7 +16,7 @@ extern char** environ;
 namespace deepcontext::sass {
 namespace {
 
-using analysis::Status;
+using deepcontext::Status;
 
 // Closes both ends of a pipe when it goes out of scope.
 class Pipe {
@@ -64,7 +64,7 @@ bool Drain(int fd, std::string* out) {
 
 }  // namespace
 
-analysis::StatusOr<std::string> RunProgram(const std::vector<std::string>& argv,
+StatusOr<std::string> RunProgram(const std::vector<std::string>& argv,
                                            const ProgramLimits& limits) {
   if (argv.empty()) return Status::Error("no program to run");
   const std::string& program = argv[0];

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/analysis/status.h"
+#include "common/status.h"
 
 namespace deepcontext::sass {
 
@@ -20,7 +20,7 @@ struct ProgramLimits {
 // its standard output when it exits with status 0; otherwise an error
 // naming the program and holding the first line of its standard error,
 // its exit status or signal, or the timeout after which it was killed.
-analysis::StatusOr<std::string> RunProgram(const std::vector<std::string>& argv,
+StatusOr<std::string> RunProgram(const std::vector<std::string>& argv,
                                            const ProgramLimits& limits);
 
 }  // namespace deepcontext::sass

@@ -44,13 +44,13 @@ TEST(ProfileStream, WritesTheSameBytesAsTheWholeProfileWriter) {
   ScratchDir dir;
   const std::string path = dir.path() + "/streamed.dctx";
   ProfileStreamWriter writer;
-  ASSERT_EQ(writer.Begin(path), "");
-  ASSERT_EQ(writer.AddMetadata(Metadata(profile)), "");
-  ASSERT_EQ(writer.AddStrings(Strings(profile)), "");
-  ASSERT_EQ(writer.AddNodes(Nodes(profile)), "");
-  ASSERT_EQ(writer.AddMetrics(Metrics(profile)), "");
-  ASSERT_EQ(writer.AddValues(Values(profile)), "");
-  ASSERT_EQ(writer.Finish(), "");
+  ASSERT_TRUE(writer.Begin(path).ok());
+  ASSERT_TRUE(writer.AddMetadata(Metadata(profile)).ok());
+  ASSERT_TRUE(writer.AddStrings(Strings(profile)).ok());
+  ASSERT_TRUE(writer.AddNodes(Nodes(profile)).ok());
+  ASSERT_TRUE(writer.AddMetrics(Metrics(profile)).ok());
+  ASSERT_TRUE(writer.AddValues(Values(profile)).ok());
+  ASSERT_TRUE(writer.Finish().ok());
   EXPECT_EQ(ReadBytes(path), EncodeProfile(profile));
   EXPECT_EQ(dir.List(), std::vector<std::string>{"streamed.dctx"});
 }
@@ -60,13 +60,13 @@ TEST(ProfileStream, SectionsInAnyOrderReadBackTheSame) {
   ScratchDir dir;
   const std::string path = dir.path() + "/p.dctx";
   ProfileStreamWriter writer;
-  ASSERT_EQ(writer.Begin(path), "");
-  ASSERT_EQ(writer.AddNodes(Nodes(profile)), "");
-  ASSERT_EQ(writer.AddValues(Values(profile)), "");
-  ASSERT_EQ(writer.AddStrings(Strings(profile)), "");
-  ASSERT_EQ(writer.AddMetrics(Metrics(profile)), "");
-  ASSERT_EQ(writer.AddMetadata(Metadata(profile)), "");
-  ASSERT_EQ(writer.Finish(), "");
+  ASSERT_TRUE(writer.Begin(path).ok());
+  ASSERT_TRUE(writer.AddNodes(Nodes(profile)).ok());
+  ASSERT_TRUE(writer.AddValues(Values(profile)).ok());
+  ASSERT_TRUE(writer.AddStrings(Strings(profile)).ok());
+  ASSERT_TRUE(writer.AddMetrics(Metrics(profile)).ok());
+  ASSERT_TRUE(writer.AddMetadata(Metadata(profile)).ok());
+  ASSERT_TRUE(writer.Finish().ok());
   const ReadResult read = ReadProfileFile(path);
   ASSERT_TRUE(read.ok) << read.error;
   ExpectSameProfile(profile, read.profile);
@@ -77,17 +77,22 @@ TEST(ProfileStream, UnfinishedWritesLeaveNothingBehind) {
   const std::string path = dir.path() + "/p.dctx";
   {
     ProfileStreamWriter writer;
-    ASSERT_EQ(writer.Begin(path), "");
-    ASSERT_EQ(writer.AddNodes(Nodes(MakeSampleProfile(10))), "");
+    ASSERT_TRUE(writer.Begin(path).ok());
+    ASSERT_TRUE(writer.AddNodes(Nodes(MakeSampleProfile(10))).ok());
     EXPECT_EQ(dir.List().size(), 1u);  // the temporary file
   }
   EXPECT_TRUE(dir.List().empty());
   ProfileStreamWriter missing;
-  const std::string error = missing.Begin(dir.path() + "/no/such/p.dctx");
+  const Status begun = missing.Begin(dir.path() + "/no/such/p.dctx");
+  ASSERT_FALSE(begun.ok());
+  const std::string& error = begun.message();
   EXPECT_NE(error.find("cannot create temporary file"), std::string::npos)
       << error;
-  EXPECT_EQ(missing.AddNodes(SectionBody()), error);
-  EXPECT_EQ(missing.Finish(), error);
+  // The first error stays: later calls say it again rather than succeed.
+  EXPECT_EQ(missing.AddNodes(SectionBody()).message(), error);
+  EXPECT_EQ(missing.Finish().message(), error);
+  EXPECT_FALSE(missing.Finish().ok());
+  EXPECT_EQ(ProfileStreamWriter().Finish().message(), "profile writer not started");
 }
 
 }  // namespace

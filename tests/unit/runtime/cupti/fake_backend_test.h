@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/common/status.h"
+#include "common/status.h"
 #include "runtime/cupti/cupti_loader.h"
 #include "runtime/cupti/gpu_backend_state.h"
 #include "tests/unit/runtime/cupti/fake_cupti.h"

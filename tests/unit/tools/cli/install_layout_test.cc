@@ -31,7 +31,7 @@ class InstallLayoutTest : public ::testing::Test {
     std::ofstream(path) << "x";
   }
 
-  analysis::StatusOr<InstallLayout> FindAt(const fs::path& prefix) {
+  StatusOr<InstallLayout> FindAt(const fs::path& prefix) {
     setenv("DEEPCONTEXT_HOME", prefix.c_str(), 1);
     return FindInstallLayout();
   }
@@ -42,7 +42,7 @@ class InstallLayoutTest : public ::testing::Test {
 TEST_F(InstallLayoutTest, ABuildTreeHasEveryPartUnderItsPrefix) {
   Touch(dir_ / "lib" / "libdeepcontext.so");
   Touch(dir_ / "python" / "deepcontext" / "_bootstrap" / "sitecustomize.py");
-  const analysis::StatusOr<InstallLayout> found = FindAt(dir_);
+  const StatusOr<InstallLayout> found = FindAt(dir_);
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(found->prefix, dir_.string());
   EXPECT_EQ(found->runtime_library, (dir_ / "lib" / "libdeepcontext.so").string());
@@ -55,7 +55,7 @@ TEST_F(InstallLayoutTest, APipInstallFindsThePackageAboveItsPrefix) {
   const fs::path package = dir_ / "site-packages" / "deepcontext";
   Touch(package / "_home" / "lib" / "libdeepcontext.so");
   Touch(package / "_bootstrap" / "sitecustomize.py");
-  const analysis::StatusOr<InstallLayout> found = FindAt(package / "_home");
+  const StatusOr<InstallLayout> found = FindAt(package / "_home");
   ASSERT_TRUE(found.ok()) << found.status().message();
   EXPECT_EQ(found->python_dir, (dir_ / "site-packages").string());
   EXPECT_EQ(found->bootstrap_dir, (package / "_bootstrap").string());
@@ -63,7 +63,7 @@ TEST_F(InstallLayoutTest, APipInstallFindsThePackageAboveItsPrefix) {
 
 TEST_F(InstallLayoutTest, AMissingPartIsNamed) {
   Touch(dir_ / "python" / "deepcontext" / "_bootstrap" / "sitecustomize.py");
-  analysis::StatusOr<InstallLayout> found = FindAt(dir_);
+  StatusOr<InstallLayout> found = FindAt(dir_);
   ASSERT_FALSE(found.ok());
   EXPECT_EQ(found.status().message(),
             "runtime library missing: " + (dir_ / "lib" / "libdeepcontext.so").string());

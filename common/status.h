@@ -1,10 +1,14 @@
-// A small success-or-error result for the injected runtime: an error is one
-// human-readable line, success carries no text, so no caller has to know
-// that an empty string means success. Errors the user can act on (a GPU
-// that refuses counters to non-administrators) say so through their code,
-// so callers can warn differently from a plain failure. StatusOr<T> is the
-// same for steps that produce something: a value, or the error saying why
-// there is none.
+// A small success-or-error result for every layer (the injected runtime,
+// the profile format, the offline tools): an error is one human-readable
+// line, success carries no text, so no caller has to know that an empty
+// string means success. Header-only and dependent on the standard library
+// alone, so that the runtime can use it without linking anything. Errors
+// the user can act on (a GPU that refuses counters to non-administrators)
+// say so through their code, so callers can warn differently from a plain
+// failure. StatusOr<T> is the same for steps that produce something: a
+// value, or the error saying why there is none. The view server's StatusOr
+// (tools/server/status_or.h) differs on purpose: its errors carry an HTTP
+// status.
 #pragma once
 
 #include <cassert>
