@@ -131,8 +131,7 @@ Status ProfileStreamWriter::Begin(const std::string& path) {
   }
 }
 
-Status ProfileStreamWriter::AddSection(uint64_t tag,
-                                            const SectionBody& body) {
+Status ProfileStreamWriter::AddSection(uint64_t tag, const SectionBody& body) {
   if (state_ == nullptr) return Status::Error("profile writer not started");
   if (!state_->problem.empty()) return Status::Error(state_->problem);
   try {
