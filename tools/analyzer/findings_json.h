@@ -10,9 +10,6 @@
 
 namespace deepcontext::analyzer {
 
-using deepcontext::Status;
-using deepcontext::StatusOr;
-
 // The whole analysis: {"version", "basis", "rules_run", "not_checked",
 // "findings": [...]}.
 std::string AnalysisToJson(const Analysis& analysis);

@@ -19,8 +19,6 @@
 
 namespace deepcontext::cli {
 
-using deepcontext::Status;
-
 namespace {
 
 constexpr const char* kPrefix = "deepcontext export: ";

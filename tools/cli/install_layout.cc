@@ -6,7 +6,6 @@
 namespace deepcontext::cli {
 
 StatusOr<InstallLayout> FindInstallLayout() {
-  using deepcontext::Status;
   namespace fs = std::filesystem;
   InstallLayout found;
   InstallLayout* layout = &found;

@@ -15,7 +15,7 @@ constexpr const char* kPrefix = "deepcontext merge: ";
 int RunMerge(const MergeRequest& request, std::ostream& out,
              std::ostream& err) {
   try {
-    merge::StatusOr<merge::MergeSummary> merged =
+    StatusOr<merge::MergeSummary> merged =
         merge::MergeProfileFiles(request.files, request.output);
     if (!merged.ok()) {
       err << kPrefix << merged.status().message() << "\n";

@@ -8,8 +8,6 @@
 
 namespace deepcontext::cli {
 
-using deepcontext::Status;
-
 // Longest file name accepted for -o: other processes write
 // <stem>[.rank<R>].<pid>.dctx beside it, and a file name has at most 255
 // bytes.

@@ -20,8 +20,6 @@
 
 namespace deepcontext::cli {
 
-using deepcontext::Status;
-
 class RunRegistry {
  public:
   // Binds the socket for `output`; fails when another run writes it.

@@ -11,9 +11,6 @@
 
 namespace deepcontext::merge {
 
-using deepcontext::Status;
-using deepcontext::StatusOr;
-
 struct MergeSummary {
   size_t ranks = 0;      // distinct ranks
   size_t processes = 0;  // profiles merged

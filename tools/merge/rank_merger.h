@@ -14,9 +14,6 @@
 
 namespace deepcontext::merge {
 
-using deepcontext::Status;
-using deepcontext::StatusOr;
-
 class RankMerger {
  public:
   RankMerger();

@@ -16,8 +16,6 @@ extern char** environ;
 namespace deepcontext::sass {
 namespace {
 
-using deepcontext::Status;
-
 // Closes both ends of a pipe when it goes out of scope.
 class Pipe {
  public:
