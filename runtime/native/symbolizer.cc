@@ -14,6 +14,10 @@
 
 #if defined(DEEPCONTEXT_HAVE_LIBDW)
 #include <elfutils/libdwfl.h>
+
+#include <unordered_map>
+
+#include "runtime/native/dwfl_symbol_index.h"
 #endif
 
 namespace deepcontext::native {
@@ -60,7 +64,7 @@ std::string SymbolizedFrame::DisplayName() const {
 // libraries unloaded since the capture are still found by path.
 class Symbolizer::DebugInfo {
  public:
-  explicit DebugInfo(const ModuleMap& modules) {
+  DebugInfo(const ModuleMap& modules, bool index_symbols) : index_symbols_(index_symbols) {
     callbacks_.find_elf = dwfl_build_id_find_elf;
     callbacks_.find_debuginfo = dwfl_standard_find_debuginfo;
     callbacks_.section_address = dwfl_offline_section_address;
@@ -85,14 +89,11 @@ class Symbolizer::DebugInfo {
   bool ok() const { return dwfl_ != nullptr; }
 
   // Fills function / file / line; false when no symbol covers `address`.
-  bool Lookup(uintptr_t address, SymbolizedFrame* frame) const {
+  bool Lookup(uintptr_t address, SymbolizedFrame* frame) {
     Dwfl_Module* module = dwfl_addrmodule(dwfl_, address);
     if (module == nullptr) return false;
-    GElf_Off offset = 0;
-    GElf_Sym symbol;
-    const char* name = dwfl_module_addrinfo(module, address, &offset, &symbol,
-                                            nullptr, nullptr, nullptr);
-    if (name == nullptr || !Covers(offset, symbol.st_size)) return false;
+    const char* name = SymbolName(module, address);
+    if (name == nullptr) return false;
     // Dynamic symbols come with their version ("memcpy@@GLIBC_2.14"); the
     // version says nothing about the code and splits equal functions.
     const std::string_view plain(name, std::strcspn(name, "@"));
@@ -110,8 +111,35 @@ class Symbolizer::DebugInfo {
   }
 
  private:
+  // The name of the symbol covering `address` (see Covers), or nullptr.
+  const char* SymbolName(Dwfl_Module* module, uintptr_t address) {
+    if (index_symbols_) {
+      auto it = indexes_.find(module);
+      if (it == indexes_.end()) {
+        it = indexes_.emplace(module, std::make_unique<DwflSymbolIndex>(module)).first;
+      }
+      DwflSymbolIndex::Symbol symbol;
+      switch (it->second->Find(address, &symbol)) {
+        case DwflSymbolIndex::Answer::kSized:
+          return symbol.name;
+        case DwflSymbolIndex::Answer::kNone:
+          return nullptr;
+        case DwflSymbolIndex::Answer::kAskLibdw:
+          break;
+      }
+    }
+    GElf_Off offset = 0;
+    GElf_Sym symbol;
+    const char* name = dwfl_module_addrinfo(module, address, &offset, &symbol,
+                                            nullptr, nullptr, nullptr);
+    return name != nullptr && Covers(offset, symbol.st_size) ? name : nullptr;
+  }
+
   Dwfl_Callbacks callbacks_{};
   Dwfl* dwfl_ = nullptr;
+  const bool index_symbols_;
+  // Per module, made on its first lookup (a table read and a sort).
+  std::unordered_map<Dwfl_Module*, std::unique_ptr<DwflSymbolIndex>> indexes_;
 };
 
 #else
@@ -119,7 +147,7 @@ class Symbolizer::DebugInfo {
 // Placeholder so that std::unique_ptr<DebugInfo> has a complete type.
 class Symbolizer::DebugInfo {
  public:
-  explicit DebugInfo(const ModuleMap& /*modules*/) {}
+  DebugInfo(const ModuleMap& /*modules*/, bool /*index_symbols*/) {}
   bool ok() const { return false; }
   bool Lookup(uintptr_t /*address*/, SymbolizedFrame* /*frame*/) const {
     return false;
@@ -135,7 +163,7 @@ Symbolizer::Symbolizer(ModuleMap modules, Options options)
     : modules_(std::move(modules)), created_unloads_(LoaderUnloads()) {
 #if defined(DEEPCONTEXT_HAVE_LIBDW)
   if (options.use_debug_info) {
-    debug_info_ = std::make_unique<DebugInfo>(modules_);
+    debug_info_ = std::make_unique<DebugInfo>(modules_, options.index_symbols);
     if (!debug_info_->ok()) debug_info_.reset();
   }
 #else

@@ -40,6 +40,10 @@ class Symbolizer {
   struct Options {
     // Use libdw when built with it; false forces the dladdr back end.
     bool use_debug_info = true;
+    // libdw back end: name pcs from a sorted index of each module's
+    // symbols (dwfl_symbol_index.h); false asks dwfl_module_addrinfo,
+    // which scans them all per pc (benchmarks).
+    bool index_symbols = true;
   };
 
   // Symbolizes against `modules`, a snapshot taken while the captured

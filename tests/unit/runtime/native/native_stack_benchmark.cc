@@ -184,28 +184,36 @@ void BM_FirstFramesAfterASnapshot(benchmark::State& state, bool adopt) {
 BENCHMARK_CAPTURE(BM_FirstFramesAfterASnapshot, tables_read_again, false);
 BENCHMARK_CAPTURE(BM_FirstFramesAfterASnapshot, tables_taken_over, true);
 
-// Reading one module's dynamic symbol table and sorting it: libc's, or the
-// library named by DEEPCONTEXT_BENCH_LIBRARY (loaded here), e.g. a
-// libtorch_cpu.so, whose table is what a re-read costs most.
-void BM_DynamicSymbolsLoad(benchmark::State& state) {
-  uintptr_t address = reinterpret_cast<uintptr_t>(&qsort);
-  if (const char* path = std::getenv("DEEPCONTEXT_BENCH_LIBRARY")) {
-    void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      state.SkipWithError(dlerror());
-      return;
-    }
-    link_map* map = nullptr;
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) {
-      state.SkipWithError("no link map");
-      return;
-    }
-    address = 0;
-    const deepcontext::native::ModuleMap loaded = deepcontext::native::ModuleMap::Snapshot();
-    for (const auto& module : loaded.modules()) {
-      if (module.bias == map->l_addr) address = module.start;
-    }
+// An address in the library the benchmarks below read: libc, or the one
+// named by DEEPCONTEXT_BENCH_LIBRARY (loaded here), e.g. a libtorch_cpu.so,
+// the largest table a run meets. 0 (with the reason set) when it cannot be
+// loaded.
+uintptr_t BenchLibraryAddress(benchmark::State& state) {
+  const char* path = std::getenv("DEEPCONTEXT_BENCH_LIBRARY");
+  if (path == nullptr) return reinterpret_cast<uintptr_t>(&qsort);
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    state.SkipWithError(dlerror());
+    return 0;
   }
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) {
+    state.SkipWithError("no link map");
+    return 0;
+  }
+  const deepcontext::native::ModuleMap loaded = deepcontext::native::ModuleMap::Snapshot();
+  for (const auto& module : loaded.modules()) {
+    if (module.bias == map->l_addr) return module.start;
+  }
+  state.SkipWithError("module not found");
+  return 0;
+}
+
+// Reading one module's dynamic symbol table and sorting it (see
+// BenchLibraryAddress): what a re-read costs most.
+void BM_DynamicSymbolsLoad(benchmark::State& state) {
+  const uintptr_t address = BenchLibraryAddress(state);
+  if (address == 0) return;
   const deepcontext::native::ModuleMap modules = deepcontext::native::ModuleMap::Snapshot();
   const deepcontext::native::Module* module = modules.Find(address);
   if (module == nullptr) {
@@ -220,5 +228,41 @@ void BM_DynamicSymbolsLoad(benchmark::State& state) {
   state.counters["symbols"] = static_cast<double>(symbols);
 }
 BENCHMARK(BM_DynamicSymbolsLoad)->Unit(benchmark::kMillisecond);
+
+#if defined(DEEPCONTEXT_HAVE_LIBDW)
+// A new call path's first sight of a library with the libdw back end: a
+// fresh symbolizer names 64 pcs spread over the library's code (see
+// BenchLibraryAddress), through the sorted index of its symbols (made on
+// the first pc) or through dwfl_module_addrinfo's scan of every symbol per
+// pc. Both pay the same session set-up.
+void BM_FirstSightNamesWithLibdw(benchmark::State& state, bool index) {
+  const uintptr_t address = BenchLibraryAddress(state);
+  if (address == 0) return;
+  const deepcontext::native::ModuleMap modules = deepcontext::native::ModuleMap::Snapshot();
+  const deepcontext::native::Module* module = modules.Find(address);
+  if (module == nullptr) {
+    state.SkipWithError("module not found");
+    return;
+  }
+  deepcontext::native::Symbolizer::Options options;
+  options.index_symbols = index;
+  constexpr int kPcs = 64;
+  const uintptr_t step = (module->end - module->start) / (kPcs + 1);
+  int named = 0;
+  for (auto _ : state) {
+    deepcontext::native::Symbolizer symbolizer(deepcontext::native::ModuleMap::Snapshot(),
+                                               options);
+    named = 0;
+    for (int i = 1; i <= kPcs; ++i) {
+      named += !symbolizer.Symbolize(module->start + step * i).function.empty();
+    }
+  }
+  state.counters["named"] = named;
+}
+BENCHMARK_CAPTURE(BM_FirstSightNamesWithLibdw, symbol_scan_per_pc, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FirstSightNamesWithLibdw, sorted_index, true)
+    ->Unit(benchmark::kMillisecond);
+#endif
 
 BENCHMARK_MAIN();
