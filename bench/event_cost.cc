@@ -116,19 +116,18 @@ double NativeNsPerOp(const Config& config, int ops) {
     dlmonitor_context_t context = 0;
     dlmonitor_context_current(&context);
   };
+  const deepcontext::bench::ColdCaches cold(config.cold);
   double ns = 0;
   AtDepth(kOpDepth, [&] {
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < ops; ++i) {
-      const uint64_t id = static_cast<uint64_t>(i) + 1;
-      EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_ENTER);
-      if (config.gpu_api_call) AtDepth(kGpuApiDepth, gpu_api_call);
-      if (config.two_paths) AtDepthOther(kGpuApiDepth, gpu_api_call);
-      if (config.two_call_sites) AtDepth(kGpuApiDepth, gpu_api_call);
-      EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_EXIT);
-    }
-    const auto end = std::chrono::steady_clock::now();
-    ns = std::chrono::duration<double, std::nano>(end - start).count() / ops;
+    ns = cold.TimeNs(ops, [&](int i) {
+           const uint64_t id = static_cast<uint64_t>(i) + 1;
+           EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_ENTER);
+           if (config.gpu_api_call) AtDepth(kGpuApiDepth, gpu_api_call);
+           if (config.two_paths) AtDepthOther(kGpuApiDepth, gpu_api_call);
+           if (config.two_call_sites) AtDepth(kGpuApiDepth, gpu_api_call);
+           EmitOp(kOpNames[i % 4], id, DLMONITOR_PHASE_EXIT);
+         }) /
+         ops;
   });
   dlmonitor_native_enable(0);
   deepcontext_stop();
@@ -195,6 +194,8 @@ int main(int argc, char** argv) {
            Config{"native: ops + 2 GPU API calls, two paths", 2, false, true, true, true},
            Config{"native: ops + 2 GPU API calls, two call sites", 2, false, true, true, false,
                   true},
+           Config{"native: ops + 1 GPU API call, cold caches", 2, false, true, true, false,
+                  false, true},
        }) {
     if (config.cpu_time_mode < 0 || std::string(config.name).find(only) != std::string::npos) {
       configs.push_back(config);
