@@ -1,9 +1,12 @@
 #include "runtime/native/dwfl_symbol_index.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace deepcontext::native {
 namespace {
+
+std::atomic<uint64_t> g_built{0};
 
 // dwfl_module_addrsym's ranking of bindings: higher is better.
 uint8_t BindingRank(const GElf_Sym& symbol) {
@@ -45,7 +48,10 @@ DwflSymbolIndex::DwflSymbolIndex(Dwfl_Module* module) {
     }
   }
   for (Class& search : sized_) search.Seal();
+  g_built.fetch_add(1, std::memory_order_relaxed);
 }
+
+uint64_t DwflSymbolIndex::BuiltSoFar() { return g_built.load(std::memory_order_relaxed); }
 
 void DwflSymbolIndex::Class::Seal() {
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {

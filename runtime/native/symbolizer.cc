@@ -15,6 +15,7 @@
 #if defined(DEEPCONTEXT_HAVE_LIBDW)
 #include <elfutils/libdwfl.h>
 
+#include <set>
 #include <unordered_map>
 
 #include "runtime/native/dwfl_symbol_index.h"
@@ -59,27 +60,40 @@ std::string SymbolizedFrame::DisplayName() const {
 
 #if defined(DEEPCONTEXT_HAVE_LIBDW)
 
-// A libdwfl session over the modules of the snapshot. Modules are reported
+// A libdwfl session over the modules of a snapshot. Modules are reported
 // from the snapshot (not from /proc/self/maps at symbolization time), so
-// libraries unloaded since the capture are still found by path.
+// libraries unloaded since the capture are still found by path. A later
+// snapshot of a process that unloaded nothing adds its new modules to the
+// same session (Symbolizer::AdoptFrom): the modules read and the symbol
+// indexes built so far stay.
 class Symbolizer::DebugInfo {
  public:
-  DebugInfo(const ModuleMap& modules, bool index_symbols) : index_symbols_(index_symbols) {
+  explicit DebugInfo(bool index_symbols) : index_symbols_(index_symbols) {
     callbacks_.find_elf = dwfl_build_id_find_elf;
     callbacks_.find_debuginfo = dwfl_standard_find_debuginfo;
     callbacks_.section_address = dwfl_offline_section_address;
     callbacks_.debuginfo_path = nullptr;
     dwfl_ = dwfl_begin(&callbacks_);
+  }
+
+  // Reports the modules of `modules` not reported before.
+  void Report(const ModuleMap& modules) {
     if (dwfl_ == nullptr) return;
-    dwfl_report_begin(dwfl_);
+    if (reported_.empty()) {
+      dwfl_report_begin(dwfl_);
+    } else {
+      dwfl_report_begin_add(dwfl_);
+    }
     for (const Module& module : modules.modules()) {
       // The vDSO and anonymous objects have no file to read.
       if (module.path.empty() || module.path[0] != '/') continue;
+      if (!reported_.emplace(module.bias, module.path).second) continue;
       dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), -1,
                       module.bias, /*add_p_vaddr=*/true);
     }
     dwfl_report_end(dwfl_, nullptr, nullptr);
   }
+
   ~DebugInfo() {
     if (dwfl_ != nullptr) dwfl_end(dwfl_);
   }
@@ -138,6 +152,7 @@ class Symbolizer::DebugInfo {
   Dwfl_Callbacks callbacks_{};
   Dwfl* dwfl_ = nullptr;
   const bool index_symbols_;
+  std::set<std::pair<uintptr_t, std::string>> reported_;  // (bias, path)
   // Per module, made on its first lookup (a table read and a sort).
   std::unordered_map<Dwfl_Module*, std::unique_ptr<DwflSymbolIndex>> indexes_;
 };
@@ -147,7 +162,8 @@ class Symbolizer::DebugInfo {
 // Placeholder so that std::unique_ptr<DebugInfo> has a complete type.
 class Symbolizer::DebugInfo {
  public:
-  DebugInfo(const ModuleMap& /*modules*/, bool /*index_symbols*/) {}
+  explicit DebugInfo(bool /*index_symbols*/) {}
+  void Report(const ModuleMap& /*modules*/) {}
   bool ok() const { return false; }
   bool Lookup(uintptr_t /*address*/, SymbolizedFrame* /*frame*/) const {
     return false;
@@ -160,21 +176,26 @@ Symbolizer::Symbolizer(ModuleMap modules)
     : Symbolizer(std::move(modules), Options{}) {}
 
 Symbolizer::Symbolizer(ModuleMap modules, Options options)
-    : modules_(std::move(modules)), created_unloads_(LoaderUnloads()) {
-#if defined(DEEPCONTEXT_HAVE_LIBDW)
-  if (options.use_debug_info) {
-    debug_info_ = std::make_unique<DebugInfo>(modules_, options.index_symbols);
-    if (!debug_info_->ok()) debug_info_.reset();
-  }
-#else
-  (void)options;
+    : modules_(std::move(modules)), options_(options), created_unloads_(LoaderUnloads()) {
+#if !defined(DEEPCONTEXT_HAVE_LIBDW)
+  options_.use_debug_info = false;
 #endif
 }
 
 Symbolizer::~Symbolizer() = default;
 
-const char* Symbolizer::BackendName() const {
-  return debug_info_ != nullptr ? "libdw" : "dladdr";
+Symbolizer::DebugInfo* Symbolizer::debug_info() {
+  if (options_.use_debug_info && !debug_info_tried_) {
+    debug_info_tried_ = true;
+    debug_info_ = std::make_unique<DebugInfo>(options_.index_symbols);
+    debug_info_->Report(modules_);
+    if (!debug_info_->ok()) debug_info_.reset();
+  }
+  return debug_info_.get();
+}
+
+const char* Symbolizer::BackendName() {
+  return debug_info() != nullptr ? "libdw" : "dladdr";
 }
 
 const SymbolizedFrame& Symbolizer::Symbolize(uintptr_t pc) {
@@ -192,6 +213,14 @@ void Symbolizer::AdoptFrom(Symbolizer& older) {
     }
   }
   dynamic_unloads_ = older.dynamic_unloads_;
+  // The older libdwfl session, with the modules of this snapshot added,
+  // unless this one has started its own.
+  if (options_.use_debug_info && !debug_info_tried_ && older.debug_info_ != nullptr) {
+    debug_info_ = std::move(older.debug_info_);
+    older.debug_info_tried_ = false;
+    debug_info_tried_ = true;
+    debug_info_->Report(modules_);
+  }
   // A pc outside every module of the older snapshot may lie in a library
   // loaded since: only answers that named a module carry over.
   for (auto& [pc, frame] : older.cache_) {
@@ -228,7 +257,8 @@ SymbolizedFrame Symbolizer::Lookup(uintptr_t pc) {
   }
   if (pc == 0) return frame;
   const uintptr_t call_site = pc - 1;
-  if (debug_info_ != nullptr && debug_info_->Lookup(call_site, &frame)) {
+  DebugInfo* const debug_info = this->debug_info();
+  if (debug_info != nullptr && debug_info->Lookup(call_site, &frame)) {
     return frame;
   }
   // The dynamic symbol table only (what dladdr would say, without its scan

@@ -54,8 +54,8 @@ class Symbolizer {
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
 
-  // "libdw" or "dladdr": the back end in use.
-  const char* BackendName() const;
+  // "libdw" or "dladdr": the back end in use (starts the libdw session).
+  const char* BackendName();
 
   // Symbolizes a return address as captured by CaptureNativeStack (the
   // lookup uses pc - 1, the call instruction). Results are cached per pc.
@@ -65,8 +65,10 @@ class Symbolizer {
   const ModuleMap& modules() const { return modules_; }
 
   // Takes over what `older`, a symbolizer of an earlier snapshot, learnt:
-  // its symbol tables of modules at the same place in this snapshot, and
-  // its answers for pcs inside modules. Nothing is taken when an object
+  // its symbol tables of modules at the same place in this snapshot, its
+  // libdw session (the modules new in this snapshot added to it, the
+  // symbol indexes built so far kept), and its answers for pcs inside
+  // modules. Call it before this symbolizer's first lookup. Nothing is taken when an object
   // was unloaded between the two (LoaderUnloads()); otherwise every module
   // `older` knew is still loaded where it was, and its answers stand. A
   // library loaded meanwhile (CUDA loads several in a run's first steps)
@@ -78,12 +80,17 @@ class Symbolizer {
 
   SymbolizedFrame Lookup(uintptr_t pc);
 
+  // The libdw session, started on first use (nullptr: dladdr back end).
+  DebugInfo* debug_info();
+
   // The dynamic symbols of `module` when it is still the object loaded
   // there, read on first use (dladdr back end); nullptr otherwise.
   const DynamicSymbols* SymbolsOf(const Module& module);
 
   ModuleMap modules_;
+  Options options_;
   uint64_t created_unloads_;  // LoaderUnloads() when this was made
+  bool debug_info_tried_ = false;
   std::unique_ptr<DebugInfo> debug_info_;
   // By module start; a null entry: not loaded (any more) or no table.
   std::unordered_map<uintptr_t, std::unique_ptr<DynamicSymbols>> dynamic_;

@@ -1,6 +1,7 @@
 // Symbol tables read by the dladdr back end (the GPU image's: no libdw)
 // survive libraries being loaded, within one Symbolizer and from one
-// snapshot's Symbolizer to the next; an unload invalidates them.
+// snapshot's Symbolizer to the next; an unload invalidates them. The libdw
+// back end's session survives the same way.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -9,6 +10,9 @@
 #include <string>
 
 #include "runtime/native/dynamic_symbols.h"
+#if defined(DEEPCONTEXT_HAVE_LIBDW)
+#include "runtime/native/dwfl_symbol_index.h"
+#endif
 #include "runtime/native/module_map.h"
 #include "runtime/native/symbolizer.h"
 
@@ -84,6 +88,39 @@ TEST(SymbolTablesTest, ANewSnapshotTakesOverTablesAndAnswers) {
     EXPECT_EQ(DynamicSymbols::LoadsSoFar(), after_first + 1);
   }
 }
+
+#if defined(DEEPCONTEXT_HAVE_LIBDW)
+// The libdw back end: a new snapshot adds the library loaded since to the
+// older session, whose symbol indexes stay (a new session would index
+// libc again, and every large library met so far).
+TEST(SymbolTablesTest, ANewSnapshotKeepsTheLibdwSession) {
+  auto older = std::make_unique<Symbolizer>(ModuleMap::Snapshot());
+  ASSERT_STREQ(older->BackendName(), "libdw");
+  const uint64_t before = DwflSymbolIndex::BuiltSoFar();
+  EXPECT_PRED2(Names, older->Symbolize(Pc(reinterpret_cast<const void*>(&mmap))).function,
+               "mmap");
+  ASSERT_EQ(DwflSymbolIndex::BuiltSoFar(), before + 1);  // libc's
+
+  std::string name;
+  void* handle = LoadAFreshLibrary(&name);
+  if (handle == nullptr) GTEST_SKIP() << "every candidate library is loaded already";
+  Symbolizer fresh(ModuleMap::Snapshot());
+  fresh.AdoptFrom(*older);
+  older.reset();  // what was taken over must not depend on it
+  EXPECT_PRED2(Names, fresh.Symbolize(Pc(reinterpret_cast<const void*>(&getpid))).function,
+               "getpid");
+  EXPECT_EQ(DwflSymbolIndex::BuiltSoFar(), before + 1) << "after loading " << name;
+
+  // The new library was added to the session.
+  void* symbol = dlsym(handle, name == "libcrypt.so.1" ? "crypt" : "");
+  if (symbol != nullptr) {
+    const SymbolizedFrame& frame = fresh.Symbolize(Pc(symbol));
+    EXPECT_NE(frame.module.find(name), std::string::npos) << frame.module;
+    EXPECT_EQ(frame.function, "crypt");
+    EXPECT_EQ(DwflSymbolIndex::BuiltSoFar(), before + 2);
+  }
+}
+#endif
 
 TEST(SymbolTablesTest, AnUnloadInvalidatesTablesAndAnswers) {
   std::string name;
