@@ -306,10 +306,10 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
                           copied, stack};
   state.inside_op = op.context;
   state.inside_entry = op.entry_stack;
-  if (auto it = state.inside_paths.find(key); it != state.inside_paths.end()) {
-    state.inside_answer = it->second;
+  if (const ContextId* known = state.inside_paths.Find(key)) {
+    state.inside_answer = *known;
     timer.Finish(CaptureOutcome::kCachedPath);
-    return it->second;
+    return *known;
   }
   // First sight: the frames this call adds beyond the op's entry stack
   // (they diverge inside the op's dispatch), up to the first frame of the
@@ -333,7 +333,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   if (state.inside_paths.size() >= kMaxNativeVariants) {
     state.inside_paths.clear();
   }
-  state.inside_paths.emplace(key, parent);
+  state.inside_paths[key] = parent;
   state.inside_answer = parent;
   timer.Finish(CaptureOutcome::kNewPath);
   return parent;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/common/flat_hash_map.h"
 #include "runtime/dlmonitor/call_path_builder.h"
 
 namespace deepcontext::dlmonitor {
@@ -237,8 +238,8 @@ struct ThreadState {
   PythonFrameCache::ThreadCache frame_cache;
 
   // Native call-path cache (see NativeContext).
-  std::unordered_map<call_path::NativePathKey, std::vector<call_path::NativePathVariant>,
-                     call_path::NativePathKeyHash>
+  FlatHashMap<call_path::NativePathKey, std::vector<call_path::NativePathVariant>,
+              call_path::NativePathKeyHash>
       native_paths;
   size_t native_variants = 0;
   // What the latest Python capture saw (see OpEntry::python_top) and
@@ -257,7 +258,7 @@ struct ThreadState {
   int anchor_count = 0;
   native::StackId anchor_stack = native::kNoStack;  // their stack's id
   // GPU API call paths inside ops (see InsideOpContext).
-  std::unordered_map<call_path::InsidePathKey, ContextId, call_path::InsidePathKeyHash> inside_paths;
+  FlatHashMap<call_path::InsidePathKey, ContextId, call_path::InsidePathKeyHash> inside_paths;
   // The latest such call's frames, with stack addresses: the next call
   // unwinds only down to where its stack still holds them. When all its
   // frames are the same, inside the same op, its answer is the same.
