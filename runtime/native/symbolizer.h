@@ -68,11 +68,11 @@ class Symbolizer {
   // its symbol tables of modules at the same place in this snapshot, its
   // libdw session (the modules new in this snapshot added to it, the
   // symbol indexes built so far kept), and its answers for pcs inside
-  // modules. Call it before this symbolizer's first lookup. Nothing is taken when an object
-  // was unloaded between the two (LoaderUnloads()); otherwise every module
-  // `older` knew is still loaded where it was, and its answers stand. A
-  // library loaded meanwhile (CUDA loads several in a run's first steps)
-  // then costs a snapshot, not a new read of every table.
+  // modules. Call it before this symbolizer's first lookup. Nothing is
+  // taken when an object was unloaded between the two (LoaderUnloads());
+  // otherwise every module `older` knew is still loaded where it was, and
+  // its answers stand. A library loaded meanwhile (CUDA loads several in a
+  // run's first steps) then costs a snapshot, not a new read of every table.
   void AdoptFrom(Symbolizer& older);
 
  private:
