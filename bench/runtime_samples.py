@@ -5,7 +5,7 @@ change apart.
 
     python3 bench/runtime_samples.py --build B --baseline OTHER [--model mlp]
         [--steps 300] [--rounds 3] [--native] [--device cuda]
-        [--frequency 4999] [--perf "perf"] [--top 15]
+        [--frequency 4999] [--perf "perf"] [--top 15] [--libraries 10]
 
 Each round runs bench/workloads/gpu_models.py under `deepcontext run` of
 every build, one process after the other (alternating, so that the
@@ -14,8 +14,10 @@ which samples the timed steps only (the workload switches it on and off
 through perf's control FIFO). It prints, per process, the samples in the
 runtime (libdeepcontext.so and the torch adapter), in CUPTI and in the
 whole process, and the median step; per build, the mean over rounds and
-the runtime's samples against the first build's; then the runtime's
-functions with the most samples, summed over the rounds.
+the runtime's samples against the first build's; the objects (libraries,
+the interpreter, the kernel) with the most samples on the application's
+threads, per build; then the runtime's functions with the most samples,
+summed over the rounds.
 
 The runtime's samples are split by thread: those on the application's
 threads, which its steps wait for, and those on the profiler's own threads
@@ -75,6 +77,17 @@ def samples_by_thread_and_dso(report):
     for samples, (comm, dso) in report_rows(report, 2):
         key = (is_profiler_thread(comm), os.path.basename(dso))
         totals[key] = totals.get(key, 0) + samples
+    return totals
+
+
+def application_libraries(by_thread_and_dso):
+    """{object: samples} on the application's threads, every object: where
+    a step's time goes besides the runtime (the framework, the interpreter,
+    the driver's wait for the GPU)."""
+    totals = {}
+    for (profiler, name), samples in by_thread_and_dso.items():
+        if not profiler:
+            totals[name] = totals.get(name, 0) + samples
     return totals
 
 
@@ -151,6 +164,8 @@ def main():
     parser.add_argument("--frequency", type=int, default=4999, help="samples per second")
     parser.add_argument("--perf", default="perf", help="perf's command line")
     parser.add_argument("--top", type=int, default=15, help="functions listed per build")
+    parser.add_argument("--libraries", type=int, default=10,
+                        help="objects listed by their samples on the application's threads")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args()
     perf = shlex.split(args.perf)
@@ -165,12 +180,15 @@ def main():
     # By position: the same build may be given twice (to see the scatter).
     per_build = [[] for _ in builds]
     functions = [{} for _ in builds]
+    libraries = [{} for _ in builds]
     for round_index in range(1, args.rounds + 1):
         for number, build in enumerate(builds):
             label = "r%d-b%d" % (round_index, number)
             step, by_thread_and_dso, symbols = run_one(perf, build, args, workdir, label)
             counts = summarize(by_thread_and_dso)
             per_build[number].append(counts)
+            for name, samples in application_libraries(by_thread_and_dso).items():
+                libraries[number][name] = libraries[number].get(name, 0) + samples
             for name, (application, profiler) in symbols.items():
                 sums = functions[number].setdefault(name, [0, 0])
                 sums[0] += application
@@ -189,6 +207,14 @@ def main():
         print("| %s | %.0f | %.3f | %.0f | %.0f | %.0f |" % (
             build, column(number, 0), column(number, 0) / first if first else float("nan"),
             column(number, 1), column(number, 2), column(number, 3)))
+    print()
+    print("Objects on the application's threads, mean samples per round:")
+    print("| object | " + " | ".join(builds) + " |")
+    print("|---|" + "---|" * len(builds))
+    ranked = sorted(libraries[0].items(), key=lambda item: -item[1])[:args.libraries]
+    for name, _ in ranked:
+        print("| %s | %s |" % (name, " | ".join(
+            "%.0f" % (libraries[number].get(name, 0) / args.rounds) for number in range(len(builds)))))
     for number, build in enumerate(builds):
         print()
         print("%s: the runtime's functions, samples over %d rounds on application threads "

@@ -374,6 +374,10 @@ def test_runtime_samples_parse_perf_reports_and_find_the_runtime():
     assert by_thread[(True, "[kernel.kallsyms]")] == 182
     assert bench.summarize(by_thread) == (
         521 + 130 + 20, 64 + 52, 406, 1767 + 521 + 130 + 64 + 52 + 20 + 406 + 182)
+    # Every object on the application's threads; the profiler's own left out.
+    assert bench.application_libraries(by_thread) == {
+        "libtorch_cpu.so": 1767, "libdeepcontext.so": 521 + 130,
+        "torch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so": 20, "libcupti.so.13": 406}
     # `--sort comm,dso,sym`: the runtime's functions only, summed by name,
     # apart for the application's threads and the profiler's.
     symbols = bench.runtime_symbols("\n".join([
