@@ -211,6 +211,7 @@ ContextId CallPathBuilder::NativeChild(ContextId parent, uintptr_t pc) {
     // Named by function and source line where debug info has them, else by
     // function (or module+offset) and module path: call sites of one
     // function without line information share a node.
+    const native::PathCallTimer timer(native::PathCall::kFrameName);
     const native::SymbolizedFrame symbol = resolver_->Resolve(pc);
     key.kind = DLMONITOR_FRAME_NATIVE;
     key.name = strings_.Intern(symbol.DisplayName());

@@ -119,6 +119,9 @@ static int ThreadCount(int site) {
   return g_thread_count[site];
 }
 
+constexpr const char* kPathCallNames[kPathCallCount] = {"op_enter", "context_query",
+                                                         "frame_name"};
+
 std::string CaptureStatsLine() {
   if (!CaptureStatsEnabled()) return {};
   std::string line;
@@ -128,7 +131,7 @@ std::string CaptureStatsLine() {
     const uint64_t ns = g_path_calls[c].ns.load();
     char text[160];
     std::snprintf(text, sizeof(text), "%s%s: %llu calls, %.3f ms (%.0f ns each)",
-                  line.empty() ? "" : "; ", c == 0 ? "op_enter" : "context_query",
+                  line.empty() ? "" : "; ", kPathCallNames[c],
                   static_cast<unsigned long long>(calls), static_cast<double>(ns) / 1e6,
                   static_cast<double>(ns) / calls);
     line += text;

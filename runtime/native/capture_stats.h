@@ -46,8 +46,11 @@ struct CaptureSample {
 enum class PathCall : uint8_t {
   kOpEnter = 0,       // an op entered (its context built)
   kContextQuery = 1,  // a GPU API call's or allocation's context
+  // A native frame named for a new path (part of the two above): how much
+  // of a new path's time is symbolizing, a module's table read included.
+  kFrameName = 2,
 };
-inline constexpr int kPathCallCount = 2;
+inline constexpr int kPathCallCount = 3;
 
 // A monotonic clock in ns for the samples.
 inline uint64_t CaptureClockNs() {
