@@ -62,10 +62,14 @@ std::string SymbolizedFrame::DisplayName() const {
 
 // A libdwfl session over the modules of a snapshot. Modules are reported
 // from the snapshot (not from /proc/self/maps at symbolization time), so
-// libraries unloaded since the capture are still found by path. A later
-// snapshot of a process that unloaded nothing adds its new modules to the
-// same session (Symbolizer::AdoptFrom): the modules read and the symbol
-// indexes built so far stay.
+// libraries unloaded since the capture are still found by path. Each is
+// reported when a lookup first lands in it: reporting one opens and maps
+// its file and looks for its separate debug info, and a torch process has
+// hundreds of modules of which a run's paths meet a handful (reporting all
+// of them took about 40 ms of the CPU training loop's first --native step).
+// A later snapshot of a process that unloaded nothing goes on with the same
+// session (Symbolizer::AdoptFrom): the modules read and the symbol indexes
+// built so far stay.
 class Symbolizer::DebugInfo {
  public:
   explicit DebugInfo(bool index_symbols) : index_symbols_(index_symbols) {
@@ -76,23 +80,8 @@ class Symbolizer::DebugInfo {
     dwfl_ = dwfl_begin(&callbacks_);
   }
 
-  // Reports the modules of `modules` not reported before.
-  void Report(const ModuleMap& modules) {
-    if (dwfl_ == nullptr) return;
-    if (reported_.empty()) {
-      dwfl_report_begin(dwfl_);
-    } else {
-      dwfl_report_begin_add(dwfl_);
-    }
-    for (const Module& module : modules.modules()) {
-      // The vDSO and anonymous objects have no file to read.
-      if (module.path.empty() || module.path[0] != '/') continue;
-      if (!reported_.emplace(module.bias, module.path).second) continue;
-      dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), -1,
-                      module.bias, /*add_p_vaddr=*/true);
-    }
-    dwfl_report_end(dwfl_, nullptr, nullptr);
-  }
+  // Modules reported to libdwfl so far.
+  size_t reported() const { return reported_.size(); }
 
   ~DebugInfo() {
     if (dwfl_ != nullptr) dwfl_end(dwfl_);
@@ -102,8 +91,10 @@ class Symbolizer::DebugInfo {
 
   bool ok() const { return dwfl_ != nullptr; }
 
-  // Fills function / file / line; false when no symbol covers `address`.
-  bool Lookup(uintptr_t address, SymbolizedFrame* frame) {
+  // Fills function / file / line; false when no symbol covers `address`,
+  // which lies in `in` (the snapshot's module there, or nullptr).
+  bool Lookup(uintptr_t address, const Module* in, SymbolizedFrame* frame) {
+    if (in == nullptr || !Report(*in)) return false;
     Dwfl_Module* module = dwfl_addrmodule(dwfl_, address);
     if (module == nullptr) return false;
     const char* name = SymbolName(module, address);
@@ -125,6 +116,22 @@ class Symbolizer::DebugInfo {
   }
 
  private:
+  // Reports `module` unless it was; false when it has no file to read
+  // (the vDSO, anonymous objects).
+  bool Report(const Module& module) {
+    if (dwfl_ == nullptr || module.path.empty() || module.path[0] != '/') return false;
+    if (!reported_.emplace(module.bias, module.path).second) return true;
+    if (reported_.size() == 1) {
+      dwfl_report_begin(dwfl_);
+    } else {
+      dwfl_report_begin_add(dwfl_);
+    }
+    dwfl_report_elf(dwfl_, module.path.c_str(), module.path.c_str(), -1, module.bias,
+                    /*add_p_vaddr=*/true);
+    dwfl_report_end(dwfl_, nullptr, nullptr);
+    return true;
+  }
+
   // The name of the symbol covering `address` (see Covers), or nullptr.
   const char* SymbolName(Dwfl_Module* module, uintptr_t address) {
     if (index_symbols_) {
@@ -163,9 +170,9 @@ class Symbolizer::DebugInfo {
 class Symbolizer::DebugInfo {
  public:
   explicit DebugInfo(bool /*index_symbols*/) {}
-  void Report(const ModuleMap& /*modules*/) {}
+  size_t reported() const { return 0; }
   bool ok() const { return false; }
-  bool Lookup(uintptr_t /*address*/, SymbolizedFrame* /*frame*/) const {
+  bool Lookup(uintptr_t /*address*/, const Module* /*in*/, SymbolizedFrame* /*frame*/) const {
     return false;
   }
 };
@@ -188,10 +195,13 @@ Symbolizer::DebugInfo* Symbolizer::debug_info() {
   if (options_.use_debug_info && !debug_info_tried_) {
     debug_info_tried_ = true;
     debug_info_ = std::make_unique<DebugInfo>(options_.index_symbols);
-    debug_info_->Report(modules_);
     if (!debug_info_->ok()) debug_info_.reset();
   }
   return debug_info_.get();
+}
+
+size_t Symbolizer::DebugInfoModules() const {
+  return debug_info_ != nullptr ? debug_info_->reported() : 0;
 }
 
 const char* Symbolizer::BackendName() {
@@ -213,13 +223,12 @@ void Symbolizer::AdoptFrom(Symbolizer& older) {
     }
   }
   dynamic_unloads_ = older.dynamic_unloads_;
-  // The older libdwfl session, with the modules of this snapshot added,
-  // unless this one has started its own.
+  // The older libdwfl session (this snapshot's new modules are reported
+  // to it when met), unless this one has started its own.
   if (options_.use_debug_info && !debug_info_tried_ && older.debug_info_ != nullptr) {
     debug_info_ = std::move(older.debug_info_);
     older.debug_info_tried_ = false;
     debug_info_tried_ = true;
-    debug_info_->Report(modules_);
   }
   // A pc outside every module of the older snapshot may lie in a library
   // loaded since: only answers that named a module carry over.
@@ -258,7 +267,7 @@ SymbolizedFrame Symbolizer::Lookup(uintptr_t pc) {
   if (pc == 0) return frame;
   const uintptr_t call_site = pc - 1;
   DebugInfo* const debug_info = this->debug_info();
-  if (debug_info != nullptr && debug_info->Lookup(call_site, &frame)) {
+  if (debug_info != nullptr && debug_info->Lookup(call_site, modules_.Find(call_site), &frame)) {
     return frame;
   }
   // The dynamic symbol table only (what dladdr would say, without its scan

@@ -57,6 +57,10 @@ class Symbolizer {
   // "libdw" or "dladdr": the back end in use (starts the libdw session).
   const char* BackendName();
 
+  // Modules the libdw session has read so far: those a lookup landed in
+  // (0 without the session).
+  size_t DebugInfoModules() const;
+
   // Symbolizes a return address as captured by CaptureNativeStack (the
   // lookup uses pc - 1, the call instruction). Results are cached per pc.
   // Not thread-safe.

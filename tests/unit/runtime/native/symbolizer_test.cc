@@ -107,6 +107,21 @@ TEST(SymbolizerTest, DebugInfoGivesFileAndLine) {
 #endif
 }
 
+TEST(SymbolizerTest, DebugInfoReadsOnlyTheModulesItNames) {
+  Symbolizer symbolizer(ModuleMap::Snapshot());
+  if (std::string(symbolizer.BackendName()) != "libdw") GTEST_SKIP() << "no libdw";
+  EXPECT_EQ(symbolizer.DebugInfoModules(), 0u);
+  const auto libc_pc = reinterpret_cast<uintptr_t>(&qsort) + 1;
+  EXPECT_EQ(symbolizer.Symbolize(libc_pc).function, "qsort");
+  // libc only: this process maps libstdc++, libm, libgcc_s, libdw and more.
+  EXPECT_EQ(symbolizer.DebugInfoModules(), 1u);
+  uintptr_t pcs[kMaxNativeDepth];
+  const int n = native_chain::ChainA(CaptureRequest{nullptr, 0}, pcs, kMaxNativeDepth);
+  ASSERT_GE(n, 1);
+  EXPECT_EQ(symbolizer.Symbolize(pcs[n - 1]).function.rfind("native_chain::ChainC(", 0), 0u);
+  EXPECT_EQ(symbolizer.DebugInfoModules(), 2u);
+}
+
 TEST(SymbolizerTest, CachesPerPc) {
   Symbolizer symbolizer(ModuleMap::Snapshot());
   const uintptr_t pc = native_fixture_hidden_pc();
