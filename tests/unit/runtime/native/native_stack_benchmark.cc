@@ -209,17 +209,23 @@ uintptr_t BenchLibraryAddress(benchmark::State& state) {
   return 0;
 }
 
+// BenchLibraryAddress's module in `modules`, or nullptr (with the reason
+// set).
+const deepcontext::native::Module* BenchLibraryModule(
+    benchmark::State& state, const deepcontext::native::ModuleMap& modules) {
+  const uintptr_t address = BenchLibraryAddress(state);
+  if (address == 0) return nullptr;
+  const deepcontext::native::Module* module = modules.Find(address);
+  if (module == nullptr) state.SkipWithError("module not found");
+  return module;
+}
+
 // Reading one module's dynamic symbol table and sorting it (see
 // BenchLibraryAddress): what a re-read costs most.
 void BM_DynamicSymbolsLoad(benchmark::State& state) {
-  const uintptr_t address = BenchLibraryAddress(state);
-  if (address == 0) return;
   const deepcontext::native::ModuleMap modules = deepcontext::native::ModuleMap::Snapshot();
-  const deepcontext::native::Module* module = modules.Find(address);
-  if (module == nullptr) {
-    state.SkipWithError("module not found");
-    return;
-  }
+  const deepcontext::native::Module* module = BenchLibraryModule(state, modules);
+  if (module == nullptr) return;
   size_t symbols = 0;
   for (auto _ : state) {
     const auto table = deepcontext::native::DynamicSymbols::Load(module->bias, module->start);
@@ -236,14 +242,9 @@ BENCHMARK(BM_DynamicSymbolsLoad)->Unit(benchmark::kMillisecond);
 // the first pc) or through dwfl_module_addrinfo's scan of every symbol per
 // pc. Both pay the same session set-up.
 void BM_FirstSightNamesWithLibdw(benchmark::State& state, bool index) {
-  const uintptr_t address = BenchLibraryAddress(state);
-  if (address == 0) return;
   const deepcontext::native::ModuleMap modules = deepcontext::native::ModuleMap::Snapshot();
-  const deepcontext::native::Module* module = modules.Find(address);
-  if (module == nullptr) {
-    state.SkipWithError("module not found");
-    return;
-  }
+  const deepcontext::native::Module* module = BenchLibraryModule(state, modules);
+  if (module == nullptr) return;
   deepcontext::native::Symbolizer::Options options;
   options.index_symbols = index;
   constexpr int kPcs = 64;
