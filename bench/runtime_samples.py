@@ -6,6 +6,7 @@ change apart.
     python3 bench/runtime_samples.py --build B --baseline OTHER [--model mlp]
         [--steps 300] [--rounds 3] [--native] [--device cuda]
         [--frequency 4999] [--perf "perf"] [--top 15] [--libraries 10]
+        [--reference plain] [--reference floor+cupti]
 
 Each round runs bench/workloads/gpu_models.py under `deepcontext run` of
 every build, one process after the other (alternating, so that the
@@ -18,6 +19,15 @@ the runtime's samples against the first build's; the objects (libraries,
 the interpreter, the kernel) with the most samples on the application's
 threads, per build; then the runtime's functions with the most samples,
 summed over the rounds.
+
+--reference adds a process per round without DeepContext: `plain` (no
+profiler) or one of the workload's floors (`floor`, `cupti-records`,
+`cupti`, `floor+cupti`: gpu_models.py --floor). Its column in the objects'
+table says which objects a profiled step spends more in than a bare one,
+and than the interfaces every profiler pays: what is left of DeepContext's
+share beyond its own code (torch, Python or the driver slowed down). A last
+table lists the functions, of any object, with the most samples more under
+the first build than under the last reference (--grown N).
 
 The runtime's samples are split by thread: those on the application's
 threads, which its steps wait for, and those on the profiler's own threads
@@ -91,6 +101,28 @@ def application_libraries(by_thread_and_dso):
     return totals
 
 
+def application_symbols(report):
+    """`--sort comm,dso,sym` rows: {(object, function): samples} on the
+    application's threads, every object."""
+    totals = {}
+    for samples, (comm, dso, symbol) in report_rows(report, 3):
+        if is_profiler_thread(comm):
+            continue
+        key = (os.path.basename(dso), symbol[4:] if symbol.startswith("[") else symbol)
+        totals[key] = totals.get(key, 0) + samples
+    return totals
+
+
+def grown_functions(profiled, reference, count):
+    """The `count` functions of any object with the most samples more in
+    `profiled` than in `reference` ({(object, function): samples} each):
+    [(object, function, reference samples, profiled samples)]."""
+    grown = sorted(set(profiled) | set(reference),
+                   key=lambda key: (reference.get(key, 0) - profiled.get(key, 0), key))
+    return [(obj, function, reference.get((obj, function), 0), profiled.get((obj, function), 0))
+            for obj, function in grown[:count]]
+
+
 def runtime_symbols(report):
     """`--sort comm,dso,sym` rows: {function: [samples on application
     threads, on the profiler's threads]} for the runtime's objects only."""
@@ -118,8 +150,31 @@ def summarize(by_thread_and_dso):
     return runtime[0], runtime[1], cupti, total
 
 
-def run_one(perf, build, args, workdir, label):
-    """One profiled process under perf: (step ms or None, by_dso, symbols)."""
+# Processes without DeepContext (--reference): none, or a workload floor.
+REFERENCES = ("plain", "floor", "cupti-records", "cupti", "floor+cupti")
+
+
+def workload_command(column, args, output):
+    """The command line of one process. `column` is a build (the workload
+    under its `deepcontext run`) or, for a --reference, ("reference", name)."""
+    workload = [args.python, WORKLOAD, "--model", args.model, "--steps", str(args.steps),
+                "--device", args.device]
+    if isinstance(column, tuple):
+        name = column[1]
+        return workload + ([] if name == "plain" else ["--floor", name])
+    command = [os.path.join(column, "bin", "deepcontext"), "run"]
+    if args.native:
+        command.append("--native")
+    return command + ["-o", output, "--"] + workload
+
+
+def column_name(column):
+    return column[1] if isinstance(column, tuple) else column
+
+
+def run_one(perf, column, args, workdir, label):
+    """One process under perf: (step ms or None, by_dso, the runtime's
+    symbols, every symbol on the application's threads)."""
     control = os.path.join(workdir, label + ".ctl")
     ack = os.path.join(workdir, label + ".ack")
     for fifo in (control, ack):
@@ -127,13 +182,11 @@ def run_one(perf, build, args, workdir, label):
             os.unlink(fifo)
         os.mkfifo(fifo)
     data = os.path.join(workdir, label + ".perf")
-    command = [os.path.join(build, "bin", "deepcontext"), "run"]
-    if args.native:
-        command.append("--native")
-    command += ["-o", os.path.join(workdir, label + ".dctx"), "--", args.python, WORKLOAD,
-                "--model", args.model, "--steps", str(args.steps), "--device", args.device]
+    command = workload_command(column, args, os.path.join(workdir, label + ".dctx"))
     record = perf + ["record", "-q", "-e", "cpu-clock", "-F", str(args.frequency), "-D", "-1",
                      "--control", "fifo:%s,%s" % (control, ack), "-o", data, "--"]
+    # The floors load their libraries through the first build's package.
+    build = args.build if isinstance(column, tuple) else column
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(build), "python"),
                PERF_CTL_FIFO=control, PERF_ACK_FIFO=ack)
     result = subprocess.run(record + command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -145,9 +198,23 @@ def run_one(perf, build, args, workdir, label):
         perf + ["report", "-i", data, "--stdio", "-n", "-t", "\t", "--sort", sort],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True).stdout
     by_thread_and_dso = samples_by_thread_and_dso(report("comm,dso"))
-    symbols = runtime_symbols(report("comm,dso,sym"))
+    by_symbol = report("comm,dso,sym")
+    symbols = runtime_symbols(by_symbol)
     os.unlink(data)
-    return (float(found[-1]) if found else None), by_thread_and_dso, symbols
+    return ((float(found[-1]) if found else None), by_thread_and_dso, symbols,
+            application_symbols(by_symbol))
+
+
+def ranked_objects(libraries, count):
+    """The `count` objects with the most samples in any column, most first
+    (an object DeepContext slows down, or one only a reference spends in,
+    shows whichever column it is busiest in)."""
+    busiest = {}
+    for per_object in libraries:
+        for name, samples in per_object.items():
+            busiest[name] = max(busiest.get(name, 0), samples)
+    return [name for name, _ in sorted(busiest.items(), key=lambda item: (-item[1], item[0]))][
+        :count]
 
 
 def main():
@@ -166,25 +233,35 @@ def main():
     parser.add_argument("--top", type=int, default=15, help="functions listed per build")
     parser.add_argument("--libraries", type=int, default=10,
                         help="objects listed by their samples on the application's threads")
+    parser.add_argument("--reference", action="append", default=[], choices=REFERENCES,
+                        help="a process per round without DeepContext (plain) or under a "
+                             "workload floor")
+    parser.add_argument("--grown", type=int, default=30,
+                        help="with --reference: functions listed by how much they grew")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args()
     perf = shlex.split(args.perf)
     if shutil.which(perf[0]) is None and not os.path.exists(perf[0]):
         parser.error("perf not found: %s (see --perf)" % args.perf)
     builds = [args.build] + args.baseline
+    columns = builds + [("reference", name) for name in args.reference]
     workdir = tempfile.mkdtemp(prefix="dc-samples-")
 
     print("| round | build | median step ms | runtime samples, application threads "
           "| runtime samples, profiler threads | CUPTI samples | all samples |")
     print("|---|---|---|---|---|---|---|")
     # By position: the same build may be given twice (to see the scatter).
-    per_build = [[] for _ in builds]
-    functions = [{} for _ in builds]
-    libraries = [{} for _ in builds]
+    per_build = [[] for _ in columns]
+    functions = [{} for _ in columns]
+    libraries = [{} for _ in columns]
+    all_functions = [{} for _ in columns]
     for round_index in range(1, args.rounds + 1):
-        for number, build in enumerate(builds):
+        for number, column in enumerate(columns):
             label = "r%d-b%d" % (round_index, number)
-            step, by_thread_and_dso, symbols = run_one(perf, build, args, workdir, label)
+            step, by_thread_and_dso, symbols, every_symbol = run_one(
+                perf, column, args, workdir, label)
+            for key, samples in every_symbol.items():
+                all_functions[number][key] = all_functions[number].get(key, 0) + samples
             counts = summarize(by_thread_and_dso)
             per_build[number].append(counts)
             for name, samples in application_libraries(by_thread_and_dso).items():
@@ -194,27 +271,42 @@ def main():
                 sums[0] += application
                 sums[1] += profiler
             print("| %d | %s | %s | %d | %d | %d | %d |" % (
-                (round_index, build, "%.2f" % step if step else "n/a") + counts), flush=True)
+                (round_index, column_name(column), "%.2f" % step if step else "n/a") + counts),
+                flush=True)
 
     print()
     print("| build | runtime samples, application threads, mean | against %s "
           "| profiler threads, mean | CUPTI, mean | all, mean |" % builds[0])
     print("|---|---|---|---|---|---|")
     mean = lambda values: sum(values) / len(values)
-    column = lambda number, index: mean([counts[index] for counts in per_build[number]])
-    first = column(0, 0)
-    for number, build in enumerate(builds):
+    mean_of = lambda number, index: mean([counts[index] for counts in per_build[number]])
+    first = mean_of(0, 0)
+    for number, build in enumerate(map(column_name, columns)):
         print("| %s | %.0f | %.3f | %.0f | %.0f | %.0f |" % (
-            build, column(number, 0), column(number, 0) / first if first else float("nan"),
-            column(number, 1), column(number, 2), column(number, 3)))
+            build, mean_of(number, 0), mean_of(number, 0) / first if first else float("nan"),
+            mean_of(number, 1), mean_of(number, 2), mean_of(number, 3)))
     print()
     print("Objects on the application's threads, mean samples per round:")
-    print("| object | " + " | ".join(builds) + " |")
-    print("|---|" + "---|" * len(builds))
-    ranked = sorted(libraries[0].items(), key=lambda item: -item[1])[:args.libraries]
-    for name, _ in ranked:
+    print("| object | " + " | ".join(map(column_name, columns)) + " |")
+    print("|---|" + "---|" * len(columns))
+    for name in ranked_objects(libraries, args.libraries):
         print("| %s | %s |" % (name, " | ".join(
-            "%.0f" % (libraries[number].get(name, 0) / args.rounds) for number in range(len(builds)))))
+            "%.0f" % (libraries[number].get(name, 0) / args.rounds)
+            for number in range(len(columns)))))
+    if args.reference:
+        # What the first build's processes spend more than the last
+        # reference's, function by function: its own code, and the code of
+        # torch, Python or the driver it slows down.
+        print()
+        print("Functions with the most samples more under %s than under %s (application's "
+              "threads, mean per round):" % (builds[0], args.reference[-1]))
+        print("| object | function | %s | %s | more |" % (args.reference[-1], builds[0]))
+        print("|---|---|---|---|---|")
+        for obj, function, before, after in grown_functions(
+                all_functions[0], all_functions[-1], args.grown):
+            print("| %s | %s | %.0f | %.0f | %+.0f |" % (
+                obj, function[:100], before / args.rounds, after / args.rounds,
+                (after - before) / args.rounds))
     for number, build in enumerate(builds):
         print()
         print("%s: the runtime's functions, samples over %d rounds on application threads "

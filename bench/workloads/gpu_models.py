@@ -8,7 +8,9 @@ Prints `model=M steps=N step_ms=T` (T = median step time after warm-up,
 synchronized). With --torch-profiler, runs under torch.profiler
 (with_stack=True) and writes per-op self device time and kernel counts
 (from torch's own events) to OUT.json; --deepcontext-region profiles the
-same timed steps with deepcontext.profile() for comparison.
+same timed steps with deepcontext.profile() for comparison, and --floor F
+under one of the floors below (F = floor, cupti-records, cupti or
+floor+cupti), in a process of its own.
 
 --ab-rounds R alternates, in this one process, N steps without a profiler
 and N steps inside deepcontext.profile() per --ab-variants entry, R times,
@@ -179,6 +181,31 @@ AB_VARIANTS.update({name: None for name in OTHER_PROFILERS})
 NATIVE_VARIANTS = ("native", "native-gpu-off")
 
 
+class FloorRegions:
+    """Regions of the FLOOR_VARIANTS named (each loads only what those
+    need): `with regions("floor+cupti"): ...`."""
+
+    def __init__(self, names):
+        floors = [FLOOR_VARIANTS[name] for name in names]
+        self._floor = self._cupti = None
+        if any(record_function for record_function, _ in floors):
+            from record_function_floor import RecordFunctionFloor
+            self._floor = RecordFunctionFloor(torch)
+        if any(callbacks is not None for _, callbacks in floors):
+            from cupti_floor import CuptiFloor
+            self._cupti = CuptiFloor()
+
+    @contextlib.contextmanager
+    def __call__(self, name):
+        record_function, callbacks = FLOOR_VARIANTS[name]
+        with contextlib.ExitStack() as stack:
+            if record_function:
+                stack.enter_context(self._floor.enabled())
+            if callbacks is not None:
+                stack.enter_context(self._cupti.enabled(callbacks=callbacks))
+            yield
+
+
 def alternate(args, timed_steps):
     """--ab-rounds: plain steps and deepcontext.profile() regions in turn."""
     import tempfile
@@ -197,23 +224,12 @@ def alternate(args, timed_steps):
         raise SystemExit("--ab-variants: torch-profiler regions cannot be combined with the "
                          "CUPTI floors (cupti-records, cupti, floor+cupti): time them in "
                          "separate runs")
-    floor = cupti = None
-    if any(record_function for record_function, _ in floors):
-        from record_function_floor import RecordFunctionFloor
-        floor = RecordFunctionFloor(torch)
-    if any(callbacks is not None for _, callbacks in floors):
-        from cupti_floor import CuptiFloor
-        cupti = CuptiFloor()
+    floor_region = FloorRegions([name for name in variants if name in FLOOR_VARIANTS])
 
     @contextlib.contextmanager
     def region(name):
         if name in FLOOR_VARIANTS:
-            record_function, callbacks = FLOOR_VARIANTS[name]
-            with contextlib.ExitStack() as stack:
-                if record_function:
-                    stack.enter_context(floor.enabled())
-                if callbacks is not None:
-                    stack.enter_context(cupti.enabled(callbacks=callbacks))
+            with floor_region(name):
                 yield
             return
         if name in OTHER_PROFILERS:
@@ -382,6 +398,9 @@ def main():
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     parser.add_argument("--launches", type=int, default=5000,
                         help="kernels per step of the launch-* microbenchmarks")
+    parser.add_argument("--floor", choices=sorted(FLOOR_VARIANTS),
+                        help="time the steps under one floor (see --ab-variants): what "
+                             "any profiler on the same interfaces pays, in its own process")
     parser.add_argument("--proton", metavar="OUT",
                         help="run the timed steps under Triton's Proton profiler "
                              "(triton.profiler, context=\"python\"), writing OUT.hatchet")
@@ -427,7 +446,10 @@ def main():
         return alternate(args, timed_steps)
 
     profiler = None
-    if args.torch_profiler:
+    if args.floor:
+        profiler = FloorRegions([args.floor])(args.floor)
+        profiler.__enter__()
+    elif args.torch_profiler:
         from torch.profiler import ProfilerActivity, profile
         wanted = args.torch_profiler_activities.split(",")
         activities = [getattr(ProfilerActivity, name.upper()) for name in wanted]
@@ -448,7 +470,7 @@ def main():
         times = timed_steps(args.steps * blocks)
     if args.proton:
         proton.finalize()
-    elif args.deepcontext_region:
+    elif args.floor or args.deepcontext_region:
         profiler.__exit__(None, None, None)
     elif profiler is not None and args.torch_profiler_timing_only:
         profiler.__exit__(None, None, None)

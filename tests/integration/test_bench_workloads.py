@@ -206,6 +206,18 @@ def test_gpu_workload_measures_the_record_function_floor():
     assert float(values["ab_floor_ms"]) > 0 and float(values["ab_off_ms"]) > 0, values
 
 
+def test_gpu_workload_times_its_steps_under_one_floor():
+    # A process of its own under the RecordFunction floor (runtime_samples
+    # --reference): the floor is built and installed, and a refused install
+    # fails the run.
+    result = run_mlp_on_cpu("--steps", "2", "--floor", "floor")
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    assert float(values["step_ms"]) > 0
+    result = run_mlp_on_cpu("--steps", "2", "--floor", "no-such-floor")
+    assert result.returncode != 0 and b"invalid choice" in result.stderr
+
+
 def test_gpu_workload_times_trace_window_regions_by_their_mean_step():
     result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "4", "--ab-variants",
                             "windows-25,windows-min-gpu-off", "--trace-window-ms", "2")
@@ -399,3 +411,39 @@ def test_runtime_samples_parse_perf_reports_and_find_the_runtime():
                        "deepcontext::profiler::MetricStore::Add": [6, 12],
                        "(anonymous namespace)::Emit": [20, 0]}
     assert bench.STEP.findall("model=mlp steps=300 step_ms=16.023 step_p10_ms=12.3") == ["16.023"]
+    # Every object's functions on the application's threads, for --grown.
+    every = bench.application_symbols("\n".join([
+        " 0.67%  \t 76   \tpython3    \t/b/lib/libdeepcontext.so  \t[.] deepcontext::python::Walk",
+        " 0.10%  \t 12   \tdc-cpu-sampler\tlibdeepcontext.so  \t[.] MetricStore::Add",
+        " 2.57%  \t 293  \tpython3    \tpython3.12  \t[.] _PyEval_EvalFrameDefault",
+        " 0.30%  \t 7    \tpt_autograd_0\tpython3.12  \t[.] _PyEval_EvalFrameDefault",
+    ]))
+    assert every == {("libdeepcontext.so", "deepcontext::python::Walk"): 76,
+                     ("python3.12", "_PyEval_EvalFrameDefault"): 300}
+
+
+def test_runtime_samples_compare_with_processes_without_deepcontext():
+    bench = _bench_module("runtime_samples")
+    # Functions that grew most first; a function only the reference runs
+    # shrank and comes last.
+    reference = {("libtorch_cpu.so", "at::add"): 100, ("libcuda.so", "cuLaunch"): 50,
+                 ("python3.12", "gone"): 5}
+    profiled = {("libtorch_cpu.so", "at::add"): 130, ("libcuda.so", "cuLaunch"): 50,
+                ("libdeepcontext.so", "Enter"): 40}
+    assert bench.grown_functions(profiled, reference, 3) == [
+        ("libdeepcontext.so", "Enter", 0, 40), ("libtorch_cpu.so", "at::add", 100, 130),
+        ("libcuda.so", "cuLaunch", 50, 50)]
+    assert bench.grown_functions(profiled, reference, 10)[-1] == ("python3.12", "gone", 5, 0)
+    # Objects by their busiest column, so that one only a reference spends
+    # in is listed too.
+    assert bench.ranked_objects([{"a": 10, "b": 3}, {"b": 20, "c": 1}], 2) == ["b", "a"]
+    # A reference runs the workload itself: plain, or under a floor.
+    class Args:
+        python, model, steps, device, native = "py", "mlp", 7, "cuda", True
+    plain = bench.workload_command(("reference", "plain"), Args, "/o.dctx")
+    assert plain[:2] == ["py", bench.WORKLOAD] and "--floor" not in plain
+    floor = bench.workload_command(("reference", "floor+cupti"), Args, "/o.dctx")
+    assert floor[-2:] == ["--floor", "floor+cupti"]
+    profiled_command = bench.workload_command("/b", Args, "/o.dctx")
+    assert profiled_command[:3] == ["/b/bin/deepcontext", "run", "--native"]
+    assert profiled_command[profiled_command.index("--") + 1:] == plain
