@@ -27,7 +27,9 @@ table says which objects a profiled step spends more in than a bare one,
 and than the interfaces every profiler pays: what is left of DeepContext's
 share beyond its own code (torch, Python or the driver slowed down). A last
 table lists the functions, of any object, with the most samples more under
-the first build than under the last reference (--grown N).
+the first build than under the last reference (--grown N). With a
+--baseline, another lists the functions whose samples differ most between
+the first build and the first baseline.
 
 The runtime's samples are split by thread: those on the application's
 threads, which its steps wait for, and those on the profiler's own threads
@@ -121,6 +123,16 @@ def grown_functions(profiled, reference, count):
                    key=lambda key: (reference.get(key, 0) - profiled.get(key, 0), key))
     return [(obj, function, reference.get((obj, function), 0), profiled.get((obj, function), 0))
             for obj, function in grown[:count]]
+
+
+def changed_functions(first, second, count):
+    """The `count` functions of any object whose samples differ most between
+    `first` and `second` ({(object, function): samples} each), either way:
+    [(object, function, first samples, second samples)]."""
+    changed = sorted(set(first) | set(second),
+                     key=lambda key: (-abs(first.get(key, 0) - second.get(key, 0)), key))
+    return [(obj, function, first.get((obj, function), 0), second.get((obj, function), 0))
+            for obj, function in changed[:count]]
 
 
 def runtime_symbols(report):
@@ -307,6 +319,19 @@ def main():
             print("| %s | %s | %.0f | %.0f | %+.0f |" % (
                 obj, function[:100], before / args.rounds, after / args.rounds,
                 (after - before) / args.rounds))
+    if len(builds) > 1:
+        # A change to the runtime shows in the functions it touches, also
+        # those of other objects it calls (the interpreter, libc, torch).
+        print()
+        print("Functions whose samples differ most between %s and %s (application's "
+              "threads, mean per round):" % (builds[0], builds[1]))
+        print("| object | function | %s | %s | difference |" % (builds[0], builds[1]))
+        print("|---|---|---|---|---|")
+        for obj, function, first, second in changed_functions(
+                all_functions[0], all_functions[1], args.grown):
+            print("| %s | %s | %.0f | %.0f | %+.0f |" % (
+                obj, function[:100], first / args.rounds, second / args.rounds,
+                (first - second) / args.rounds))
     for number, build in enumerate(builds):
         print()
         print("%s: the runtime's functions, samples over %d rounds on application threads "

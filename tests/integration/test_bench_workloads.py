@@ -434,6 +434,10 @@ def test_runtime_samples_compare_with_processes_without_deepcontext():
         ("libdeepcontext.so", "Enter", 0, 40), ("libtorch_cpu.so", "at::add", 100, 130),
         ("libcuda.so", "cuLaunch", 50, 50)]
     assert bench.grown_functions(profiled, reference, 10)[-1] == ("python3.12", "gone", 5, 0)
+    # Between two builds: the largest differences either way first.
+    assert bench.changed_functions(profiled, reference, 3) == [
+        ("libdeepcontext.so", "Enter", 40, 0), ("libtorch_cpu.so", "at::add", 130, 100),
+        ("python3.12", "gone", 0, 5)]
     # Objects by their busiest column, so that one only a reference spends
     # in is listed too.
     assert bench.ranked_objects([{"a": 10, "b": 3}, {"b": 20, "c": 1}], 2) == ["b", "a"]
