@@ -91,12 +91,17 @@ void CallPathBuilder::ResetAfterFork() {
 }
 
 DEEPCONTEXT_HOT
-int CallPathBuilder::CapturePython(python::RawFrame* frames, bool* truncated) {
+int CallPathBuilder::CapturePython(python::RawFrame* frames, bool* truncated,
+                                   PythonMark* mark) {
   // One frame more than is kept tells a stack of exactly kMaxPythonDepth
   // frames from a deeper one, whose outermost frames are then cut.
-  const int count = python::CaptureCurrentThread(frames, kMaxPythonDepth + 1);
+  const void* thread = nullptr;
+  int count = python::CaptureCurrentThread(frames, kMaxPythonDepth + 1, &thread);
   *truncated = count > kMaxPythonDepth;
-  return *truncated ? kMaxPythonDepth : count;
+  if (*truncated) count = kMaxPythonDepth;
+  *mark = count > 0 ? PythonMark{frames[(*truncated ? 1 : 0) + count - 1], count, thread}
+                    : PythonMark{};
+  return count;
 }
 
 ContextId CallPathBuilder::TruncationMarker(ContextId base) {
@@ -130,18 +135,15 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
                                          int start, int* depth,
                                          bool base_in_compile) {
   *depth = 0;
-  state.last_python_top = python::RawFrame{};
-  state.last_python_count = 0;
+  state.last_python = PythonMark{};
   state.last_in_compile = base_in_compile;
   if (!python_enabled_) return base;
   const call_path::BorrowedScratch<call_path::PythonCaptureBuffer> buffer(
       state.python_capture);
   python::RawFrame* captured = buffer->frames();
   bool truncated = false;
-  const int count = CapturePython(captured, &truncated);
+  const int count = CapturePython(captured, &truncated, &state.last_python);
   const python::RawFrame* frames = captured + (truncated ? 1 : 0);
-  if (count > 0) state.last_python_top = frames[count - 1];
-  state.last_python_count = count;
   if (truncated && start == 0) base = TruncationMarker(base);
   if (count <= start) {
     *depth = count;
@@ -205,24 +207,26 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
 
 DEEPCONTEXT_HOT
 void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
-  entry.python_top = python::RawFrame{};
-  entry.python_count = 0;
+  entry.python = PythonMark{};
   if (!python_enabled_) return;
   const call_path::BorrowedScratch<call_path::PythonCaptureBuffer> buffer(
       state.python_capture);
   python::RawFrame* captured = buffer->frames();
   bool truncated = false;
-  const int count = CapturePython(captured, &truncated);
-  if (count > 0) entry.python_top = captured[(truncated ? 1 : 0) + count - 1];
-  entry.python_count = count;
+  CapturePython(captured, &truncated, &entry.python);
 }
 
 DEEPCONTEXT_HOT
 bool CallPathBuilder::PythonInside(const OpEntry& top) const {
   if (!python_enabled_) return false;
   python::RawFrame innermost;
-  if (python::CaptureCurrentThread(&innermost, 1) == 0) return false;
-  return top.python_count == 0 || !(innermost == top.python_top);
+  // Every op nested in one entered from Python asks this: the entry's
+  // thread state saves looking it up each time.
+  const int count = top.python.thread != nullptr
+                        ? python::CaptureThread(top.python.thread, &innermost, 1)
+                        : python::CaptureCurrentThread(&innermost, 1);
+  if (count == 0) return false;
+  return top.python.count == 0 || !(innermost == top.python.top);
 }
 
 DEEPCONTEXT_HOT
@@ -362,8 +366,7 @@ ContextId CallPathBuilder::EntryPythonContext(
     context = PythonContext(state, base, start, &into.python_depth,
                             base_in_compile);
   }
-  into.python_top = state.last_python_top;
-  into.python_count = state.last_python_count;
+  into.python = state.last_python;
   into.in_compile = state.last_in_compile;
   return context;
 }
@@ -424,8 +427,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     ContextId anchor = kNoContext;
     if (!from_python) {
       anchor = top->context;
-      wrapper->python_top = top->python_top;
-      wrapper->python_count = top->python_count;
+      wrapper->python = top->python;
       wrapper->in_compile = top->in_compile;
     } else {
       if (op.kind == DLMONITOR_OP_BACKWARD_FUNCTION) {
@@ -443,8 +445,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
         state, anchor, FrameKey{DLMONITOR_FRAME_PHASE, backward_name_, 0, 0});
     entry.anchor = anchor;
     entry.python_depth = wrapper->python_depth;
-    entry.python_top = wrapper->python_top;
-    entry.python_count = wrapper->python_count;
+    entry.python = wrapper->python;
     entry.in_compile = wrapper->in_compile;
     entry.context = CachedChild(state, wrapper->context, op_key);
     pop_unless_kept.ops = nullptr;
@@ -456,8 +457,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       if (!from_python) {
         entry.anchor = top->anchor;
         entry.python_depth = top->python_depth;
-        entry.python_top = top->python_top;
-        entry.python_count = top->python_count;
+        entry.python = top->python;
         entry.in_compile = top->in_compile;
         entry.context = CachedChild(state, top->context, op_key);
         break;
@@ -502,10 +502,9 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
         // the lines past the parent's. Backward still grafts at the
         // parent's anchor (the line that called into the framework).
         entry.anchor = top->anchor;
-        ContextId base = PythonContext(state, top->context, top->python_count,
+        ContextId base = PythonContext(state, top->context, top->python.count,
                                        &entry.python_depth, top->in_compile);
-        entry.python_top = state.last_python_top;
-        entry.python_count = state.last_python_count;
+        entry.python = state.last_python;
         entry.in_compile = state.last_in_compile;
         if (op.sequence_number >= 0) {
           base = CachedChild(state, base,
@@ -515,8 +514,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       } else {
         entry.anchor = top->anchor;
         entry.python_depth = top->python_depth;
-        entry.python_top = top->python_top;
-        entry.python_count = top->python_count;
+        entry.python = top->python;
         entry.in_compile = top->in_compile;
         entry.entry_stack = top->entry_stack;
         entry.context = CachedChild(state, top->context, op_key);
@@ -567,7 +565,7 @@ ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
   if (top != nullptr && top->kind != DLMONITOR_OP_USER_SCOPE) {
     if (PythonInside(*top)) {
       int python_depth = 0;
-      return PythonContext(state, top->context, top->python_count,
+      return PythonContext(state, top->context, top->python.count,
                            &python_depth, top->in_compile);
     }
     if (top->entry_stack != native::kNoStack &&

@@ -52,6 +52,7 @@ namespace deepcontext::dlmonitor {
 
 struct ThreadState;
 struct OpEntry;
+struct PythonMark;
 struct OpNameCacheEntry;
 struct ChildCacheEntry;
 
@@ -129,15 +130,16 @@ class CallPathBuilder {
                                                  OpEntry& into, const NativeCaller* native);
   // Captures the innermost kMaxPythonDepth Python frames into frames (room
   // for kMaxPythonDepth + 1), outermost first from frames[*truncated ? 1 :
-  // 0]; *truncated when outer frames were cut. Returns the count kept.
-  static int CapturePython(python::RawFrame* frames, bool* truncated);
+  // 0]; *truncated when outer frames were cut. Returns the count kept, and
+  // leaves in *mark where the stack stood.
+  static int CapturePython(python::RawFrame* frames, bool* truncated, PythonMark* mark);
   // The marker child of base standing for cut outer frames.
   [[gnu::noinline, gnu::cold]] ContextId TruncationMarker(ContextId base);
   // Context of the thread's Python stack hung under `base`, keeping frames
   // from index `start` on; *depth receives the kept stack depth. The first
   // compilation frame (PythonFrameCache::MarkCompileFrames) among them
   // gets a [compile] phase node before it, unless `base_in_compile`.
-  // Leaves what it saw in state.last_python_top/_count/last_in_compile.
+  // Leaves what it saw in state.last_python and state.last_in_compile.
   ContextId PythonContext(ThreadState& state, ContextId base, int start,
                           int* depth, bool base_in_compile = false);
   // Records the calling thread's Python position in `entry` (a full

@@ -105,11 +105,10 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
       state.python_capture);
   python::RawFrame* python_frames = python_buffer->frames();
   bool truncated = false;
+  state.last_python = PythonMark{};
   const int count =
-      python_enabled_ ? CapturePython(python_frames, &truncated) : 0;
+      python_enabled_ ? CapturePython(python_frames, &truncated, &state.last_python) : 0;
   const python::RawFrame* frames = python_frames + (truncated ? 1 : 0);
-  state.last_python_top = count > 0 ? frames[count - 1] : python::RawFrame{};
-  state.last_python_count = count;
   if (truncated && start == 0) base = TruncationMarker(base);
   const int first_python = std::min(start, count);
 

@@ -21,6 +21,17 @@
 namespace deepcontext::dlmonitor {
 
 // One entry of a thread's op shadow stack.
+// Where a thread's Python stack stood at a capture: its innermost frame,
+// how many frames it had (0: none) and the thread state they came from.
+// The state outlives the capture while any of its frames runs, so the ops
+// nested in the entry that holds the mark read the innermost frame again
+// from it (python::CaptureThread) without looking the state up.
+struct PythonMark {
+  python::RawFrame top;
+  int count = 0;
+  const void* thread = nullptr;
+};
+
 struct OpEntry {
   uint64_t op_id = 0;
   ContextId context = kNoContext;
@@ -33,13 +44,12 @@ struct OpEntry {
   // nested in) when native frames are on; the frames a GPU API call adds
   // beyond it are the op's own (see InsideOpContext).
   native::StackId entry_stack = native::kNoStack;
-  // The thread's innermost Python frame when the entry was pushed, and how
-  // many frames it had (0: none). Once another frame is innermost, the op
-  // runs Python code of its own (an autograd.Function's forward or
-  // backward, code torch.compile generated): ops and GPU calls from there
-  // hang below those frames (CallPathBuilder::PythonInside).
-  python::RawFrame python_top;
-  int python_count = 0;
+  // The thread's Python position when the entry was pushed. Once another
+  // frame is innermost, the op runs Python code of its own (an
+  // autograd.Function's forward or backward, code torch.compile
+  // generated): ops and GPU calls from there hang below those frames
+  // (CallPathBuilder::PythonInside).
+  PythonMark python;
   // The entry's context lies below a [compile] phase.
   bool in_compile = false;
 };
@@ -242,10 +252,9 @@ struct ThreadState {
               call_path::NativePathKeyHash>
       native_paths;
   size_t native_variants = 0;
-  // What the latest Python capture saw (see OpEntry::python_top) and
+  // What the latest Python capture saw (see OpEntry::python) and
   // whether the context it built lies below a [compile] phase.
-  python::RawFrame last_python_top;
-  int last_python_count = 0;
+  PythonMark last_python;
   bool last_in_compile = false;
   // Stack id of the latest NativeContext capture.
   native::StackId last_native_stack = native::kNoStack;

@@ -112,11 +112,20 @@ const char* VersionString() {
 }
 
 DEEPCONTEXT_HOT
-int CaptureCurrentThread(RawFrame* out, int max) {
+int CaptureCurrentThread(RawFrame* out, int max, const void** thread_state) {
+  if (thread_state != nullptr) *thread_state = nullptr;
   const ReaderState* state = g_active.load(std::memory_order_acquire);
   if (state == nullptr || out == nullptr || max <= 0) return 0;
-  const void* thread_state = state->get_thread_state();
-  if (thread_state == nullptr) return 0;
+  const void* current = state->get_thread_state();
+  if (current == nullptr) return 0;
+  if (thread_state != nullptr) *thread_state = current;
+  return state->walk(*state->layout, state->code_type, current, out, max);
+}
+
+DEEPCONTEXT_HOT
+int CaptureThread(const void* thread_state, RawFrame* out, int max) {
+  const ReaderState* state = g_active.load(std::memory_order_acquire);
+  if (state == nullptr || thread_state == nullptr || out == nullptr || max <= 0) return 0;
   return state->walk(*state->layout, state->code_type, thread_state, out, max);
 }
 

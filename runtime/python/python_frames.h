@@ -53,8 +53,16 @@ const char* VersionString();
 // order a calling context tree is walked). Returns the number written; 0 when
 // the thread has no Python frames (autograd or other native threads). When the
 // stack is deeper than `max`, the innermost `max` frames are kept.
-// [any thread, GIL not needed] Allocation-free.
-int CaptureCurrentThread(RawFrame* out, int max);
+// [any thread, GIL not needed] Allocation-free. With `thread_state`, also
+// says which thread state the frames came from (nullptr when none).
+int CaptureCurrentThread(RawFrame* out, int max, const void** thread_state = nullptr);
+
+// The same from a thread state an earlier capture on this thread returned,
+// without looking it up again (a thread-specific key read behind two calls
+// into the interpreter). Only while a frame that capture saw is still
+// running: the state lives at least as long as its frames.
+// [the capturing thread, GIL not needed] Allocation-free.
+int CaptureThread(const void* thread_state, RawFrame* out, int max);
 
 // Resolves function, file and line of a captured frame. The code object must
 // still be alive, i.e. call this while the frame is still on the capturing

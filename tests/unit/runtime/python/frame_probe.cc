@@ -42,13 +42,24 @@ __attribute__((visibility("default"))) int dc_probe_init(char* why,
 
 // Captures the calling thread (at most `max_frames` frames) and writes one
 // "function\tfile\tline\n" line per frame, outermost first. Returns the frame
-// count, -1 when a frame did not resolve, -2 when `buffer` is too small.
+// count, -1 when a frame did not resolve, -2 when `buffer` is too small, -3
+// when a capture from the thread state the first one returned
+// (py::CaptureThread) saw other frames.
 __attribute__((visibility("default"))) int dc_probe_capture(char* buffer,
                                                             int length,
                                                             int max_frames) {
   static thread_local py::RawFrame frames[kMaxFrames];
-  const int count = py::CaptureCurrentThread(
-      frames, std::clamp(max_frames, 0, kMaxFrames));
+  static thread_local py::RawFrame again[kMaxFrames];
+  max_frames = std::clamp(max_frames, 0, kMaxFrames);
+  const void* thread_state = nullptr;
+  const int count = py::CaptureCurrentThread(frames, max_frames, &thread_state);
+  if ((count > 0) != (thread_state != nullptr)) return -3;
+  if (count > 0) {
+    if (py::CaptureThread(thread_state, again, max_frames) != count) return -3;
+    for (int i = 0; i < count; ++i) {
+      if (!(again[i] == frames[i])) return -3;
+    }
+  }
   std::string text;
   py::FrameInfo info;
   for (int i = 0; i < count; ++i) {
