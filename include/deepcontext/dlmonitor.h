@@ -114,6 +114,7 @@ typedef struct dlmonitor_op_data {
   dlmonitor_op_kind_t kind;
   const char* name;        /* operator / function / scope name */
   uint64_t op_id;          /* pairs ENTER with EXIT; unique among live ops */
+  /* The last three are read at ENTER only: an EXIT may carry -1, 0, 0. */
   int64_t sequence_number; /* autograd sequence number; -1 when none */
   uint64_t thread_id;      /* framework's logical id of the calling thread */
   uint64_t forward_thread_id; /* backward functions: id of the thread that

@@ -62,9 +62,16 @@ void Emit(const at::RecordFunction& fn, uint64_t op_id,
   op.name = fn.name();
   op.kind = KindOf(fn, op.name);
   op.op_id = op_id;
-  op.sequence_number = fn.seqNr();
-  op.thread_id = at::RecordFunction::currentThreadId();
-  op.forward_thread_id = fn.forwardThreadId();
+  // Read at entry only (include/deepcontext/dlmonitor.h): each is an
+  // out-of-line call into libtorch, and the thread id a lookup of its
+  // thread-local through the loader.
+  if (phase == DLMONITOR_PHASE_ENTER) {
+    op.sequence_number = fn.seqNr();
+    op.thread_id = at::RecordFunction::currentThreadId();
+    op.forward_thread_id = fn.forwardThreadId();
+  } else {
+    op.sequence_number = -1;
+  }
   dlmonitor_event_t event{};
   event.struct_size = sizeof(event);
   event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
