@@ -264,13 +264,27 @@ def alternate(args, timed_steps):
     # Where the GPU is the bottleneck the step hides a profiler's CPU cost
     # in its wait for the GPU; this time does not.
     issued = {name: [] for name in ["plain"] + variants}
+    # --region-log: when each block ran, on the clock `perf record -k
+    # CLOCK_MONOTONIC` stamps its samples with (bench/region_samples.py).
+    spans = []
+
+    def timed_block(name):
+        start = time.clock_gettime(time.CLOCK_MONOTONIC)
+        times = timed_steps(args.steps, issued[name])
+        spans.append({"name": name, "start": start,
+                      "end": time.clock_gettime(time.CLOCK_MONOTONIC), "steps": len(times)})
+        return times
+
     for _ in range(args.ab_rounds):
-        plain.append(timed_steps(args.steps, issued["plain"]))
+        plain.append(timed_block("plain"))
         for name in variants:
             with region(name):
-                profiled[name].append(timed_steps(args.steps, issued[name]))
+                profiled[name].append(timed_block(name))
     if args.step_log:
         write_step_log(args.step_log, {"plain": plain, **profiled})
+    if args.region_log:
+        with open(args.region_log, "w") as f:
+            json.dump(spans, f)
     settle = min(args.ab_settle_steps, args.steps - 1)
     fields = ["ab_first_plain_ms=%.3f" % (1000 * statistics.median(first_plain))]
     for name, blocks in [("plain", plain)] + list(profiled.items()):
@@ -393,6 +407,9 @@ def main():
                              "start, not its steady state")
     parser.add_argument("--trace-window-ms", type=float, default=50,
                         help="window length of the windows-* variants")
+    parser.add_argument("--region-log", metavar="OUT_JSON",
+                        help="with --ab-rounds: write when each timed block started and "
+                             "ended (CLOCK_MONOTONIC seconds), for bench/region_samples.py")
     parser.add_argument("--step-log", metavar="OUT_JSON",
                         help="write every timed step's time (ms) there, per block")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")

@@ -451,3 +451,64 @@ def test_runtime_samples_compare_with_processes_without_deepcontext():
     profiled_command = bench.workload_command("/b", Args, "/o.dctx")
     assert profiled_command[:3] == ["/b/bin/deepcontext", "run", "--native"]
     assert profiled_command[profiled_command.index("--") + 1:] == plain
+
+
+def test_gpu_workload_logs_when_each_block_ran(tmp_path):
+    log = tmp_path / "regions.json"
+    result = run_mlp_on_cpu("--ab-rounds", "2", "--steps", "2", "--ab-variants", "gpu-off",
+                            "--region-log", str(log))
+    assert result.returncode == 0, result.stderr.decode()
+    import json
+    spans = json.loads(log.read_text())
+    assert [span["name"] for span in spans] == ["plain", "gpu-off", "plain", "gpu-off"]
+    assert all(span["steps"] == 2 and span["end"] > span["start"] for span in spans)
+    # One after the other, on the clock perf stamps samples with.
+    assert all(a["end"] <= b["start"] for a, b in zip(spans, spans[1:]))
+    import time
+    assert spans[-1]["end"] <= time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def test_region_samples_charge_each_sample_to_its_block():
+    bench = _bench_module("region_samples")
+    # `perf script -F comm,tid,time,ip,sym,dso`: names with spaces and
+    # parentheses, a thread name with a space, unknown symbols.
+    samples = bench.parse_samples("\n".join([
+        "         python3 4242 100.500000:      7f00 at::native::add (/t/libtorch_cpu.so)",
+        "         python3 4242 100.600000:      7f01 (anonymous namespace)::Emit "
+        "(/c/torch-2.11.0-abi1-0a.so)",
+        "  dc-cpu-sampler 4243 100.700000:      7f02 MetricStore::Add (/b/lib/libdeepcontext.so)",
+        "   pt_autograd_0 4244 101.500000:      7f03 std::vector<int, std::allocator<int> >::push"
+        " (/b/lib/libdeepcontext.so)",
+        "      my thread 4245 101.600000:      7f04 [unknown] ([kernel.kallsyms])",
+        "         python3 4242 102.500000:      7f05 _PyEval_EvalFrameDefault (/usr/bin/python3.12)",
+        "not a sample line",
+    ]))
+    assert [(round(t, 1), comm, obj, sym) for t, comm, obj, sym in samples] == [
+        (100.5, "python3", "libtorch_cpu.so", "at::native::add"),
+        (100.6, "python3", "torch-2.11.0-abi1-0a.so", "(anonymous namespace)::Emit"),
+        (100.7, "dc-cpu-sampler", "libdeepcontext.so", "MetricStore::Add"),
+        (101.5, "pt_autograd_0", "libdeepcontext.so",
+         "std::vector<int, std::allocator<int> >::push"),
+        (101.6, "my thread", "[kernel.kallsyms]", "[unknown]"),
+        (102.5, "python3", "python3.12", "_PyEval_EvalFrameDefault")]
+    regions = bench.Regions([
+        {"name": "sampled", "start": 101.0, "end": 102.0, "steps": 5},
+        {"name": "plain", "start": 100.0, "end": 101.0, "steps": 5},
+        {"name": "plain", "start": 103.0, "end": 104.0, "steps": 5},
+    ])
+    assert regions.steps() == {"plain": 10, "sampled": 5}
+    assert regions.name_at(99.0) is None and regions.name_at(102.5) is None
+    per_region = bench.charge(samples, regions)
+    # The sample between blocks (102.5) is dropped; the profiler's thread
+    # is counted apart; the runtime's objects include the torch adapter.
+    assert sorted(per_region) == ["plain", "sampled"]
+    assert per_region["plain"]["objects"] == {"libtorch_cpu.so": 1, "torch-2.11.0-abi1-0a.so": 1}
+    assert per_region["plain"]["runtime"] == 1 and per_region["plain"]["profiler"] == 1
+    assert per_region["sampled"]["functions"] == {
+        ("libdeepcontext.so", "std::vector<int, std::allocator<int> >::push"): 1,
+        ("[kernel.kallsyms]", "[unknown]"): 1}
+    # DeepContext's first region against the one before it.
+    assert bench.comparison_pair(["plain", "floor+cupti", "sampled", "native"]) == (
+        "floor+cupti", "sampled")
+    assert bench.comparison_pair(["plain", "sampled"]) == ("plain", "sampled")
+    assert bench.comparison_pair(["plain", "floor", "proton"]) is None

@@ -1,0 +1,213 @@
+"""Where a profiler's share of a training step goes, measured in one process:
+CPU samples of the plain steps against those of each profiled region, per
+object and per function, per step.
+
+    python3 bench/region_samples.py --build B [--model mlp] [--steps 100]
+        [--rounds 3] [--variants floor+cupti,sampled] [--device cuda]
+        [--frequency 4999] [--perf "perf"] [--libraries 14] [--grown 30]
+
+bench/workloads/gpu_models.py alternates plain steps with regions of each
+variant (--ab-rounds, the in-process comparison of gpu_overhead.py) under
+`perf record -k CLOCK_MONOTONIC`, and logs when each timed block ran on the
+same clock (--region-log). Each sample is then charged to the block it fell
+in. Separate processes scatter by 10-20 % in every object's samples (two
+near-identical builds differed that much in libtorch), which hides what a
+profiler does to the code around its own; in one process the plain steps
+and the regions share the process's speed.
+
+It prints, per region, the median step and the samples per step on the
+application's threads (all, and in the runtime's own objects) and on the
+profiler's threads; the objects with the most samples per step on the
+application's threads, one column per region; and the functions, of any
+object, with the most samples per step more in the first DeepContext region
+than in the region before it in --variants (a floor, or the plain steps).
+
+--perf is a command line, as for bench/runtime_samples.py.
+"""
+
+import argparse
+import bisect
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from op_path_callgrind import is_runtime
+from runtime_samples import grown_functions, is_profiler_thread
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
+# `perf script -F comm,tid,time,ip,sym,dso`: the thread name may hold
+# spaces, the symbol spaces and parentheses; the object is the last
+# parenthesized field.
+SAMPLE = re.compile(r"^\s*(?P<comm>.*?)\s+(?P<tid>\d+)\s+(?P<time>\d+\.\d+):\s+[0-9a-f]+\s+"
+                    r"(?P<sym>.*?)\s*\((?P<dso>[^()]*)\)\s*$")
+# Regions that are not DeepContext: the plain steps and the floors.
+NOT_DEEPCONTEXT = ("plain", "floor", "cupti-records", "cupti", "floor+cupti",
+                   "proton", "torch-profiler")
+
+
+def parse_samples(script):
+    """`perf script -F comm,tid,time,ip,sym,dso` text: [(time, comm, object,
+    symbol)], in the order given."""
+    samples = []
+    for line in script.splitlines():
+        match = SAMPLE.match(line)
+        if match is None:
+            continue
+        samples.append((float(match.group("time")), match.group("comm"),
+                        os.path.basename(match.group("dso")), match.group("sym")))
+    return samples
+
+
+class Regions:
+    """The timed blocks of --region-log, to find the one a time falls in."""
+
+    def __init__(self, spans):
+        self._spans = sorted(spans, key=lambda span: span["start"])
+        self._starts = [span["start"] for span in self._spans]
+
+    def name_at(self, when):
+        index = bisect.bisect_right(self._starts, when) - 1
+        if index < 0 or when > self._spans[index]["end"]:
+            return None
+        return self._spans[index]["name"]
+
+    def steps(self):
+        """{region: timed steps}."""
+        totals = {}
+        for span in self._spans:
+            totals[span["name"]] = totals.get(span["name"], 0) + span["steps"]
+        return totals
+
+
+def charge(samples, regions):
+    """Per region: {"objects": {object: samples on application threads},
+    "functions": {(object, function): samples there}, "runtime": samples in
+    the runtime there, "profiler": samples on the profiler's threads}.
+    Samples outside every block (start-up, warm-up, region changes) are
+    dropped."""
+    per_region = {}
+    for when, comm, obj, symbol in samples:
+        name = regions.name_at(when)
+        if name is None:
+            continue
+        entry = per_region.setdefault(name, {"objects": {}, "functions": {}, "runtime": 0,
+                                             "profiler": 0})
+        if is_profiler_thread(comm):
+            entry["profiler"] += 1
+            continue
+        entry["objects"][obj] = entry["objects"].get(obj, 0) + 1
+        key = (obj, symbol)
+        entry["functions"][key] = entry["functions"].get(key, 0) + 1
+        if is_runtime(obj):
+            entry["runtime"] += 1
+    return per_region
+
+
+def comparison_pair(names):
+    """(reference, profiled): the first DeepContext region and the region
+    before it in `names` (plain first), or None without a DeepContext one."""
+    for index, name in enumerate(names):
+        if name not in NOT_DEEPCONTEXT and index > 0:
+            return names[index - 1], name
+    return None
+
+
+def per_step(counts, steps):
+    return {key: value / steps for key, value in counts.items()} if steps else {}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--model", default="mlp")
+    parser.add_argument("--steps", type=int, default=100, help="steps per block")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--variants", default="floor+cupti,sampled",
+                        help="--ab-variants of the workload (see gpu_models.py)")
+    parser.add_argument("--device", default="cuda", help="cuda, or cpu")
+    parser.add_argument("--frequency", type=int, default=4999, help="samples per second")
+    parser.add_argument("--perf", default="perf", help="perf's command line")
+    parser.add_argument("--libraries", type=int, default=14, help="objects listed")
+    parser.add_argument("--grown", type=int, default=30, help="functions listed")
+    parser.add_argument("--python", default=sys.executable)
+    args = parser.parse_args()
+    perf = shlex.split(args.perf)
+    if shutil.which(perf[0]) is None and not os.path.exists(perf[0]):
+        parser.error("perf not found: %s (see --perf)" % args.perf)
+    variants = args.variants.split(",")
+    workdir = tempfile.mkdtemp(prefix="dc-regions-")
+    log = os.path.join(workdir, "regions.json")
+    data = os.path.join(workdir, "perf.data")
+    command = [args.python, WORKLOAD, "--model", args.model, "--device", args.device,
+               "--steps", str(args.steps), "--ab-rounds", str(args.rounds),
+               "--ab-variants", args.variants, "--region-log", log]
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(args.build), "python"))
+    result = subprocess.run(perf + ["record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "cpu-clock",
+                                    "-F", str(args.frequency), "-o", data, "--"] + command,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            check=False)
+    if result.returncode != 0 or not os.path.exists(log):
+        print(result.stdout[-3000:])
+        raise SystemExit("the workload failed under perf (exit %d)" % result.returncode)
+    fields = dict(token.split("=", 1) for token in result.stdout.split() if "=" in token)
+    script = subprocess.run(perf + ["script", "-i", data, "-F", "comm,tid,time,ip,sym,dso"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            check=True).stdout
+    with open(log) as f:
+        regions = Regions(json.load(f))
+    per_region = charge(parse_samples(script), regions)
+    steps = regions.steps()
+    names = ["plain"] + variants
+    shutil.rmtree(workdir, ignore_errors=True)
+
+    print("| region | median step ms | samples per step, application threads | in the runtime "
+          "| on the profiler's threads |")
+    print("|---|---|---|---|---|")
+    for name in names:
+        entry = per_region.get(name, {"objects": {}, "runtime": 0, "profiler": 0})
+        count = steps.get(name, 0)
+        print("| %s | %s | %.1f | %.1f | %.1f |" % (
+            name, fields.get("ab_%s_ms" % name, "n/a"),
+            sum(entry["objects"].values()) / count if count else 0,
+            entry["runtime"] / count if count else 0, entry["profiler"] / count if count else 0))
+    print()
+    print("Objects on the application's threads, samples per step:")
+    print("| object | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    busiest = {}
+    for name in names:
+        for obj, samples in per_step(per_region.get(name, {}).get("objects", {}),
+                                     steps.get(name, 0)).items():
+            busiest[obj] = max(busiest.get(obj, 0), samples)
+    ranked = sorted(busiest, key=lambda obj: (-busiest[obj], obj))[:args.libraries]
+    for obj in ranked:
+        print("| %s | %s |" % (obj, " | ".join(
+            "%.1f" % (per_region.get(name, {}).get("objects", {}).get(obj, 0) /
+                      steps[name] if steps.get(name) else 0) for name in names)))
+    pair = comparison_pair(names)
+    if pair is None:
+        return 0
+    reference, profiled = pair
+    print()
+    print("Functions with the most samples per step more in %s than in %s (application's "
+          "threads):" % (profiled, reference))
+    print("| object | function | %s | %s | more |" % (reference, profiled))
+    print("|---|---|---|---|---|")
+    for obj, function, before, after in grown_functions(
+            per_step(per_region.get(profiled, {}).get("functions", {}), steps.get(profiled, 0)),
+            per_step(per_region.get(reference, {}).get("functions", {}), steps.get(reference, 0)),
+            args.grown):
+        print("| %s | %s | %.2f | %.2f | %+.2f |" % (obj, function[:100], before, after,
+                                                    after - before))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
