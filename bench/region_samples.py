@@ -37,7 +37,7 @@ import sys
 import tempfile
 
 from op_path_callgrind import is_runtime
-from runtime_samples import grown_functions, is_profiler_thread
+from runtime_samples import grown_functions, is_profiler_thread, ranked_objects
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
@@ -181,16 +181,11 @@ def main():
     print("Objects on the application's threads, samples per step:")
     print("| object | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names))
-    busiest = {}
-    for name in names:
-        for obj, samples in per_step(per_region.get(name, {}).get("objects", {}),
-                                     steps.get(name, 0)).items():
-            busiest[obj] = max(busiest.get(obj, 0), samples)
-    ranked = sorted(busiest, key=lambda obj: (-busiest[obj], obj))[:args.libraries]
-    for obj in ranked:
-        print("| %s | %s |" % (obj, " | ".join(
-            "%.1f" % (per_region.get(name, {}).get("objects", {}).get(obj, 0) /
-                      steps[name] if steps.get(name) else 0) for name in names)))
+    objects = [per_step(per_region.get(name, {}).get("objects", {}), steps.get(name, 0))
+               for name in names]
+    for obj in ranked_objects(objects, args.libraries):
+        print("| %s | %s |" % (obj, " | ".join("%.1f" % column.get(obj, 0)
+                                               for column in objects)))
     pair = comparison_pair(names)
     if pair is None:
         return 0

@@ -115,24 +115,28 @@ def application_symbols(report):
     return totals
 
 
+def ranked_functions(first, second, count, rank):
+    """The `count` functions of {(object, function): samples} `first` and
+    `second` with the highest rank(first samples - second samples), ties by
+    name: [(object, function, first samples, second samples)]."""
+    difference = lambda key: first.get(key, 0) - second.get(key, 0)
+    ranked = sorted(set(first) | set(second), key=lambda key: (-rank(difference(key)), key))
+    return [(obj, function, first.get((obj, function), 0), second.get((obj, function), 0))
+            for obj, function in ranked[:count]]
+
+
 def grown_functions(profiled, reference, count):
     """The `count` functions of any object with the most samples more in
-    `profiled` than in `reference` ({(object, function): samples} each):
-    [(object, function, reference samples, profiled samples)]."""
-    grown = sorted(set(profiled) | set(reference),
-                   key=lambda key: (reference.get(key, 0) - profiled.get(key, 0), key))
-    return [(obj, function, reference.get((obj, function), 0), profiled.get((obj, function), 0))
-            for obj, function in grown[:count]]
+    `profiled` than in `reference`: [(object, function, reference samples,
+    profiled samples)]."""
+    return ranked_functions(reference, profiled, count, lambda difference: -difference)
 
 
 def changed_functions(first, second, count):
     """The `count` functions of any object whose samples differ most between
-    `first` and `second` ({(object, function): samples} each), either way:
-    [(object, function, first samples, second samples)]."""
-    changed = sorted(set(first) | set(second),
-                     key=lambda key: (-abs(first.get(key, 0) - second.get(key, 0)), key))
-    return [(obj, function, first.get((obj, function), 0), second.get((obj, function), 0))
-            for obj, function in changed[:count]]
+    `first` and `second`, either way: [(object, function, first samples,
+    second samples)]."""
+    return ranked_functions(first, second, count, abs)
 
 
 def runtime_symbols(report):

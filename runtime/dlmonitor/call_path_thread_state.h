@@ -20,7 +20,6 @@
 
 namespace deepcontext::dlmonitor {
 
-// One entry of a thread's op shadow stack.
 // Where a thread's Python stack stood at a capture: its innermost frame,
 // how many frames it had (0: none) and the thread state they came from.
 // The state outlives the capture while any of its frames runs, so the ops
@@ -32,6 +31,7 @@ struct PythonMark {
   const void* thread = nullptr;
 };
 
+// One entry of a thread's op shadow stack.
 struct OpEntry {
   uint64_t op_id = 0;
   ContextId context = kNoContext;

@@ -32,18 +32,26 @@ def test_gpu_workload_alternates_plain_steps_and_profiled_regions():
         assert 0 < float(values["ab_%s_issue_ms" % name]) <= float(values["ab_%s_ms" % name])
 
 
-def test_gpu_workload_step_log_keeps_every_step_of_every_block(tmp_path):
-    log = tmp_path / "steps.json"
-    result = run_mlp_on_cpu("--ab-rounds", "2", "--steps", "3", "--ab-variants", "gpu-off",
-                            "--step-log", str(log))
-    assert result.returncode == 0, result.stderr.decode()
+def alternate_gpu_off_with_log(tmp_path, option, steps):
+    """Two rounds of plain and gpu-off blocks, writing the log `option`
+    names; the log, read back."""
     import json
-    steps = json.loads(log.read_text())
+    log = tmp_path / "log.json"
+    result = run_mlp_on_cpu("--ab-rounds", "2", "--steps", str(steps), "--ab-variants",
+                            "gpu-off", option, str(log))
+    assert result.returncode == 0, result.stderr.decode()
+    return json.loads(log.read_text())
+
+
+def test_gpu_workload_step_log_keeps_every_step_of_every_block(tmp_path):
+    steps = alternate_gpu_off_with_log(tmp_path, "--step-log", 3)
     assert sorted(steps) == ["gpu-off", "plain"]
     for blocks in steps.values():
         assert [len(block) for block in blocks] == [3, 3]
         assert all(t > 0 for block in blocks for t in block)
     # Without regions: the timed steps, one block each.
+    import json
+    log = tmp_path / "steps.json"
     result = run_mlp_on_cpu("--steps", "2", "--blocks", "3", "--step-log", str(log))
     assert result.returncode == 0, result.stderr.decode()
     assert [len(block) for block in json.loads(log.read_text())["timed"]] == [2, 2, 2]
@@ -454,12 +462,7 @@ def test_runtime_samples_compare_with_processes_without_deepcontext():
 
 
 def test_gpu_workload_logs_when_each_block_ran(tmp_path):
-    log = tmp_path / "regions.json"
-    result = run_mlp_on_cpu("--ab-rounds", "2", "--steps", "2", "--ab-variants", "gpu-off",
-                            "--region-log", str(log))
-    assert result.returncode == 0, result.stderr.decode()
-    import json
-    spans = json.loads(log.read_text())
+    spans = alternate_gpu_off_with_log(tmp_path, "--region-log", 2)
     assert [span["name"] for span in spans] == ["plain", "gpu-off", "plain", "gpu-off"]
     assert all(span["steps"] == 2 and span["end"] > span["start"] for span in spans)
     # One after the other, on the clock perf stamps samples with.
