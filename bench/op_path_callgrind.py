@@ -4,6 +4,8 @@ drift with the machine's load, for changes too small for a timed run.
 
     python3 bench/op_path_callgrind.py [--build build] [--baseline BUILD]
                                        [--steps 4] [--plain]
+    python3 bench/op_path_callgrind.py --around [--build build]
+                                       [--steps 4] [--more-steps 10]
 
 The launch-bound MLP of workloads/gpu_models.py trains on the CPU under
 `deepcontext run` inside callgrind (L1 instruction and data caches
@@ -20,6 +22,21 @@ prints, per op recorded (the profile's calls):
 Each build runs in its own process, all of them at once (one core each);
 startup (importing torch under valgrind) takes minutes. Needs valgrind and
 torch (Debian's python3-torch).
+
+--around asks what the runtime's footprint costs the code around it: the
+same workload runs under the RecordFunction floor (a callback that does
+nothing, bench/workloads/record_function_floor.cc) and under `deepcontext
+run`, each for --steps and for --steps + --more-steps, and the difference
+between the two lengths leaves the cost of the extra steps alone (no
+import, no start-up). Per op of those steps it prints instructions and
+L1 misses under each: of the runtime (under the floor, the floor's own
+callback), of the busiest other objects and of all of them together.
+What the other objects miss more under DeepContext are lines of their
+code and data that the runtime's own evicted between two ops.
+
+In every run the sampler ticks every 50 ms (DEEPCONTEXT_CPU_SAMPLE_US):
+valgrind runs a step about 50 times slower, and callgrind's single
+simulated cache would charge a 1 ms sampler's work to the ops.
 """
 
 import argparse
@@ -40,19 +57,39 @@ NUMBER = re.compile(r"[\d,]+|\.")
 
 def object_totals(annotated):
     """Sums callgrind_annotate's per-function lines by the object file each
-    names in brackets at its end; '.' stands for 0."""
+    names in brackets at its end; '.' stands for 0. Code inlined from a
+    header is listed as header:function without an object: it is charged
+    to the object of the same function's own line, or to "?". Call lines
+    ("=> callee") and annotated source lines repeat costs already counted
+    in a function's line: run callgrind_annotate with --auto=no, and they
+    are skipped here too."""
     totals = {}
+    object_of = {}
+    unplaced = []
     for line in annotated.splitlines():
-        tokens = re.sub(r"\(\s*[\d.]+%\)", "", line).split()
+        if "=>" in line:
+            continue
+        tokens = re.sub(r"\(\s*[\d.]+%\)", "", line).split(None, len(EVENTS))
         values = []
         while tokens and len(values) < len(EVENTS) and NUMBER.fullmatch(tokens[0]):
             token = tokens.pop(0)
             values.append(0 if token == "." else int(token.replace(",", "")))
-        if len(values) < len(EVENTS) or "PROGRAM TOTALS" in line:
+        if len(values) < len(EVENTS) or not tokens or "PROGRAM TOTALS" in line:
             continue
-        found = re.search(r"\[([^\[\]]*)\]\s*$", line)
-        name = os.path.basename(found.group(1)) if found else "?"
+        text = tokens[0].strip()
+        found = re.search(r"\s*\[([^\[\]]*)\]$", text)
+        function = (text[:found.start()] if found else text).split(":", 1)[-1]
+        if found:
+            name = os.path.basename(found.group(1))
+            object_of.setdefault(function, name)
+        else:
+            unplaced.append((function, values))
+            continue
         sums = totals.setdefault(name, [0] * len(EVENTS))
+        for i, value in enumerate(values):
+            sums[i] += value
+    for function, values in unplaced:
+        sums = totals.setdefault(object_of.get(function, "?"), [0] * len(EVENTS))
         for i, value in enumerate(values):
             sums[i] += value
     return totals
@@ -65,19 +102,25 @@ def is_runtime(name):
         r"torch-.*-abi\d+-[0-9a-f]+\.so", name) is not None
 
 
-def run_one(build, steps, profiled, workdir, python):
-    label = os.path.basename(os.path.normpath(build)) + ("" if profiled else "-plain")
-    out = tempfile.mkdtemp(prefix=label + "-", dir=workdir)
+def run_one(build, steps, kind, workdir, python):
+    """Runs the MLP under callgrind; kind is "profiled" (deepcontext run),
+    "plain" or "floor". Returns (label, totals by object, the profile's
+    calls or None)."""
+    label = os.path.basename(os.path.normpath(build)) + (
+        "" if kind == "profiled" else "-" + kind)
+    out = tempfile.mkdtemp(prefix="%s-%d-" % (label, steps), dir=workdir)
     profile = os.path.join(out, "mlp.dctx")
-    workload = [python, WORKLOAD, "--model", "mlp", "--device", "cpu",
-                "--steps", str(steps), "--warmup", "1"]
-    command = workload
-    if profiled:
+    command = [python, WORKLOAD, "--model", "mlp", "--device", "cpu",
+               "--steps", str(steps), "--warmup", "1"]
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(build), "python"),
+               DEEPCONTEXT_CPU_SAMPLE_US="50000")
+    if kind == "floor":
+        command += ["--floor", "floor"]
+    elif kind == "profiled":
         command = [os.path.join(build, "bin", "deepcontext"), "run", "-o", profile,
-                   "--"] + workload
+                   "--"] + command
     valgrind = ["valgrind", "--tool=callgrind", "--trace-children=yes", "--cache-sim=yes",
                 "--callgrind-out-file=" + os.path.join(out, "callgrind.%p")]
-    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(build), "python"))
     result = subprocess.run(valgrind + command, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, check=False)
     if result.returncode != 0:
@@ -86,13 +129,67 @@ def run_one(build, steps, profiled, workdir, python):
     # the larger one.
     files = [os.path.join(out, f) for f in os.listdir(out) if f.startswith("callgrind.")]
     largest = max(files, key=os.path.getsize)
-    annotated = subprocess.run(["callgrind_annotate", "--threshold=100", largest],
+    annotated = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no", largest],
                                stdout=subprocess.PIPE, text=True, check=True).stdout
     totals = object_totals(annotated)
     calls = None
-    if profiled:
+    if kind == "profiled":
         calls = total_calls(os.path.join(build, "bin", "deepcontext"), profile)
     return label, totals, calls
+
+
+def per_op_of_extra_steps(short, long, ops):
+    """Per object, what the longer run cost more than the shorter one,
+    divided by the ops of the extra steps."""
+    return {name: [(long.get(name, [0] * len(EVENTS))[i] -
+                    short.get(name, [0] * len(EVENTS))[i]) / ops
+                   for i in range(len(EVENTS))]
+            for name in set(short) | set(long)}
+
+
+def around_rows(floor, profiled, objects):
+    """Rows (name, floor values, profiled values) of the --around table:
+    the runtime, the `objects` other objects with the most instructions,
+    and their sum; values are per op, indexed like EVENTS."""
+    zero = [0.0] * len(EVENTS)
+
+    def summed(names, per):
+        return [sum(per.get(name, zero)[i] for name in names) for i in range(len(EVENTS))]
+
+    names = set(floor) | set(profiled)
+    runtime = sorted(name for name in names if is_runtime(name))
+    others = sorted((name for name in names if not is_runtime(name)),
+                    key=lambda name: -max(floor.get(name, zero)[0], profiled.get(name, zero)[0]))
+    rows = [("runtime", summed(runtime, floor), summed(runtime, profiled))]
+    rows += [(name, floor.get(name, zero), profiled.get(name, zero))
+             for name in others[:objects]]
+    rows.append(("all other objects", summed(others, floor), summed(others, profiled)))
+    return rows
+
+
+def around(args, workdir):
+    jobs = [(kind, steps) for steps in (args.steps, args.steps + args.more_steps)
+            for kind in ("floor", "profiled")]
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(
+            lambda job: run_one(args.build, job[1], job[0], workdir, args.python), jobs))
+    (_, floor_short, _), (_, dc_short, calls_short), (_, floor_long, _), (_, dc_long, calls_long) = results
+    ops = calls_long - calls_short
+    if ops <= 0:
+        raise RuntimeError("the longer run recorded no more calls than the shorter one")
+    floor = per_op_of_extra_steps(floor_short, floor_long, ops)
+    profiled = per_op_of_extra_steps(dc_short, dc_long, ops)
+    shown = ("Ir", "I1mr", "D1mr", "D1mw")
+    print("%d ops in %d steps; per op, RecordFunction floor / deepcontext run:"
+          % (ops, args.more_steps))
+    print("| object | " + " | ".join(shown) + " |")
+    print("|---|" + "---|" * len(shown))
+    for name, under_floor, under_dc in around_rows(floor, profiled, args.objects):
+        print("| %s | %s |" % (name, " | ".join(
+            "%.1f / %.1f" % (under_floor[EVENTS.index(e)], under_dc[EVENTS.index(e)])
+            for e in shown)))
+    print("callgrind files under %s" % workdir)
+    return 0
 
 
 def main():
@@ -105,11 +202,21 @@ def main():
     parser.add_argument("--plain", action="store_true",
                         help="also run the workload without the profiler")
     parser.add_argument("--python", default="/usr/bin/python3")
+    parser.add_argument("--around", action="store_true",
+                        help="compare with the RecordFunction floor per object")
+    parser.add_argument("--more-steps", type=int, default=10,
+                        help="--around: the longer runs' extra steps")
+    parser.add_argument("--objects", type=int, default=10,
+                        help="--around: objects listed")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="--around: processes at once")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="dc-callgrind-")
-    jobs = [(build, True) for build in [args.build] + args.baseline]
+    if args.around:
+        return around(args, workdir)
+    jobs = [(build, "profiled") for build in [args.build] + args.baseline]
     if args.plain:
-        jobs.append((args.build, False))
+        jobs.append((args.build, "plain"))
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         results = list(pool.map(
             lambda job: run_one(job[0], args.steps, job[1], workdir, args.python), jobs))

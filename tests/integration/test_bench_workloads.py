@@ -360,15 +360,54 @@ def test_callgrind_totals_sum_functions_by_object_and_find_the_runtime():
         " [/b/lib/libdeepcontext.so]",
         " 9,000 (90.0%) 1,000 (10.0%) 500 ( 5.0%) 300 (30.0%) 90 ( 9.0%)  .  .  .  .  "
         "./malloc/malloc.c:malloc [/usr/lib/x86_64-linux-gnu/libc.so.6]",
+        # Code inlined from a header: no object, charged to the function's.
+        "   300 ( 3.0%)  100 ( 1.0%)  .  6 ( 0.6%)  8 ( 0.8%)  .  .  .  .  "
+        "/src/object_access.h:CallPathBuilder::OnOpEnter(dlmonitor_op_data const&)",
+        "    40 ( 0.4%)  .  .  .  .  .  .  .  .  /src/x.h:NeverListed(int)",
+        # A call line repeats its callee's cost.
+        "   700 ( 7.0%)  100 ( 1.0%)   50 ( 0.5%)  20 ( 2.0%)  2 ( 0.2%)  .  .  .  .  "
+        "=> /src/call_path_builder.cc:CallPathBuilder::OnOpEnter(dlmonitor_op_data const&) (3x)",
         "10,000 (100.0%) 1,400 (100.0%) 700 (100.0%) 360 (100.0%) 102 (100.0%) 4 (100.0%)"
         "  .  .  .  PROGRAM TOTALS",
     ])
     totals = bench.object_totals(annotated)
-    assert totals["libdeepcontext.so"][:4] == [1700, 300, 150, 50]
+    assert totals["libdeepcontext.so"][:5] == [2000, 400, 150, 56, 19]
+    assert totals["?"][0] == 40
     assert totals["libc.so.6"][0] == 9000
     assert sorted(name for name in totals if bench.is_runtime(name)) == [
         "libdeepcontext.so", "torch-2.11.0-abi1-0123abcd.so"]
     assert not bench.is_runtime("libtorch_cpu.so.2.11")
+
+
+def test_callgrind_around_divides_the_extra_steps_by_their_ops():
+    bench = _bench_module("op_path_callgrind")
+    width = len(bench.EVENTS)
+
+    def values(ir, i1mr):
+        row = [0] * width
+        row[bench.EVENTS.index("Ir")] = ir
+        row[bench.EVENTS.index("I1mr")] = i1mr
+        return row
+
+    short = {"libtorch_cpu.so": values(1000, 100), "libdeepcontext.so": values(50, 5)}
+    long = {"libtorch_cpu.so": values(3000, 500), "libdeepcontext.so": values(250, 45),
+            "torch-2.11.0-abi1-0123abcd.so": values(40, 2)}
+    per_op = bench.per_op_of_extra_steps(short, long, ops=10)
+    assert per_op["libtorch_cpu.so"][:4] == [200, 0, 0, 40]
+    assert per_op["torch-2.11.0-abi1-0123abcd.so"][0] == 4
+
+    floor = {"libtorch_cpu.so": values(180, 30), "libc.so.6": values(10, 1),
+             "python3.12": values(90, 5)}
+    rows = bench.around_rows(floor, per_op, objects=1)
+    names = [name for name, _, _ in rows]
+    # The runtime (library and adapter together), the busiest other object,
+    # then every other object summed.
+    assert names == ["runtime", "libtorch_cpu.so", "all other objects"]
+    runtime = rows[0]
+    assert runtime[1][0] == 0 and runtime[2][0] == 24 and runtime[2][3] == 4.2
+    others = rows[2]
+    assert others[1][0] == 280 and others[2][0] == 200
+    assert others[1][3] == 36 and others[2][3] == 40
 
 
 def test_runtime_samples_parse_perf_reports_and_find_the_runtime():
