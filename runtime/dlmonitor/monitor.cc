@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "runtime/common/hot_path.h"
 #include "runtime/python/python_frames.h"
 
 namespace deepcontext::dlmonitor {
@@ -70,12 +69,6 @@ void Monitor::EnableNative(bool on) {
                                std::string(", native: ") + unwinder);
     native_described_.store(true, std::memory_order_release);
   });
-}
-
-DEEPCONTEXT_HOT
-Monitor& Monitor::Instance() {
-  static Monitor* instance = new Monitor();
-  return *instance;
 }
 
 }  // namespace deepcontext::dlmonitor

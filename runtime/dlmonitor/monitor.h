@@ -19,7 +19,12 @@ class Monitor {
   // The instance, created on first use and deliberately never destroyed:
   // framework threads may still emit events while static destructors run
   // at exit.
-  static Monitor& Instance();
+  // Inline: every event asks, and a call would cost it one more line of
+  // code to fetch.
+  static Monitor& Instance() {
+    static Monitor* instance = new Monitor();
+    return *instance;
+  }
 
   StringTable& strings() { return strings_; }
   ContextTree& tree() { return tree_; }

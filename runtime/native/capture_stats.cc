@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/common/hot_path.h"
 #include "runtime/common/spin_lock.h"
 #include "runtime/native/cfi_rules.h"
 #include "runtime/native/walk_memo.h"
@@ -79,13 +78,9 @@ const char* SiteName(int site) {
 
 }  // namespace
 
-DEEPCONTEXT_HOT
-bool CaptureStatsEnabled() {
-  static const bool enabled = [] {
-    const char* value = std::getenv("DEEPCONTEXT_NATIVE_STATS");
-    return value != nullptr && std::strcmp(value, "1") == 0;
-  }();
-  return enabled;
+bool ReadCaptureStatsEnabled() {
+  const char* value = std::getenv("DEEPCONTEXT_NATIVE_STATS");
+  return value != nullptr && std::strcmp(value, "1") == 0;
 }
 
 void RecordCapture(const CaptureSample& sample) {

@@ -59,8 +59,15 @@ inline uint64_t CaptureClockNs() {
                                    .count());
 }
 
-// Whether DEEPCONTEXT_NATIVE_STATS=1 (read once).
-bool CaptureStatsEnabled();
+// Reads DEEPCONTEXT_NATIVE_STATS; use CaptureStatsEnabled.
+bool ReadCaptureStatsEnabled();
+
+// Whether DEEPCONTEXT_NATIVE_STATS=1 (read once). Inline: every op asks,
+// and a call would cost it one more line of code to fetch.
+inline bool CaptureStatsEnabled() {
+  static const bool enabled = ReadCaptureStatsEnabled();
+  return enabled;
+}
 
 // Adds one capture. [any thread]
 void RecordCapture(const CaptureSample& sample);
