@@ -37,7 +37,7 @@ import sys
 import tempfile
 
 from op_path_callgrind import is_runtime
-from runtime_samples import grown_functions, is_profiler_thread, ranked_objects
+from runtime_samples import REFERENCES, grown_functions, is_profiler_thread, ranked_objects
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
@@ -46,9 +46,9 @@ WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
 # parenthesized field.
 SAMPLE = re.compile(r"^\s*(?P<comm>.*?)\s+(?P<tid>\d+)\s+(?P<time>\d+\.\d+):\s+[0-9a-f]+\s+"
                     r"(?P<sym>.*?)\s*\((?P<dso>[^()]*)\)\s*$")
-# Regions that are not DeepContext: the plain steps and the floors.
-NOT_DEEPCONTEXT = ("plain", "floor", "cupti-records", "cupti", "floor+cupti",
-                   "proton", "torch-profiler")
+# Regions that are not DeepContext: the plain steps, the floors and the
+# other profilers.
+NOT_DEEPCONTEXT = REFERENCES + ("proton", "torch-profiler")
 
 
 def parse_samples(script):
