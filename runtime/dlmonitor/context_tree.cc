@@ -41,26 +41,27 @@ ContextTree::ContextTree() {
 DEEPCONTEXT_HOT
 ContextId ContextTree::FindChildLocked(const Node& parent,
                                        const FrameKey& key) const {
-  if (parent.index != nullptr) {
+  if (parent.index != nullptr) [[unlikely]] {
     auto it = parent.index->map.find(key);
     return it == parent.index->map.end() ? kNoContext : it->second;
   }
-  for (ContextId child : parent.children) {
-    if (nodes_.At(child)->key == key) return child;
+  for (const ChildEntry& child : parent.children) {
+    if (child.key == key) return child.id;
   }
   return kNoContext;
 }
 
 void ContextTree::AddChildLocked(Node& parent, ContextId child,
                                  const FrameKey& key) {
-  parent.children.push_back(child);
   if (parent.index != nullptr) {
     parent.index->map.emplace(key, child);
-  } else if (parent.children.size() > kIndexThreshold) {
+    return;
+  }
+  parent.children.push_back(ChildEntry{key, child});
+  if (parent.children.size() > kIndexThreshold) {
     parent.index = new ChildIndex;
-    for (ContextId c : parent.children) {
-      parent.index->map.emplace(nodes_.At(c)->key, c);
-    }
+    for (const ChildEntry& c : parent.children) parent.index->map.emplace(c.key, c.id);
+    std::vector<ChildEntry>().swap(parent.children);
   }
 }
 

@@ -69,8 +69,16 @@ class ContextTree {
  private:
   // Children are a short vector scanned linearly, which is what nearly all
   // nodes need; wide nodes (thousands of Python lines under one function)
-  // switch to a hash index.
+  // switch to a hash index. The vector holds each child's key beside its
+  // id: a scan then reads a few adjacent lines instead of one line of each
+  // child's node, scattered over the tree (a Python line's node has a child
+  // per line of the function it calls, most not in cache when an op looks
+  // one up).
   struct ChildIndex;
+  struct ChildEntry {
+    FrameKey key;
+    ContextId id;
+  };
   struct Node {
     ~Node();
     FrameKey key;
@@ -78,7 +86,8 @@ class ContextTree {
     std::atomic<bool> ready{false};
     bool folds = false;  // an [other] node: absorbs every path below it
     SpinLock lock;  // guards children and index
-    std::vector<ContextId> children;
+    // Until the node switches to `index`, which then holds them all.
+    std::vector<ChildEntry> children;
     ChildIndex* index = nullptr;
   };
 

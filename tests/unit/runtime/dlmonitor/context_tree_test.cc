@@ -86,6 +86,31 @@ TEST(ContextTree, WideNodesSwitchToAnIndexAndStayCorrect) {
   EXPECT_EQ(std::set<ContextId>(ids.begin(), ids.end()).size(), 2000u);
 }
 
+// Children are found by their whole key, whether a node scans its short
+// list of children or has switched to its index: keys that differ in one
+// field only are different frames (the same function called from two
+// lines, or two files' functions of one name).
+TEST(ContextTree, ChildrenDifferingInOneFieldAreDistinct) {
+  for (const int siblings : {0, 40}) {
+    ContextTree tree;
+    for (int i = 0; i < siblings; ++i) {
+      tree.Child(kRootContext, FrameKey{9, static_cast<StringId>(1000 + i), 0, 0});
+    }
+    const FrameKey base{2, 7, 3, 11};
+    const FrameKey variants[] = {base, FrameKey{4, 7, 3, 11}, FrameKey{2, 8, 3, 11},
+                                 FrameKey{2, 7, 5, 11}, FrameKey{2, 7, 3, 12}};
+    std::vector<ContextId> ids;
+    for (const FrameKey& key : variants) ids.push_back(tree.Child(kRootContext, key));
+    EXPECT_EQ(std::set<ContextId>(ids.begin(), ids.end()).size(), 5u) << siblings;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      EXPECT_EQ(tree.Child(kRootContext, variants[i]), ids[i]) << siblings;
+      FrameKey key;
+      ASSERT_TRUE(tree.Get(ids[i], &key, nullptr));
+      EXPECT_EQ(key, variants[i]);
+    }
+  }
+}
+
 TEST(ContextTree, ConcurrentInsertionYieldsOneNodePerPath) {
   ContextTree tree;
   constexpr int kThreads = 8;
