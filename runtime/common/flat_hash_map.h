@@ -1,11 +1,13 @@
 // A hash map kept in one array (open addressing, linear probing, a
-// power-of-two number of slots, at most half of them used) for a thread's
-// own lookup caches. A hit reads the slot the key hashes to, or a few slots
+// power-of-two number of slots, at most half of them used) for lookups on
+// an event's path: a thread's own caches, or a table under its owner's
+// lock. A hit reads the slot the key hashes to, or a few slots
 // after it on the same lines, where std::unordered_map reads a bucket and
 // then a node elsewhere on the heap: two misses once the program's work
 // between two lookups has evicted them, which is where a native capture's
 // path lookup spent its time on ResNet-50. Insertion and clear only: the
-// caches it serves start over when full.
+// caches it serves start over when full, and the tables keep what they
+// insert.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +20,7 @@ namespace deepcontext {
 template <typename Key, typename Value, typename Hash>
 class FlatHashMap {
  public:
-  // The value of `key`, or nullptr. [the owning thread]
+  // The value of `key`, or nullptr. [the owning thread, or under its lock]
   Value* Find(const Key& key) {
     if (slots_.empty()) return nullptr;
     for (size_t i = Home(key);; i = (i + 1) & mask_) {

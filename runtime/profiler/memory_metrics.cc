@@ -52,13 +52,15 @@ MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
   if (state.last_live != nullptr && state.last_context == context) {
     return *state.last_live;
   }
-  // Absent at the last peak left: it held nothing then.
-  ContextLive& entry = state.live_by_context
-                           .try_emplace(context, ContextLive{0, 0, state.peak_epoch})
-                           .first->second;
+  ContextLive*& slot = state.live_by_context[context];
+  if (slot == nullptr) [[unlikely]] {
+    // Absent at the last peak left: it held nothing then.
+    slot = &state.live_entries.emplace_back(
+        ContextLive{context, 0, 0, state.peak_epoch, Accumulator{}});
+  }
   state.last_context = context;
-  state.last_live = &entry;
-  return entry;
+  state.last_live = slot;
+  return *slot;
 }
 
 DEEPCONTEXT_HOT
@@ -159,7 +161,8 @@ void MemoryMetrics::Publish() {
   std::map<std::pair<ContextId, MetricId>, Accumulator> allocated;
   for (const auto& [device, state] : devices_) {
     const KindMetrics& ids = MetricsFor(device);
-    for (const auto& [context, entry] : state.live_by_context) {
+    for (const ContextLive& entry : state.live_entries) {
+      const ContextId context = entry.context;
       if (context == 0) continue;
       if (entry.allocated.count > 0) {
         allocated[{context, ids.alloc_bytes}].Merge(entry.allocated);
@@ -188,7 +191,7 @@ std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
     out.emplace_back(prefix + "allocations", std::to_string(state.allocations));
     out.emplace_back(prefix + "frees", std::to_string(state.frees));
     // Contexts that allocated: what the per-event work once grew with.
-    out.emplace_back(prefix + "contexts", std::to_string(state.live_by_context.size()));
+    out.emplace_back(prefix + "contexts", std::to_string(state.live_entries.size()));
     if (state.live_before_profiling > 0) {
       out.emplace_back(prefix + "before_profiling_bytes",
                        std::to_string(state.live_before_profiling));
@@ -216,7 +219,7 @@ void MemoryMetrics::ResetPeaks() {
     state.at_new_peak = false;
     state.allocations = 0;
     state.frees = 0;
-    for (auto& [context, entry] : state.live_by_context) entry.allocated = Accumulator{};
+    for (ContextLive& entry : state.live_entries) entry.allocated = Accumulator{};
   }
 }
 

@@ -21,14 +21,16 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
+#include <unordered_map>  // reserved_ranges
 #include <utility>
 #include <vector>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/flat_hash_map.h"
 #include "runtime/common/spin_lock.h"
 #include "runtime/profiler/live_allocation_table.h"
 #include "runtime/profiler/metric_store.h"
@@ -76,15 +78,19 @@ class MemoryMetrics {
   // object's lock, rather than taking the store's lock of the context,
   // whose line the thread that drains finished ops writes too.
   struct ContextLive {
+    ContextId context = 0;
     int64_t live = 0;
     int64_t at_peak = 0;
     uint64_t epoch = 0;
     Accumulator allocated;
   };
+  struct ContextIdHash {
+    size_t operator()(ContextId id) const { return static_cast<size_t>(id); }
+  };
   // A live block: its size and its context's entry in its device's
-  // live_by_context (entries are never erased while blocks live, and
-  // unordered_map keeps them in place), which a free updates without a
-  // lookup. 32 bytes a table slot with its key.
+  // live_entries (entries are never erased while blocks live, and stay in
+  // place), which a free updates without a lookup. 32 bytes a table slot
+  // with its key.
   struct Allocation {
     int64_t bytes = 0;
     ContextLive* live = nullptr;
@@ -94,13 +100,18 @@ class MemoryMetrics {
     int64_t peak = 0;
     uint64_t allocations = 0;
     uint64_t frees = 0;
-    // Every context that allocated on the device. Leaving a peak used to
-    // copy this whole map; a forward pass leaves one at almost every free
-    // (each op's output raises the peak, its temporaries' frees leave it),
-    // and with native frames there are thousands of contexts: it now
-    // counts peaks left instead, and an entry keeps its value at the last
-    // one when it changes first after it.
-    std::unordered_map<ContextId, ContextLive> live_by_context;
+    // Every context that allocated on the device, in the order of their
+    // first allocation; a deque keeps each entry in place as it grows.
+    // Leaving a peak used to copy all of them; a forward pass leaves one at
+    // almost every free (each op's output raises the peak, its
+    // temporaries' frees leave it), and with native frames there are
+    // thousands of contexts: it now counts peaks left instead, and an
+    // entry keeps its value at the last one when it changes first after it.
+    std::deque<ContextLive> live_entries;
+    // Each context's entry. Nearly every op allocates under a context of
+    // its own: an open-addressing table finds it in one line where a
+    // std::unordered_map divided by its bucket count and chased a node.
+    FlatHashMap<ContextId, ContextLive*, ContextIdHash> live_by_context;
     // The entry of the context that allocated last: an op allocates its
     // output and temporaries one after another.
     ContextId last_context = 0;
