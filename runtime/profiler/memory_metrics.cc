@@ -1,5 +1,7 @@
 #include "runtime/profiler/memory_metrics.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <mutex>  // std::lock_guard
 
@@ -21,7 +23,6 @@ void MemoryMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
       event->context, dlmonitor_memory_flags(&memory));
 }
 
-DEEPCONTEXT_HOT
 const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
   const bool host = device < 0;
   std::optional<KindMetrics>& ids = metrics_[host ? 1 : 0];
@@ -37,7 +38,6 @@ const MemoryMetrics::KindMetrics& MemoryMetrics::MetricsFor(int32_t device) {
   return *ids;
 }
 
-DEEPCONTEXT_HOT
 MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
   if (last_state_ == nullptr || last_device_ != device) {
     last_state_ = &devices_[device];
@@ -46,7 +46,6 @@ MemoryMetrics::DeviceState& MemoryMetrics::StateOf(int32_t device) {
   return *last_state_;
 }
 
-DEEPCONTEXT_HOT
 MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
                                                   ContextId context) {
   if (state.last_live != nullptr && state.last_context == context) {
@@ -63,7 +62,6 @@ MemoryMetrics::ContextLive& MemoryMetrics::LiveOf(DeviceState& state,
   return *slot;
 }
 
-DEEPCONTEXT_HOT
 void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
                             int64_t bytes) {
   if (entry.epoch != state.peak_epoch) {
@@ -73,7 +71,6 @@ void MemoryMetrics::AddLive(const DeviceState& state, ContextLive& entry,
   entry.live += bytes;
 }
 
-DEEPCONTEXT_HOT
 void MemoryMetrics::Free(DeviceState& state, const Allocation& allocation) {
   if (state.at_new_peak) {
     // Leaving a new peak: this is the moment to remember who held it.
@@ -111,7 +108,33 @@ void MemoryMetrics::RecordReserved(DeviceState& state, uint64_t address,
 DEEPCONTEXT_HOT
 void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
                            ContextId context, uint32_t flags) {
+  const MemoryEvent event{address, bytes, context, device, flags};
+  while (!queue_.TryPush(event)) [[unlikely]] {
+    // Nobody drained in time (no sampler thread: CPU time exact or off).
+    // The events before this one must be accounted for first, so it waits
+    // for its turn in the queue rather than being applied now; it may
+    // have to wait for another producer still writing its event.
+    if (DrainCount() == 0) sched_yield();
+  }
+}
+
+void MemoryMetrics::Drain() { DrainCount(); }
+
+size_t MemoryMetrics::DrainCount() {
   std::lock_guard<SpinLock> guard(lock_);
+  return DrainLocked();
+}
+
+size_t MemoryMetrics::DrainLocked() {
+  return queue_.Drain([this](const MemoryEvent& event) { Apply(event); });
+}
+
+void MemoryMetrics::Apply(const MemoryEvent& event) {
+  const int32_t device = event.device;
+  const uint64_t address = event.address;
+  const int64_t bytes = event.bytes;
+  const ContextId context = event.context;
+  const uint32_t flags = event.flags;
   DeviceState& state = StateOf(device);
   if ((flags & DLMONITOR_MEMORY_RESERVED) != 0) {
     RecordReserved(state, address, bytes,
@@ -155,6 +178,7 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
 
 void MemoryMetrics::Publish() {
   std::lock_guard<SpinLock> guard(lock_);
+  DrainLocked();
   for (const auto& [context, metric] : published_) store_.Remove(context, metric);
   published_.clear();
   // Devices of one kind share its metrics: their allocations add up.
@@ -178,9 +202,9 @@ void MemoryMetrics::Publish() {
   for (const auto& [key, samples] : allocated) store_.Set(key.first, key.second, samples);
 }
 
-std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
-    const {
+std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata() {
   std::lock_guard<SpinLock> guard(lock_);
+  DrainLocked();
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [device, state] : devices_) {
     const std::string prefix =
@@ -210,6 +234,7 @@ std::vector<std::pair<std::string, std::string>> MemoryMetrics::Metadata()
 
 void MemoryMetrics::ResetPeaks() {
   std::lock_guard<SpinLock> guard(lock_);
+  DrainLocked();  // they came before the reset
   published_.clear();  // the store was cleared with it
   unmatched_frees_ = 0;
   for (auto& [device, state] : devices_) {
@@ -223,8 +248,10 @@ void MemoryMetrics::ResetPeaks() {
   }
 }
 
-void MemoryMetrics::Clear() {
-  std::lock_guard<SpinLock> guard(lock_);
+void MemoryMetrics::ForkChild() {
+  // Held by this thread since ForkPrepare; released on the way out.
+  std::lock_guard<SpinLock> guard(lock_, std::adopt_lock);
+  queue_.Reset();
   allocations_.Clear();
   devices_.clear();
   last_state_ = nullptr;

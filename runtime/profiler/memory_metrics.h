@@ -18,6 +18,11 @@
 // RESERVED events (the allocator's segments) track the memory it holds from
 // the device, cached or handed out: out-of-memory errors are about that.
 // They are kept per device, not per context.
+//
+// Events are accounted for later, in their order, through a queue
+// (memory_event_queue.h): on the CPU sampler's thread each tick (Drain),
+// before every read below, and on an allocating thread that finds the queue
+// full.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +38,7 @@
 #include "runtime/common/flat_hash_map.h"
 #include "runtime/common/spin_lock.h"
 #include "runtime/profiler/live_allocation_table.h"
+#include "runtime/profiler/memory_event_queue.h"
 #include "runtime/profiler/metric_store.h"
 
 namespace deepcontext::profiler {
@@ -42,14 +48,20 @@ class MemoryMetrics {
   explicit MemoryMetrics(MetricStore& store);
 
   // The DLMonitor callback; user_data is the MemoryMetrics. Runs inside the
-  // framework's allocator (its lock held): takes only this object's lock.
+  // framework's allocator (its lock held): queues the event, and takes only
+  // this object's lock when the queue is full.
   static void OnEvent(const dlmonitor_event_t* event, void* user_data);
 
   // One allocation (bytes > 0, attributed to context) or free (bytes < 0;
   // context unused) of `address` on `device` (-1 = host); `flags` are
-  // dlmonitor_memory_flag_t bits.
+  // dlmonitor_memory_flag_t bits. Queued. [any thread]
   void Record(int32_t device, uint64_t address, int64_t bytes,
               ContextId context, uint32_t flags = 0);
+
+  // Accounts for the events queued so far. [any thread]
+  void Drain();
+  // Drain() as a CpuSampler tick hook; arg is the MemoryMetrics.
+  static void DrainOnTick(void* arg) { static_cast<MemoryMetrics*>(arg)->Drain(); }
 
   // Stores every context's allocated bytes, and its live bytes at its
   // device's peak, into the metric store, replacing the values of an
@@ -60,14 +72,20 @@ class MemoryMetrics {
   // counts, bytes live before profiling began, reserved bytes (current and
   // peak); frees of blocks allocated before profiling that no snapshot
   // reported.
-  std::vector<std::pair<std::string, std::string>> Metadata() const;
+  std::vector<std::pair<std::string, std::string>> Metadata();
 
   // Starts the peaks and counts over from now, still tracking the live
   // allocations so that their frees match (deepcontext_reset).
   void ResetPeaks();
 
-  // Forgets every allocation and peak (a forked child).
-  void Clear();
+  // Around fork(): the forking thread holds the lock through it, so that
+  // the child's copy is not held by a thread the child lacks (the
+  // sampler's, draining the queue). [pthread_atfork prepare and parent]
+  void ForkPrepare() { lock_.lock(); }
+  void ForkParent() { lock_.unlock(); }
+  // In the forked child, after ForkPrepare: forgets every allocation, peak
+  // and queued event, and releases the lock.
+  void ForkChild();
 
  private:
   // A context's live bytes, and what they were when its device last left
@@ -145,11 +163,17 @@ class MemoryMetrics {
   }
   void RecordReserved(DeviceState& state, uint64_t address, int64_t bytes,
                       bool preexisting);
+  // Accounts for one event. [lock_ held]
+  void Apply(const MemoryEvent& event);
+  // Drain's work; the number of events accounted for.
+  size_t DrainCount();
+  size_t DrainLocked();
 
   MetricStore& store_;
-  // Guards everything below. Held for a few hash probes per event; a
-  // futex-based mutex costs more than that work.
-  mutable SpinLock lock_;
+  MemoryEventQueue queue_;
+  // Guards everything below, and draining the queue. Held for a few hash
+  // probes per event; a futex-based mutex costs more than that work.
+  SpinLock lock_;
   LiveAllocationTable<Allocation> allocations_;
   std::map<int32_t, DeviceState> devices_;
   // The device of the last event and its state (map nodes stay in place):

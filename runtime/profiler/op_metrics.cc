@@ -123,16 +123,25 @@ ContextId CurrentContext(const TimerStack& stack) {
 
 }  // namespace
 
-OpMetrics::OpMetrics(MetricStore& store)
+OpMetrics::OpMetrics(MetricStore& store, CpuSampler::TickHook also_on_tick)
     : store_(store),
       calls_(store.Register("calls", "count", "number of calls")),
       cpu_time_(store.Register("cpu_time", "ns",
                                "thread CPU time spent in the op itself")),
       wall_time_(store.Register("wall_time", "ns",
                                 "wall time spent in the op itself")),
+      also_on_tick_(also_on_tick),
       generation_(g_next_generation.fetch_add(1)),
       wall_clock_(cpu::TscClock::Process()),
-      sampler_(store, cpu_time_, CpuSampler::TickHook{&OpMetrics::FlushOnTick, this}) {}
+      sampler_(store, cpu_time_, CpuSampler::TickHook{&OpMetrics::OnTick, this}) {}
+
+void OpMetrics::OnTick(void* self) {
+  auto* metrics = static_cast<OpMetrics*>(self);
+  metrics->Flush();
+  if (metrics->also_on_tick_.run != nullptr) {
+    metrics->also_on_tick_.run(metrics->also_on_tick_.arg);
+  }
+}
 
 void OpMetrics::ResetAfterFork() {
   generation_.store(g_next_generation.fetch_add(1), std::memory_order_relaxed);

@@ -19,7 +19,9 @@ struct TimerStack;
 
 class OpMetrics {
  public:
-  explicit OpMetrics(MetricStore& store);
+  // `also_on_tick` runs on the CPU sampler's thread after each tick's
+  // flush: other work that may wait a tick.
+  explicit OpMetrics(MetricStore& store, CpuSampler::TickHook also_on_tick = {});
 
   // The DLMonitor callback; user_data is the OpMetrics. [any thread, no GIL]
   static void OnEvent(const dlmonitor_event_t* event, void* user_data);
@@ -63,7 +65,7 @@ class OpMetrics {
   [[gnu::noinline, gnu::cold]] void PushSlow(TimerStack& stack, const OpSample& sample);
   // One sample into the store.
   void Apply(const OpSample& sample);
-  static void FlushOnTick(void* self) { static_cast<OpMetrics*>(self)->Flush(); }
+  static void OnTick(void* self);
   // Starts the sampling thread and registers this thread with it: once per
   // thread, out of the op path. [[gnu::cold]] keeps it out of line.
   [[gnu::noinline, gnu::cold]] void StartSampling(TimerStack& stack, ContextId context);
@@ -72,6 +74,7 @@ class OpMetrics {
   const MetricId calls_;
   const MetricId cpu_time_;
   const MetricId wall_time_;
+  const CpuSampler::TickHook also_on_tick_;
   std::atomic<uint64_t> generation_;
   // Sampled by default: exact per-op clocks cost more than the rest of the
   // profiler's per-op work together (bench/cpu_overhead.py, gpu_overhead.py).

@@ -46,13 +46,20 @@ Session& Session::Instance() {
   return *session;
 }
 
-Session::Session() : op_metrics_(store_), memory_metrics_(store_) {
+Session::Session()
+    // The sampler's thread accounts for queued allocator events each tick;
+    // it starts with the first op, after memory_metrics_ is constructed.
+    : op_metrics_(store_, {&MemoryMetrics::DrainOnTick, &memory_metrics_}),
+      memory_metrics_(store_) {
   // Child handlers run in registration order: the switch lock is released
   // before AfterForkInChild turns tracing back on.
   pthread_atfork(&TraceWindows::LockSwitchesBeforeFork,
                  &TraceWindows::UnlockSwitchesAfterFork,
                  &TraceWindows::UnlockSwitchesAfterFork);
   pthread_atfork(nullptr, nullptr, &Session::AfterForkInChild);
+  // The child's handler is AfterForkInChild's ForkChild.
+  pthread_atfork([] { Instance().memory_metrics_.ForkPrepare(); },
+                 [] { Instance().memory_metrics_.ForkParent(); }, nullptr);
 }
 
 void Session::SetOpSwitch(int (*op_switch)(int on)) {
@@ -82,7 +89,7 @@ void Session::AfterForkInChild() {
   session.windows_error_.clear();
   session.store_.Clear(dlmonitor_context_count() + 1);
   session.op_metrics_.ResetAfterFork();
-  session.memory_metrics_.Clear();
+  session.memory_metrics_.ForkChild();
   session.start_realtime_ns_ = cpu::RealtimeNs();
   session.start_monotonic_ns_ = cpu::MonotonicNs();
 }

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <string>
@@ -24,7 +28,7 @@ std::map<std::string, std::map<ContextId, Accumulator>> Snapshot(
   return out;
 }
 
-std::string MetadataValue(const MemoryMetrics& memory, const std::string& key) {
+std::string MetadataValue(MemoryMetrics& memory, const std::string& key) {
   for (const auto& [k, v] : memory.Metadata()) {
     if (k == key) return v;
   }
@@ -358,6 +362,94 @@ TEST(MemoryMetrics, ConcurrentAllocatorsOnSeveralDevicesBalance) {
   for (const auto& [context, value] : values["gpu_peak_live_bytes"]) at_peaks += value.sum;
   EXPECT_EQ(at_peaks, std::stod(MetadataValue(memory, "gpu0_memory_peak_bytes")) +
                           std::stod(MetadataValue(memory, "gpu1_memory_peak_bytes")));
+}
+
+// Events are accounted for through a queue: a block freed on another
+// thread than the one that allocated it, with a third thread draining,
+// must meet its allocation first, whatever the queue's state.
+TEST(MemoryMetrics, BlocksFreedOnAnotherThreadMatchTheirAllocations) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  constexpr uint64_t kBlocks = 3 * MemoryEventQueue::kCapacity + 11;
+  std::vector<std::atomic<bool>> allocated(kBlocks);
+  std::atomic<bool> done{false};
+  std::thread drainer([&] {
+    while (!done.load()) memory.Drain();
+  });
+  std::thread freer([&] {
+    for (uint64_t i = 0; i < kBlocks; ++i) {
+      while (!allocated[i].load(std::memory_order_acquire)) std::this_thread::yield();
+      memory.Record(0, 0x100000 + 512 * i, -512, 0);
+    }
+  });
+  for (uint64_t i = 0; i < kBlocks; ++i) {
+    memory.Record(0, 0x100000 + 512 * i, 512, 7);
+    allocated[i].store(true, std::memory_order_release);
+  }
+  freer.join();
+  done.store(true);
+  drainer.join();
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"), "0");
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_frees"), std::to_string(kBlocks));
+  EXPECT_EQ(MetadataValue(memory, "memory_frees_before_start"), "");
+}
+
+// With nobody draining, a full queue is drained by the thread that found
+// it full: no event is lost or applied out of turn.
+TEST(MemoryMetrics, AFullQueueIsDrainedByItsProducer) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  constexpr uint64_t kBlocks = 2 * MemoryEventQueue::kCapacity + 5;
+  for (uint64_t i = 0; i < kBlocks; ++i) {
+    memory.Record(0, 0x100000 + 512 * i, 512, 1 + i % 3);
+    if (i % 2 == 1) memory.Record(0, 0x100000 + 512 * (i - 1), -512, 0);
+  }
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_allocations"), std::to_string(kBlocks));
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_frees"), std::to_string(kBlocks / 2));
+  EXPECT_EQ(MetadataValue(memory, "gpu0_memory_live_bytes"),
+            std::to_string((kBlocks - kBlocks / 2) * 512));
+}
+
+// A fork while another thread drains (the sampler's, each tick): the
+// child's copy of the lock must not be held by a thread the child lacks.
+// Each child records an event and reads it back under an alarm.
+TEST(MemoryMetrics, AForkWhileDrainingLeavesTheChildUsable) {
+  MetricStore store;
+  MemoryMetrics memory(store);
+  std::atomic<bool> done{false};
+  std::thread drainer([&] {
+    uint64_t address = 0x100000;
+    while (!done.load()) {
+      // Long drains: the lock is held most of the time.
+      for (int i = 0; i < 1000; ++i) {
+        memory.Record(0, address, 512, 3 + i % 50);
+        memory.Record(0, address, -512, 0);
+        address += 512;
+      }
+      memory.Drain();
+    }
+  });
+  for (int i = 0; i < 50; ++i) {
+    memory.ForkPrepare();
+    const pid_t child = fork();
+    if (child == 0) {
+      alarm(10);  // a lock held forever ends the child here
+      memory.ForkChild();
+      memory.Record(1, 0x4000, 1024, 9);
+      _exit(MetadataValue(memory, "gpu1_memory_live_bytes") == "1024" &&
+                    MetadataValue(memory, "gpu0_memory_allocations").empty()
+                ? 0
+                : 1);
+    }
+    memory.ForkParent();
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << "child " << i << " status " << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << i;
+  }
+  done.store(true);
+  drainer.join();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <thread>
@@ -183,6 +184,23 @@ TEST(OpMetrics, TheSamplingThreadDrainsTheLogs) {
     nanosleep(&pause, nullptr);
   }
   EXPECT_EQ((CollectUnflushed(store)[{10, "calls"}].sum), 1);
+  metrics.StopSampling();
+}
+
+// Other work that may wait a tick runs on the sampler's thread after it.
+TEST(OpMetrics, TheTickRunsTheExtraHook) {
+  MetricStore store;
+  std::atomic<int> ticks{0};
+  OpMetrics metrics(store, CpuSampler::TickHook{
+                               [](void* arg) { static_cast<std::atomic<int>*>(arg)->fetch_add(1); },
+                               &ticks});
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);  // starts the sampler
+  Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
+  for (int i = 0; i < 5000 && ticks.load() == 0; ++i) {
+    timespec pause{0, 1000000};
+    nanosleep(&pause, nullptr);
+  }
+  EXPECT_GT(ticks.load(), 0);
   metrics.StopSampling();
 }
 
