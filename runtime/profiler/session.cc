@@ -51,15 +51,17 @@ Session::Session()
     // it starts with the first op, after memory_metrics_ is constructed.
     : op_metrics_(store_, {&MemoryMetrics::DrainOnTick, &memory_metrics_}),
       memory_metrics_(store_) {
+  // Prepare handlers run in reverse registration order: the forking thread
+  // takes the windows' switch lock before the memory lock, never the other
+  // way round. The child's memory handler is AfterForkInChild's ForkChild.
+  pthread_atfork([] { Instance().memory_metrics_.ForkPrepare(); },
+                 [] { Instance().memory_metrics_.ForkParent(); }, nullptr);
   // Child handlers run in registration order: the switch lock is released
   // before AfterForkInChild turns tracing back on.
   pthread_atfork(&TraceWindows::LockSwitchesBeforeFork,
                  &TraceWindows::UnlockSwitchesAfterFork,
                  &TraceWindows::UnlockSwitchesAfterFork);
   pthread_atfork(nullptr, nullptr, &Session::AfterForkInChild);
-  // The child's handler is AfterForkInChild's ForkChild.
-  pthread_atfork([] { Instance().memory_metrics_.ForkPrepare(); },
-                 [] { Instance().memory_metrics_.ForkParent(); }, nullptr);
 }
 
 void Session::SetOpSwitch(int (*op_switch)(int on)) {
