@@ -66,6 +66,12 @@ def object_totals(annotated):
     totals = {}
     object_of = {}
     unplaced = []
+
+    def add(name, values):
+        sums = totals.setdefault(name, [0] * len(EVENTS))
+        for i, value in enumerate(values):
+            sums[i] += value
+
     for line in annotated.splitlines():
         if "=>" in line:
             continue
@@ -85,13 +91,9 @@ def object_totals(annotated):
         else:
             unplaced.append((function, values))
             continue
-        sums = totals.setdefault(name, [0] * len(EVENTS))
-        for i, value in enumerate(values):
-            sums[i] += value
+        add(name, values)
     for function, values in unplaced:
-        sums = totals.setdefault(object_of.get(function, "?"), [0] * len(EVENTS))
-        for i, value in enumerate(values):
-            sums[i] += value
+        add(object_of.get(function, "?"), values)
     return totals
 
 

@@ -114,13 +114,11 @@ void MemoryMetrics::Record(int32_t device, uint64_t address, int64_t bytes,
     // The events before this one must be accounted for first, so it waits
     // for its turn in the queue rather than being applied now; it may
     // have to wait for another producer still writing its event.
-    if (DrainCount() == 0) sched_yield();
+    if (Drain() == 0) sched_yield();
   }
 }
 
-void MemoryMetrics::Drain() { DrainCount(); }
-
-size_t MemoryMetrics::DrainCount() {
+size_t MemoryMetrics::Drain() {
   std::lock_guard<SpinLock> guard(lock_);
   return DrainLocked();
 }

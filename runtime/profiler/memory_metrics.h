@@ -58,8 +58,8 @@ class MemoryMetrics {
   void Record(int32_t device, uint64_t address, int64_t bytes,
               ContextId context, uint32_t flags = 0);
 
-  // Accounts for the events queued so far. [any thread]
-  void Drain();
+  // Accounts for the events queued so far; returns how many. [any thread]
+  size_t Drain();
   // Drain() as a CpuSampler tick hook; arg is the MemoryMetrics.
   static void DrainOnTick(void* arg) { static_cast<MemoryMetrics*>(arg)->Drain(); }
 
@@ -165,8 +165,6 @@ class MemoryMetrics {
                       bool preexisting);
   // Accounts for one event. [lock_ held]
   void Apply(const MemoryEvent& event);
-  // Drain's work; the number of events accounted for.
-  size_t DrainCount();
   size_t DrainLocked();
 
   MetricStore& store_;
