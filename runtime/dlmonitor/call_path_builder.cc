@@ -335,11 +335,10 @@ ContextId CallPathBuilder::Phase(ContextId parent, StringId phase_name) {
   return tree_.Child(parent, FrameKey{DLMONITOR_FRAME_PHASE, phase_name, 0, 0});
 }
 
-ContextId CallPathBuilder::AllocatedBefore(uintptr_t caller_pc) {
-  if (caller_pc == 0) {
-    caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-  }
-  const ContextId current = Current(caller_pc);
+ContextId CallPathBuilder::AllocatedBefore(const native::CallerFrame& caller) {
+  native::CallerFrame from = caller;
+  if (from.pc == 0) from = {reinterpret_cast<uintptr_t>(__builtin_return_address(0)), 0, 0};
+  const ContextId current = Current(from);
   if (current == kNoContext) return kNoContext;
   return Phase(current, allocated_before_name_);
 }
@@ -359,7 +358,7 @@ ContextId CallPathBuilder::EntryPythonContext(
   const bool base_in_compile = top != nullptr && top->in_compile;
   ContextId context;
   if (native != nullptr && native_enabled_.load(std::memory_order_acquire)) {
-    context = NativeContext(state, base, start, native->pc,
+    context = NativeContext(state, base, start, native->frame,
                             native->drop_caller_module, &into.python_depth);
     state.last_in_compile = base_in_compile;
   } else {
@@ -373,12 +372,9 @@ ContextId CallPathBuilder::EntryPythonContext(
 
 DEEPCONTEXT_HOT
 ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
-                                     uintptr_t caller_pc) {
+                                     const native::CallerFrame& caller) {
   const native::PathCallTimer timer(native::PathCall::kOpEnter);
-  const bool reported_by_adapter = caller_pc != 0;
-  if (caller_pc == 0) {
-    caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-  }
+  const bool reported_by_adapter = caller.pc != 0;
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
@@ -488,7 +484,14 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     default: {
       if (from_python) {
         state.last_native_stack = native::kNoStack;
-        const NativeCaller native_caller{caller_pc, reported_by_adapter};
+        // Without a caller frame, the frames are kept from OnOpEnter's
+        // caller on (its return address; no walk start).
+        const NativeCaller native_caller{
+            reported_by_adapter
+                ? caller
+                : native::CallerFrame{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                                      0, 0},
+            reported_by_adapter};
         entry.anchor = EntryPythonContext(state, top, entry, &native_caller);
         entry.entry_stack = state.last_native_stack;
         const ContextId parent =
@@ -551,11 +554,8 @@ ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
 }
 
 DEEPCONTEXT_HOT
-ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
+ContextId CallPathBuilder::Current(const native::CallerFrame& caller) {
   const native::PathCallTimer timer(native::PathCall::kContextQuery);
-  if (caller_pc == 0) {
-    caller_pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-  }
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
@@ -570,7 +570,13 @@ ContextId CallPathBuilder::Current(uintptr_t caller_pc) {
     }
     if (top->entry_stack != native::kNoStack &&
         native_enabled_.load(std::memory_order_acquire)) {
-      return InsideOpContext(state, *top, caller_pc);
+      // Without a caller frame, from Current's caller on.
+      return InsideOpContext(
+          state, *top,
+          caller.pc != 0
+              ? caller
+              : native::CallerFrame{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                                    0, 0});
     }
     return top->context;
   }

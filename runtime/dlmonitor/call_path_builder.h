@@ -72,12 +72,14 @@ class CallPathBuilder {
   ~CallPathBuilder();
 
   // Pushes the op on the calling thread's shadow stack and returns its
-  // context. `caller_pc` is a return address into the adapter that reported
-  // the op: native frames inner of it are the monitor's own, and the
+  // context. `caller` is the frame of the monitor's entry point that the
+  // adapter reporting the op called (DEEPCONTEXT_CALLER_FRAME): native
+  // frames inner of its return address are the monitor's own, and the
   // innermost frames in the adapter's module are the adapter's; both are
-  // left out. 0 means the caller of OnOpEnter, whose frames are kept.
-  // [any thread, no GIL]
-  ContextId OnOpEnter(const dlmonitor_op_data_t& op, uintptr_t caller_pc = 0);
+  // left out, and native captures start their walk there. Its pc 0 means
+  // the caller of OnOpEnter, whose frames are kept. [any thread, no GIL]
+  ContextId OnOpEnter(const dlmonitor_op_data_t& op,
+                      const native::CallerFrame& caller = {});
 
   // Turns native frames in op paths on or off. The first call picks the
   // unwinder and finds the interpreter's code (not async-signal-safe; call
@@ -96,15 +98,16 @@ class CallPathBuilder {
   // when no op is active. With native frames on, a call from inside an op
   // (a GPU API call) also gets the native frames it runs in beyond the op's
   // entry: op -> at::native::... -> cublas... -> (GPU API node added by the
-  // caller). `caller_pc` is a return address into the caller (the GPU
-  // backend); frames inner of it, and from the first GPU driver/CUPTI frame
-  // on, are left out. 0 means the caller of Current. [any thread, no GIL]
-  ContextId Current(uintptr_t caller_pc = 0);
+  // caller). `caller` is the frame of the monitor's entry point that the
+  // caller (the GPU backend) called; frames inner of its return address,
+  // and from the first GPU driver/CUPTI frame on, are left out. Its pc 0
+  // means the caller of Current. [any thread, no GIL]
+  ContextId Current(const native::CallerFrame& caller = {});
 
-  // The "[allocated before profiling]" node under Current(caller_pc): where
+  // The "[allocated before profiling]" node under Current(caller): where
   // memory that was live before profiling began is charged, under the line
   // that started profiling. [any thread, no GIL]
-  ContextId AllocatedBefore(uintptr_t caller_pc = 0);
+  ContextId AllocatedBefore(const native::CallerFrame& caller = {});
 
   // Forgets every thread's state (call in the child after fork: the
   // parent's threads and their stacks do not exist there).
@@ -117,9 +120,9 @@ class CallPathBuilder {
   [[gnu::noinline, gnu::cold]] ContextId MakeThreadRoot(ThreadState& state);
   [[gnu::noinline, gnu::cold]] static void GrowOpStack(ThreadState& state);
   // Where native frames of an op entered from Python are cut (OnOpEnter's
-  // caller_pc, and whether the adapter reported the op).
+  // caller, and whether the adapter reported the op).
   struct NativeCaller {
-    uintptr_t pc;
+    native::CallerFrame frame;
     bool drop_caller_module;
   };
   // The context an op entry hangs from when entered from Python: Python
@@ -151,12 +154,12 @@ class CallPathBuilder {
   // Like PythonContext, with the native stack spliced in (see the top of
   // this file); falls back to PythonContext when no stack was captured.
   ContextId NativeContext(ThreadState& state, ContextId base, int start,
-                          uintptr_t caller_pc, bool drop_caller_module,
+                          const native::CallerFrame& caller, bool drop_caller_module,
                           int* depth);
   // Current() inside an op with a captured entry stack (cached per thread
   // by (op context, stack)).
   ContextId InsideOpContext(ThreadState& state, const OpEntry& op,
-                            uintptr_t caller_pc);
+                            const native::CallerFrame& caller);
   // The tree node of `pc` under `parent` (symbolized on first sight).
   ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);

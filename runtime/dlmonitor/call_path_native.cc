@@ -64,7 +64,7 @@ class CaptureTimer {
 }  // namespace
 
 ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
-                                         int start, uintptr_t caller_pc,
+                                         int start, const native::CallerFrame& caller,
                                          bool drop_caller_module,
                                          int* depth) {
   // Captured into the thread's anchor: ops nested in this one start their
@@ -77,12 +77,13 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
                                      previous_count, /*live=*/false};
   native::AnchorUse use;
   const int captured = native::Unwinder(unwinder_).CaptureNear(
-      &previous, 1, pcs, state.anchor_sps, native::kMaxNativeDepth, &use);
+      &previous, 1, pcs, state.anchor_sps, native::kMaxNativeDepth, &use, &caller);
   timer.Unwound(captured, use);
-  // Frames inner of the reporting caller are this monitor's own.
+  // Frames inner of the reporting caller are this monitor's own (the
+  // capture left them out where it could).
   int native_count = captured;
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
-    if (pcs[i] == caller_pc) {
+    if (pcs[i] == caller.pc) {
       native_count = i + 1;
       break;
     }
@@ -140,7 +141,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   // once per new path.
   int used = native_count;
   if (drop_caller_module) {
-    const std::string caller_module = resolver_->ModuleOf(caller_pc);
+    const std::string caller_module = resolver_->ModuleOf(caller.pc);
     while (!caller_module.empty() && used > 0 &&
            resolver_->ModuleOf(pcs[used - 1]) == caller_module) {
       --used;
@@ -227,7 +228,7 @@ ContextId CallPathBuilder::NativeChild(ContextId parent, uintptr_t pc) {
 
 ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
                                            const OpEntry& op,
-                                           uintptr_t caller_pc) {
+                                           const native::CallerFrame& caller) {
   // Anchors: the thread's entry anchor when it is this op's entry stack
   // (a scope's op may have taken a newer one since): its frames outer of
   // the op's dispatch are still live. And the previous call's stack: a
@@ -251,11 +252,12 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   uintptr_t* pcs = state.inside_pcs;
   native::AnchorUse use;
   const int captured = native::Unwinder(unwinder_).CaptureNear(
-      anchors, anchor_count, pcs, state.inside_sps, native::kMaxNativeDepth, &use);
+      anchors, anchor_count, pcs, state.inside_sps, native::kMaxNativeDepth, &use,
+      &caller);
   timer.Unwound(captured, use);
   int count = captured;  // frames inner of the caller are the monitor's
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
-    if (pcs[i] == caller_pc) {
+    if (pcs[i] == caller.pc) {
       count = i + 1;
       break;
     }

@@ -88,8 +88,7 @@ dlmonitor_status_t dlmonitor_context_current(dlmonitor_context_t* context) {
   if (context == nullptr) return DLMONITOR_ERROR_INVALID_ARGUMENT;
   if (!Initialized()) return DLMONITOR_ERROR_NOT_INITIALIZED;
   try {
-    *context = Monitor::Instance().paths().Current(
-        reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+    *context = Monitor::Instance().paths().Current(DEEPCONTEXT_CALLER_FRAME());
     return DLMONITOR_OK;
   } catch (...) {
     *context = kNoContext;
@@ -181,14 +180,12 @@ void dlmonitor_event_emit(dlmonitor_event_t* event) {
         if (event->op == nullptr) return;
         // The op stack is kept even without op callbacks: GPU API and
         // memory events need it for their context.
-        // The return address names the adapter's frame: native stacks
-        // are cut there, leaving out this library's own frames.
-        event->context =
-            event->phase == DLMONITOR_PHASE_ENTER
-                ? paths.OnOpEnter(*event->op,
-                                  reinterpret_cast<uintptr_t>(
-                                      __builtin_return_address(0)))
-                : paths.OnOpExit(*event->op);
+        // This function's frame names the adapter's: native stacks are
+        // cut there, leaving out this library's own frames, and unwinds
+        // start there instead of walking them.
+        event->context = event->phase == DLMONITOR_PHASE_ENTER
+                             ? paths.OnOpEnter(*event->op, DEEPCONTEXT_CALLER_FRAME())
+                             : paths.OnOpExit(*event->op);
         break;
       case DLMONITOR_DOMAIN_MEMORY:
         if (event->memory == nullptr) return;
@@ -202,15 +199,12 @@ void dlmonitor_event_emit(dlmonitor_event_t* event) {
         }
         event->context =
             (dlmonitor_memory_flags(event->memory) & DLMONITOR_MEMORY_PREEXISTING) != 0
-                ? paths.AllocatedBefore(reinterpret_cast<uintptr_t>(
-                      __builtin_return_address(0)))
-                : paths.Current(reinterpret_cast<uintptr_t>(
-                      __builtin_return_address(0)));
+                ? paths.AllocatedBefore(DEEPCONTEXT_CALLER_FRAME())
+                : paths.Current(DEEPCONTEXT_CALLER_FRAME());
         break;
       case DLMONITOR_DOMAIN_GPU_API:
         if (!monitor.callbacks().HasCallbacks(event->domain)) return;
-        event->context = paths.Current(
-            reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+        event->context = paths.Current(DEEPCONTEXT_CALLER_FRAME());
         break;
       default:
         return;

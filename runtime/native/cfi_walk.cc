@@ -122,15 +122,12 @@ bool SlotOffset(uintptr_t slot, uintptr_t cfa, int32_t* offset) {
 // anchor read them, or the walk goes on.
 __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
-    int anchor_count, CfiThreadCache* const rules, WalkMemo* const memo) {
+    int anchor_count, CfiThreadCache* const rules, WalkMemo* const memo,
+    const CallerFrame* const start) {
   const StackBounds& bounds = ThreadStackBounds();
   // Loads are only safe inside a known stack; libgcc checks its own way.
   if (!bounds.known) return -1;
   if (rules == nullptr) return -1;  // the thread is exiting
-  const auto self = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-  uintptr_t sp = self + 2 * sizeof(uintptr_t);
-  uintptr_t fp = *reinterpret_cast<const uintptr_t*>(self);
   // On another stack (sigaltstack, coroutines) every step fails this and
   // the capture goes to libgcc. The bounds are copied: read through the
   // thread-local, every step's stores to `out` and `sps` (which may alias
@@ -141,6 +138,22 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   auto on_stack = [low, high](uintptr_t addr) {
     return addr >= low && addr + sizeof(uintptr_t) <= high;
   };
+  const auto self = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
+  uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  uintptr_t sp = self;
+  uintptr_t fp = *reinterpret_cast<const uintptr_t*>(__builtin_frame_address(0));
+  // A given start skips the runtime's own frames between it and here (a
+  // step each, replayed or not, at every capture). It is taken only where
+  // it is a frame outer of this one that holds its return address where a
+  // walk would read it; otherwise the walk starts here, and the caller
+  // drops the frames inner of start's pc as before.
+  if (start != nullptr && start->pc != 0 && start->cfa > self &&
+      on_stack(start->cfa - sizeof(uintptr_t)) &&
+      *reinterpret_cast<const uintptr_t*>(start->cfa - sizeof(uintptr_t)) == start->pc) {
+    pc = start->pc;
+    sp = start->cfa;
+    fp = start->fp;
+  }
   // The first two anchors given, as two cursors in locals.
   AnchorFrames* given[kMaxAnchors] = {};
   for (int a = 0, used = 0; a < anchor_count && used < kMaxAnchors; ++a) {

@@ -57,13 +57,15 @@ struct ThreadUnwindState {
 ThreadUnwindState* ThisThreadUnwindState();
 
 // Return addresses from the caller of WalkCfiRules outward (innermost
-// first), with each frame's stack address in `sps` when given; -1 when a
-// frame needs a rule that is not modelled (the caller then unwinds with
+// first), or from `start` (Unwinder::CaptureNear) when it is a frame outer
+// of this one, with each frame's stack address in `sps` when given; -1 when
+// a frame needs a rule that is not modelled (the caller then unwinds with
 // libgcc), or without `rules`. With anchors, stops where the stack meets
 // one and sets its `met` (see the definition). `rules` and `memo` are the
 // thread's (ThisThreadUnwindState); without a memo no walk is replayed.
 int WalkCfiRules(void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
-                 int anchor_count, CfiThreadCache* rules, WalkMemo* memo);
+                 int anchor_count, CfiThreadCache* rules, WalkMemo* memo,
+                 const CallerFrame* start = nullptr);
 
 }  // namespace deepcontext::native::internal
 

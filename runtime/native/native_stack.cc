@@ -142,7 +142,8 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
                                         uintptr_t* sps, bool* have_sps,
                                         int max, AnchorFrames* const* anchors,
                                         int anchor_count,
-                                        ThreadUnwindState* thread) {
+                                        ThreadUnwindState* thread,
+                                        const CallerFrame* start) {
   int n = 0;
   *have_sps = false;
   switch (kind) {
@@ -164,7 +165,7 @@ __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
     case UnwinderKind::kCfiCache:
       n = WalkCfiRules(raw, sps, max, anchors, anchor_count,
                        thread != nullptr ? &thread->rules : nullptr,
-                       thread != nullptr ? &thread->memo : nullptr);
+                       thread != nullptr ? &thread->memo : nullptr, start);
       *have_sps = n >= 0;
       if (n < 0) {
         g_cfi_fallbacks.fetch_add(1, std::memory_order_relaxed);
@@ -202,7 +203,8 @@ __attribute__((always_inline)) inline int CaptureInto(RawCapture& scratch,
                                           uintptr_t* pcs, uintptr_t* sps,
                                           int max, int skip,
                                           AnchorFrames* const* anchors,
-                                          int anchor_count) {
+                                          int anchor_count,
+                                          const CallerFrame* start) {
   for (int a = 0; a < anchor_count; ++a) {
     anchors[a]->met = -1;
     anchors[a]->copied = 0;
@@ -214,7 +216,7 @@ __attribute__((always_inline)) inline int CaptureInto(RawCapture& scratch,
   bool have_sps = false;
   const int want = std::min(max + skip + kInternalSlack, kRawCapacity);
   const int n = UnwindRaw(kind, raw, sps != nullptr ? raw_sps : nullptr,
-                          &have_sps, want, anchors, anchor_count, thread);
+                          &have_sps, want, anchors, anchor_count, thread, start);
   // The anchor the walk met, if any: its outer frames are copied.
   AnchorFrames* anchor = nullptr;
   for (int a = 0; a < anchor_count; ++a) {
@@ -229,13 +231,19 @@ __attribute__((always_inline)) inline int CaptureInto(RawCapture& scratch,
   uintptr_t adjust = 0;
   int first = 0;
   const int scan = std::min(n, kInternalSlack);
-  for (; first < scan; ++first) {
-    const auto pc = reinterpret_cast<uintptr_t>(raw[first]);
-    if (pc == caller_return) break;
-    if (pc + 1 == caller_return) {
-      adjust = 1;
-      break;
+  // Frames inner of start's pc go as well: where the walk began at start,
+  // it is the first one.
+  for (const uintptr_t cut : {start != nullptr ? start->pc : 0, caller_return}) {
+    if (cut == 0) continue;
+    for (first = 0; first < scan; ++first) {
+      const auto pc = reinterpret_cast<uintptr_t>(raw[first]);
+      if (pc == cut) break;
+      if (pc + 1 == cut) {
+        adjust = 1;
+        break;
+      }
     }
+    if (first < scan) break;
   }
   // Not found (an unwinder that lost our own frames): keep what it saw.
   if (first == scan) first = 0;
@@ -278,18 +286,20 @@ __attribute__((always_inline)) inline int CaptureInto(RawCapture& scratch,
 __attribute__((noinline, cold)) int CaptureOnStack(
     ThreadUnwindState* thread, UnwinderKind kind, uintptr_t caller_return,
     uintptr_t* pcs, uintptr_t* sps, int max, int skip,
-    AnchorFrames* const* anchors, int anchor_count) {
+    AnchorFrames* const* anchors, int anchor_count, const CallerFrame* start) {
   RawCapture scratch;
   const int n = CaptureInto(scratch, thread, kind, caller_return, pcs, sps, max,
-                            skip, anchors, anchor_count);
+                            skip, anchors, anchor_count, start);
   asm volatile("" ::: "memory");
   return n;
 }
 #pragma GCC diagnostic pop
 
 // `caller_return` is the return address of the public entry point; every
-// frame inside this file is innermost of it and is dropped. `sps` and
-// `anchor` as for UnwindRaw; frames an anchor supplies are copied from it.
+// frame inside this file is innermost of it and is dropped. With `start`,
+// frames inner of its pc are dropped instead (and the cfi-cache walk begins
+// there). `sps` and `anchor` as for UnwindRaw; frames an anchor supplies
+// are copied from it.
 // Output may overwrite an anchor's own arrays: anchors are read only before
 // any output is written, and copied frames move to lower indices. The raw
 // frames go to the thread's RawCapture, not the stack: a frame that large
@@ -300,20 +310,22 @@ __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
                                           uintptr_t* pcs, uintptr_t* sps,
                                           int max, int skip,
                                           AnchorFrames* const* anchors,
-                                          int anchor_count) {
+                                          int anchor_count,
+                                          const CallerFrame* start = nullptr) {
   if (pcs == nullptr || max <= 0) return 0;
+  if (start != nullptr && start->pc == 0) start = nullptr;
   // One thread-local lookup for the buffer, the rule cache and the memo.
   ThreadUnwindState* const thread = ThisThreadUnwindState();
   RawCapture* const scratch = thread != nullptr ? &thread->capture : nullptr;
   if (scratch == nullptr || scratch->held) [[unlikely]] {
     return CaptureOnStack(thread, kind, caller_return, pcs, sps, max, skip,
-                          anchors, anchor_count);
+                          anchors, anchor_count, start);
   }
   // Ordered against a signal handler of this thread only.
   scratch->held = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   const int n = CaptureInto(*scratch, thread, kind, caller_return, pcs, sps,
-                            max, skip, anchors, anchor_count);
+                            max, skip, anchors, anchor_count, start);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   scratch->held = false;
   return n;
@@ -433,7 +445,8 @@ __attribute__((noinline)) int Unwinder::CaptureWithin(
 __attribute__((noinline)) int Unwinder::CaptureNear(const StackAnchor* anchors,
                                                    int anchor_count, uintptr_t* pcs,
                                                    uintptr_t* sps, int max,
-                                                   AnchorUse* use) const {
+                                                   AnchorUse* use,
+                                                   const CallerFrame* start) const {
   AnchorFrames frames[kMaxAnchors];
   AnchorFrames* pointers[kMaxAnchors];
   int used = 0;
@@ -449,7 +462,7 @@ __attribute__((noinline)) int Unwinder::CaptureNear(const StackAnchor* anchors,
   }
   const int n =
       CaptureFrom(kind_, reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                  pcs, sps, max, 0, pointers, used);
+                  pcs, sps, max, 0, pointers, used, start);
   if (use != nullptr) {
     *use = AnchorUse{};
     for (int a = 0, given = 0; a < anchor_count && given < used; ++a) {

@@ -58,6 +58,30 @@ struct StackAnchor {
   bool live = false;
 };
 
+// A frame of the capturing thread a walk may start at instead of its own
+// innermost one, taken with DEEPCONTEXT_CALLER_FRAME() by a function on the
+// path to the capture (an entry point of the runtime): the return address
+// into that function's caller, the function's CFA (the caller's stack
+// pointer once it returns) and the caller's frame-pointer register (saved
+// by the function's prologue). Frames inner of it, the runtime's own, are
+// neither walked nor kept. pc 0: none.
+struct CallerFrame {
+  uintptr_t pc = 0;
+  uintptr_t cfa = 0;
+  uintptr_t fp = 0;
+};
+
+// The calling function's CallerFrame. A macro: the builtins name the
+// function they are written in (an inlined helper's would name its caller's
+// frame or its own, depending on inlining). __builtin_frame_address(0)
+// gives the function a frame record, whose first word is the caller's
+// saved frame pointer.
+#define DEEPCONTEXT_CALLER_FRAME()                                                 \
+  (::deepcontext::native::CallerFrame{                                             \
+      reinterpret_cast<uintptr_t>(__builtin_return_address(0)),                    \
+      reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa()),                          \
+      *reinterpret_cast<const uintptr_t*>(__builtin_frame_address(0))})
+
 // Which anchor a CaptureNear met, and how many outermost frames it gave.
 struct AnchorUse {
   int anchor = -1;
@@ -120,8 +144,15 @@ class Unwinder {
   // and `sps` may be an anchor's own arrays. *use says which anchor was
   // met (its index in `anchors`, -1: none) and how many outermost frames
   // came from it.
+  //
+  // With `start` (its pc not 0), the innermost frame is start's pc: the
+  // frames inner of it are dropped, and the cfi-cache unwinder does not
+  // walk them (it begins at start, when start lies on this thread's stack
+  // outer of the capture and holds its pc below its CFA). `start` must be
+  // a frame of a function still running on this thread.
   int CaptureNear(const StackAnchor* anchors, int anchor_count, uintptr_t* pcs,
-                  uintptr_t* sps, int max, AnchorUse* use) const;
+                  uintptr_t* sps, int max, AnchorUse* use,
+                  const CallerFrame* start = nullptr) const;
 
  private:
   UnwinderKind kind_;

@@ -43,8 +43,7 @@ CallPathTestChainA(CallPathBuilder* builder, const dlmonitor_op_data_t* op) {
 extern "C" {
 __attribute__((noinline, visibility("default"))) ContextId
 CallPathTestAskContext(CallPathBuilder* builder) {
-  const ContextId context = builder->Current(
-      reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+  const ContextId context = builder->Current(DEEPCONTEXT_CALLER_FRAME());
   asm volatile("" ::: "memory");
   return context;
 }
