@@ -336,9 +336,8 @@ ContextId CallPathBuilder::Phase(ContextId parent, StringId phase_name) {
 }
 
 ContextId CallPathBuilder::AllocatedBefore(const native::CallerFrame& caller) {
-  native::CallerFrame from = caller;
-  if (from.pc == 0) from = {reinterpret_cast<uintptr_t>(__builtin_return_address(0)), 0, 0};
-  const ContextId current = Current(from);
+  const ContextId current =
+      Current(caller.pc != 0 ? caller : DEEPCONTEXT_RETURN_ADDRESS_FRAME());
   if (current == kNoContext) return kNoContext;
   return Phase(current, allocated_before_name_);
 }
@@ -487,10 +486,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
         // Without a caller frame, the frames are kept from OnOpEnter's
         // caller on (its return address; no walk start).
         const NativeCaller native_caller{
-            reported_by_adapter
-                ? caller
-                : native::CallerFrame{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                                      0, 0},
+            reported_by_adapter ? caller : DEEPCONTEXT_RETURN_ADDRESS_FRAME(),
             reported_by_adapter};
         entry.anchor = EntryPythonContext(state, top, entry, &native_caller);
         entry.entry_stack = state.last_native_stack;
@@ -571,12 +567,8 @@ ContextId CallPathBuilder::Current(const native::CallerFrame& caller) {
     if (top->entry_stack != native::kNoStack &&
         native_enabled_.load(std::memory_order_acquire)) {
       // Without a caller frame, from Current's caller on.
-      return InsideOpContext(
-          state, *top,
-          caller.pc != 0
-              ? caller
-              : native::CallerFrame{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
-                                    0, 0});
+      return InsideOpContext(state, *top,
+                             caller.pc != 0 ? caller : DEEPCONTEXT_RETURN_ADDRESS_FRAME());
     }
     return top->context;
   }
