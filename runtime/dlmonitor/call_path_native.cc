@@ -98,6 +98,10 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   state.last_native_stack = stack;
   state.anchor_stack = stack;
   state.anchor_count = stack != native::kNoStack ? native_count : 0;
+  // The previous call's frames shared with the old anchor are shared with
+  // the new one as far as this capture kept the old one's frames in place.
+  state.inside_live_prefix =
+      use.anchor == 0 ? std::min(state.inside_live_prefix, use.copied) : 0;
   if (stack == native::kNoStack) {
     timer.Finish(CaptureOutcome::kNoStack);
     return PythonContext(state, base, start, depth);
@@ -245,8 +249,9 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   const int previous_anchor = anchor_count;
   const int previous_count = state.inside_count;
   if (previous_count > 0) {
-    anchors[anchor_count++] = native::StackAnchor{state.inside_pcs, state.inside_sps,
-                                                  previous_count, /*live=*/false};
+    anchors[anchor_count++] = native::StackAnchor{
+        state.inside_pcs, state.inside_sps, previous_count, /*live=*/false,
+        /*live_prefix=*/entry_anchor ? state.inside_live_prefix : 0};
   }
   CaptureTimer timer(CaptureSite::kInsideOp, &state);
   uintptr_t* pcs = state.inside_pcs;
@@ -276,7 +281,8 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   }
   // How many outermost frames are the op's entry stack's (the key's first
   // part, not hashed again), and the id of the others. The previous call's
-  // split describes the same frames against the same entry stack.
+  // split describes the same frames against the same entry stack, and so
+  // does its live prefix (NativeContext clears it with a new anchor).
   int copied = 0;
   native::StackId stack = native::kNoStack;
   if (same_frames && state.inside_entry == op.entry_stack &&
@@ -284,14 +290,17 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     copied = state.inside_copied;
     stack = state.inside_stack;
   } else {
+    state.inside_live_prefix = 0;
     if (entry_anchor && use.anchor == 0) {
       copied = use.copied;
+      state.inside_live_prefix = copied;
     } else if (entry_anchor) {
       const int shared = std::min(count, state.anchor_count);
       while (copied < shared && pcs[copied] == state.anchor_pcs[copied] &&
              state.inside_sps[copied] == state.anchor_sps[copied]) {
         ++copied;
       }
+      state.inside_live_prefix = copied;
       if (copied < 2) copied = 0;  // as a walk meets an anchor: two frames
     }
     if (copied >= count) copied = 0;  // nothing unwound: key the whole stack

@@ -276,6 +276,11 @@ struct ThreadState {
   int inside_count = 0;
   // Its key's split (InsidePathKey: copied frames, id of the others).
   int inside_copied = 0;
+  // How many of its outermost frames are the entry anchor's, as the anchor
+  // holds them now (NativeContext keeps it for the frames a new anchor
+  // copied from the old): while that anchor is live, the next call's walk
+  // checks none outer of them.
+  int inside_live_prefix = 0;
   native::StackId inside_stack = native::kNoStack;
   ContextId inside_op = kNoContext;
   native::StackId inside_entry = native::kNoStack;

@@ -18,6 +18,9 @@ struct AnchorCursor {
   const uintptr_t* pcs = nullptr;
   const uintptr_t* sps = nullptr;
   bool verify = false;
+  // Frames [0, checked_from) need no check: they are outer of two
+  // consecutive frames shared with a live anchor (AnchorFrames::live_prefix).
+  int checked_from = 0;
   int next = -1;      // innermost anchor frame not below the walk
   int previous = -1;  // the anchor index the walk's last frame matched
   // Index of the frame whose return address was found changed, -1 while
@@ -33,13 +36,16 @@ AnchorCursor CursorOn(AnchorFrames* anchor) {
   cursor.pcs = anchor->pcs;
   cursor.sps = anchor->sps;
   cursor.verify = anchor->verify;
+  cursor.checked_from = anchor->live_prefix > 2 ? anchor->live_prefix - 2 : 0;
   cursor.next = anchor->count - 1;
   return cursor;
 }
 
 // Whether the return addresses of anchor frames [0, below) are still
 // stored where the anchor saw them (pcs[i] at sps[i] - 8, as the walk read
-// them), checked innermost first; records the first changed one.
+// them), checked innermost first; records the first changed one. Frames
+// outer of the anchor's last two shared with a live anchor are not read:
+// those two in place, they are in place as well.
 __attribute__((always_inline, no_sanitize("address"))) inline bool StillInPlace(
     AnchorCursor& cursor, int below, uintptr_t low, uintptr_t high) {
   // Once a frame was found changed, no later meeting point of this walk
@@ -51,15 +57,16 @@ __attribute__((always_inline, no_sanitize("address"))) inline bool StillInPlace(
   // of matching frames quadratic (a call through the same helper chain as
   // the previous one, from another call site of the op).
   if (cursor.changed >= 0) return false;
-  if (below <= 0) return true;
+  const int from = cursor.checked_from;
+  if (below <= from) return true;
   // An anchor's stack addresses rise toward index 0 (each frame's is above
   // its callee's), except for a tail of zeros where an unwinder without
   // them took over: the two ends bound them all on this stack.
-  if (cursor.sps[below - 1] < low + sizeof(uintptr_t) || cursor.sps[0] > high) {
+  if (cursor.sps[below - 1] < low + sizeof(uintptr_t) || cursor.sps[from] > high) {
     cursor.changed = below - 1;
     return false;
   }
-  for (int i = below - 1; i >= 0; --i) {
+  for (int i = below - 1; i >= from; --i) {
     if (*reinterpret_cast<const uintptr_t*>(cursor.sps[i] - sizeof(uintptr_t)) !=
         cursor.pcs[i]) {
       cursor.changed = i;

@@ -17,6 +17,8 @@ struct AnchorFrames {
   // Not known to be live (see StackAnchor::live): a meeting point counts
   // only once every outer frame's return address is found where it was.
   bool verify = false;
+  // Outermost frames shared with a live anchor (StackAnchor::live_prefix).
+  int live_prefix = 0;
   int met = -1;
   // Set by CaptureFrom: the anchor's frames [0, copied) begin the output.
   int copied = 0;

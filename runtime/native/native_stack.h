@@ -56,6 +56,13 @@ struct StackAnchor {
   // Known to be still on the stack, e.g. the entry capture of an op that is
   // still running: meeting two consecutive frames is enough.
   bool live = false;
+  // For an anchor not live: its outermost `live_prefix` frames are those of
+  // a live anchor given with it (the same return addresses at the same
+  // stack addresses), e.g. a previous call's frames copied from the op's
+  // entry capture. Two consecutive of them found in place vouch for the
+  // ones outer of them, as meeting a live anchor does: a meeting point's
+  // check stops there instead of reading every outer frame.
+  int live_prefix = 0;
 };
 
 // A frame of the capturing thread a walk may start at instead of its own

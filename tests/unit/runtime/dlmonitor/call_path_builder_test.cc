@@ -67,6 +67,49 @@ CallPathTestGpuCallA(CallPathBuilder* builder) {
 }
 }
 
+// An op and a GPU call inside it, reached from OuterA or OuterB through
+// Mid1 and Mid2: both outer functions run at the same stack address (one
+// call site, through a pointer), so the two ops' stacks differ only in
+// that one frame, three frames outer of the op.
+struct OpAndCall {
+  ContextId op = kNoContext;
+  ContextId call = kNoContext;
+};
+extern "C" {
+__attribute__((noinline, visibility("default"))) void CallPathTestOpWithCall(
+    CallPathBuilder* builder, dlmonitor_op_data_t* op, OpAndCall* out) {
+  out->op = CallPathTestChainA(builder, op);
+  out->call = CallPathTestGpuCallA(builder);
+  builder->OnOpExit(*op);
+  asm volatile("" ::: "memory");
+}
+__attribute__((noinline, visibility("default"))) void CallPathTestMid2(
+    CallPathBuilder* builder, dlmonitor_op_data_t* op, OpAndCall* out) {
+  CallPathTestOpWithCall(builder, op, out);
+  asm volatile("" ::: "memory");
+}
+__attribute__((noinline, visibility("default"))) void CallPathTestMid1(
+    CallPathBuilder* builder, dlmonitor_op_data_t* op, OpAndCall* out) {
+  CallPathTestMid2(builder, op, out);
+  asm volatile("" ::: "memory");
+}
+// Told apart by a constant, so that the linker folds no two into one.
+__attribute__((noinline, visibility("default"))) void CallPathTestOuterA(
+    CallPathBuilder* builder, dlmonitor_op_data_t* op, OpAndCall* out) {
+  volatile int tag = 1;
+  (void)tag;
+  CallPathTestMid1(builder, op, out);
+  asm volatile("" ::: "memory");
+}
+__attribute__((noinline, visibility("default"))) void CallPathTestOuterB(
+    CallPathBuilder* builder, dlmonitor_op_data_t* op, OpAndCall* out) {
+  volatile int tag = 2;
+  (void)tag;
+  CallPathTestMid1(builder, op, out);
+  asm volatile("" ::: "memory");
+}
+}
+
 class CallPathBuilderTest : public ::testing::Test {
  protected:
   CallPathBuilderTest()
@@ -452,6 +495,33 @@ TEST_F(CallPathBuilderTest, GpuCallsInConsecutiveOpsHangUnderEachOp) {
   }
   EXPECT_EQ(through_a[0], through_a[2]);  // the same op and call: one path
   EXPECT_NE(through_a[0], through_a[1]);
+}
+
+// A GPU call's walk meets the previous call's frames (the same chain at
+// the same stack addresses) and skips checking those of them it knows from
+// the op's entry capture. The next op, from OuterB instead of OuterA, takes
+// a new entry capture: what the previous call shared with the old one is
+// no longer known, or the call would keep OuterA's frame.
+TEST_F(CallPathBuilderTest, GpuCallsAfterAnOpFromElsewhereGetItsOuterFrames) {
+  builder_.EnableNative(true);
+  using Outer = void (*)(CallPathBuilder*, dlmonitor_op_data_t*, OpAndCall*);
+  Outer const outers[] = {&CallPathTestOuterA, &CallPathTestOuterB, &CallPathTestOuterA};
+  const char* const names[] = {"CallPathTestOuterA", "CallPathTestOuterB", "CallPathTestOuterA"};
+  volatile int count = 3;
+  for (int i = 0; i < count; ++i) {
+    auto op = Op("aten::mm", DLMONITOR_OP_OPERATOR);
+    OpAndCall result;
+    Outer volatile outer = outers[i];
+    outer(&builder_, &op, &result);
+    const std::string op_path = Path(result.op);
+    const std::string call_path = Path(result.call);
+    EXPECT_NE(op_path.find(std::string("/") + names[i] + "/CallPathTestMid1/"), std::string::npos)
+        << op_path;
+    EXPECT_EQ(call_path, op_path +
+                             "/CallPathTestOpWithCall/CallPathTestGpuCallA/CallPathTestGpuCallB/"
+                             "CallPathTestGpuCallC")
+        << "op " << i;
+  }
 }
 
 TEST_F(CallPathBuilderTest, NestedOpsDoNotCaptureNativeFrames) {

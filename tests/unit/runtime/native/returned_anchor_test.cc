@@ -33,6 +33,10 @@ struct Call {
   Anchor* anchor;
   Capture* capture;  // null: take the anchor
   bool live = false;
+  // >= 0: the anchor's frames but its innermost `all_but` are given as
+  // shared with a live anchor (StackAnchor::live_prefix).
+  int all_but = -1;
+  uintptr_t outermost_pc = 0;  // not 0: written over the anchor's outermost pc first
 };
 
 // Kept as real frames: no inlining, no tail calls.
@@ -41,8 +45,9 @@ __attribute__((noinline)) void Leaf(const Call& call) {
     call.anchor->count = call.unwinder->CaptureWithStackPointers(
         call.anchor->pcs, call.anchor->sps, kMaxNativeDepth);
   } else {
-    const StackAnchor anchor{call.anchor->pcs, call.anchor->sps, call.anchor->count,
-                             call.live};
+    if (call.outermost_pc != 0) call.anchor->pcs[0] = call.outermost_pc;
+    const StackAnchor anchor{call.anchor->pcs, call.anchor->sps, call.anchor->count, call.live,
+                             call.all_but >= 0 ? call.anchor->count - call.all_but : 0};
     call.capture->near_count =
         call.unwinder->CaptureNear(&anchor, 1, call.capture->near, call.capture->near_sps,
                                    kMaxNativeDepth, &call.capture->use);
@@ -139,6 +144,47 @@ TEST(ReturnedAnchorSetupTest, LiveAnchorWouldBeWrongThere) {
     differing += capture.near[i] != capture.full[i] ? 1 : 0;
   }
   EXPECT_EQ(differing, 1);
+}
+
+// Frames given as shared with a live anchor are not read again: past the
+// last two of them, the anchor's stale outermost pc is taken as it is,
+// where an anchor without that promise is refused for it.
+TEST(ReturnedAnchorLivePrefixTest, FramesSharedWithALiveAnchorAreNotRead) {
+  if (!UnwinderAvailable(UnwinderKind::kCfiCache)) GTEST_SKIP() << "no cfi-cache";
+  const Unwinder unwinder(UnwinderKind::kCfiCache);
+  constexpr uintptr_t kStale = 0x1234;
+  for (const bool promised : {false, true}) {
+    Anchor anchor;
+    Capture capture;
+    const Call calls[] = {
+        Call{&unwinder, &anchor, nullptr},
+        Call{&unwinder, &anchor, &capture, /*live=*/false, promised ? 3 : -1, kStale}};
+    Repeat(calls, 2);
+    SCOPED_TRACE(promised ? "promised" : "not promised");
+    ASSERT_GT(capture.full_count, 6);
+    if (promised) {
+      EXPECT_EQ(capture.use.anchor, 0);
+      EXPECT_EQ(capture.near[0], kStale);
+    } else {
+      EXPECT_EQ(capture.use.anchor, -1);
+      ExpectSameStack(capture);
+    }
+  }
+}
+
+// The last two shared frames are still read: Middle's return address,
+// changed since the anchor, is one of them (and is the first frame outer of
+// the meeting point), so the anchor is refused.
+TEST_P(ReturnedAnchorTest, ChangedFrameAmongTheLastSharedIsNotTakenFromIt) {
+  for (const int all_but : {3, 4}) {
+    const Unwinder unwinder(GetParam());
+    Anchor anchor;
+    Capture capture;
+    TwoCallSites(Call{&unwinder, &anchor, nullptr},
+                 Call{&unwinder, &anchor, &capture, /*live=*/false, all_but});
+    SCOPED_TRACE(all_but);
+    ExpectSameStack(capture);
+  }
 }
 
 // The output may be the anchor's own arrays, as the op path keeps them.
