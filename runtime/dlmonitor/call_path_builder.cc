@@ -49,7 +49,7 @@ CallPathBuilder::~CallPathBuilder() = default;
 const char* CallPathBuilder::EnableNative(bool on) {
   if (on) {
     std::call_once(native_once_, [this] {
-      unwinder_ = native::Unwinder::Default().kind();
+      unwinder_ = &native::Unwinder::Default();
       interpreter_.Detect();
       resolver_ = std::make_unique<native::FrameResolver>();
     });

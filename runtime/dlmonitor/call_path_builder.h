@@ -191,7 +191,9 @@ class CallPathBuilder {
   // Native frames: set up by the first EnableNative, then read-only.
   std::atomic<bool> native_enabled_{false};
   std::once_flag native_once_;
-  native::UnwinderKind unwinder_ = native::UnwinderKind::kGlibcBacktrace;
+  // Unwinder::Default(), kept: constructing an Unwinder checks that its
+  // kind is available, three guarded statics per capture.
+  const native::Unwinder* unwinder_ = nullptr;
   native::InterpreterRanges interpreter_;
   native::StackTable stacks_;
   std::unique_ptr<native::FrameResolver> resolver_;

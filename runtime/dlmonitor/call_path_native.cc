@@ -76,7 +76,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const native::StackAnchor previous{state.anchor_pcs, state.anchor_sps,
                                      previous_count, /*live=*/false};
   native::AnchorUse use;
-  const int captured = native::Unwinder(unwinder_).CaptureNear(
+  const int captured = unwinder_->CaptureNear(
       &previous, 1, pcs, state.anchor_sps, native::kMaxNativeDepth, &use, &caller);
   timer.Unwound(captured, use);
   // Frames inner of the reporting caller are this monitor's own (the
@@ -256,7 +256,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   CaptureTimer timer(CaptureSite::kInsideOp, &state);
   uintptr_t* pcs = state.inside_pcs;
   native::AnchorUse use;
-  const int captured = native::Unwinder(unwinder_).CaptureNear(
+  const int captured = unwinder_->CaptureNear(
       anchors, anchor_count, pcs, state.inside_sps, native::kMaxNativeDepth, &use,
       &caller);
   timer.Unwound(captured, use);
