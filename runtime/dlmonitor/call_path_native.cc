@@ -281,8 +281,8 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   }
   // How many outermost frames are the op's entry stack's (the key's first
   // part, not hashed again), and the id of the others. The previous call's
-  // split describes the same frames against the same entry stack, and so
-  // does its live prefix (NativeContext clears it with a new anchor).
+  // split describes the same frames against the same entry stack, and its
+  // live prefix holds for them (NativeContext trims it with a new anchor).
   int copied = 0;
   native::StackId stack = native::kNoStack;
   if (same_frames && state.inside_entry == op.entry_stack &&

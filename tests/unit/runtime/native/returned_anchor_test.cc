@@ -172,9 +172,11 @@ TEST(ReturnedAnchorLivePrefixTest, FramesSharedWithALiveAnchorAreNotRead) {
   }
 }
 
-// The last two shared frames are still read: Middle's return address,
-// changed since the anchor, is one of them (and is the first frame outer of
-// the meeting point), so the anchor is refused.
+// The last two shared frames are still read, and the frames inner of them:
+// Middle's return address, changed since the anchor (the first frame outer
+// of the meeting point), is the innermost shared frame with all_but 3 and
+// the first frame inner of them with all_but 4. Either way the anchor is
+// refused.
 TEST_P(ReturnedAnchorTest, ChangedFrameAmongTheLastSharedIsNotTakenFromIt) {
   for (const int all_but : {3, 4}) {
     const Unwinder unwinder(GetParam());
