@@ -457,7 +457,8 @@ __attribute__((noinline)) int Unwinder::CaptureNear(const StackAnchor* anchors,
     frames[used].sps = given.sps;
     frames[used].count = std::min(given.count, kMaxNativeDepth);
     frames[used].verify = !given.live;
-    frames[used].live_prefix = given.live ? 0 : std::clamp(given.live_prefix, 0, frames[used].count);
+    frames[used].live_prefix =
+        given.live ? 0 : std::clamp(given.live_prefix, 0, frames[used].count);
     pointers[used] = &frames[used];
     ++used;
   }

@@ -91,8 +91,9 @@ struct CallerFrame {
 
 // The calling function's return address alone: frames inner of it are cut,
 // and the walk starts in the capture (no CFA to start from).
-#define DEEPCONTEXT_RETURN_ADDRESS_FRAME() \
-  (::deepcontext::native::CallerFrame{reinterpret_cast<uintptr_t>(__builtin_return_address(0)), 0, 0})
+#define DEEPCONTEXT_RETURN_ADDRESS_FRAME()                                         \
+  (::deepcontext::native::CallerFrame{                                             \
+      reinterpret_cast<uintptr_t>(__builtin_return_address(0)), 0, 0})
 
 // Which anchor a CaptureNear met, and how many outermost frames it gave.
 struct AnchorUse {
