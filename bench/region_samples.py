@@ -5,6 +5,7 @@ object and per function, per step.
     python3 bench/region_samples.py --build B [--model mlp] [--steps 100]
         [--rounds 3] [--variants floor+cupti,sampled] [--device cuda]
         [--frequency 4999] [--perf "perf"] [--libraries 14] [--grown 30]
+        [--compare sampled,native]
 
 bench/workloads/gpu_models.py alternates plain steps with regions of each
 variant (--ab-rounds, the in-process comparison of gpu_overhead.py) under
@@ -20,7 +21,8 @@ application's threads (all, and in the runtime's own objects) and on the
 profiler's threads; the objects with the most samples per step on the
 application's threads, one column per region; and the functions, of any
 object, with the most samples per step more in the first DeepContext region
-than in the region before it in --variants (a floor, or the plain steps).
+than in the region before it in --variants (a floor, or the plain steps), or
+in the second region that --compare names than in the first.
 
 --perf is a command line, as for bench/runtime_samples.py.
 """
@@ -118,6 +120,18 @@ def comparison_pair(names):
     return None
 
 
+def compared_regions(names, compare):
+    """(reference, profiled) for the function comparison: the two regions
+    of `compare` ("REFERENCE,PROFILED"), or without it comparison_pair's."""
+    if compare is None:
+        return comparison_pair(names)
+    pair = tuple(compare.split(","))
+    if len(pair) != 2 or pair[0] == pair[1] or any(name not in names for name in pair):
+        raise ValueError("--compare takes two different regions of %s, not %r"
+                         % (",".join(names), compare))
+    return pair
+
+
 def per_step(counts, steps):
     return {key: value / steps for key, value in counts.items()} if steps else {}
 
@@ -136,12 +150,19 @@ def main():
     parser.add_argument("--perf", default="perf", help="perf's command line")
     parser.add_argument("--libraries", type=int, default=14, help="objects listed")
     parser.add_argument("--grown", type=int, default=30, help="functions listed")
+    parser.add_argument("--compare", metavar="REFERENCE,PROFILED",
+                        help="two regions (plain or --variants) whose functions to compare")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args()
     perf = shlex.split(args.perf)
     if shutil.which(perf[0]) is None and not os.path.exists(perf[0]):
         parser.error("perf not found: %s (see --perf)" % args.perf)
     variants = args.variants.split(",")
+    names = ["plain"] + variants
+    try:
+        pair = compared_regions(names, args.compare)
+    except ValueError as error:
+        parser.error(str(error))
     workdir = tempfile.mkdtemp(prefix="dc-regions-")
     log = os.path.join(workdir, "regions.json")
     data = os.path.join(workdir, "perf.data")
@@ -164,7 +185,6 @@ def main():
         regions = Regions(json.load(f))
     per_region = charge(parse_samples(script), regions)
     steps = regions.steps()
-    names = ["plain"] + variants
     shutil.rmtree(workdir, ignore_errors=True)
 
     print("| region | median step ms | samples per step, application threads | in the runtime "
@@ -186,7 +206,6 @@ def main():
     for obj in ranked_objects(objects, args.libraries):
         print("| %s | %s |" % (obj, " | ".join("%.1f" % column.get(obj, 0)
                                                for column in objects)))
-    pair = comparison_pair(names)
     if pair is None:
         return 0
     reference, profiled = pair

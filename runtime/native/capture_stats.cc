@@ -171,9 +171,12 @@ std::string CaptureStatsLine() {
     line += "; cfi-cache: " + std::to_string(rules) + " rules, " +
             std::to_string(cfi.thread_fills) + " thread-cache misses, " +
             std::to_string(cfi.uncached_computes) + " rules computed uncached";
-    char compute[64];
-    std::snprintf(compute, sizeof(compute), ", %.3f ms computing rules",
-                  static_cast<double>(cfi.compute_ns) / 1e6);
+    char compute[128];
+    std::snprintf(compute, sizeof(compute),
+                  ", %.3f ms computing rules (%llu minor, %llu major page faults)",
+                  static_cast<double>(cfi.compute_ns) / 1e6,
+                  static_cast<unsigned long long>(cfi.minor_faults),
+                  static_cast<unsigned long long>(cfi.major_faults));
     line += compute;
   }
   return line;

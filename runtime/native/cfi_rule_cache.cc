@@ -1,10 +1,13 @@
 // The process-wide cache of CfiRules (cfi_rules.h): lock-free reads, one
 // computation per pc.
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 
 #include "runtime/common/thread_instance.h"
+#include "runtime/native/capture_stats.h"
 #include "runtime/native/cfi_rules.h"
 #include "runtime/native/cfi_walk.h"
 #include "runtime/native/walk_memo.h"
@@ -34,13 +37,34 @@ std::atomic<uint64_t> g_uncached_computes{0};
 // Time spent computing rules (FDE search and CFA program), which a
 // capture's unwind time includes the first time it meets a return address.
 std::atomic<uint64_t> g_compute_ns{0};
+std::atomic<uint64_t> g_minor_faults{0};
+std::atomic<uint64_t> g_major_faults{0};
+
+// Two system calls per computed rule, so only when the stats are asked for.
+struct ThreadFaults {
+  uint64_t minor = 0;
+  uint64_t major = 0;
+};
+
+ThreadFaults ReadThreadFaults() {
+  rusage usage{};
+  if (getrusage(RUSAGE_THREAD, &usage) != 0) return {};
+  return {static_cast<uint64_t>(usage.ru_minflt), static_cast<uint64_t>(usage.ru_majflt)};
+}
 
 CfiRule TimedComputeCfiRule(uintptr_t pc) {
+  const bool count_faults = CaptureStatsEnabled();
+  const ThreadFaults faults_before = count_faults ? ReadThreadFaults() : ThreadFaults{};
   const auto start = std::chrono::steady_clock::now();
   const CfiRule rule = ComputeCfiRule(pc);
   g_compute_ns.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                              std::chrono::steady_clock::now() - start).count()),
                          std::memory_order_relaxed);
+  if (count_faults) {
+    const ThreadFaults faults_after = ReadThreadFaults();
+    g_minor_faults.fetch_add(faults_after.minor - faults_before.minor, std::memory_order_relaxed);
+    g_major_faults.fetch_add(faults_after.major - faults_before.major, std::memory_order_relaxed);
+  }
   return rule;
 }
 
@@ -141,7 +165,9 @@ int CfiRuleCacheSize() { return g_cached.load(std::memory_order_relaxed); }
 CfiCacheCounters CfiRuleCacheCounters() {
   return CfiCacheCounters{g_thread_fills.load(std::memory_order_relaxed),
                           g_uncached_computes.load(std::memory_order_relaxed),
-                          g_compute_ns.load(std::memory_order_relaxed)};
+                          g_compute_ns.load(std::memory_order_relaxed),
+                          g_minor_faults.load(std::memory_order_relaxed),
+                          g_major_faults.load(std::memory_order_relaxed)};
 }
 
 }  // namespace deepcontext::native

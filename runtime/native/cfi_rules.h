@@ -104,6 +104,13 @@ struct CfiCacheCounters {
   uint64_t thread_fills = 0;
   uint64_t uncached_computes = 0;
   uint64_t compute_ns = 0;  // computing rules, all of them
+  // Page faults the computing threads took meanwhile, counted only under
+  // DEEPCONTEXT_NATIVE_STATS: the FDE search and the CFA programs read
+  // .eh_frame_hdr and .eh_frame, which nothing else in the process reads,
+  // so their first reads fault (major faults when the file's pages are not
+  // cached yet).
+  uint64_t minor_faults = 0;
+  uint64_t major_faults = 0;
 };
 CfiCacheCounters CfiRuleCacheCounters();
 

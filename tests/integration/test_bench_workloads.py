@@ -554,3 +554,10 @@ def test_region_samples_charge_each_sample_to_its_block():
         "floor+cupti", "sampled")
     assert bench.comparison_pair(["plain", "sampled"]) == ("plain", "sampled")
     assert bench.comparison_pair(["plain", "floor", "proton"]) is None
+    # Or the two regions --compare names, in its order.
+    names = ["plain", "floor+cupti", "sampled", "native"]
+    assert bench.compared_regions(names, None) == ("floor+cupti", "sampled")
+    assert bench.compared_regions(names, "native,sampled") == ("native", "sampled")
+    for wrong in ("sampled", "sampled,proton", "sampled,sampled", "plain,sampled,native"):
+        with pytest.raises(ValueError, match="--compare takes two different regions"):
+            bench.compared_regions(names, wrong)
