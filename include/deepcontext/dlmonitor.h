@@ -280,9 +280,13 @@ DLMONITOR_API void dlmonitor_event_emit(dlmonitor_event_t* event);
    entered from Python: their path then reads Python frames -> native frames
    (DLMONITOR_FRAME_NATIVE, named by demangled function, with source file and
    line where debug info has them, else the module path) -> op, the Python
-   frames standing in place of the interpreter's own frames. Frames are
-   symbolized when a path is first seen, so contexts are complete at any
-   time. Once turned on, dlmonitor_describe() names the unwinder
+   frames standing in place of the interpreter's own frames. A capture keeps
+   each native frame's return address, and the frame is named when first
+   read (dlmonitor_context_frame, dlmonitor_callpath_get), not on the
+   thread that met it, so contexts read complete at any time. There is one
+   context per return address: call sites of one function without line
+   information are sibling contexts with the same frame (profiles that
+   DeepContext writes merge them). Once turned on, dlmonitor_describe() names the unwinder
    ("..., native: libunwind)"). Not async-signal-safe: call it before ops
    run. */
 DLMONITOR_API dlmonitor_status_t dlmonitor_native_enable(int on);

@@ -113,6 +113,15 @@ class CallPathBuilder {
   // parent's threads and their stacks do not exist there).
   void ResetAfterFork();
 
+  // `key` as readers see it: a native frame, which a capture keys by its
+  // return address, gets its name (function, file, line) here. Naming one
+  // takes tens of µs, and the first in a library tens of ms (its symbol
+  // table, or its debug information with libdw), which the thread that
+  // captured it should not pay: so it waits until the frame is read, by
+  // a profile write or through the DLMonitor ABI. Every other key comes
+  // back as it is. [any thread]
+  FrameKey Named(const FrameKey& key);
+
  private:
   // The calling thread's state; nullptr while the thread is exiting.
   ThreadState* State();
@@ -160,7 +169,7 @@ class CallPathBuilder {
   // by (op context, stack)).
   ContextId InsideOpContext(ThreadState& state, const OpEntry& op,
                             const native::CallerFrame& caller);
-  // The tree node of `pc` under `parent` (symbolized on first sight).
+  // The tree node of `pc` under `parent`, keyed by the address (Named()).
   ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);
   // A name not in the thread's cache at its address: out of the op path
@@ -198,7 +207,7 @@ class CallPathBuilder {
   native::StackTable stacks_;
   std::unique_ptr<native::FrameResolver> resolver_;
   std::mutex native_keys_mutex_;  // guards native_keys_
-  std::unordered_map<uintptr_t, FrameKey> native_keys_;
+  std::unordered_map<uintptr_t, FrameKey> native_keys_;  // names by address
 };
 
 }  // namespace deepcontext::dlmonitor

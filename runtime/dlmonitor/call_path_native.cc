@@ -201,33 +201,30 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
 }
 
 ContextId CallPathBuilder::NativeChild(ContextId parent, uintptr_t pc) {
-  FrameKey key;
-  bool found = false;
+  return tree_.Child(parent, UnnamedNativeKey(pc));
+}
+
+FrameKey CallPathBuilder::Named(const FrameKey& key) {
+  if (key.kind != kUnnamedNativeFrame || resolver_ == nullptr) return key;
+  const uintptr_t pc = AddressOfUnnamedNative(key);
   {
     std::lock_guard<std::mutex> guard(native_keys_mutex_);
     auto it = native_keys_.find(pc);
-    if (it != native_keys_.end()) {
-      key = it->second;
-      found = true;
-    }
+    if (it != native_keys_.end()) return it->second;
   }
-  if (!found) {
-    // Named by function and source line where debug info has them, else by
-    // function (or module+offset) and module path: call sites of one
-    // function without line information share a node.
-    const native::PathCallTimer timer(native::PathCall::kFrameName);
-    const native::SymbolizedFrame symbol = resolver_->Resolve(pc);
-    key.kind = DLMONITOR_FRAME_NATIVE;
-    key.name = strings_.Intern(symbol.DisplayName());
-    key.file = strings_.Intern(symbol.file.empty() ? symbol.module
-                                                   : symbol.file);
-    key.line = symbol.file.empty() || symbol.line <= 0
-                   ? 0
-                   : static_cast<uint32_t>(symbol.line);
-    std::lock_guard<std::mutex> guard(native_keys_mutex_);
-    native_keys_.emplace(pc, key);
-  }
-  return tree_.Child(parent, key);
+  // Named by function and source line where debug info has them, else by
+  // function (or module+offset) and module path. Call sites of one
+  // function without line information get one name, and their nodes one
+  // node in the profile (runtime/profiler/profile_builder.cc).
+  const native::PathCallTimer timer(native::PathCall::kFrameName);
+  const native::SymbolizedFrame symbol = resolver_->Resolve(pc);
+  FrameKey named;
+  named.kind = DLMONITOR_FRAME_NATIVE;
+  named.name = strings_.Intern(symbol.DisplayName());
+  named.file = strings_.Intern(symbol.file.empty() ? symbol.module : symbol.file);
+  named.line = symbol.file.empty() || symbol.line <= 0 ? 0 : static_cast<uint32_t>(symbol.line);
+  std::lock_guard<std::mutex> guard(native_keys_mutex_);
+  return native_keys_.emplace(pc, named).first->second;
 }
 
 ContextId CallPathBuilder::InsideOpContext(ThreadState& state,

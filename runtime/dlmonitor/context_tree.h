@@ -29,6 +29,23 @@ struct FrameKey {
   bool operator==(const FrameKey&) const = default;
 };
 
+// A native frame keyed by its return address until it is read: `name` and
+// `file` hold the address's low and high 32 bits, `line` is 0. Not one of
+// dlmonitor_frame_kind_t's values: readers get DLMONITOR_FRAME_NATIVE and
+// its name (CallPathBuilder::Named).
+inline constexpr uint32_t kUnnamedNativeFrame = 0x106;
+
+inline FrameKey UnnamedNativeKey(uintptr_t pc) {
+  const auto address = static_cast<uint64_t>(pc);
+  return FrameKey{kUnnamedNativeFrame, static_cast<StringId>(address),
+                  static_cast<StringId>(address >> 32), 0};
+}
+
+inline uintptr_t AddressOfUnnamedNative(const FrameKey& key) {
+  return static_cast<uintptr_t>(static_cast<uint64_t>(key.name) |
+                                (static_cast<uint64_t>(key.file) << 32));
+}
+
 // Contexts a tree creates before folding new call paths into [other]
 // nodes, unless DEEPCONTEXT_MAX_CONTEXTS says otherwise: far more than the
 // distinct paths of ordinary programs, small enough that the tree and the

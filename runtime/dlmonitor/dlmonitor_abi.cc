@@ -18,7 +18,8 @@ bool Initialized(Monitor& monitor) {
 
 bool Initialized() { return Initialized(Monitor::Instance()); }
 
-void FillFrame(Monitor& monitor, const FrameKey& key, dlmonitor_frame_t* out) {
+void FillFrame(Monitor& monitor, const FrameKey& unnamed, dlmonitor_frame_t* out) {
+  const FrameKey key = monitor.paths().Named(unnamed);
   out->struct_size = sizeof(dlmonitor_frame_t);
   out->kind = static_cast<dlmonitor_frame_kind_t>(key.kind);
   out->name = monitor.strings().Get(key.name);

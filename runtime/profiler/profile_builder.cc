@@ -1,7 +1,9 @@
 #include "runtime/profiler/profile_builder.h"
 
+#include <map>
 #include <new>
 #include <unordered_map>
+#include <utility>
 
 #include "deepcontext/dlmonitor.h"
 #include "format/profile_stream.h"
@@ -36,6 +38,26 @@ class StringInterner {
   std::vector<const char*> texts_;
 };
 
+// A written node's parent and frame: the contexts that name the same frame
+// under the same node are written as one.
+struct NodeKeyHash {
+  size_t operator()(const format::Node& node) const {
+    uint64_t hash = node.parent;
+    for (uint64_t part : {static_cast<uint64_t>(node.kind), static_cast<uint64_t>(node.name),
+                          static_cast<uint64_t>(node.file), static_cast<uint64_t>(node.line)}) {
+      hash = (hash ^ part) * 0x100000001b3ull;
+    }
+    return static_cast<size_t>(hash ^ (hash >> 29));
+  }
+};
+struct NodeKeyEqual {
+  bool operator()(const format::Node& a, const format::Node& b) const {
+    return a.parent == b.parent && a.kind == b.kind && a.name == b.name && a.file == b.file &&
+           a.line == b.line;
+  }
+};
+using NodeKeys = std::unordered_map<format::Node, format::NodeId, NodeKeyHash, NodeKeyEqual>;
+
 Status WriteOrThrow(
     const MetricStore& store,
     const std::vector<std::pair<std::string, std::string>>& metadata,
@@ -63,6 +85,12 @@ Status WriteOrThrow(
   // emits every parent before its children, as the format requires.
   StringInterner strings;
   std::vector<format::NodeId> node_of(end, kNotWritten);
+  // Native frames are kept by return address while the program runs and
+  // named here: call sites of one function without line information, or
+  // of one line, get one name, and their contexts (and their subtrees,
+  // whose parents are then one node) one node. Such nodes' values merge.
+  NodeKeys written;
+  std::vector<bool> merged;
   {
     format::SectionBody nodes;
     nodes.AddNode(format::Node{});  // DLMonitor's root is the profile's root
@@ -83,9 +111,17 @@ Status WriteOrThrow(
       node.name = strings.Intern(frame.name);
       node.file = strings.Intern(frame.file);
       node.line = frame.line;
+      const auto [it, added] = written.try_emplace(node, next);
+      if (!added) {
+        node_of[id] = it->second;
+        if (merged.size() <= it->second) merged.resize(it->second + 1, false);
+        merged[it->second] = true;
+        continue;
+      }
       nodes.AddNode(node);
       node_of[id] = next++;
     }
+    NodeKeys().swap(written);
     std::vector<ContextId>().swap(parent_of);
     std::vector<bool>().swap(needed);
     problem = writer.AddNodes(nodes);
@@ -113,13 +149,21 @@ Status WriteOrThrow(
   // first measured in between has no node and is left out, as any context
   // created after the write began.
   format::SectionBody values;
+  std::map<std::pair<format::NodeId, MetricId>, Accumulator> merged_values;
   store.ForEach(
       end, [&](ContextId context, MetricId metric, const Accumulator& value) {
         if (context >= end || node_of[context] == kNotWritten) return;
         if (metric >= metric_infos.size()) return;
-        values.AddValue({node_of[context], metric, value.count, value.sum,
-                         value.min, value.max});
+        const format::NodeId node = node_of[context];
+        if (node < merged.size() && merged[node]) {
+          merged_values[{node, metric}].Merge(value);
+          return;
+        }
+        values.AddValue({node, metric, value.count, value.sum, value.min, value.max});
       });
+  for (const auto& [at, value] : merged_values) {
+    values.AddValue({at.first, at.second, value.count, value.sum, value.min, value.max});
+  }
   problem = writer.AddValues(values);
   if (!problem.ok()) return problem;
   return writer.Finish();

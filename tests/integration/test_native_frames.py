@@ -161,9 +161,10 @@ def test_native_capture_stats_say_where_the_time_goes(tmp_path, extension):
     stats = tree.metadata.get("native_capture_stats", "")
     calls = re.match(r"op_enter: (\d+) calls, [\d.]+ ms \(\d+ ns each\); ", stats)
     assert calls, stats
-    # The frames of new paths were named, each timed on its own.
-    named = re.search(r"; frame_name: (\d+) calls, [\d.]+ ms \(\d+ ns each\); ", stats)
-    assert named and int(named.group(1)) > 0, stats
+    # Captures keep return addresses; frames are named when the profile is
+    # written, after these statistics were taken, so none was named yet
+    # (_check_native_path found them named in the profile).
+    assert "frame_name:" not in stats, stats
     match = re.search(r"op_entry: (\d+) captures on (\d+) threads \((\d+) anchored\), frames walked ([\d.]+) "
                      r"\(max (\d+)\) copied ([\d.]+) per capture, (\d+) new stacks; "
                      r"unwind [\d.]+ ms \(\d+ ns each\), total [\d.]+ ms \(\d+ ns each\); "

@@ -137,6 +137,7 @@ class CallPathBuilderTest : public ::testing::Test {
       FrameKey key;
       ContextId parent = kNoContext;
       if (!tree_.Get(id, &key, &parent)) return "<invalid>";
+      key = builder_.Named(key);
       std::string name = strings_.Get(key.name);
       if (key.kind == DLMONITOR_FRAME_THREAD) name = "thread";
       path = path.empty() ? name : name + "/" + path;
@@ -370,11 +371,19 @@ TEST_F(CallPathBuilderTest, NativeFramesSitBetweenThreadAndOp) {
                              "CallPathTestChainC/aten::relu"))
       << path;
   EXPECT_TRUE(path.starts_with("thread/")) << path;
+  // The capture kept return addresses: frames are named when read.
   FrameKey key;
   ContextId parent = kNoContext;
   ASSERT_TRUE(tree_.Get(first, &key, &parent));
   ASSERT_TRUE(tree_.Get(parent, &key, nullptr));
-  EXPECT_EQ(key.kind, static_cast<uint32_t>(DLMONITOR_FRAME_NATIVE));
+  EXPECT_EQ(key.kind, kUnnamedNativeFrame);
+  const FrameKey named = builder_.Named(key);
+  EXPECT_EQ(named.kind, static_cast<uint32_t>(DLMONITOR_FRAME_NATIVE));
+  EXPECT_EQ(strings_.Get(named.name), std::string("CallPathTestChainC"));
+  // Named once: the same answer again, and other keys come back as they are.
+  EXPECT_EQ(builder_.Named(key), named);
+  const FrameKey op_key{DLMONITOR_FRAME_OPERATOR, strings_.Intern("aten::relu"), 0, 0};
+  EXPECT_EQ(builder_.Named(op_key), op_key);
 
   builder_.EnableNative(false);
   auto plain = Op("aten::relu", DLMONITOR_OP_OPERATOR);
