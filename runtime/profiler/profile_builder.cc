@@ -89,8 +89,12 @@ Status WriteOrThrow(
   // named here: call sites of one function without line information, or
   // of one line, get one name, and their contexts (and their subtrees,
   // whose parents are then one node) one node. Such nodes' values merge.
+  // Only native frames and the nodes below them can meet an equal sibling,
+  // so only they are kept in `written`: without native frames it stays
+  // empty, and a write a few bytes per context.
   NodeKeys written;
   std::vector<bool> merged;
+  std::vector<bool> native_subtree;
   {
     format::SectionBody nodes;
     nodes.AddNode(format::Node{});  // DLMonitor's root is the profile's root
@@ -111,17 +115,24 @@ Status WriteOrThrow(
       node.name = strings.Intern(frame.name);
       node.file = strings.Intern(frame.file);
       node.line = frame.line;
-      const auto [it, added] = written.try_emplace(node, next);
-      if (!added) {
-        node_of[id] = it->second;
-        if (merged.size() <= it->second) merged.resize(it->second + 1, false);
-        merged[it->second] = true;
-        continue;
+      const bool native = frame.kind == DLMONITOR_FRAME_NATIVE ||
+                          (node.parent < native_subtree.size() && native_subtree[node.parent]);
+      if (native) {
+        const auto [it, added] = written.try_emplace(node, next);
+        if (!added) {
+          node_of[id] = it->second;
+          if (merged.size() <= it->second) merged.resize(it->second + 1, false);
+          merged[it->second] = true;
+          continue;
+        }
+        if (native_subtree.size() <= next) native_subtree.resize(next + 1, false);
+        native_subtree[next] = true;
       }
       nodes.AddNode(node);
       node_of[id] = next++;
     }
     NodeKeys().swap(written);
+    std::vector<bool>().swap(native_subtree);
     std::vector<ContextId>().swap(parent_of);
     std::vector<bool>().swap(needed);
     problem = writer.AddNodes(nodes);

@@ -37,14 +37,21 @@ TEST(ProfileBuilder, NativeFramesNamedAlikeAreWrittenAsOneNode) {
   // Return addresses: the symbolizer looks up the byte before each.
   const auto getpid_start = reinterpret_cast<uintptr_t>(&getpid);
   const auto getppid_start = reinterpret_cast<uintptr_t>(&getppid);
-  const ContextId first = tree.Child(thread, UnnamedNativeKey(getpid_start + 2));
-  const ContextId second = tree.Child(thread, UnnamedNativeKey(getpid_start + 3));
-  const ContextId other = tree.Child(thread, UnnamedNativeKey(getppid_start + 2));
-  ASSERT_NE(first, second);
+  // Created path by path, as a program meets them: a subtree's contexts
+  // come before the next path's (so the merge cannot rely on every native
+  // frame being seen before the nodes under it).
   const FrameKey op{DLMONITOR_FRAME_OPERATOR, strings.Intern("aten::mm"), 0, 0};
+  const FrameKey kernel{DLMONITOR_FRAME_GPU_KERNEL, strings.Intern("gemm"), 0, 0};
+  const ContextId first = tree.Child(thread, UnnamedNativeKey(getpid_start + 2));
   const ContextId op_first = tree.Child(first, op);
+  const ContextId kernel_first = tree.Child(op_first, kernel);
+  const ContextId second = tree.Child(thread, UnnamedNativeKey(getpid_start + 3));
   const ContextId op_second = tree.Child(second, op);
+  const ContextId kernel_second = tree.Child(op_second, kernel);
+  const ContextId other = tree.Child(thread, UnnamedNativeKey(getppid_start + 2));
   const ContextId op_other = tree.Child(other, op);
+  ASSERT_NE(first, second);
+  ASSERT_NE(kernel_first, kernel_second);
 
   MetricStore store;
   const MetricId time = store.Register("cpu_time", "ns", "test");
@@ -53,6 +60,8 @@ TEST(ProfileBuilder, NativeFramesNamedAlikeAreWrittenAsOneNode) {
   store.Add(op_second, time, 5);
   store.Add(op_other, time, 7);
   store.Add(second, time, 2);
+  store.Add(kernel_first, time, 100);
+  store.Add(kernel_second, time, 200);
 
   const std::string path =
       ::testing::TempDir() + "/profile_builder_" + std::to_string(getpid()) + ".dctx";
@@ -64,8 +73,8 @@ TEST(ProfileBuilder, NativeFramesNamedAlikeAreWrittenAsOneNode) {
   ASSERT_TRUE(read.ok) << read.error;
   const format::Profile& profile = read.profile;
 
-  // root, thread, getpid, aten::mm, getppid, aten::mm
-  ASSERT_EQ(profile.nodes.size(), 6u);
+  // root, thread, getpid, aten::mm, gemm, getppid, aten::mm
+  ASSERT_EQ(profile.nodes.size(), 7u);
   int getpid_node = -1;
   int getppid_node = -1;
   for (size_t i = 0; i < profile.nodes.size(); ++i) {
@@ -84,9 +93,11 @@ TEST(ProfileBuilder, NativeFramesNamedAlikeAreWrittenAsOneNode) {
   double own = -1;
   format::MetricValue merged_op;
   format::MetricValue other_op;
+  format::MetricValue merged_kernel;
   for (const format::MetricValue& value : profile.values) {
     if (static_cast<int>(value.node) == getpid_node) own = value.sum;
     const format::Node& node = profile.nodes[value.node];
+    if (node.kind == format::FrameKind::kGpuKernel) merged_kernel = value;
     if (node.kind != format::FrameKind::kOperator) continue;
     if (static_cast<int>(node.parent) == getpid_node) merged_op = value;
     if (static_cast<int>(node.parent) == getppid_node) other_op = value;
@@ -98,6 +109,10 @@ TEST(ProfileBuilder, NativeFramesNamedAlikeAreWrittenAsOneNode) {
   EXPECT_EQ(merged_op.max, 30);
   EXPECT_EQ(other_op.count, 1u);
   EXPECT_EQ(other_op.sum, 7);
+  EXPECT_EQ(merged_kernel.count, 2u);
+  EXPECT_EQ(merged_kernel.sum, 300);
+  EXPECT_EQ(profile.nodes[profile.nodes[merged_kernel.node].parent].parent,
+            static_cast<format::NodeId>(getpid_node));
 }
 
 }  // namespace
