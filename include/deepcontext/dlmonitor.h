@@ -225,7 +225,9 @@ DLMONITOR_API dlmonitor_status_t dlmonitor_callback_unregister(
 DLMONITOR_API dlmonitor_status_t dlmonitor_context_current(
     dlmonitor_context_t* context);
 /* The child of `parent` for `frame`, created on first use. Lets tools hang
-   their own nodes (GPU APIs, kernels) under a context. [any thread] */
+   their own nodes (GPU APIs, kernels) under a context. A frame kind that
+   dlmonitor_frame_kind_t does not name is refused
+   (DLMONITOR_ERROR_INVALID_ARGUMENT). [any thread] */
 DLMONITOR_API dlmonitor_status_t dlmonitor_context_child(
     dlmonitor_context_t parent, const dlmonitor_frame_t* frame,
     dlmonitor_context_t* child);

@@ -100,8 +100,13 @@ dlmonitor_status_t dlmonitor_context_current(dlmonitor_context_t* context) {
 dlmonitor_status_t dlmonitor_context_child(dlmonitor_context_t parent,
                                            const dlmonitor_frame_t* frame,
                                            dlmonitor_context_t* child) {
+  // A kind the enum does not name could stand for anything, and one value
+  // beyond it keys the runtime's own unnamed native frames
+  // (kUnnamedNativeFrame): a tool's frame of that kind would be read as
+  // a return address.
   if (frame == nullptr || child == nullptr ||
-      frame->struct_size < sizeof(dlmonitor_frame_t)) {
+      frame->struct_size < sizeof(dlmonitor_frame_t) || frame->kind < DLMONITOR_FRAME_ROOT ||
+      frame->kind > DLMONITOR_FRAME_GPU_INSTRUCTION) {
     return DLMONITOR_ERROR_INVALID_ARGUMENT;
   }
   try {

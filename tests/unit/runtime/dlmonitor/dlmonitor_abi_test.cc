@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/dlmonitor/context_tree.h"
 #include "tests/unit/runtime/emit_op.h"
 
 namespace {
@@ -73,6 +74,17 @@ TEST(DlmonitorAbi, RegisterEmitAndReadCallPaths) {
   EXPECT_EQ(parent, current);
   EXPECT_STREQ(read.name, "gemm_kernel");
   EXPECT_GE(dlmonitor_context_count(), child);
+  // Kinds the enum does not name are refused: one of them keys the
+  // runtime's unnamed native frames, whose name would be read as an address.
+  for (int kind : {-1, DLMONITOR_FRAME_GPU_INSTRUCTION + 1,
+                   static_cast<int>(deepcontext::dlmonitor::kUnnamedNativeFrame)}) {
+    dlmonitor_frame_t odd = kernel;
+    odd.kind = static_cast<dlmonitor_frame_kind_t>(kind);
+    dlmonitor_context_t refused = 0;
+    EXPECT_EQ(dlmonitor_context_child(current, &odd, &refused),
+              DLMONITOR_ERROR_INVALID_ARGUMENT) << kind;
+    EXPECT_EQ(refused, 0u);
+  }
 
   ASSERT_EQ(dlmonitor_callback_unregister(handle), DLMONITOR_OK);
   EmitOp("after_unregister", 3, DLMONITOR_PHASE_ENTER);
