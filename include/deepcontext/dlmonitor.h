@@ -43,7 +43,7 @@ extern "C" {
 
 /* Major version changes break the ABI; minor versions only append. */
 #define DLMONITOR_VERSION_MAJOR 1
-#define DLMONITOR_VERSION_MINOR 3
+#define DLMONITOR_VERSION_MINOR 4
 
 typedef enum dlmonitor_status {
   DLMONITOR_OK = 0,
@@ -226,8 +226,8 @@ DLMONITOR_API dlmonitor_status_t dlmonitor_context_current(
     dlmonitor_context_t* context);
 /* The child of `parent` for `frame`, created on first use. Lets tools hang
    their own nodes (GPU APIs, kernels) under a context. A frame kind that
-   dlmonitor_frame_kind_t does not name is refused
-   (DLMONITOR_ERROR_INVALID_ARGUMENT). [any thread] */
+   dlmonitor_frame_kind_t does not name is refused (since 1.4:
+   DLMONITOR_ERROR_INVALID_ARGUMENT). [any thread] */
 DLMONITOR_API dlmonitor_status_t dlmonitor_context_child(
     dlmonitor_context_t parent, const dlmonitor_frame_t* frame,
     dlmonitor_context_t* child);
@@ -282,15 +282,15 @@ DLMONITOR_API void dlmonitor_event_emit(dlmonitor_event_t* event);
    entered from Python: their path then reads Python frames -> native frames
    (DLMONITOR_FRAME_NATIVE, named by demangled function, with source file and
    line where debug info has them, else the module path) -> op, the Python
-   frames standing in place of the interpreter's own frames. A capture keeps
-   each native frame's return address, and the frame is named when first
-   read (dlmonitor_context_frame, dlmonitor_callpath_get), not on the
-   thread that met it, so contexts read complete at any time. There is one
-   context per return address: call sites of one function without line
-   information are sibling contexts with the same frame (profiles that
-   DeepContext writes merge them). Once turned on, dlmonitor_describe() names the unwinder
-   ("..., native: libunwind)"). Not async-signal-safe: call it before ops
-   run. */
+   frames standing in place of the interpreter's own frames. Since 1.4 a
+   capture keeps each native frame's return address, and the frame is
+   named when first read (dlmonitor_context_frame, dlmonitor_callpath_get),
+   not on the thread that met it, so contexts read complete at any time.
+   There is one context per return address: call sites of one function
+   without line information are sibling contexts with the same frame
+   (profiles that DeepContext writes merge them). Once turned on,
+   dlmonitor_describe() names the unwinder ("..., native: libunwind)").
+   Not async-signal-safe: call it before ops run. */
 DLMONITOR_API dlmonitor_status_t dlmonitor_native_enable(int on);
 
 /* Function-pointer form of dlmonitor_event_emit, handed to adapters that are
