@@ -36,10 +36,13 @@ class CaptureTimer {
     start_ns_ = native::CaptureClockNs();
   }
 
-  void Unwound(int captured, const native::AnchorUse& use) {
+  // `previous_anchor`: the index of the thread's previous capture among
+  // the walk's anchors (-1: not among them).
+  void Unwound(int captured, const native::AnchorUse& use, int previous_anchor) {
     if (!enabled_) return;
     sample_.unwind_ns = native::CaptureClockNs() - start_ns_;
     sample_.anchored = use.anchor >= 0;
+    sample_.met_previous = use.anchor >= 0 && use.anchor == previous_anchor;
     sample_.copied = use.copied;
     sample_.walked = captured - use.copied;
   }
@@ -78,7 +81,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   native::AnchorUse use;
   const int captured = unwinder_->CaptureNear(
       &previous, 1, pcs, state.anchor_sps, native::kMaxNativeDepth, &use, &caller);
-  timer.Unwound(captured, use);
+  timer.Unwound(captured, use, /*previous_anchor=*/0);
   // Frames inner of the reporting caller are this monitor's own (the
   // capture left them out where it could).
   int native_count = captured;
@@ -256,7 +259,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   const int captured = unwinder_->CaptureNear(
       anchors, anchor_count, pcs, state.inside_sps, native::kMaxNativeDepth, &use,
       &caller);
-  timer.Unwound(captured, use);
+  timer.Unwound(captured, use, previous_count > 0 ? previous_anchor : -1);
   int count = captured;  // frames inner of the caller are the monitor's
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
     if (pcs[i] == caller.pc) {

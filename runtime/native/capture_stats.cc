@@ -17,6 +17,7 @@ namespace {
 struct SiteCounters {
   std::atomic<uint64_t> captures{0};
   std::atomic<uint64_t> anchored{0};
+  std::atomic<uint64_t> met_previous{0};
   std::atomic<uint64_t> walked{0};
   std::atomic<uint64_t> copied{0};
   std::atomic<uint64_t> max_walked{0};
@@ -89,6 +90,7 @@ void RecordCapture(const CaptureSample& sample) {
   constexpr auto relaxed = std::memory_order_relaxed;
   site.captures.fetch_add(1, relaxed);
   if (sample.anchored) site.anchored.fetch_add(1, relaxed);
+  if (sample.met_previous) site.met_previous.fetch_add(1, relaxed);
   site.walked.fetch_add(static_cast<uint64_t>(sample.walked), relaxed);
   site.copied.fetch_add(static_cast<uint64_t>(sample.copied), relaxed);
   RaiseTo(site.max_walked, static_cast<uint64_t>(sample.walked));
@@ -140,11 +142,13 @@ std::string CaptureStatsLine() {
     char text[512];
     std::snprintf(
         text, sizeof(text),
-        "%s%s: %llu captures on %d threads (%llu anchored), frames walked %.1f (max %llu) copied %.1f "
+        "%s%s: %llu captures on %d threads (%llu anchored, %llu on the previous capture), "
+        "frames walked %.1f (max %llu) copied %.1f "
         "per capture, %llu new stacks; unwind %.3f ms (%.0f ns each), total %.3f ms (%.0f ns each); "
         "reused %llu, cached %llu, new %llu (%.3f ms), no stack %llu",
         line.empty() ? "" : "; ", SiteName(s), static_cast<unsigned long long>(captures),
-        ThreadCount(s), static_cast<unsigned long long>(site.anchored.load()), per(site.walked.load()),
+        ThreadCount(s), static_cast<unsigned long long>(site.anchored.load()),
+        static_cast<unsigned long long>(site.met_previous.load()), per(site.walked.load()),
         static_cast<unsigned long long>(site.max_walked.load()), per(site.copied.load()),
         static_cast<unsigned long long>(site.new_stacks.load()),
         ms(site.unwind_ns.load()), per(site.unwind_ns.load()), ms(site.total_ns.load()),

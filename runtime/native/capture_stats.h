@@ -1,7 +1,7 @@
 // DEEPCONTEXT_NATIVE_STATS=1: where the time of `--native` goes, per capture
 // site. A measurement on a machine without perf (the GPU image) can then say
-// whether unwinding, copying anchor frames or building new paths (symbolizing
-// on the application thread) costs what it costs. Off, a capture pays one
+// whether unwinding, copying anchor frames or building new paths costs what
+// it costs. Off, a capture pays one
 // load of a flag; on, two clock reads and a few relaxed atomic adds.
 #pragma once
 
@@ -22,7 +22,7 @@ inline constexpr int kCaptureSiteCount = 2;
 enum class CaptureOutcome : uint8_t {
   kReused = 0,      // the same frames as the previous capture: its answer
   kCachedPath = 1,  // a path found in the thread's cache
-  kNewPath = 2,     // first sight: symbolized and spliced on this thread
+  kNewPath = 2,     // first sight: spliced and added to the tree on this thread
   kNoStack = 3,     // nothing interned (table full, empty stack)
 };
 inline constexpr int kCaptureOutcomeCount = 4;
@@ -33,6 +33,9 @@ struct CaptureSample {
   int walked = 0;  // frames unwound
   int copied = 0;  // outer frames copied from an anchor
   bool anchored = false;  // the walk met an anchor
+  // ... and it was the thread's previous capture at this site, not a live
+  // one (an op's entry stack, for a call inside the op).
+  bool met_previous = false;
   // The interned id of the frames keyed (0: none): ids grow in order of
   // first sight, so one above every id seen before is a new stack.
   uint32_t stack = 0;
@@ -46,8 +49,8 @@ struct CaptureSample {
 enum class PathCall : uint8_t {
   kOpEnter = 0,       // an op entered (its context built)
   kContextQuery = 1,  // a GPU API call's or allocation's context
-  // A native frame named for a new path (part of the two above): how much
-  // of a new path's time is symbolizing, a module's table read included.
+  // A native frame named, a module's table read included: when it is first
+  // read (a profile write, the DLMonitor ABI), not within the two above.
   kFrameName = 2,
 };
 inline constexpr int kPathCallCount = 3;

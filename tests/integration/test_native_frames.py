@@ -165,15 +165,18 @@ def test_native_capture_stats_say_where_the_time_goes(tmp_path, extension):
     # written, after these statistics were taken, so none was named yet
     # (_check_native_path found them named in the profile).
     assert "frame_name:" not in stats, stats
-    match = re.search(r"op_entry: (\d+) captures on (\d+) threads \((\d+) anchored\), frames walked ([\d.]+) "
+    match = re.search(r"op_entry: (\d+) captures on (\d+) threads \((\d+) anchored, (\d+) on the "
+                     r"previous capture\), frames walked ([\d.]+) "
                      r"\(max (\d+)\) copied ([\d.]+) per capture, (\d+) new stacks; "
                      r"unwind [\d.]+ ms \(\d+ ns each\), total [\d.]+ ms \(\d+ ns each\); "
                      r"reused (\d+), cached (\d+), new (\d+) \([\d.]+ ms\), no stack (\d+), "
                       r"by time \(<0.25/1/4/16/64/256/more us\) ([\d/]+)", stats)
     assert match, stats
-    buckets = [int(count) for count in match.group(12).split("/")]
-    captures, threads, anchored, walked, max_walked, _, stacks, reused, cached, new, no_stack = (
-        float(value) for value in match.groups()[:11])
+    buckets = [int(count) for count in match.group(13).split("/")]
+    (captures, threads, anchored, on_previous, walked, max_walked, _, stacks, reused, cached, new,
+     no_stack) = (float(value) for value in match.groups()[:12])
+    # An op entry's one anchor is the thread's previous entry capture.
+    assert on_previous == anchored, stats
     assert threads == 1, stats  # the program's ops all run on its main thread
     assert len(buckets) == 7 and sum(buckets) == captures, stats
     # Every op entered is timed; only those entered from Python capture.
