@@ -28,8 +28,9 @@
 // of the interpreter's eval-loop frames (runtime/native/python_splice.h).
 // Native frames outer of the outermost Python frame (process start-up:
 // _start, __libc_start_main, main) are left out. Each distinct (base,
-// native stack, Python frames) is spliced and symbolized once; afterwards an
-// op costs one unwind, one intern and one hash lookup.
+// native stack, Python frames) is spliced once, its native frames keyed by
+// return address and named only when read (Named()); afterwards an op
+// costs one unwind, one intern and one hash lookup.
 #pragma once
 
 #include <atomic>

@@ -1,6 +1,7 @@
 // CallPathBuilder's native call paths (--native): the native frames between
 // Python lines and operators, and a GPU API call's frames inside an op,
-// cached per stack so that an unwind of a known path costs no symbolizing.
+// cached per stack so that an unwind of a known path costs no splicing; no
+// capture names a frame (Named() does, when the frame is read).
 #include <algorithm>
 #include <mutex>
 #include <span>

@@ -1,8 +1,8 @@
 // DEEPCONTEXT_NATIVE_STATS=1: where the time of `--native` goes, per capture
 // site. A measurement on a machine without perf (the GPU image) can then say
 // whether unwinding, copying anchor frames or building new paths costs what
-// it costs. Off, a capture pays one
-// load of a flag; on, two clock reads and a few relaxed atomic adds.
+// it costs. Off, a capture pays one load of a flag; on, two clock reads and
+// a few relaxed atomic adds.
 #pragma once
 
 #include <chrono>
