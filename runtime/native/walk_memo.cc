@@ -11,19 +11,22 @@ std::atomic<uint64_t> g_stepped{0};
 
 }  // namespace
 
-uint64_t WalkMemo::IndexOf(const WalkState& state) {
+uint64_t WalkMemo::SetOf(const WalkState& state) {
   const uint64_t mixed = state.pc * 0x9E3779B97F4A7C15ull ^ state.sp * 0xC2B2AE3D27D4EB4Full;
-  return mixed >> (64 - kIndexBits);
+  return (mixed >> (64 - kIndexBits)) & ~static_cast<uint64_t>(kWays - 1);
 }
 
 const WalkStep* WalkMemo::Find(const WalkState& start, int* count) const {
-  const IndexSlot& slot = index_[IndexOf(start)];
-  // Overwritten once the ring moved a whole turn past its first step.
-  if (slot.count == 0 || !(slot.start == start) || written_ - slot.position > kRingSteps) {
-    return nullptr;
+  const IndexSlot* set = &index_[SetOf(start)];
+  for (int way = 0; way < kWays; ++way) {
+    const IndexSlot& slot = set[way];
+    // Overwritten once the ring moved a whole turn past its first step.
+    if (slot.start == start && Holds(slot)) {
+      *count = slot.count;
+      return &ring_[slot.position % kRingSteps];
+    }
   }
-  *count = slot.count;
-  return &ring_[slot.position % kRingSteps];
+  return nullptr;
 }
 
 void WalkMemo::Commit() {
@@ -37,10 +40,23 @@ void WalkMemo::Commit() {
   WalkStep* out = &ring_[position % kRingSteps];
   for (int i = 0; i < recorded_; ++i) out[i] = recorded_steps_[i];
   written_ += recorded_;
-  IndexSlot& slot = index_[IndexOf(recording_start_)];
-  slot.start = recording_start_;
-  slot.position = position;
-  slot.count = recorded_;
+  // In its set: the slot of an earlier segment from the same start (it
+  // diverged since), else a slot the ring no longer holds, else the
+  // oldest segment, which the ring would drop first anyway.
+  IndexSlot* set = &index_[SetOf(recording_start_)];
+  IndexSlot* slot = nullptr;
+  for (int way = 0; way < kWays && slot == nullptr; ++way) {
+    if (set[way].count != 0 && set[way].start == recording_start_) slot = &set[way];
+  }
+  if (slot == nullptr) {
+    slot = &set[0];
+    for (int way = 1; way < kWays && Holds(*slot); ++way) {
+      if (!Holds(set[way]) || set[way].position < slot->position) slot = &set[way];
+    }
+  }
+  slot->start = recording_start_;
+  slot->position = position;
+  slot->count = recorded_;
   recorded_ = 0;
   ++published_;
   g_published.fetch_add(1, std::memory_order_relaxed);
