@@ -18,6 +18,10 @@ the median nanoseconds per op are printed with what the profiler adds:
                             ops 40 frames below the Python caller, as below
                             an interpreter and a dispatcher; the unwinder is
                             cfi-cache unless DEEPCONTEXT_UNWINDER says otherwise
+  ops from 12 lines         one op per call, from twelve lines of one Python
+                            function in turn: as a model calls one op (a
+                            convolution) from many lines, twelve Python
+                            paths under one native stack
 
     python3 bench/python_op_cost.py [--build build] [--baseline BUILD]
                                     [--ops 20000] [--repeats 7]
@@ -39,26 +43,55 @@ import tempfile
 PYTHON_DEPTH = 20
 OP_DEPTH = 40
 GPU_DEPTH = 25
-# name: (profiler on, native frames, nested ops, GPU calls per op)
+# name: (profiler on, native frames, nested ops, GPU calls per op, Python
+# lines the ops come from: 1, or 12, one op per call)
 CONFIGS = {
-    "no profiler": (False, False, 0, 1),
-    "ops": (True, False, 0, 0),
-    "ops + 1 GPU call": (True, False, 0, 1),
-    "op > op + 1 GPU call": (True, False, 1, 1),
-    "ops --native": (True, True, 0, 0),
-    "ops + 1 GPU call --native": (True, True, 0, 1),
-    "op > op + 1 GPU call --native": (True, True, 1, 1),
+    "no profiler": (False, False, 0, 1, 1),
+    "ops": (True, False, 0, 0, 1),
+    "ops + 1 GPU call": (True, False, 0, 1, 1),
+    "op > op + 1 GPU call": (True, False, 1, 1, 1),
+    "ops --native": (True, True, 0, 0, 1),
+    "ops + 1 GPU call --native": (True, True, 0, 1, 1),
+    "op > op + 1 GPU call --native": (True, True, 1, 1, 1),
+    "no profiler, ops from 12 lines": (False, False, 0, 0, 12),
+    "ops from 12 lines": (True, False, 0, 0, 12),
+    "ops from 12 lines --native": (True, True, 0, 0, 12),
 }
+# Each configuration's floor: the plain run its ops are like.
+FLOOR_OF_LINES = {1: "no profiler", 12: "no profiler, ops from 12 lines"}
+
+
+def from_twelve_lines(run_one, count):
+    """Mean ns per op of `count` ops, each from the next of twelve lines."""
+    total = 0.0
+    rounds = max(count // 12, 1)
+    for _ in range(rounds):
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+        total += run_one()
+    return total / (rounds * 12)
 
 
 def child(runtime, loop_library, config, ops):
-    profiler_on, native, nested, gpu_calls = CONFIGS[config]
+    profiler_on, native, nested, gpu_calls, lines = CONFIGS[config]
     runtime_lib = ctypes.CDLL(runtime, mode=ctypes.RTLD_GLOBAL)
     loop = ctypes.CDLL(loop_library)
     loop.python_op_loop_run.restype = ctypes.c_double
     loop.python_op_loop_run.argtypes = [ctypes.c_int] * 5
 
     def run(count):
+        if lines == 12:
+            return from_twelve_lines(
+                lambda: loop.python_op_loop_run(1, nested, gpu_calls, OP_DEPTH, GPU_DEPTH), count)
         return loop.python_op_loop_run(count, nested, gpu_calls, OP_DEPTH, GPU_DEPTH)
 
     def at_depth(depth, body):
@@ -101,8 +134,9 @@ def main():
             raise SystemExit("%s: no lib/libdeepcontext.so in %s" % (name, build))
     if not os.path.exists(loop_library):
         raise SystemExit("no %s: build the python_op_loop target" % loop_library)
-    configs = [c for c in CONFIGS if c == "no profiler" or args.only in c]
-    variants = [(b, c) for b in builds for c in configs if b == "this build" or c != "no profiler"]
+    configs = [c for c in CONFIGS if c.startswith("no profiler") or args.only in c]
+    variants = [(b, c) for b in builds for c in configs
+                if b == "this build" or not c.startswith("no profiler")]
     env = dict(os.environ)
     env.setdefault("DEEPCONTEXT_UNWINDER", "cfi-cache")
     times = {v: [] for v in variants}
@@ -120,7 +154,8 @@ def main():
                 if out.returncode != 0:
                     raise SystemExit("%s, %s failed:\n%s" % (build, config, out.stderr.decode()))
                 times[(build, config)].append(float(out.stdout.decode().split()[-1]))
-    floor = statistics.median(times[("this build", "no profiler")])
+    floors = {lines: statistics.median(times[("this build", name)])
+              for lines, name in FLOOR_OF_LINES.items()}
     print("Median ns per op of %d repeats x %d ops (Python %d frames deep; unwinder %s)"
           % (args.repeats, args.ops, PYTHON_DEPTH, env["DEEPCONTEXT_UNWINDER"]))
     baselines = [b for b in builds if b != "this build"]
@@ -134,10 +169,11 @@ def main():
     print(header)
     print(rule)
     for config in configs:
+        floor = floors[CONFIGS[config][4]]
         mine = statistics.median(times[("this build", config)])
         row = "| %s | %.1f | %+.1f |" % (config, mine, mine - floor)
         for baseline in baselines:
-            if config == "no profiler":
+            if config.startswith("no profiler"):
                 row += " | | |"
                 continue
             base = statistics.median(times[(baseline, config)])

@@ -65,6 +65,21 @@ class CaptureTimer {
   native::CaptureSample sample_;
 };
 
+// Whether `known` holds `frames`, compared innermost first. One native
+// stack (the interpreter calling an op's binding) is met under as many
+// Python paths as the program has lines calling the op (a dozen for
+// ResNet-50's convolutions), and those paths share their outer frames:
+// compared outermost first, each path that is not the one sought cost a
+// walk through the frames they share.
+bool SamePythonFrames(const std::vector<python::RawFrame>& known,
+                      const python::RawFrame* frames, int count) {
+  if (known.size() != static_cast<size_t>(count)) return false;
+  for (int i = count - 1; i >= 0; --i) {
+    if (!(known[i] == frames[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
@@ -124,9 +139,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const NativePathKey key{base, start, stack};
   std::vector<NativePathVariant>& variants = state.native_paths[key];
   for (const NativePathVariant& variant : variants) {
-    if (variant.python.size() == static_cast<size_t>(count - first_python) &&
-        std::equal(variant.python.begin(), variant.python.end(),
-                   frames + first_python)) {
+    if (SamePythonFrames(variant.python, frames + first_python, count - first_python)) {
       *depth = variant.depth;
       timer.Finish(CaptureOutcome::kCachedPath);
       return variant.context;
