@@ -359,8 +359,8 @@ TEST(WalkMemoBoundsTest, StartsSharingASetAreKeptUpToItsWays) {
 
 // A training step walks the same few hundred segments in the same order
 // each time: when the ring or the index could not hold them all, each was
-// gone before the next step came round to it (ResNet-50's GPU calls: about
-// 330 segments, 4000 steps).
+// gone before the next step came round to it (ResNet-50's step:
+// 190-330 segments).
 TEST(WalkMemoBoundsTest, AStepsSegmentsAreAllFoundTheNextStep) {
   auto memo = std::make_unique<WalkMemo>();
   std::vector<WalkState> starts;
