@@ -63,6 +63,8 @@ FLOOR_OF_LINES = {1: "no profiler", 12: "no profiler, ops from 12 lines"}
 
 def from_twelve_lines(run_one, count):
     """Mean ns per op of `count` ops, each from the next of twelve lines."""
+    # Twelve lines written out, not a loop: each op must be called from a
+    # line of its own, so that the ops have twelve Python paths.
     total = 0.0
     rounds = max(count // 12, 1)
     for _ in range(rounds):
