@@ -113,7 +113,11 @@ typedef struct dlmonitor_op_data {
   dlmonitor_framework_t framework;
   dlmonitor_op_kind_t kind;
   const char* name;        /* operator / function / scope name */
-  uint64_t op_id;          /* pairs ENTER with EXIT; unique among live ops */
+  uint64_t op_id;          /* pairs ENTER with EXIT; unique among live ops.
+                              An EXIT is looked for among the ops open on
+                              its own thread: an op that may end on another
+                              thread needs an id that no op left open there
+                              can have. */
   /* The last three are read at ENTER only: an EXIT may carry -1, 0, 0. */
   int64_t sequence_number; /* autograd sequence number; -1 when none */
   uint64_t thread_id;      /* framework's logical id of the calling thread */

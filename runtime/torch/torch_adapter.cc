@@ -54,20 +54,40 @@ dlmonitor_op_kind_t KindOf(const at::RecordFunction& fn, const char* name) {
   }
 }
 
-void Emit(const at::RecordFunction& fn, uint64_t op_id,
-          dlmonitor_phase_t phase) {
+// The logical id of the thread that started `fn` (RecordFunction::
+// currentThreadId() there): torch stores it in the callbacks it hands the
+// RecordFunction, so reading it is a load, where currentThreadId() is an
+// out-of-line call and a lookup of its thread-local through the loader.
+uint64_t StartingThreadId(const at::RecordFunction& fn) {
+  const uint64_t id = fn.threadId();
+  return id != 0 ? id : at::RecordFunction::currentThreadId();
+}
+
+// Pairs an op's start with its end without RecordFunction's own handle,
+// which needsIds(true) draws from one process-wide atomic counter at every
+// op: a locked add on a cache line that every thread running ops writes.
+// The RecordFunction's address is unique among live ops and stays put until
+// its end. An async op can end on another thread, after its address was
+// reused: the starting thread's id in the top bits keeps such an end from
+// matching a different op left open on the ending thread. User-space
+// addresses leave those bits zero (47 bits on x86-64, at most 52 on
+// aarch64).
+uint64_t OpIdOf(const at::RecordFunction& fn) {
+  return reinterpret_cast<uintptr_t>(&fn) ^ (StartingThreadId(fn) << 52);
+}
+
+void Emit(const at::RecordFunction& fn, dlmonitor_phase_t phase) {
   dlmonitor_op_data_t op{};
   op.struct_size = sizeof(op);
   op.framework = DLMONITOR_FRAMEWORK_PYTORCH;
   op.name = fn.name();
   op.kind = KindOf(fn, op.name);
-  op.op_id = op_id;
-  // Read at entry only (include/deepcontext/dlmonitor.h): each is an
-  // out-of-line call into libtorch, and the thread id a lookup of its
-  // thread-local through the loader.
+  op.op_id = OpIdOf(fn);
+  // Read at entry only (include/deepcontext/dlmonitor.h): an exit needs
+  // none of them.
   if (phase == DLMONITOR_PHASE_ENTER) {
     op.sequence_number = fn.seqNr();
-    op.thread_id = at::RecordFunction::currentThreadId();
+    op.thread_id = StartingThreadId(fn);
     op.forward_thread_id = fn.forwardThreadId();
   } else {
     op.sequence_number = -1;
@@ -80,16 +100,15 @@ void Emit(const at::RecordFunction& fn, uint64_t op_id,
   g_emit(&event);
 }
 
-// The RecordFunction's own unique handle pairs start with end, so no
-// per-op ObserverContext has to be allocated (end callbacks run with a null
-// context all the same).
+// OpIdOf pairs start with end, so no per-op ObserverContext has to be
+// allocated (end callbacks run with a null context all the same).
 std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
-  Emit(fn, fn.handle(), DLMONITOR_PHASE_ENTER);
+  Emit(fn, DLMONITOR_PHASE_ENTER);
   return nullptr;
 }
 
 void OnEnd(const at::RecordFunction& fn, at::ObserverContext*) {
-  Emit(fn, fn.handle(), DLMONITOR_PHASE_EXIT);
+  Emit(fn, DLMONITOR_PHASE_EXIT);
 }
 
 // Two switches decide what is reported: profiling on or off
@@ -194,7 +213,7 @@ __attribute__((visibility("default"))) int deepcontext_torch_install(
     g_handle = at::addGlobalCallback(
         at::RecordFunctionCallback(&OnStart, &OnEnd)
             .needsInputs(false)
-            .needsIds(true)
+            .needsIds(false)
             .scopes({at::RecordScope::FUNCTION,
                      at::RecordScope::BACKWARD_FUNCTION,
                      at::RecordScope::USER_SCOPE}));

@@ -51,6 +51,19 @@ def test_record_function_scopes_are_nodes(tmp_path):
                    for a in scope[0].ancestors())
 
 
+def test_scopes_ending_on_other_threads_leave_open_scopes_alone(tmp_path):
+    # A scope that ends on another thread must not close one still open
+    # there, even when it took the address of a scope that thread started.
+    out = tmp_path / "across.dctx"
+    run_profiled([PYTHON, program("scopes_across_threads.py")], out, check=0)
+    tree = load_profile(out)
+    kept = tree.find(kind="scope", name="kept_scope")
+    assert kept and sum(n.calls() for n in kept) == 40
+    sigmoid = tree.find(kind="operator", name="aten::sigmoid")
+    assert sum(n.calls() for n in sigmoid) == 40
+    assert all(any(a.name == "kept_scope" for a in n.ancestors()) for n in sigmoid)
+
+
 def test_gpu_status_is_recorded(tmp_path):
     # Every profile says whether GPU activity was recorded; on a machine
     # without an NVIDIA driver (CI) it says why not, and nothing fails.
