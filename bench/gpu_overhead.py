@@ -181,7 +181,7 @@ def in_process(args):
 
 
 # Regions that are floors, not DeepContext (gpu_models.py FLOOR_VARIANTS).
-FLOOR_REGIONS = ("floor", "cupti-records", "cupti", "floor+cupti")
+FLOOR_REGIONS = ("floor", "floor-ids", "cupti-records", "cupti", "floor+cupti")
 # Regions of other profilers (gpu_models.py OTHER_PROFILERS).
 OTHER_PROFILER_REGIONS = ("proton", "torch-profiler")
 
@@ -349,6 +349,7 @@ def main():
                              "--steps so that a region spans many windows), native and native-gpu-off "
                              "(sampled and gpu-off with native frames), floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops), "
+                             "floor-ids (the same asking for RecordFunction's ids), "
                              "cupti-records, cupti (CUPTI tracing every kernel without or with "
                              "empty callbacks) and floor+cupti (both floors); proton and "
                              "torch-profiler (other profilers' regions, compared with "

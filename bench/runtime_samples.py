@@ -167,7 +167,7 @@ def summarize(by_thread_and_dso):
 
 
 # Processes without DeepContext (--reference): none, or a workload floor.
-REFERENCES = ("plain", "floor", "cupti-records", "cupti", "floor+cupti")
+REFERENCES = ("plain", "floor", "floor-ids", "cupti-records", "cupti", "floor+cupti")
 
 
 def workload_command(column, args, output):

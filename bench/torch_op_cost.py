@@ -4,8 +4,10 @@ A launch-bound model (the MLP of workloads/gpu_models.py: 48 tiny Linear
 layers, forward, backward and SGD, about 2,500 torch ops per step) trains on
 one CPU thread. Each child process alternates, in the one process, blocks of
 plain steps, steps under a RecordFunction callback that does nothing (torch's
-own cost of observing ops, workloads/record_function_floor.py) and steps
-inside deepcontext.profile() (cpu_time sampled, the default). Children of
+own cost of observing ops, workloads/record_function_floor.py), under that
+callback asking for RecordFunction's ids (what pairing ops by RecordFunction's
+handle costs) and steps inside deepcontext.profile() (cpu_time sampled, the
+default). Children of
 --build and of each --baseline build alternate, several repeats in one
 invocation, so that a runtime change's effect shows in one run:
 
@@ -64,11 +66,13 @@ def child(steps, rounds):
         timed(10)
     with deepcontext.profile(path):  # builds or loads the adapter: not timed
         timed(10)
-    times = {"plain": [], "floor": [], "profiled": []}
+    times = {"plain": [], "floor": [], "floor-ids": [], "profiled": []}
     for _ in range(rounds):
         times["plain"] += timed(steps)
         with floor.enabled():
             times["floor"] += timed(steps)
+        with floor.enabled(ids=True):
+            times["floor-ids"] += timed(steps)
         with deepcontext.profile(path):
             times["profiled"] += timed(steps)
     with torch.autograd.profiler.profile() as events:
@@ -107,8 +111,8 @@ def main():
             fields = dict(item.split("=") for item in out.split())
             results[build].append({key: float(value) for key, value in fields.items()})
     print("| build | plain (ms) | floor (ms) | profiled (ms) | profiled/plain "
-          "| profiled/floor | ns per op above floor |")
-    print("|---|---|---|---|---|---|---|")
+          "| profiled/floor | ns per op above floor | ids, ns per op |")
+    print("|---|---|---|---|---|---|---|---|")
     for build, runs in results.items():
         med = {key: statistics.median(run[key] for run in runs)
                for key in ("plain", "floor", "profiled", "ops")}
@@ -116,13 +120,15 @@ def main():
         # variants of one process ran under the same machine load.
         def per_run(value):
             return statistics.median(value(run) for run in runs)
-        print("| %s | %.3f | %.3f | %.3f | %.3fx | %.3fx | %.0f |" % (
+        print("| %s | %.3f | %.3f | %.3f | %.3fx | %.3fx | %.0f | %.0f |" % (
             build, 1e3 * med["plain"], 1e3 * med["floor"], 1e3 * med["profiled"],
             per_run(lambda run: run["profiled"] / run["plain"]),
             per_run(lambda run: run["profiled"] / run["floor"]),
-            per_run(lambda run: 1e9 * (run["profiled"] - run["floor"]) / run["ops"])))
+            per_run(lambda run: 1e9 * (run["profiled"] - run["floor"]) / run["ops"]),
+            per_run(lambda run: 1e9 * (run["floor-ids"] - run["floor"]) / run["ops"])))
     print("(median of %d processes per build; each process: the median step of %d "
-          "blocks of %d steps per variant, ratios within it; %d torch ops per step)"
+          "blocks of %d steps per variant, ratios within it; %d torch ops per step; "
+          "ids: the floor asking for RecordFunction's ids, minus the floor)"
           % (args.repeats, args.rounds, args.steps, med["ops"]))
 
 

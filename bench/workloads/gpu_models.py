@@ -30,7 +30,8 @@ cost left between windows), windows-min-gpu-off (the same without CUPTI),
 native and native-gpu-off (sampled and gpu-off with native frames) and
 floor (no deepcontext: a
 RecordFunction callback that does nothing, what torch itself spends on
-observing each op; see record_function_floor.py), cupti-records and cupti
+observing each op; see record_function_floor.py), floor-ids (the same
+callback asking for RecordFunction's ids), cupti-records and cupti
 (no deepcontext: CUPTI tracing every kernel, copy and memset, records
 thrown away, without or with the runtime's callbacks, empty; see
 cupti_floor.py) and floor+cupti (both floors: what any profiler built on
@@ -156,10 +157,13 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
 # "cupti" adds the runtime's CUPTI callbacks, empty (cupti_floor.py); and
 # "floor+cupti" is both, what any profiler built on RecordFunction and
 # CUPTI pays before doing anything.
-# Each floor: (RecordFunction callback on, CUPTI with its callbacks: True,
-# with records only: False, not at all: None).
-FLOOR_VARIANTS = {"floor": (True, None), "cupti-records": (False, False),
-                  "cupti": (False, True), "floor+cupti": (True, True)}
+# "floor-ids" asks RecordFunction for ids, as the runtime once did to pair
+# an op's start with its end: what those ids cost.
+# Each floor: (RecordFunction callback: "plain", "ids" or None, CUPTI with
+# its callbacks: True, with records only: False, not at all: None).
+FLOOR_VARIANTS = {"floor": ("plain", None), "floor-ids": ("ids", None),
+                  "cupti-records": (None, False), "cupti": (None, True),
+                  "floor+cupti": ("plain", True)}
 AB_VARIANTS = {**{name: None for name in FLOOR_VARIANTS},
                "sampled": ("sampled", True, None, 1.0),
                "exact": ("exact", True, None, 1.0), "off": ("off", True, None, 1.0),
@@ -200,7 +204,7 @@ class FloorRegions:
         record_function, callbacks = FLOOR_VARIANTS[name]
         with contextlib.ExitStack() as stack:
             if record_function:
-                stack.enter_context(self._floor.enabled())
+                stack.enter_context(self._floor.enabled(ids=record_function == "ids"))
             if callbacks is not None:
                 stack.enter_context(self._cupti.enabled(callbacks=callbacks))
             yield

@@ -1,14 +1,18 @@
 // A PyTorch RecordFunction callback that does nothing, registered like the
-// runtime's adapter (same scopes, ids on, no inputs): what observing every
+// runtime's adapter (same scopes, no ids, no inputs): what observing every
 // op costs inside torch itself, which no profiler built on RecordFunction
-// can go below. Built and loaded by record_function_floor.py.
+// can go below. A second one asks for ids (needsIds), as profilers that pair
+// an op's start and end through RecordFunction's handle do, and the runtime
+// did before it paired them by address: what the handle costs. Built and
+// loaded by record_function_floor.py.
 #include <ATen/record_function.h>
 
 #include <memory>
 
 namespace {
 
-at::CallbackHandle g_handle = 0;
+// [0]: without ids, [1]: with ids.
+at::CallbackHandle g_handles[2] = {0, 0};
 
 std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction&) {
   return nullptr;
@@ -20,29 +24,32 @@ void OnEnd(const at::RecordFunction&, at::ObserverContext*) {}
 
 extern "C" {
 
-// Registers the callback, disabled. Returns 0, or -1 if torch refused.
+// Registers both callbacks, disabled. Returns 0, or -1 if torch refused.
 __attribute__((visibility("default"))) int floor_install() {
   try {
-    g_handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(&OnStart, &OnEnd)
-            .needsInputs(false)
-            .needsIds(true)
-            .scopes({at::RecordScope::FUNCTION,
-                     at::RecordScope::BACKWARD_FUNCTION,
-                     at::RecordScope::USER_SCOPE}));
-    at::disableCallback(g_handle);
+    for (int ids = 0; ids < 2; ++ids) {
+      g_handles[ids] = at::addGlobalCallback(
+          at::RecordFunctionCallback(&OnStart, &OnEnd)
+              .needsInputs(false)
+              .needsIds(ids == 1)
+              .scopes({at::RecordScope::FUNCTION,
+                       at::RecordScope::BACKWARD_FUNCTION,
+                       at::RecordScope::USER_SCOPE}));
+      at::disableCallback(g_handles[ids]);
+    }
     return 0;
   } catch (...) {
     return -1;
   }
 }
 
-__attribute__((visibility("default"))) int floor_enable(int on) {
+// Turns the callback with (`ids` 1) or without ids (0) on or off.
+__attribute__((visibility("default"))) int floor_enable(int on, int ids) {
   try {
     if (on) {
-      at::reenableCallback(g_handle);
+      at::reenableCallback(g_handles[ids != 0]);
     } else {
-      at::disableCallback(g_handle);
+      at::disableCallback(g_handles[ids != 0]);
     }
     return 0;
   } catch (...) {

@@ -3,6 +3,8 @@
     floor = RecordFunctionFloor(torch)   # builds record_function_floor.cc
     with floor.enabled():
         ...                              # every op is observed, nothing is done
+    with floor.enabled(ids=True):
+        ...                              # the same, with RecordFunction's ids
     floor.enable()                       # or: from here on
 
 Built with the compiler command of deepcontext's own PyTorch adapter, so it
@@ -28,17 +30,17 @@ class RecordFunctionFloor:
             torch, os.path.join(HERE, "record_function_floor.cc"), "record-function-floor",
             _torch_adapter._include_dirs(torch), libraries)
         self._library = ctypes.CDLL(output, mode=os.RTLD_NOW | os.RTLD_LOCAL)
-        self._library.floor_enable.argtypes = [ctypes.c_int]
+        self._library.floor_enable.argtypes = [ctypes.c_int, ctypes.c_int]
         if self._library.floor_install() != 0:
             raise RuntimeError("torch refused the floor callback")
 
-    def enable(self):
-        self._library.floor_enable(1)
+    def enable(self, ids=False):
+        self._library.floor_enable(1, int(ids))
 
     @contextlib.contextmanager
-    def enabled(self):
-        self.enable()
+    def enabled(self, ids=False):
+        self.enable(ids)
         try:
             yield
         finally:
-            self._library.floor_enable(0)
+            self._library.floor_enable(0, int(ids))
