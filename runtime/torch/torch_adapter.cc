@@ -72,8 +72,8 @@ uint64_t StartingThreadId(const at::RecordFunction& fn) {
 // matching a different op left open on the ending thread. User-space
 // addresses leave those bits zero (47 bits on x86-64, at most 52 on
 // aarch64).
-uint64_t OpIdOf(const at::RecordFunction& fn) {
-  return reinterpret_cast<uintptr_t>(&fn) ^ (StartingThreadId(fn) << 52);
+uint64_t OpIdOf(const at::RecordFunction& fn, uint64_t starting_thread) {
+  return reinterpret_cast<uintptr_t>(&fn) ^ (starting_thread << 52);
 }
 
 void Emit(const at::RecordFunction& fn, dlmonitor_phase_t phase) {
@@ -82,12 +82,13 @@ void Emit(const at::RecordFunction& fn, dlmonitor_phase_t phase) {
   op.framework = DLMONITOR_FRAMEWORK_PYTORCH;
   op.name = fn.name();
   op.kind = KindOf(fn, op.name);
-  op.op_id = OpIdOf(fn);
+  const uint64_t starting_thread = StartingThreadId(fn);
+  op.op_id = OpIdOf(fn, starting_thread);
   // Read at entry only (include/deepcontext/dlmonitor.h): an exit needs
   // none of them.
   if (phase == DLMONITOR_PHASE_ENTER) {
     op.sequence_number = fn.seqNr();
-    op.thread_id = StartingThreadId(fn);
+    op.thread_id = starting_thread;
     op.forward_thread_id = fn.forwardThreadId();
   } else {
     op.sequence_number = -1;
