@@ -43,7 +43,7 @@ extern "C" {
 
 /* Major version changes break the ABI; minor versions only append. */
 #define DLMONITOR_VERSION_MAJOR 1
-#define DLMONITOR_VERSION_MINOR 4
+#define DLMONITOR_VERSION_MINOR 5
 
 typedef enum dlmonitor_status {
   DLMONITOR_OK = 0,
@@ -118,9 +118,13 @@ typedef struct dlmonitor_op_data {
                               its own thread: an op that may end on another
                               thread needs an id that no op left open there
                               can have. */
-  /* The last three are read at ENTER only: an EXIT may carry -1, 0, 0. */
+  /* sequence_number and forward_thread_id are read at ENTER only: an EXIT
+     may carry -1 and 0. */
   int64_t sequence_number; /* autograd sequence number; -1 when none */
-  uint64_t thread_id;      /* framework's logical id of the calling thread */
+  uint64_t thread_id;      /* framework's logical id of the thread that
+                              started the op. Since 1.5 an EXIT on another
+                              thread closes the op on that one (at its next
+                              event there); with 0 such an EXIT is dropped. */
   uint64_t forward_thread_id; /* backward functions: id of the thread that
                                  ran the forward op; otherwise 0 */
 } dlmonitor_op_data_t;

@@ -88,6 +88,26 @@ ThreadState* CallPathBuilder::State() {
 void CallPathBuilder::ResetAfterFork() {
   generation_.store(g_next_generation.fetch_add(1), std::memory_order_release);
   links_.Clear();
+  ended_elsewhere_.ResetAfterFork();
+}
+
+DEEPCONTEXT_HOT
+bool CallPathBuilder::EndsPosted(const ThreadState& state) const {
+  return ended_elsewhere_.posts() != state.ends_seen;
+}
+
+void CallPathBuilder::TakeEndedElsewhere(ThreadState& state) {
+  ended_elsewhere_.Take(state.framework_thread, &state.ends_seen,
+                        [&state](const EndedElsewhere::End& end) {
+                          for (size_t i = state.ops.size(); i > 0; --i) {
+                            const OpEntry& open = state.ops[i - 1];
+                            if (open.op_id == end.op_id &&
+                                EndedElsewhere::After(end, open.ends_seen)) {
+                              state.ops.erase(state.ops.begin() + (i - 1));
+                              return;
+                            }
+                          }
+                        });
 }
 
 DEEPCONTEXT_HOT
@@ -377,6 +397,10 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
+  if (op.thread_id != 0) state.framework_thread = op.thread_id;
+  // Before the entry is pushed: an op that ended elsewhere is gone before
+  // a new one can take its address, and with it its id.
+  if (EndsPosted(state)) [[unlikely]] TakeEndedElsewhere(state);
   // The entry is filled in place on the stack: pushing a copy of a local
   // one, built field by field, stalled on reading back its fresh stores
   // with wider loads. Room is made first, so that pointers to the entries
@@ -389,6 +413,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
     OpEntry& entry = state.ops.emplace_back();
     entry.op_id = op.op_id;
     entry.kind = op.kind;
+    entry.ends_seen = state.ends_seen;
     return kNoContext;
   }
   OpEntry* wrapper = nullptr;
@@ -407,6 +432,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
   OpEntry& entry = state.ops.emplace_back();
   entry.op_id = op.op_id;
   entry.kind = op.kind;
+  entry.ends_seen = state.ends_seen;
   // Taken off the stack again if finding its context throws (out of
   // memory: the event is dropped).
   struct PopUnlessKept {
@@ -539,12 +565,17 @@ ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
+  if (EndsPosted(state)) [[unlikely]] TakeEndedElsewhere(state);
   for (size_t i = state.ops.size(); i > 0; --i) {
     if (state.ops[i - 1].op_id == op.op_id) {
       const ContextId context = state.ops[i - 1].context;
       state.ops.resize(i - 1);
       return context;
     }
+  }
+  // Not open here: started on another thread, or before profiling began.
+  if (op.thread_id != 0 && op.thread_id != state.framework_thread) {
+    ended_elsewhere_.Post(op.thread_id, op.op_id, 0);
   }
   return kNoContext;
 }
@@ -555,6 +586,7 @@ ContextId CallPathBuilder::Current(const native::CallerFrame& caller) {
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
+  if (EndsPosted(state)) [[unlikely]] TakeEndedElsewhere(state);
   size_t depth = state.ops.size();
   while (depth > 0 && state.ops[depth - 1].context == kNoContext) --depth;
   const OpEntry* top = depth == 0 ? nullptr : &state.ops[depth - 1];

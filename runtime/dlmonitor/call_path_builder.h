@@ -40,6 +40,7 @@
 #include <unordered_map>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/ended_elsewhere.h"
 #include "runtime/dlmonitor/context_tree.h"
 #include "runtime/dlmonitor/forward_links.h"
 #include "runtime/dlmonitor/python_frame_cache.h"
@@ -92,7 +93,9 @@ class CallPathBuilder {
 
   // Pops the op (and any ops above it whose exit was never reported) and
   // returns its context; kNoContext when the op is not on this thread's
-  // stack. [any thread, no GIL]
+  // stack. An op another thread started (op.thread_id) is taken off that
+  // thread's stack at its next op or GPU call (EndedElsewhere); its exit
+  // here has no context. [any thread, no GIL]
   ContextId OnOpExit(const dlmonitor_op_data_t& op);
 
   // The context of the innermost active op, or of the current Python line
@@ -129,6 +132,11 @@ class CallPathBuilder {
   ContextId ThreadRoot(ThreadState& state);
   [[gnu::noinline, gnu::cold]] ContextId MakeThreadRoot(ThreadState& state);
   [[gnu::noinline, gnu::cold]] static void GrowOpStack(ThreadState& state);
+  // Whether another thread ended ops of this one since it last looked.
+  bool EndsPosted(const ThreadState& state) const;
+  // Takes those ops off the thread's stack, wherever they stand in it:
+  // ops entered above one while it was open keep their place.
+  [[gnu::noinline, gnu::cold]] void TakeEndedElsewhere(ThreadState& state);
   // Where native frames of an op entered from Python are cut (OnOpEnter's
   // caller, and whether the adapter reported the op).
   struct NativeCaller {
@@ -197,6 +205,7 @@ class CallPathBuilder {
   const StringId truncated_name_;
   const StringId compile_name_;
   std::atomic<uint64_t> generation_;
+  EndedElsewhere ended_elsewhere_;
 
   // Native frames: set up by the first EnableNative, then read-only.
   std::atomic<bool> native_enabled_{false};

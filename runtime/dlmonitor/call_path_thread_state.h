@@ -52,6 +52,8 @@ struct OpEntry {
   PythonMark python;
   // The entry's context lies below a [compile] phase.
   bool in_compile = false;
+  // ThreadState::ends_seen when the entry was pushed (EndedElsewhere::After).
+  uint64_t ends_seen = 0;
 };
 
 namespace call_path {
@@ -224,6 +226,11 @@ struct ThreadState {
   uint64_t generation = 0;
   ContextId root = kNoContext;
   std::vector<OpEntry> ops;
+  // The framework's id of this thread (dlmonitor_op_data_t::thread_id of
+  // its latest op entry; 0 before one), under which other threads post the
+  // ends of its ops, and how many posts it has looked at (EndedElsewhere).
+  uint64_t framework_thread = 0;
+  uint64_t ends_seen = 0;
   int64_t last_remembered_sequence = -1;
   ContextId last_remembered_anchor = kNoContext;
   std::unordered_map<std::string, StringId, call_path::StringHash, std::equal_to<>>

@@ -60,11 +60,16 @@ struct OpenOp {
   int64_t child_cpu = 0;
   int64_t child_wall = 0;  // ticks
   ContextId context = 0;  // at entry; 0 for an engine wrapper
+  uint64_t ends_seen = 0;  // TimerStack::ends_seen at entry
 };
 
 struct TimerStack {
   uint64_t generation = 0;
   std::vector<OpenOp> ops;
+  // The framework's id of this thread (0 before its first op), and the
+  // posts of ends of its ops by other threads it has looked at.
+  uint64_t framework_thread = 0;
+  uint64_t ends_seen = 0;
   // This thread in the CPU sampler, once an op ran here in sampled mode.
   CpuSampler* sampler = nullptr;
   std::shared_ptr<CpuSampler::Thread> sampled;
@@ -83,6 +88,8 @@ namespace {
 [[gnu::noinline, gnu::cold]] void ResetStack(TimerStack& stack, uint64_t generation) {
   stack.ops.clear();
   stack.generation = generation;
+  stack.framework_thread = 0;
+  stack.ends_seen = 0;
   stack.sampler = nullptr;  // after a fork the sampler forgot this thread
   stack.sampled.reset();
   // Its samples belong to the previous OpMetrics (or the parent of a fork).
@@ -147,6 +154,7 @@ void OpMetrics::ResetAfterFork() {
   generation_.store(g_next_generation.fetch_add(1), std::memory_order_relaxed);
   log_.ResetAfterFork();
   sampler_.ResetAfterFork();
+  ended_elsewhere_.ResetAfterFork();
 }
 
 void OpMetrics::Flush() {
@@ -176,6 +184,34 @@ void OpMetrics::PushSlow(TimerStack& stack, const OpSample& sample) {
   if (!stack.ring->TryPush(sample)) Apply(sample);
 }
 
+void OpMetrics::TakeEndedElsewhere(TimerStack& stack) {
+  ended_elsewhere_.Take(stack.framework_thread, &stack.ends_seen,
+                        [this, &stack](const EndedElsewhere::End& end) {
+    size_t i = stack.ops.size();
+    while (i > 0 && !(stack.ops[i - 1].op_id == end.op_id &&
+                      EndedElsewhere::After(end, stack.ops[i - 1].ends_seen))) {
+      --i;
+    }
+    if (i == 0) return;
+    const OpenOp op = stack.ops[i - 1];
+    // Ops entered above it keep their place. Its time is not its parent's
+    // child time: the parent ran on here while it was open.
+    stack.ops.erase(stack.ops.begin() + static_cast<ptrdiff_t>(i - 1));
+    if (op.context == 0) return;
+    OpSample sample;
+    sample.context = op.context;
+    // The thread CPU time of an op that spans threads is no thread's.
+    sample.cpu_ns = OpSample::kNoCpu;
+    const int64_t wall = end.at - op.wall_start - op.child_wall;
+    sample.wall_ticks = wall > 0 ? wall : 0;
+    sample.call = true;
+    if (stack.ring == nullptr || !stack.ring->TryPush(sample)) PushSlow(stack, sample);
+  });
+  if (stack.sampled != nullptr) {
+    stack.sampled->current.store(CurrentContext(stack), std::memory_order_relaxed);
+  }
+}
+
 void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
   cpu_time_mode_.store(mode, std::memory_order_relaxed);
   // The sampling thread starts with the first op in sampled mode.
@@ -203,6 +239,12 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
   TimerStack& stack = *thread;
+  if (event.op->thread_id != 0) stack.framework_thread = event.op->thread_id;
+  // Before the push: an op that ended elsewhere leaves before a new one
+  // can take its id.
+  if (ended_elsewhere_.posts() != stack.ends_seen) [[unlikely]] {
+    TakeEndedElsewhere(stack);
+  }
   const CpuTimeMode mode = cpu_time_mode_.load(std::memory_order_relaxed);
   // Filled in place: a copy of a local built field by field reads back
   // stores not yet done (a store-forwarding stall, most of Enter's time).
@@ -210,6 +252,7 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   open.op_id = event.op->op_id;
   open.cpu_start = kNoCpuTime;
   open.context = event.context;
+  open.ends_seen = stack.ends_seen;
   if (mode == CpuTimeMode::kSampled) {
     if (!sampler_.running() || stack.sampled == nullptr) [[unlikely]] {
       StartSampling(stack, event.context);
@@ -241,10 +284,20 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
   TimerStack& stack = *thread;
+  if (ended_elsewhere_.posts() != stack.ends_seen) [[unlikely]] {
+    TakeEndedElsewhere(stack);
+  }
   // Find the op; ops above it whose exit never came are dropped unrecorded.
   size_t i = stack.ops.size();
   while (i > 0 && stack.ops[i - 1].op_id != event.op->op_id) --i;
-  if (i == 0) return;
+  if (i == 0) {
+    // Not open here: started on another thread, or before profiling began.
+    const uint64_t starting_thread = event.op->thread_id;
+    if (starting_thread != 0 && starting_thread != stack.framework_thread) [[unlikely]] {
+      ended_elsewhere_.Post(starting_thread, event.op->op_id, wall_end);
+    }
+    return;
+  }
   const OpenOp op = stack.ops[i - 1];
   stack.ops.resize(i - 1);
   if (stack.sampled != nullptr) {

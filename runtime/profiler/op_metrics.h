@@ -2,12 +2,14 @@
 // keeps a per-thread stack of open ops and, at each exit, records the op's
 // EXCLUSIVE thread CPU time and wall time (its own time minus that of the
 // ops nested in it) and one call, on the op's context. CPU time may instead
-// be sampled, or left out (CpuTimeMode).
+// be sampled, or left out (CpuTimeMode). An op that ends on another thread
+// than the one that started it gets its call and wall time, not CPU time.
 #pragma once
 
 #include <atomic>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/ended_elsewhere.h"
 #include "runtime/cpu/tsc_clock.h"
 #include "runtime/profiler/cpu_sampler.h"
 #include "runtime/profiler/metric_store.h"
@@ -63,6 +65,8 @@ class OpMetrics {
   // A sample the thread's ring could not take: the thread's first, or its
   // ring is full (no sampling thread drains it). Out of the op path.
   [[gnu::noinline, gnu::cold]] void PushSlow(TimerStack& stack, const OpSample& sample);
+  // Closes the thread's ops that other threads ended (EndedElsewhere).
+  [[gnu::noinline, gnu::cold]] void TakeEndedElsewhere(TimerStack& stack);
   // One sample into the store.
   void Apply(const OpSample& sample);
   static void OnTick(void* self);
@@ -76,6 +80,7 @@ class OpMetrics {
   const MetricId wall_time_;
   const CpuSampler::TickHook also_on_tick_;
   std::atomic<uint64_t> generation_;
+  EndedElsewhere ended_elsewhere_;
   // Sampled by default: exact per-op clocks cost more than the rest of the
   // profiler's per-op work together (bench/cpu_overhead.py, gpu_overhead.py).
   std::atomic<CpuTimeMode> cpu_time_mode_{CpuTimeMode::kSampled};

@@ -84,11 +84,12 @@ void Emit(const at::RecordFunction& fn, dlmonitor_phase_t phase) {
   op.kind = KindOf(fn, op.name);
   const uint64_t starting_thread = StartingThreadId(fn);
   op.op_id = OpIdOf(fn, starting_thread);
+  // An exit on another thread is handed to the starting one by this id.
+  op.thread_id = starting_thread;
   // Read at entry only (include/deepcontext/dlmonitor.h): an exit needs
-  // none of them.
+  // neither.
   if (phase == DLMONITOR_PHASE_ENTER) {
     op.sequence_number = fn.seqNr();
-    op.thread_id = starting_thread;
     op.forward_thread_id = fn.forwardThreadId();
   } else {
     op.sequence_number = -1;

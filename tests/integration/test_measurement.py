@@ -64,6 +64,35 @@ def test_scopes_ending_on_other_threads_leave_open_scopes_alone(tmp_path):
     assert all(any(a.name == "kept_scope" for a in n.ancestors()) for n in sigmoid)
 
 
+def test_scopes_ending_on_other_threads_are_closed_where_they_began(tmp_path):
+    # Once another thread ends a scope, the thread that began it no longer
+    # runs inside it: its later ops and scopes are not nested under it, and
+    # the scope has its calls and wall time.
+    out = tmp_path / "across.dctx"
+    run_profiled([PYTHON, program("scopes_across_threads.py")], out, check=0)
+    tree = load_profile(out)
+    moved = ("moved_out", "moved_in", "ended_elsewhere")
+    for name in moved:
+        scopes = tree.find(kind="scope", name=name)
+        assert sum(n.calls() for n in scopes) == (1 if name == "ended_elsewhere" else 40), name
+        assert sum(n.excl("wall_time") for n in scopes) > 0, name
+        # Each begins where the previous one was closed, not inside it.
+        assert not any(a.name in moved for n in scopes for a in n.ancestors()), name
+    tanh = tree.find(kind="operator", name="aten::tanh")
+    assert sum(n.calls() for n in tanh) == 5
+    assert not any(a.name in moved for n in tanh for a in n.ancestors())
+
+    def scopes_above(node):
+        return [a.name for a in node.ancestors() if a.name in moved + ("kept_scope",)]
+
+    # The worker's sigmoid runs in kept_scope after moved_out ended, and
+    # relu before, inside both; kept_scope began inside moved_out.
+    sigmoid = tree.find(kind="operator", name="aten::sigmoid")
+    assert sigmoid and all(scopes_above(n) == ["kept_scope", "moved_out"] for n in sigmoid)
+    relu = tree.find(kind="operator", name="aten::relu")
+    assert relu and all(scopes_above(n) == ["kept_scope", "moved_out"] for n in relu)
+
+
 def test_gpu_status_is_recorded(tmp_path):
     # Every profile says whether GPU activity was recorded; on a machine
     # without an NVIDIA driver (CI) it says why not, and nothing fails.

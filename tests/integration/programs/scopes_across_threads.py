@@ -46,4 +46,12 @@ for _ in range(ITERATIONS):
     worker(lambda: torch.sigmoid(x))
     worker(lambda: leave(kept))
     del kept
+
+# A scope this thread started and another ended: the ops this thread runs
+# next are no longer inside it.
+ended_elsewhere = enter("ended_elsewhere", None)
+worker(lambda: leave(ended_elsewhere))
+del ended_elsewhere
+for _ in range(5):
+    torch.tanh(x)
 print("scopes across threads done")

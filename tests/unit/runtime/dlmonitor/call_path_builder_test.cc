@@ -340,6 +340,51 @@ TEST_F(CallPathBuilderTest, UnmatchedExitIsIgnored) {
   EXPECT_EQ(builder_.OnOpExit(op), kNoContext);
 }
 
+TEST_F(CallPathBuilderTest, AScopeEndedOnAnotherThreadIsClosedWhereItBegan) {
+  auto outer = Op("outer", DLMONITOR_OP_USER_SCOPE);
+  auto async = Op("async", DLMONITOR_OP_USER_SCOPE);
+  auto mm = Op("aten::mm", DLMONITOR_OP_OPERATOR);
+  builder_.OnOpEnter(outer);
+  builder_.OnOpEnter(async);
+  builder_.OnOpEnter(mm);
+  // Another thread ends it: no context there.
+  ContextId ended_there = kRootContext;
+  std::thread([&] { ended_there = builder_.OnOpExit(async); }).join();
+  EXPECT_EQ(ended_there, kNoContext);
+  // An op entered above it while it was open keeps its place.
+  auto add = Op("aten::add", DLMONITOR_OP_OPERATOR);
+  EXPECT_EQ(Path(builder_.OnOpEnter(add)), "thread/outer/async/aten::mm/aten::add");
+  builder_.OnOpExit(add);
+  EXPECT_EQ(Path(builder_.OnOpExit(mm)), "thread/outer/async/aten::mm");
+  // Later ones are no longer inside it.
+  EXPECT_EQ(Path(builder_.Current()), "thread/outer");
+  auto tanh = Op("aten::tanh", DLMONITOR_OP_OPERATOR);
+  EXPECT_EQ(Path(builder_.OnOpEnter(tanh)), "thread/outer/aten::tanh");
+  builder_.OnOpExit(tanh);
+  EXPECT_EQ(builder_.OnOpExit(async), kNoContext);
+  EXPECT_EQ(Path(builder_.OnOpExit(outer)), "thread/outer");
+}
+
+TEST_F(CallPathBuilderTest, AnEndPostedBeforeAnOpBeganDoesNotCloseIt) {
+  // This thread's op 5 began before profiling; its exit, seen before the
+  // thread's id is, is posted as if another thread had ended it, and a GPU
+  // call takes it while the thread's id is still unknown.
+  auto before = Op("aten::linear", DLMONITOR_OP_OPERATOR, -1, /*thread=*/9);
+  before.op_id = 5;
+  EXPECT_EQ(builder_.OnOpExit(before), kNoContext);
+  builder_.Current();
+  // A new op takes id 5; another thread's post makes this one look again.
+  auto mm = Op("aten::mm", DLMONITOR_OP_OPERATOR, -1, 9);
+  mm.op_id = 5;
+  builder_.OnOpEnter(mm);
+  auto elsewhere = Op("aten::never_here", DLMONITOR_OP_OPERATOR, -1, 9);
+  std::thread([&] { builder_.OnOpExit(elsewhere); }).join();
+  auto add = Op("aten::add", DLMONITOR_OP_OPERATOR, -1, 9);
+  EXPECT_EQ(Path(builder_.OnOpEnter(add)), "thread/aten::mm/aten::add");
+  builder_.OnOpExit(add);
+  EXPECT_EQ(Path(builder_.OnOpExit(mm)), "thread/aten::mm");
+}
+
 TEST_F(CallPathBuilderTest, ResetAfterForkDropsOpenOpsAndLinks) {
   auto op = Op("aten::linear", DLMONITOR_OP_OPERATOR, 4);
   builder_.OnOpEnter(op);

@@ -20,14 +20,16 @@ void Spin(int64_t ns) {
   } while ((now.tv_sec - start.tv_sec) * 1000000000 + (now.tv_nsec - start.tv_nsec) < ns);
 }
 
+// `thread`: the framework's id of the thread that started the op.
 void Send(OpMetrics& metrics, uint64_t op_id, dlmonitor_phase_t phase,
           dlmonitor_context_t context,
-          dlmonitor_op_kind_t kind = DLMONITOR_OP_OPERATOR) {
+          dlmonitor_op_kind_t kind = DLMONITOR_OP_OPERATOR, uint64_t thread = 0) {
   dlmonitor_op_data_t op{};
   op.struct_size = sizeof(op);
   op.kind = kind;
   op.name = "op";
   op.op_id = op_id;
+  op.thread_id = thread;
   dlmonitor_event_t event{};
   event.struct_size = sizeof(event);
   event.domain = DLMONITOR_DOMAIN_FRAMEWORK_OP;
@@ -202,6 +204,49 @@ TEST(OpMetrics, TheTickRunsTheExtraHook) {
   }
   EXPECT_GT(ticks.load(), 0);
   metrics.StopSampling();
+}
+
+TEST(OpMetrics, AScopeEndedOnAnotherThreadGetsItsCallAndWallTime) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kExact);
+  constexpr uint64_t kThisThread = 3;
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10, DLMONITOR_OP_USER_SCOPE, kThisThread);
+  Send(metrics, 2, DLMONITOR_PHASE_ENTER, 11, DLMONITOR_OP_OPERATOR, kThisThread);
+  Spin(2000000);
+  std::thread([&] {
+    Send(metrics, 1, DLMONITOR_PHASE_EXIT, 0, DLMONITOR_OP_USER_SCOPE, kThisThread);
+  }).join();
+  // Closed here at this thread's next op, which it does not end: op 2,
+  // entered above it, is still open and then ends normally.
+  Spin(20000000);
+  Send(metrics, 2, DLMONITOR_PHASE_EXIT, 11, DLMONITOR_OP_OPERATOR, kThisThread);
+  auto values = Collect(metrics, store);
+  EXPECT_EQ((values[{10, "calls"}].sum), 1);
+  EXPECT_EQ((values[{11, "calls"}].sum), 1);
+  EXPECT_EQ(values.count({10, "cpu_time"}), 0u);
+  // Until its end elsewhere, not until this thread took it.
+  EXPECT_GE((values[{10, "wall_time"}].sum), 2000000);
+  EXPECT_LT((values[{10, "wall_time"}].sum), 20000000);
+  EXPECT_GE((values[{11, "cpu_time"}].sum), 22000000);
+  // Ops after it are no longer inside it: its time is not cut by theirs.
+  Send(metrics, 4, DLMONITOR_PHASE_ENTER, 12, DLMONITOR_OP_OPERATOR, kThisThread);
+  Send(metrics, 4, DLMONITOR_PHASE_EXIT, 12, DLMONITOR_OP_OPERATOR, kThisThread);
+  EXPECT_EQ((Collect(metrics, store)[{12, "calls"}].sum), 1);
+}
+
+TEST(OpMetrics, AnExitOfAnOpNeverEnteredAnywhereIsDropped) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kOff);
+  std::thread([&] {
+    Send(metrics, 7, DLMONITOR_PHASE_EXIT, 0, DLMONITOR_OP_USER_SCOPE, /*thread=*/3);
+  }).join();
+  Send(metrics, 8, DLMONITOR_PHASE_ENTER, 13, DLMONITOR_OP_OPERATOR, 3);
+  Send(metrics, 8, DLMONITOR_PHASE_EXIT, 13, DLMONITOR_OP_OPERATOR, 3);
+  const auto values = Collect(metrics, store);
+  EXPECT_EQ(values.size(), 2u);  // op 8's calls and wall_time
+  EXPECT_EQ((values.at({13, "calls"}).sum), 1);
 }
 
 TEST(OpMetrics, OpsOfAnExitedThreadAreKept) {
