@@ -39,6 +39,13 @@
 //                off and unsubscribed without detaching CUPTI
 //                (cuptiFinalize): the cost a stopped profiler leaves behind
 //                unless it detaches, as DeepContext does when it stops
+//   deepcontext, started before cuInit
+//                only when named: the runtime started before the driver
+//                is initialized, as `deepcontext run` starts it, where
+//                "deepcontext" starts it in a process whose CUDA context
+//                exists. Its rounds run first, before any other
+//                configuration, and "none, before any CUPTI use" is then
+//                timed after it stopped.
 // Then the runtime's launch stalls: 300000 launches timed one by one, with
 // the activity buffers cleared by the runtime or by CUPTI (PrintStalls).
 // Every other configuration detaches CUPTI when it ends, so "none" is the
@@ -204,10 +211,17 @@ int main(int argc, char** argv) {
                  argv[0]);
     return 2;
   }
-  const std::set<std::string> only = argc > 3 ? SplitNames(argv[3]) : std::set<std::string>{};
+  const bool named = argc > 3;
+  std::set<std::string> only = named ? SplitNames(argv[3]) : std::set<std::string>{};
+  constexpr char kStartedFirst[] = "deepcontext, started before cuInit";
+  const bool started_first = only.erase(kStartedFirst) != 0;
   Driver cu{};
   if (!LoadDriver(&cu)) {
     std::fprintf(stderr, "gpu_launch_cost: no CUDA driver (libcuda.so.1)\n");
+    return 1;
+  }
+  if (started_first && deepcontext_start() != 0) {
+    std::fprintf(stderr, "gpu_launch_cost: deepcontext failed%s\n", deepcontext_last_error());
     return 1;
   }
   CUdevice device = 0;
@@ -370,10 +384,21 @@ int main(int argc, char** argv) {
     }
   }
   auto selected = [&](const std::string& name) {
-    return only.empty() || name == "none" || only.count(name) != 0;
+    return !named || name == "none" || only.count(name) != 0;
   };
 
   time_launches();  // warm-up: JIT, first-launch costs
+  std::vector<double> started_first_us;
+  if (started_first) {
+    for (int round = 0; round < rounds; ++round) {
+      started_first_us.push_back(time_launches());
+      if (started_first_us.back() < 0) {
+        std::fprintf(stderr, "gpu_launch_cost: configuration '%s' failed\n", kStartedFirst);
+        return 1;
+      }
+    }
+    deepcontext_stop();
+  }
   std::vector<double> before_cupti;
   for (int round = 0; round < rounds; ++round) before_cupti.push_back(time_launches());
   std::map<std::string, std::vector<double>> results;
@@ -405,6 +430,10 @@ int main(int argc, char** argv) {
     std::printf("| %s | %.2f | %+.2f | %.3f | %+.3f |\n", name.c_str(), median,
                 median - none, call, call - none_untraced);
   }
+  if (started_first) {
+    const double median = Median(started_first_us);
+    std::printf("| %s | %.2f | %+.2f | | |\n", kStartedFirst, median, median - none);
+  }
   const double first = Median(before_cupti);
   std::printf("| none, before any CUPTI use | %.2f | %+.2f | | |\n", first, first - none);
   if (!toggle_us.empty()) {
@@ -412,6 +441,6 @@ int main(int argc, char** argv) {
                 Median(toggle_us), toggle_us.size());
   }
   if (selected("deepcontext")) std::printf("deepcontext: %s\n", deepcontext_gpu_status());
-  if (!only.empty()) return 0;
+  if (named) return 0;
   return PrintStalls(cu, kernel, rounds) ? 0 : 1;
 }
