@@ -311,15 +311,15 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   const int64_t wall_total = wall_end - op.wall_start;
   const int64_t cpu_self = cpu_total - op.child_cpu;
   if (event.context != 0) {
-    OpSample sample;
-    sample.context = event.context;
-    sample.wall_ticks = wall_total - op.child_wall;
-    sample.cpu_ns = with_cpu ? (cpu_self > 0 ? cpu_self : 0) : OpSample::kNoCpu;
+    const int64_t wall_ticks = wall_total - op.child_wall;
+    const int64_t cpu_ns = with_cpu ? (cpu_self > 0 ? cpu_self : 0) : OpSample::kNoCpu;
     // An engine wrapper is charged to its [backward] phase node; counting
     // it as a call there would read as a call of the phase.
-    sample.call = event.op->kind != DLMONITOR_OP_BACKWARD_WRAPPER;
-    if (stack.ring == nullptr || !stack.ring->TryPush(sample)) [[unlikely]] {
-      PushSlow(stack, sample);
+    const bool call = event.op->kind != DLMONITOR_OP_BACKWARD_WRAPPER;
+    // Field by field, not through an OpSample (OpSampleRing::TryPush).
+    if (stack.ring == nullptr ||
+        !stack.ring->TryPush(event.context, wall_ticks, cpu_ns, call)) [[unlikely]] {
+      PushSlow(stack, OpSample{event.context, wall_ticks, cpu_ns, call});
     }
   }
   if (!stack.ops.empty()) {
