@@ -118,7 +118,8 @@ int CallPathBuilder::CapturePython(python::RawFrame* frames, bool* truncated,
   int count = python::CaptureCurrentThread(frames, kMaxPythonDepth + 1, &thread);
   *truncated = count > kMaxPythonDepth;
   if (*truncated) count = kMaxPythonDepth;
-  *mark = count > 0 ? PythonMark{frames[(*truncated ? 1 : 0) + count - 1], count, thread}
+  *mark = count > 0 ? PythonMark{frames[(*truncated ? 1 : 0) + count - 1], count, thread,
+                                  python::InnermostFrame(thread)}
                     : PythonMark{};
   return count;
 }
@@ -238,6 +239,13 @@ void CallPathBuilder::MarkPython(ThreadState& state, OpEntry& entry) const {
 DEEPCONTEXT_HOT
 bool CallPathBuilder::PythonInside(const OpEntry& top) const {
   if (!python_enabled_) return false;
+  // Asked by every nested op and every GPU call inside an op: most find the
+  // record the entry found, two loads where reading the frame is several
+  // more, into the frame and its code object.
+  if (top.python.record != nullptr &&
+      python::InnermostFrame(top.python.thread) == top.python.record) {
+    return false;
+  }
   python::RawFrame innermost;
   // Every op nested in one entered from Python asks this: the entry's
   // thread state saves looking it up each time.

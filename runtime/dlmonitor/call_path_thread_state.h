@@ -24,11 +24,14 @@ namespace deepcontext::dlmonitor {
 // how many frames it had (0: none) and the thread state they came from.
 // The state outlives the capture while any of its frames runs, so the ops
 // nested in the entry that holds the mark read the innermost frame again
-// from it (python::CaptureThread) without looking the state up.
+// from it (python::CaptureThread) without looking the state up. `record`
+// is the interpreter's innermost frame record then (python::InnermostFrame):
+// found again, the stack is as it was, and the frame is not read.
 struct PythonMark {
   python::RawFrame top;
   int count = 0;
   const void* thread = nullptr;
+  const void* record = nullptr;
 };
 
 // One entry of a thread's op shadow stack.

@@ -52,7 +52,7 @@ int WalkFrameObjects(const FrameLayout& layout, const void* code_type,
   const int64_t lasti_unit = layout.lasti_unit;
   int count = 0;
   CycleGuard cycle;
-  const void* frame = LoadPointer(thread_state, layout.tstate_frame);
+  const void* frame = InnermostFrameRecord(layout, thread_state);
   while (frame != nullptr && count < max && IsPlausiblePointer(frame) &&
          cycle.Visit(frame)) {
     const void* code = LoadPointer(frame, code_offset);
@@ -84,14 +84,7 @@ int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
   const int32_t firsttraceable_offset = layout.code_firsttraceable;
   const int64_t unit = layout.code_unit_size;
 
-  const void* frame;
-  if (layout.tstate_cframe >= 0) {
-    const void* cframe = LoadPointer(thread_state, layout.tstate_cframe);
-    if (!IsPlausiblePointer(cframe)) return 0;
-    frame = LoadPointer(cframe, layout.cframe_current_frame);
-  } else {
-    frame = LoadPointer(thread_state, layout.tstate_frame);
-  }
+  const void* frame = InnermostFrameRecord(layout, thread_state);
   int count = 0;
   // Whether the frame visited last (the one inner to `frame`) was recorded.
   bool inner_recorded = false;
@@ -133,6 +126,15 @@ int WalkInterpreterFrames(const FrameLayout& layout, const void* code_type,
 }
 
 }  // namespace
+
+DEEPCONTEXT_HOT
+const void* InnermostFrameRecord(const FrameLayout& layout, const void* thread_state) {
+  if (layout.tstate_cframe < 0) return LoadPointer(thread_state, layout.tstate_frame);
+  // 3.11 and 3.12: behind the thread's current C frame.
+  const void* cframe = LoadPointer(thread_state, layout.tstate_cframe);
+  if (!IsPlausiblePointer(cframe)) return nullptr;
+  return LoadPointer(cframe, layout.cframe_current_frame);
+}
 
 WalkFunction SelectWalker(FrameFamily family) {
   switch (family) {

@@ -25,4 +25,10 @@ using WalkFunction = int (*)(const FrameLayout& layout, const void* code_type,
 // version switch.
 WalkFunction SelectWalker(FrameFamily family);
 
+// The record a walk of `thread_state` starts at: the innermost frame, or
+// one CPython hides (a shim). nullptr when the thread has none or the
+// pointer to it is implausible. Two loads, none of them into the frame.
+// [any thread] Reads only memory reachable from the thread state.
+const void* InnermostFrameRecord(const FrameLayout& layout, const void* thread_state);
+
 }  // namespace deepcontext::python

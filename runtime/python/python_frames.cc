@@ -129,6 +129,13 @@ int CaptureThread(const void* thread_state, RawFrame* out, int max) {
   return state->walk(*state->layout, state->code_type, thread_state, out, max);
 }
 
+DEEPCONTEXT_HOT
+const void* InnermostFrame(const void* thread_state) {
+  const ReaderState* state = g_active.load(std::memory_order_acquire);
+  if (state == nullptr || thread_state == nullptr) return nullptr;
+  return InnermostFrameRecord(*state->layout, thread_state);
+}
+
 bool Resolve(const RawFrame& frame, FrameInfo* out) {
   const ReaderState* state = g_active.load(std::memory_order_acquire);
   if (state == nullptr || out == nullptr) return false;

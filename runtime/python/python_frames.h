@@ -64,6 +64,15 @@ int CaptureCurrentThread(RawFrame* out, int max, const void** thread_state = nul
 // [the capturing thread, GIL not needed] Allocation-free.
 int CaptureThread(const void* thread_state, RawFrame* out, int max);
 
+// The thread's innermost frame record, as an identity only (it may be a
+// frame CPython hides; nullptr: none). While a frame that a capture on this
+// thread saw still runs, finding the record the capture found innermost
+// means that no frame runs above it: a frame cannot return while a native
+// call it made, the one reading this, has not. Cheaper than a one-frame
+// CaptureThread, which reads the frame and its code object.
+// [the capturing thread, GIL not needed]
+const void* InnermostFrame(const void* thread_state);
+
 // Resolves function, file and line of a captured frame. The code object must
 // still be alive, i.e. call this while the frame is still on the capturing
 // thread's stack. [any thread, GIL not needed] Never calls into Python.
