@@ -170,6 +170,44 @@ TEST(FrameWalkerTest, ThreadWithoutFramesYieldsNothing) {
   EXPECT_EQ(Walk(fake, fake.ThreadState(nullptr), out, 4), 0);
 }
 
+TEST(FrameWalkerTest, TheInnermostRecordIsTheOneAWalkStartsAt) {
+  for (int minor = 9; minor <= 13; ++minor) {
+    const FrameLayout* layout = LayoutFor(minor);
+    if (layout == nullptr) continue;
+    FakeInterpreter fake(*layout);
+    FakeBlock* code = fake.Code("f", 1);
+    FakeBlock* outer = fake.Frame(code, 2, nullptr);
+    FakeBlock* inner = fake.Frame(code, 4, outer);
+    EXPECT_EQ(InnermostFrameRecord(*layout, fake.ThreadState(inner)), inner)
+        << "3." << minor;
+    EXPECT_EQ(InnermostFrameRecord(*layout, fake.ThreadState(outer)), outer)
+        << "3." << minor;
+    EXPECT_EQ(InnermostFrameRecord(*layout, fake.ThreadState(nullptr)), nullptr)
+        << "3." << minor;
+  }
+}
+
+TEST(FrameWalkerTest, TheInnermostRecordMayBeAShimAWalkSkips) {
+  REQUIRE_LAYOUT(LayoutFor(12));
+  const FrameLayout& layout = *LayoutFor(12);
+  FakeInterpreter fake(layout);
+  FakeBlock* code = fake.Code("f", 1);
+  FakeBlock* frame = fake.Frame(code, 4, nullptr);
+  FakeBlock* shim = fake.Frame(fake.Code("shim", 0), 0, frame, layout.owner_cstack);
+  // The shim is a record of its own: a frame pushed above the entry's
+  // frame, even one CPython hides, is seen as a change.
+  EXPECT_EQ(InnermostFrameRecord(layout, fake.ThreadState(shim)), shim);
+}
+
+TEST(FrameWalkerTest, AnImplausibleCurrentCFrameHasNoRecord) {
+  REQUIRE_LAYOUT(LayoutFor(11));
+  const FrameLayout& layout = *LayoutFor(11);
+  FakeInterpreter fake(layout);
+  FakeBlock* tstate = fake.New();
+  tstate->Set<uintptr_t>(layout.tstate_cframe, 0x18);  // zero page
+  EXPECT_EQ(InnermostFrameRecord(layout, tstate), nullptr);
+}
+
 TEST(FrameWalkerTest, FrameObjectLastiIsConvertedToBytes) {
   for (const FrameLayout* layout : {LayoutFor(9), LayoutFor(10)}) {
     REQUIRE_LAYOUT(layout);
