@@ -298,20 +298,28 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
     }
     return;
   }
-  const OpenOp op = stack.ops[i - 1];
+  // The fields it needs, not the entry copied whole: the exits of ops
+  // nested in it have just stored its child times, and a copy's wider loads
+  // straddling those stores wait for them to drain (as in
+  // OpSampleRing::TryPush).
+  const OpenOp& open = stack.ops[i - 1];
+  const int64_t cpu_start = open.cpu_start;
+  const int64_t wall_start = open.wall_start;
+  const int64_t child_cpu = open.child_cpu;
+  const int64_t child_wall = open.child_wall;
   stack.ops.resize(i - 1);
   if (stack.sampled != nullptr) {
     stack.sampled->current.store(CurrentContext(stack), std::memory_order_relaxed);
   }
-  const bool with_cpu = op.cpu_start != kNoCpuTime;
+  const bool with_cpu = cpu_start != kNoCpuTime;
   // The mode changed while the op ran: it was entered with exact CPU time.
   if (with_cpu && cpu_end == kNoCpuTime) cpu_end = cpu::ThreadCpuTimeNs();
 
-  const int64_t cpu_total = with_cpu ? cpu_end - op.cpu_start : 0;
-  const int64_t wall_total = wall_end - op.wall_start;
-  const int64_t cpu_self = cpu_total - op.child_cpu;
+  const int64_t cpu_total = with_cpu ? cpu_end - cpu_start : 0;
+  const int64_t wall_total = wall_end - wall_start;
+  const int64_t cpu_self = cpu_total - child_cpu;
   if (event.context != 0) {
-    const int64_t wall_ticks = wall_total - op.child_wall;
+    const int64_t wall_ticks = wall_total - child_wall;
     const int64_t cpu_ns = with_cpu ? (cpu_self > 0 ? cpu_self : 0) : OpSample::kNoCpu;
     // An engine wrapper is charged to its [backward] phase node; counting
     // it as a call there would read as a call of the phase.
