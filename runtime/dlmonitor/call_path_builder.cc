@@ -96,17 +96,16 @@ bool CallPathBuilder::EndsPosted(const ThreadState& state) const {
 }
 
 void CallPathBuilder::TakeEndedElsewhere(ThreadState& state) {
-  ended_elsewhere_.Take(state.framework_thread, &state.ends_seen,
-                        [&state](const EndedElsewhere::End& end) {
-                          for (size_t i = state.ops.size(); i > 0; --i) {
-                            const OpEntry& open = state.ops[i - 1];
-                            if (open.op_id == end.op_id &&
-                                EndedElsewhere::After(end, open.ends_seen)) {
-                              state.ops.erase(state.ops.begin() + (i - 1));
-                              return;
-                            }
-                          }
-                        });
+  auto close = [&state](const EndedElsewhere::End& end) {
+    for (size_t i = state.ops.size(); i > 0; --i) {
+      const OpEntry& open = state.ops[i - 1];
+      if (open.op_id == end.op_id && EndedElsewhere::After(end, open.ends_seen)) {
+        state.ops.erase(state.ops.begin() + static_cast<ptrdiff_t>(i - 1));
+        return;
+      }
+    }
+  };
+  ended_elsewhere_.Take(state.framework_thread, &state.ends_seen, close);
 }
 
 DEEPCONTEXT_HOT

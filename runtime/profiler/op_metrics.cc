@@ -185,8 +185,7 @@ void OpMetrics::PushSlow(TimerStack& stack, const OpSample& sample) {
 }
 
 void OpMetrics::TakeEndedElsewhere(TimerStack& stack) {
-  ended_elsewhere_.Take(stack.framework_thread, &stack.ends_seen,
-                        [this, &stack](const EndedElsewhere::End& end) {
+  auto close = [this, &stack](const EndedElsewhere::End& end) {
     size_t i = stack.ops.size();
     while (i > 0 && !(stack.ops[i - 1].op_id == end.op_id &&
                       EndedElsewhere::After(end, stack.ops[i - 1].ends_seen))) {
@@ -198,15 +197,12 @@ void OpMetrics::TakeEndedElsewhere(TimerStack& stack) {
     // child time: the parent ran on here while it was open.
     stack.ops.erase(stack.ops.begin() + static_cast<ptrdiff_t>(i - 1));
     if (op.context == 0) return;
-    OpSample sample;
-    sample.context = op.context;
-    // The thread CPU time of an op that spans threads is no thread's.
-    sample.cpu_ns = OpSample::kNoCpu;
     const int64_t wall = end.at - op.wall_start - op.child_wall;
-    sample.wall_ticks = wall > 0 ? wall : 0;
-    sample.call = true;
+    // The thread CPU time of an op that spans threads is no thread's.
+    const OpSample sample{op.context, wall > 0 ? wall : 0, OpSample::kNoCpu, /*call=*/true};
     if (stack.ring == nullptr || !stack.ring->TryPush(sample)) PushSlow(stack, sample);
-  });
+  };
+  ended_elsewhere_.Take(stack.framework_thread, &stack.ends_seen, close);
   if (stack.sampled != nullptr) {
     stack.sampled->current.store(CurrentContext(stack), std::memory_order_relaxed);
   }
