@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <new>
@@ -43,6 +44,23 @@ class EndedElsewhere {
   // thread had seen `seen_at_entry` posts: only then can it be the op's.
   static bool After(const End& end, uint64_t seen_at_entry) {
     return end.post > seen_at_entry;
+  }
+
+  // Takes the op `end` closes out of `ops`, a thread's stack of open ops
+  // (innermost last; each has op_id and ends_seen, the posts its thread had
+  // seen when it entered), wherever it stands: ops entered above it keep
+  // their place. Copies it to *closed when given. False when it is not
+  // open there.
+  template <class Ops, class Op = typename Ops::value_type>
+  static bool Remove(Ops& ops, const End& end, Op* closed = nullptr) {
+    for (size_t i = ops.size(); i > 0; --i) {
+      const Op& open = ops[i - 1];
+      if (open.op_id != end.op_id || !After(end, open.ends_seen)) continue;
+      if (closed != nullptr) *closed = open;
+      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(i - 1));
+      return true;
+    }
+    return false;
   }
 
   // Posts the end of `op_id`, started on the thread the framework calls

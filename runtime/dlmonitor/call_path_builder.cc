@@ -96,16 +96,10 @@ bool CallPathBuilder::EndsPosted(const ThreadState& state) const {
 }
 
 void CallPathBuilder::TakeEndedElsewhere(ThreadState& state) {
-  auto close = [&state](const EndedElsewhere::End& end) {
-    for (size_t i = state.ops.size(); i > 0; --i) {
-      const OpEntry& open = state.ops[i - 1];
-      if (open.op_id == end.op_id && EndedElsewhere::After(end, open.ends_seen)) {
-        state.ops.erase(state.ops.begin() + static_cast<ptrdiff_t>(i - 1));
-        return;
-      }
-    }
-  };
-  ended_elsewhere_.Take(state.framework_thread, &state.ends_seen, close);
+  ended_elsewhere_.Take(state.framework_thread, &state.ends_seen,
+                        [&state](const EndedElsewhere::End& end) {
+                          EndedElsewhere::Remove(state.ops, end);
+                        });
 }
 
 DEEPCONTEXT_HOT
@@ -510,7 +504,8 @@ ContextId CallPathBuilder::OnOpExit(const dlmonitor_op_data_t& op) {
   ThreadState* thread = State();
   if (thread == nullptr) return kNoContext;
   ThreadState& state = *thread;
-  if (EndsPosted(state)) [[unlikely]] TakeEndedElsewhere(state);
+  // Ops ended elsewhere are taken at the next entry or context query, the
+  // events that read the stack's top; an exit here cannot be theirs.
   for (size_t i = state.ops.size(); i > 0; --i) {
     if (state.ops[i - 1].op_id == op.op_id) {
       const ContextId context = state.ops[i - 1].context;

@@ -94,8 +94,8 @@ class CallPathBuilder {
   // Pops the op (and any ops above it whose exit was never reported) and
   // returns its context; kNoContext when the op is not on this thread's
   // stack. An op another thread started (op.thread_id) is taken off that
-  // thread's stack at its next op or GPU call (EndedElsewhere); its exit
-  // here has no context. [any thread, no GIL]
+  // thread's stack at its next op entry or GPU call (EndedElsewhere); its
+  // exit here has no context. [any thread, no GIL]
   ContextId OnOpExit(const dlmonitor_op_data_t& op);
 
   // The context of the innermost active op, or of the current Python line

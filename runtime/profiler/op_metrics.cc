@@ -186,17 +186,10 @@ void OpMetrics::PushSlow(TimerStack& stack, const OpSample& sample) {
 
 void OpMetrics::TakeEndedElsewhere(TimerStack& stack) {
   auto close = [this, &stack](const EndedElsewhere::End& end) {
-    size_t i = stack.ops.size();
-    while (i > 0 && !(stack.ops[i - 1].op_id == end.op_id &&
-                      EndedElsewhere::After(end, stack.ops[i - 1].ends_seen))) {
-      --i;
-    }
-    if (i == 0) return;
-    const OpenOp op = stack.ops[i - 1];
-    // Ops entered above it keep their place. Its time is not its parent's
-    // child time: the parent ran on here while it was open.
-    stack.ops.erase(stack.ops.begin() + static_cast<ptrdiff_t>(i - 1));
-    if (op.context == 0) return;
+    OpenOp op{};
+    // Its time is not its parent's child time: the parent ran on here
+    // while it was open.
+    if (!EndedElsewhere::Remove(stack.ops, end, &op) || op.context == 0) return;
     const int64_t wall = end.at - op.wall_start - op.child_wall;
     // The thread CPU time of an op that spans threads is no thread's.
     const OpSample sample{op.context, wall > 0 ? wall : 0, OpSample::kNoCpu, /*call=*/true};

@@ -47,6 +47,33 @@ TEST(EndedElsewhere, AnEndComesAfterOnlyTheOpsEnteredBeforeItWasPosted) {
   EXPECT_FALSE(EndedElsewhere::After(taken[0], entered_after));
 }
 
+struct OpenOp {
+  uint64_t op_id = 0;
+  uint64_t ends_seen = 0;
+};
+
+TEST(EndedElsewhere, RemoveTakesTheOpOutWhereverItStands) {
+  EndedElsewhere ends;
+  ends.Post(1, 20, 0);
+  uint64_t seen = 0;
+  std::vector<EndedElsewhere::End> taken;
+  ends.Take(1, &seen, [&](const EndedElsewhere::End& end) { taken.push_back(end); });
+  ASSERT_EQ(taken.size(), 1u);
+  // Op 20 again above the ended one, entered after the post: not its.
+  std::vector<OpenOp> ops = {{10, 0}, {20, 0}, {30, 0}, {20, seen}};
+  OpenOp closed;
+  ASSERT_TRUE(EndedElsewhere::Remove(ops, taken[0], &closed));
+  EXPECT_EQ(closed.op_id, 20u);
+  EXPECT_EQ(closed.ends_seen, 0u);
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].op_id, 10u);
+  EXPECT_EQ(ops[1].op_id, 30u);
+  EXPECT_EQ(ops[2].op_id, 20u);
+  EXPECT_EQ(ops[2].ends_seen, seen);
+  EXPECT_FALSE(EndedElsewhere::Remove(ops, taken[0]));
+  EXPECT_EQ(ops.size(), 3u);
+}
+
 TEST(EndedElsewhere, KeepsTheNewestEndsOfThreadsThatNeverLook) {
   EndedElsewhere ends;
   for (uint64_t i = 0; i < EndedElsewhere::kMaxPending + 5; ++i) ends.Post(7, i, 0);
