@@ -4,13 +4,15 @@
     python3 gpu_models.py --model launch-torch|launch-triton [--launches K] [--proton OUT]
     python3 gpu_models.py --model mlp --ab-rounds 10 [--steps N]
 
-Prints `model=M steps=N step_ms=T` (T = median step time after warm-up,
-synchronized). With --torch-profiler, runs under torch.profiler
-(with_stack=True) and writes per-op self device time and kernel counts
-(from torch's own events) to OUT.json; --deepcontext-region profiles the
-same timed steps with deepcontext.profile() for comparison, and --floor F
-under one of the floors below (F = floor, cupti-records, cupti or
-floor+cupti), in a process of its own.
+Prints `model=M steps=N step_ms=T ... cpu_side_ms=C` (T = median step time
+after warm-up, synchronized; C = its median CPU side, the time a step took
+to queue its work before the synchronize). With --torch-profiler, runs
+under torch.profiler (with_stack=True) and writes per-op self device time
+and kernel counts (from torch's own events) to OUT.json;
+--deepcontext-region profiles the same timed steps with
+deepcontext.profile() for comparison, and --floor F under one of the
+floors below (F = floor, cupti-records, cupti or floor+cupti), in a
+process of its own.
 
 --ab-rounds R alternates, in this one process, N steps without a profiler
 and N steps inside deepcontext.profile() per --ab-variants entry, R times,
@@ -487,8 +489,9 @@ def main():
         else:
             proton.start(args.proton, context="python")
     blocks = max(args.blocks, 1)
+    issued = []
     with perf_enabled():
-        times = timed_steps(args.steps * blocks)
+        times = timed_steps(args.steps * blocks, issued)
     if args.proton:
         proton.finalize()
     elif args.floor or args.deepcontext_region:
@@ -518,9 +521,10 @@ def main():
     ordered = sorted(times)
     block_medians = [statistics.median(block) for block in timed_blocks]
     print("model=%s steps=%d step_ms=%.3f step_p10_ms=%.3f step_p90_ms=%.3f step_mean_ms=%.3f"
+          " cpu_side_ms=%.3f"
           % (args.model, args.steps, 1000 * statistics.median(block_medians),
              1000 * ordered[len(ordered) // 10], 1000 * ordered[(9 * len(ordered)) // 10],
-             1000 * statistics.fmean(times)))
+             1000 * statistics.fmean(times), 1000 * statistics.median(issued)))
     if blocks > 1:
         print("block_ms=" + ",".join("%.3f" % (1000 * m) for m in block_medians))
     if args.steps >= 200:  # how the step time settles over a long run
