@@ -226,6 +226,15 @@ def test_gpu_workload_times_its_steps_under_one_floor():
     assert result.returncode != 0 and b"invalid choice" in result.stderr
 
 
+def test_gpu_workload_in_its_own_process_prints_the_cpu_side_of_its_steps():
+    # The time to queue a step's work, up to its synchronize: never longer
+    # than the step it is part of.
+    result = run_mlp_on_cpu("--steps", "3")
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    assert 0 < float(values["cpu_side_ms"]) <= float(values["step_ms"]), values
+
+
 def test_gpu_workload_times_trace_window_regions_by_their_mean_step():
     result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "4", "--ab-variants",
                             "windows-25,windows-min-gpu-off", "--trace-window-ms", "2")
