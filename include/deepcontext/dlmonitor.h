@@ -297,7 +297,7 @@ DLMONITOR_API void dlmonitor_event_emit(dlmonitor_event_t* event);
    There is one context per return address: call sites of one function
    without line information are sibling contexts with the same frame
    (profiles that DeepContext writes merge them). Once turned on,
-   dlmonitor_describe() names the unwinder ("..., native: libunwind)").
+   dlmonitor_describe() names the unwinder ("..., native: cfi-cache)").
    Not async-signal-safe: call it before ops run. */
 DLMONITOR_API dlmonitor_status_t dlmonitor_native_enable(int on);
 

@@ -379,7 +379,7 @@ Unwinder::Unwinder(UnwinderKind kind) : kind_(kind) {
     // Fastest first among the complete ones (the frame-pointer walk is not).
     kind_ = UnwinderKind::kGlibcBacktrace;
     for (UnwinderKind candidate :
-         {UnwinderKind::kLibunwind, UnwinderKind::kCfiCache}) {
+         {UnwinderKind::kCfiCache, UnwinderKind::kLibunwind}) {
       if (UnwinderAvailable(candidate)) {
         kind_ = candidate;
         break;
@@ -393,13 +393,18 @@ Unwinder::Unwinder(UnwinderKind kind) : kind_(kind) {
 }
 
 const Unwinder& Unwinder::Default() {
+  // cached .eh_frame rules where they are supported (x86-64), whether or not
+  // libunwind is installed: a capture there stops where the stack meets the
+  // previous capture's frames and replays repeated walks, where
+  // unw_backtrace walks the whole stack each time (3.7x the time per op
+  // entry, 4.6x with a GPU call inside each op; bench/event_cost.cc).
   // DEEPCONTEXT_UNWINDER names one (UnwinderKindName) to compare them on a
   // workload; an unknown or unavailable name gets the best available.
   static const Unwinder unwinder([] {
-    UnwinderKind kind = UnwinderKind::kLibunwind;
+    UnwinderKind kind = UnwinderKind::kCfiCache;
     const char* wanted = getenv("DEEPCONTEXT_UNWINDER");
     if (wanted != nullptr && !ParseUnwinderKind(wanted, &kind)) {
-      kind = UnwinderKind::kLibunwind;
+      kind = UnwinderKind::kCfiCache;
     }
     return kind;
   }());

@@ -104,8 +104,8 @@ struct AnchorUse {
 // One way of unwinding the calling thread. Cheap to copy.
 class Unwinder {
  public:
-  // `kind` when available, otherwise the best available one (libunwind,
-  // then cfi-cache, then glibc backtrace, which always works).
+  // `kind` when available, otherwise the best available one (cfi-cache,
+  // then libunwind, then glibc backtrace, which always works).
   explicit Unwinder(UnwinderKind kind);
 
   // The best available unwinder of this process, chosen on first use, or

@@ -112,10 +112,22 @@ def test_run_native_splices_python_and_native_frames(tmp_path, extension):
     _check_native_path(_run(tmp_path, "native.dctx", "--native"), extension)
 
 
-@pytest.mark.parametrize("unwinder", ["cfi-cache", "glibc-backtrace"])
+def _libunwind_installed():
+    import ctypes
+    try:
+        ctypes.CDLL("libunwind.so.8")
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("unwinder", ["cfi-cache", "libunwind"])
 def test_each_unwinder_builds_the_same_path(tmp_path, extension, unwinder):
-    """A machine without libunwind unwinds with cached .eh_frame rules
-    (cfi-cache), else with libgcc: both must give the path libunwind gives."""
+    """Cached .eh_frame rules (cfi-cache, the default on x86-64) and
+    libunwind (the default elsewhere, when installed) must give the path
+    libgcc gives (glibc backtrace(), the unwinder of last resort)."""
+    if unwinder == "libunwind" and not _libunwind_installed():
+        pytest.skip("libunwind.so.8 is not installed")
     tree = _run(tmp_path, unwinder + ".dctx", "--native", env={"DEEPCONTEXT_UNWINDER": unwinder})
     assert "native: " + unwinder in tree.metadata.get("dlmonitor", ""), tree.metadata
     if unwinder == "cfi-cache":
@@ -124,10 +136,23 @@ def test_each_unwinder_builds_the_same_path(tmp_path, extension, unwinder):
         assert tree.metadata.get("native_unwind", "").endswith(
             " 0 captures unwound by libgcc"), tree.metadata
     _check_native_path(tree, extension)
-    reference = _run(tmp_path, "reference.dctx", "--native")
+    reference = _run(tmp_path, "reference.dctx", "--native",
+                     env={"DEEPCONTEXT_UNWINDER": "glibc-backtrace"})
+    assert "native: glibc-backtrace" in reference.metadata.get("dlmonitor", ""), \
+        reference.metadata
     labels = [(n.kind, n.name, n.file, n.line) for n in _relu_paths(tree)[0].path()]
     expected = [(n.kind, n.name, n.file, n.line) for n in _relu_paths(reference)[0].path()]
     assert labels == expected
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64",
+                    reason="cached .eh_frame rules are modelled for x86-64 only")
+def test_the_default_unwinder_is_cfi_cache(tmp_path, extension):
+    """Without DEEPCONTEXT_UNWINDER, --native unwinds with cached rules
+    even where libunwind is installed: only they stop where the stack meets
+    the previous capture's frames."""
+    tree = _run(tmp_path, "default.dctx", "--native")
+    assert "native: cfi-cache" in tree.metadata.get("dlmonitor", ""), tree.metadata
 
 
 def test_without_native_there_are_no_native_frames(tmp_path, extension):

@@ -126,7 +126,14 @@ TEST(NativeStackTest, DefaultCaptureNamesCallerChain) {
       << Describe(names);
 }
 
-TEST(NativeStackTest, DefaultIsLibunwindWhenInstalled) {
+// Cached rules first, even with libunwind installed: only they stop at the
+// previous capture's frames. libunwind where they are not supported.
+TEST(NativeStackTest, DefaultIsCfiCacheWhereSupportedThenLibunwind) {
+  if (UnwinderAvailable(UnwinderKind::kCfiCache)) {
+    EXPECT_EQ(Unwinder::Default().kind(), UnwinderKind::kCfiCache);
+    EXPECT_STREQ(Unwinder::Default().Name(), "cfi-cache");
+    return;
+  }
 #if defined(DEEPCONTEXT_HAVE_LIBUNWIND)
   EXPECT_EQ(Unwinder::Default().kind(), UnwinderKind::kLibunwind);
   EXPECT_STREQ(Unwinder::Default().Name(), "libunwind");
