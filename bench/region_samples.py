@@ -24,6 +24,15 @@ object, with the most samples per step more in the first DeepContext region
 than in the region before it in --variants (a floor, or the plain steps), or
 in the second region that --compare names than in the first.
 
+--callers also records each sample's call chain (perf's DWARF unwinding of
+a copy of the sampled stack) and charges to the runtime, in a column of its
+own, the samples it spends in what it calls: the C library, the vDSO's
+clocks, the loader's thread-local lookups, the C++ runtime and the kernel
+reached from the runtime's code, and the framework functions its adapter
+calls (torch's RecordFunction::name). Without it those land in their own
+objects and read as the code around the profiler slowing down. The
+profiled region's such functions are listed last.
+
 --perf is a command line, as for bench/runtime_samples.py.
 """
 
@@ -48,21 +57,72 @@ WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
 # parenthesized field.
 SAMPLE = re.compile(r"^\s*(?P<comm>.*?)\s+(?P<tid>\d+)\s+(?P<time>\d+\.\d+):\s+[0-9a-f]+\s+"
                     r"(?P<sym>.*?)\s*\((?P<dso>[^()]*)\)\s*$")
+# With call chains (--callers) the header line ends at the time and each
+# frame follows on a line of its own, innermost first; a function inlined
+# at a frame's address comes first, as "(inlined)".
+CHAIN_HEADER = re.compile(r"^\s*(?P<comm>.*?)\s+(?P<tid>\d+)\s+(?P<time>\d+\.\d+):\s*$")
+CHAIN_FRAME = re.compile(r"^\s+[0-9a-f]+\s+(?P<sym>.*?)\s*\((?P<dso>[^()]*)\)\s*$")
+# Objects whose code runs on behalf of whoever called it: the C library, the
+# vDSO (clock reads), the loader (thread-local lookups), the C++ and math
+# runtimes, the kernel.
+HELPER_OBJECT = re.compile(r"(libc\.so\.6|libc-[\d.]+\.so|\[vdso\]|ld-linux[-\w]*\.so(\.\d+)*"
+                           r"|libstdc\+\+\.so(\.[\d.]+)?|libm\.so\.6|libgcc_s\.so\.1"
+                           r"|libpthread\.so\.0|\[kernel\.kallsyms\])")
 # Regions that are not DeepContext: the plain steps, the floors and the
 # other profilers.
 NOT_DEEPCONTEXT = REFERENCES + ("proton", "torch-profiler")
 
 
+def called_by_runtime(frames):
+    """Whether a sample whose frames (object, innermost first, the leaf not
+    in the runtime) are `frames` ran on the runtime's behalf: a helper
+    object reached from the runtime through helpers only, or a function the
+    runtime (its torch adapter) called directly."""
+    if len(frames) < 2:
+        return False
+    if HELPER_OBJECT.fullmatch(frames[0]) is None:
+        return is_runtime(frames[1])
+    for obj in frames[1:]:
+        if HELPER_OBJECT.fullmatch(obj) is None:
+            return is_runtime(obj)
+    return False
+
+
 def parse_samples(script):
     """`perf script -F comm,tid,time,ip,sym,dso` text: [(time, comm, object,
-    symbol)], in the order given."""
+    symbol, ran for the runtime)], in the order given. With call chains the
+    object and symbol are the innermost frame's that is not inlined, and the
+    last field says whether the runtime called what ran (called_by_runtime);
+    without, it is False."""
     samples = []
+    header = None
+    frames = []
+
+    def finish():
+        if header is None or not frames:
+            return
+        obj, symbol = frames[0]
+        objects = [frame_obj for frame_obj, _ in frames]
+        samples.append((float(header.group("time")), header.group("comm"), obj, symbol,
+                        not is_runtime(obj) and called_by_runtime(objects)))
+
     for line in script.splitlines():
         match = SAMPLE.match(line)
-        if match is None:
+        if match is not None:
+            finish()
+            header, frames = None, []
+            samples.append((float(match.group("time")), match.group("comm"),
+                            os.path.basename(match.group("dso")), match.group("sym"), False))
             continue
-        samples.append((float(match.group("time")), match.group("comm"),
-                        os.path.basename(match.group("dso")), match.group("sym")))
+        match = CHAIN_HEADER.match(line)
+        if match is not None:
+            finish()
+            header, frames = match, []
+            continue
+        match = CHAIN_FRAME.match(line)
+        if match is not None and header is not None and match.group("dso") != "inlined":
+            frames.append((os.path.basename(match.group("dso")), match.group("sym")))
+    finish()
     return samples
 
 
@@ -90,16 +150,17 @@ class Regions:
 def charge(samples, regions):
     """Per region: {"objects": {object: samples on application threads},
     "functions": {(object, function): samples there}, "runtime": samples in
-    the runtime there, "profiler": samples on the profiler's threads}.
-    Samples outside every block (start-up, warm-up, region changes) are
-    dropped."""
+    the runtime there, "calls": samples there in what the runtime called,
+    "called": {(object, function): those samples}, "profiler": samples on
+    the profiler's threads}. Samples outside every block (start-up,
+    warm-up, region changes) are dropped."""
     per_region = {}
-    for when, comm, obj, symbol in samples:
+    for when, comm, obj, symbol, for_runtime in samples:
         name = regions.name_at(when)
         if name is None:
             continue
         entry = per_region.setdefault(name, {"objects": {}, "functions": {}, "runtime": 0,
-                                             "profiler": 0})
+                                             "calls": 0, "called": {}, "profiler": 0})
         if is_profiler_thread(comm):
             entry["profiler"] += 1
             continue
@@ -108,6 +169,9 @@ def charge(samples, regions):
         entry["functions"][key] = entry["functions"].get(key, 0) + 1
         if is_runtime(obj):
             entry["runtime"] += 1
+        elif for_runtime:
+            entry["calls"] += 1
+            entry["called"][key] = entry["called"].get(key, 0) + 1
     return per_region
 
 
@@ -152,6 +216,13 @@ def main():
     parser.add_argument("--grown", type=int, default=30, help="functions listed")
     parser.add_argument("--compare", metavar="REFERENCE,PROFILED",
                         help="two regions (plain or --variants) whose functions to compare")
+    parser.add_argument("--callers", action="store_true",
+                        help="record call chains and charge what the runtime calls to it")
+    # A helper's caller lies within a few frames of the sample; copying 4 KiB
+    # per sample made the 2-core box's CPU MLP steps 1.8x slower, 1 KiB
+    # left them as they were.
+    parser.add_argument("--stack-bytes", type=int, default=1024,
+                        help="stack copied per sample with --callers")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args()
     perf = shlex.split(args.perf)
@@ -170,8 +241,10 @@ def main():
                "--steps", str(args.steps), "--ab-rounds", str(args.rounds),
                "--ab-variants", args.variants, "--region-log", log]
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(args.build), "python"))
+    chains = ["--call-graph", "dwarf,%d" % args.stack_bytes] if args.callers else []
     result = subprocess.run(perf + ["record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "cpu-clock",
-                                    "-F", str(args.frequency), "-o", data, "--"] + command,
+                                    "-F", str(args.frequency)] + chains + ["-o", data, "--"]
+                            + command,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             check=False)
     if result.returncode != 0 or not os.path.exists(log):
@@ -187,16 +260,18 @@ def main():
     steps = regions.steps()
     shutil.rmtree(workdir, ignore_errors=True)
 
+    calls_title = "| in what the runtime called " if args.callers else ""
     print("| region | median step ms | samples per step, application threads | in the runtime "
-          "| on the profiler's threads |")
-    print("|---|---|---|---|---|")
+          "%s| on the profiler's threads |" % calls_title)
+    print("|---|---|---|---|%s---|" % ("---|" if args.callers else ""))
     for name in names:
-        entry = per_region.get(name, {"objects": {}, "runtime": 0, "profiler": 0})
+        entry = per_region.get(name, {"objects": {}, "runtime": 0, "calls": 0, "profiler": 0})
         count = steps.get(name, 0)
-        print("| %s | %s | %.1f | %.1f | %.1f |" % (
-            name, fields.get("ab_%s_ms" % name, "n/a"),
-            sum(entry["objects"].values()) / count if count else 0,
-            entry["runtime"] / count if count else 0, entry["profiler"] / count if count else 0))
+        per = (lambda value: value / count) if count else (lambda value: 0)
+        calls_cell = "%.1f | " % per(entry["calls"]) if args.callers else ""
+        print("| %s | %s | %.1f | %.1f | %s%.1f |" % (
+            name, fields.get("ab_%s_ms" % name, "n/a"), per(sum(entry["objects"].values())),
+            per(entry["runtime"]), calls_cell, per(entry["profiler"])))
     print()
     print("Objects on the application's threads, samples per step:")
     print("| object | " + " | ".join(names) + " |")
@@ -220,6 +295,15 @@ def main():
             args.grown):
         print("| %s | %s | %.2f | %.2f | %+.2f |" % (obj, function[:100], before, after,
                                                     after - before))
+    if args.callers:
+        called = per_step(per_region.get(profiled, {}).get("called", {}), steps.get(profiled, 0))
+        print()
+        print("Outside the runtime, on its behalf, in %s (samples per step):" % profiled)
+        print("| object | function | samples |")
+        print("|---|---|---|")
+        for (obj, function), value in sorted(called.items(),
+                                             key=lambda item: (-item[1], item[0]))[:args.grown]:
+            print("| %s | %s | %.2f |" % (obj, function[:100], value))
     return 0
 
 

@@ -534,7 +534,7 @@ def test_region_samples_charge_each_sample_to_its_block():
         "         python3 4242 102.500000:      7f05 _PyEval_EvalFrameDefault (/usr/bin/python3.12)",
         "not a sample line",
     ]))
-    assert [(round(t, 1), comm, obj, sym) for t, comm, obj, sym in samples] == [
+    assert [(round(t, 1), comm, obj, sym) for t, comm, obj, sym, _ in samples] == [
         (100.5, "python3", "libtorch_cpu.so", "at::native::add"),
         (100.6, "python3", "torch-2.11.0-abi1-0a.so", "(anonymous namespace)::Emit"),
         (100.7, "dc-cpu-sampler", "libdeepcontext.so", "MetricStore::Add"),
@@ -542,6 +542,8 @@ def test_region_samples_charge_each_sample_to_its_block():
          "std::vector<int, std::allocator<int> >::push"),
         (101.6, "my thread", "[kernel.kallsyms]", "[unknown]"),
         (102.5, "python3", "python3.12", "_PyEval_EvalFrameDefault")]
+    # Without call chains nothing is known to run for the runtime.
+    assert not any(for_runtime for *_, for_runtime in samples)
     regions = bench.Regions([
         {"name": "sampled", "start": 101.0, "end": 102.0, "steps": 5},
         {"name": "plain", "start": 100.0, "end": 101.0, "steps": 5},
@@ -558,6 +560,7 @@ def test_region_samples_charge_each_sample_to_its_block():
     assert per_region["sampled"]["functions"] == {
         ("libdeepcontext.so", "std::vector<int, std::allocator<int> >::push"): 1,
         ("[kernel.kallsyms]", "[unknown]"): 1}
+    assert per_region["sampled"]["calls"] == 0 and per_region["sampled"]["called"] == {}
     # DeepContext's first region against the one before it.
     assert bench.comparison_pair(["plain", "floor+cupti", "sampled", "native"]) == (
         "floor+cupti", "sampled")
@@ -570,3 +573,69 @@ def test_region_samples_charge_each_sample_to_its_block():
     for wrong in ("sampled", "sampled,proton", "sampled,sampled", "plain,sampled,native"):
         with pytest.raises(ValueError, match="--compare takes two different regions"):
             bench.compared_regions(names, wrong)
+
+
+def test_region_samples_charge_what_the_runtime_calls_to_it():
+    """With call chains (--callers), a sample in the C library, the vDSO, the
+    loader or the kernel that the runtime reached through such helpers only,
+    or in a framework function its adapter called, runs on the runtime's
+    behalf; the same functions reached from the framework's own code do
+    not."""
+    bench = _bench_module("region_samples")
+    script = "\n".join([
+        # A clock read: vDSO <- libc <- the runtime (an inlined frame first).
+        "python3 4242 100.100000: ",
+        "\t             7bd [unknown] ([vdso])",
+        "\t           d1f00 __GI___clock_gettime (inlined)",
+        "\t           d1f00 clock_gettime@@GLIBC_2.17 (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+        "\t           5a000 deepcontext::profiler::OpMetrics::Exit (/b/lib/libdeepcontext.so)",
+        "\t           5b000 dlmonitor_event_emit (/b/lib/libdeepcontext.so)",
+        "",
+        # The adapter's call into torch.
+        "python3 4242 100.200000: ",
+        "\t          f00000 at::RecordFunction::name (/t/libtorch_cpu.so)",
+        "\t            2404 (anonymous namespace)::Emit (/c/torch-2.11.0-abi1-0a.so)",
+        "\t          f10000 at::RecordFunction::runStartCallbacks (/t/libtorch_cpu.so)",
+        "",
+        # torch's own allocation: libc <- libtorch, not the runtime's.
+        "python3 4242 100.300000: ",
+        "\t           99000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+        "\t          f20000 at::empty (/t/libtorch_cpu.so)",
+        "\t            2404 (anonymous namespace)::Emit (/c/torch-2.11.0-abi1-0a.so)",
+        "",
+        # A page fault in the runtime's code: kernel <- the runtime.
+        "python3 4242 100.400000: ",
+        "\tffffffff816099e0 __handle_mm_fault ([kernel.kallsyms])",
+        "\tffffffff81000c82 asm_exc_page_fault ([kernel.kallsyms])",
+        "\t           5c000 deepcontext::dlmonitor::CallPathBuilder::OnOpEnter "
+        "(/b/lib/libdeepcontext.so)",
+        "",
+        # In the runtime itself: counted as the runtime, not as its calls.
+        "python3 4242 100.500000: ",
+        "\t           5a000 deepcontext::profiler::OpMetrics::Exit (/b/lib/libdeepcontext.so)",
+        "\t            2404 (anonymous namespace)::Emit (/c/torch-2.11.0-abi1-0a.so)",
+        "",
+        # Helpers all the way down: no caller known.
+        "python3 4242 100.600000: ",
+        "\t           99000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+        "\t           1ab77 _start (/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2)",
+        "",
+        "  dc-cpu-sampler 4243 100.700000: ",
+        "\t           99000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+        "\t           5d000 deepcontext::profiler::MetricStore::Add (/b/lib/libdeepcontext.so)",
+    ])
+    samples = bench.parse_samples(script)
+    assert [(round(t, 1), obj, sym, for_runtime) for t, _, obj, sym, for_runtime in samples] == [
+        (100.1, "[vdso]", "[unknown]", True),
+        (100.2, "libtorch_cpu.so", "at::RecordFunction::name", True),
+        (100.3, "libc.so.6", "malloc", False),
+        (100.4, "[kernel.kallsyms]", "__handle_mm_fault", True),
+        (100.5, "libdeepcontext.so", "deepcontext::profiler::OpMetrics::Exit", False),
+        (100.6, "libc.so.6", "malloc", False),
+        (100.7, "libc.so.6", "malloc", True)]
+    regions = bench.Regions([{"name": "sampled", "start": 100.0, "end": 101.0, "steps": 2}])
+    entry = bench.charge(samples, regions)["sampled"]
+    assert entry["runtime"] == 1 and entry["calls"] == 3 and entry["profiler"] == 1
+    assert entry["called"] == {("[vdso]", "[unknown]"): 1,
+                               ("libtorch_cpu.so", "at::RecordFunction::name"): 1,
+                               ("[kernel.kallsyms]", "__handle_mm_fault"): 1}
