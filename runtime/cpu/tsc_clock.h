@@ -1,14 +1,15 @@
 // A cheaper wall clock for op durations: the CPU's time-stamp counter.
 // Reading CLOCK_MONOTONIC through the vDSO costs two to three times an
-// rdtsc (a sequence lock, a fence and a scaling on top of it), and an op
-// reads the wall clock twice. Durations measured in ticks are converted to
-// nanoseconds with a rate calibrated against CLOCK_MONOTONIC once per
-// process. The counter is used only where the kernel itself keeps time
-// with it (clocksource "tsc": invariant and synchronized across CPUs);
-// elsewhere ticks are CLOCK_MONOTONIC nanoseconds.
+// rdtsc (a sequence lock, a fence and a scaling on top of it; in a virtual
+// machine whose kernel keeps time with a paravirtual clock, more), and an
+// op reads the wall clock twice. Durations measured in ticks are converted
+// to nanoseconds with a rate calibrated against CLOCK_MONOTONIC once per
+// process. The counter is used only where the kernel vouches for it
+// (CounterUsable); elsewhere ticks are CLOCK_MONOTONIC nanoseconds.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -21,14 +22,18 @@ namespace deepcontext::cpu {
 class TscClock {
  public:
   // The process's clock, calibrated on first use (about 2 ms of spinning
-  // where the counter is used). [any thread]
+  // where the counter is used); DEEPCONTEXT_OP_CLOCK (ParseOpClock) can
+  // force either. [any thread]
   static const TscClock& Process();
 
   // A clock on CLOCK_MONOTONIC (ticks are nanoseconds).
   static TscClock Monotonic() { return TscClock(false, 1.0); }
-  // A clock on the time-stamp counter, calibrated now over `calibration_ns`;
-  // the monotonic clock where there is no such counter.
+  // A clock on the time-stamp counter, calibrated now over `calibration_ns`,
+  // where CounterUsableHere(); the monotonic clock elsewhere.
   static TscClock Calibrated(int64_t calibration_ns);
+  // The same with the choice made by the caller (the monotonic clock where
+  // there is no counter to read: not x86-64).
+  static TscClock Calibrated(int64_t calibration_ns, bool use_counter);
 
   int64_t NowTicks() const {
 #if defined(__x86_64__)
@@ -54,7 +59,33 @@ class TscClock {
   double ns_per_tick_;
 };
 
-// True when the kernel keeps time with the time-stamp counter.
-bool KernelClockIsTsc();
+// What the kernel says about the time-stamp counter: the contents of
+// /sys/devices/system/clocksource/clocksource0/{current,available}_clocksource
+// and the flags of /proc/cpuinfo.
+struct CounterEvidence {
+  std::string_view current_clocksource;
+  std::string_view available_clocksources;
+  std::string_view cpu_flags;
+};
+
+// True when the kernel keeps time with the counter ("tsc": invariant and
+// synchronized across CPUs), or lists it as a clocksource it checked and
+// would use on a CPU whose counter is invariant (constant_tsc and
+// nonstop_tsc): a virtual machine whose kernel rated its paravirtual clock
+// higher (kvm-clock, the default of AWS's Nitro instances) has such a
+// counter. A kernel that found the counter unstable (or was told so,
+// tsc=unstable) does not list it.
+bool CounterUsable(const CounterEvidence& evidence);
+
+// CounterUsable for this machine, read from /sys and /proc (x86-64 only:
+// elsewhere "tsc" can only be an x86 host's /sys seen by an emulated
+// process, whose counter it cannot read).
+bool CounterUsableHere();
+
+// DEEPCONTEXT_OP_CLOCK: "counter" or "monotonic" force one clock (to
+// compare them on a machine), anything else leaves the choice to
+// CounterUsable. Returns true for counter, false for monotonic, and sets
+// *forced.
+bool ParseOpClock(const char* value, bool* forced);
 
 }  // namespace deepcontext::cpu

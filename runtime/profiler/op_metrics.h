@@ -53,6 +53,8 @@ class OpMetrics {
   // Samples every thread now (before a profile is written).
   void SampleNow() { sampler_.SampleAll(); }
   int64_t sampling_interval_ns() const { return sampler_.interval_ns(); }
+  // The clock ops' wall times are read from (runtime/cpu/tsc_clock.h).
+  const cpu::TscClock& wall_clock() const { return wall_clock_; }
   // Between trace windows: sampled CPU time is not charged (ops are not
   // delivered then either). [any thread]
   void SetPaused(bool paused) { sampler_.SetPaused(paused); }

@@ -247,6 +247,19 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
               std::to_string(op_metrics_.sampling_interval_ns() / 1000) + " us");
       break;
   }
+  {
+    // Which clock timed the ops: the counter's rate was calibrated once, so
+    // a profile that reads oddly can be told apart.
+    const cpu::TscClock& clock = op_metrics_.wall_clock();
+    char text[96];
+    if (clock.uses_counter()) {
+      std::snprintf(text, sizeof(text), "time-stamp counter, %.6f ns per tick",
+                    clock.ns_per_tick());
+    } else {
+      std::snprintf(text, sizeof(text), "CLOCK_MONOTONIC");
+    }
+    add("op_wall_clock", text);
+  }
   AddCpuCounterMetadata(out);
   AddTraceWindowMetadata(out);
   if (!gpu_status_.empty()) add("gpu", gpu_status_);

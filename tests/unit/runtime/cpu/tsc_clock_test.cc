@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "runtime/cpu/clocks.h"
@@ -37,7 +39,7 @@ TEST(TscClockTest, MonotonicTicksAreNanoseconds) {
 TEST(TscClockTest, CalibratedDurationsMatchTheMonotonicClock) {
   const TscClock clock = TscClock::Calibrated(2000000);
   // The counter is used exactly where the kernel keeps time with it.
-  EXPECT_EQ(clock.uses_counter(), KernelClockIsTsc());
+  EXPECT_EQ(clock.uses_counter(), CounterUsableHere());
   if (clock.uses_counter()) {
     // Any CPU of the last decades counts between 0.5 and 10 GHz.
     EXPECT_GT(clock.ns_per_tick(), 0.1);
@@ -46,11 +48,75 @@ TEST(TscClockTest, CalibratedDurationsMatchTheMonotonicClock) {
   ExpectDurationsAgree(clock);
 }
 
+TEST(TscClockTest, ACounterChosenByTheCallerIsCalibrated) {
+  // Forced, as DEEPCONTEXT_OP_CLOCK=counter does, where the kernel keeps
+  // time with another clock too; there is no counter to read off x86-64.
+  const TscClock clock = TscClock::Calibrated(2000000, /*use_counter=*/true);
+#if defined(__x86_64__)
+  EXPECT_TRUE(clock.uses_counter());
+#else
+  EXPECT_FALSE(clock.uses_counter());
+#endif
+  ExpectDurationsAgree(clock);
+  EXPECT_FALSE(TscClock::Calibrated(2000000, /*use_counter=*/false).uses_counter());
+}
+
 TEST(TscClockTest, ProcessClockIsCalibratedOnce) {
   const TscClock& first = TscClock::Process();
   EXPECT_EQ(&first, &TscClock::Process());
-  EXPECT_EQ(first.uses_counter(), KernelClockIsTsc());
+  bool forced = false;
+  const bool counter = ParseOpClock(std::getenv("DEEPCONTEXT_OP_CLOCK"), &forced);
+#if defined(__x86_64__)
+  EXPECT_EQ(first.uses_counter(), forced ? counter : CounterUsableHere());
+#else
+  (void)counter;
+  EXPECT_FALSE(first.uses_counter());
+#endif
   ExpectDurationsAgree(first);
+}
+
+constexpr std::string_view kInvariantFlags =
+    "fpu vme tsc msr pae constant_tsc rep_good nopl nonstop_tsc cpuid tsc_known_freq";
+
+TEST(CounterUsableTest, WhereTheKernelKeepsTimeWithIt) {
+  EXPECT_TRUE(CounterUsable({"tsc\n", "tsc hpet acpi_pm\n", ""}));
+  EXPECT_TRUE(CounterUsable({"tsc", "", "fpu tsc"}));
+}
+
+TEST(CounterUsableTest, WhereTheKernelListsItOnAnInvariantCounter) {
+  // AWS Nitro's default: kvm-clock keeps time, the counter is listed.
+  EXPECT_TRUE(CounterUsable({"kvm-clock\n", "kvm-clock tsc acpi_pm \n", kInvariantFlags}));
+  // Not invariant: its rate may change with the CPU's frequency or stop in
+  // deep sleep states.
+  EXPECT_FALSE(CounterUsable({"kvm-clock\n", "kvm-clock tsc acpi_pm\n",
+                              "fpu tsc constant_tsc tsc_reliable"}));
+  EXPECT_FALSE(CounterUsable({"kvm-clock\n", "kvm-clock tsc acpi_pm\n",
+                              "fpu tsc nonstop_tsc"}));
+}
+
+TEST(CounterUsableTest, NotWhereTheKernelLeftItOut) {
+  // Marked unstable (tsc=unstable on this kind of virtual machine): the
+  // kernel does not list it, whatever the CPU says.
+  EXPECT_FALSE(CounterUsable({"kvm-clock\n", "kvm-clock \n", kInvariantFlags}));
+  // Names that only contain "tsc".
+  EXPECT_FALSE(CounterUsable({"hyperv_clocksource_tsc_page\n",
+                              "hyperv_clocksource_tsc_page acpi_pm\n", kInvariantFlags}));
+  // Nothing readable (no /sys): no counter.
+  EXPECT_FALSE(CounterUsable({"", "", kInvariantFlags}));
+}
+
+TEST(CounterUsableTest, TheEnvironmentForcesEitherClock) {
+  bool forced = true;
+  EXPECT_FALSE(ParseOpClock(nullptr, &forced));
+  EXPECT_FALSE(forced);
+  EXPECT_TRUE(ParseOpClock("counter", &forced));
+  EXPECT_TRUE(forced);
+  EXPECT_FALSE(ParseOpClock("monotonic", &forced));
+  EXPECT_TRUE(forced);
+  EXPECT_FALSE(ParseOpClock("tsc", &forced));
+  EXPECT_FALSE(forced);
+  EXPECT_FALSE(ParseOpClock("", &forced));
+  EXPECT_FALSE(forced);
 }
 
 }  // namespace
