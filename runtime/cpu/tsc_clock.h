@@ -74,7 +74,8 @@ struct CounterEvidence {
 // nonstop_tsc): a virtual machine whose kernel rated its paravirtual clock
 // higher (kvm-clock, the default of AWS's Nitro instances) has such a
 // counter. A kernel that found the counter unstable (or was told so,
-// tsc=unstable) does not list it.
+// tsc=unstable) no longer lists it, once its timers run in one-shot mode
+// (high-resolution or tickless timers, as in every distribution's kernel).
 bool CounterUsable(const CounterEvidence& evidence);
 
 // CounterUsable for this machine, read from /sys and /proc (x86-64 only:
