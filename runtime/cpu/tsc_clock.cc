@@ -1,8 +1,9 @@
 #include "runtime/cpu/tsc_clock.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace deepcontext::cpu {
@@ -36,36 +37,24 @@ Pair ReadPair() {
 
 // Whether the whitespace-separated `words` hold `word`.
 bool HasWord(std::string_view words, std::string_view word) {
-  size_t at = 0;
-  while (at < words.size()) {
-    const size_t start = words.find_first_not_of(" \t\n", at);
-    if (start == std::string_view::npos) break;
-    size_t end = words.find_first_of(" \t\n", start);
-    if (end == std::string_view::npos) end = words.size();
-    if (words.substr(start, end - start) == word) return true;
-    at = end;
+  std::istringstream in{std::string(words)};
+  std::string each;
+  while (in >> each) {
+    if (each == word) return true;
   }
   return false;
 }
 
 #if defined(__x86_64__)
-// The first line of `path` (or, with `prefix`, the first line starting with
-// it), without its newline; empty when unreadable. Lines may be longer than
-// the read buffer (cpuinfo's flags run to thousands of characters).
+// The first line of `path` starting with `prefix`, without its newline;
+// empty when there is none or the file is unreadable.
 std::string ReadLine(const char* path, std::string_view prefix = {}) {
-  FILE* file = std::fopen(path, "r");
-  if (file == nullptr) return {};
+  std::ifstream in(path);
   std::string line;
-  char chunk[512];
-  while (std::fgets(chunk, sizeof(chunk), file) != nullptr) {
-    line += chunk;
-    if (line.back() != '\n' && !std::feof(file)) continue;  // the line goes on
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    if (std::string_view(line).starts_with(prefix)) break;
-    line.clear();
+  while (std::getline(in, line)) {
+    if (std::string_view(line).starts_with(prefix)) return line;
   }
-  std::fclose(file);
-  return line;
+  return {};
 }
 #endif
 
@@ -92,14 +81,11 @@ bool CounterUsableHere() {
 #endif
 }
 
-bool ParseOpClock(const char* value, bool* forced) {
-  *forced = value != nullptr && (std::strcmp(value, "counter") == 0 ||
-                                 std::strcmp(value, "monotonic") == 0);
-  return *forced && std::strcmp(value, "counter") == 0;
-}
-
-TscClock TscClock::Calibrated(int64_t calibration_ns) {
-  return Calibrated(calibration_ns, CounterUsableHere());
+std::optional<bool> ForcedOpClock(const char* value) {
+  if (value == nullptr) return std::nullopt;
+  if (std::strcmp(value, "counter") == 0) return true;
+  if (std::strcmp(value, "monotonic") == 0) return false;
+  return std::nullopt;
 }
 
 TscClock TscClock::Calibrated(int64_t calibration_ns, bool use_counter) {
@@ -121,11 +107,8 @@ TscClock TscClock::Calibrated(int64_t calibration_ns, bool use_counter) {
 
 const TscClock& TscClock::Process() {
   // 2 ms: read jitter of tens of ns puts the rate within about 1e-5.
-  static const TscClock clock = [] {
-    bool forced = false;
-    const bool counter = ParseOpClock(std::getenv("DEEPCONTEXT_OP_CLOCK"), &forced);
-    return Calibrated(2000000, forced ? counter : CounterUsableHere());
-  }();
+  static const TscClock clock = Calibrated(
+      2000000, ForcedOpClock(std::getenv("DEEPCONTEXT_OP_CLOCK")).value_or(CounterUsableHere()));
   return clock;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #if defined(__x86_64__)
@@ -22,17 +23,15 @@ namespace deepcontext::cpu {
 class TscClock {
  public:
   // The process's clock, calibrated on first use (about 2 ms of spinning
-  // where the counter is used); DEEPCONTEXT_OP_CLOCK (ParseOpClock) can
+  // where the counter is used); DEEPCONTEXT_OP_CLOCK (ForcedOpClock) can
   // force either. [any thread]
   static const TscClock& Process();
 
   // A clock on CLOCK_MONOTONIC (ticks are nanoseconds).
   static TscClock Monotonic() { return TscClock(false, 1.0); }
-  // A clock on the time-stamp counter, calibrated now over `calibration_ns`,
-  // where CounterUsableHere(); the monotonic clock elsewhere.
-  static TscClock Calibrated(int64_t calibration_ns);
-  // The same with the choice made by the caller (the monotonic clock where
-  // there is no counter to read: not x86-64).
+  // With `use_counter`, a clock on the time-stamp counter, calibrated now
+  // over `calibration_ns`; the monotonic clock otherwise, and where there is
+  // no counter to read (not x86-64).
   static TscClock Calibrated(int64_t calibration_ns, bool use_counter);
 
   int64_t NowTicks() const {
@@ -83,10 +82,9 @@ bool CounterUsable(const CounterEvidence& evidence);
 // process, whose counter it cannot read).
 bool CounterUsableHere();
 
-// DEEPCONTEXT_OP_CLOCK: "counter" or "monotonic" force one clock (to
-// compare them on a machine), anything else leaves the choice to
-// CounterUsable. Returns true for counter, false for monotonic, and sets
-// *forced.
-bool ParseOpClock(const char* value, bool* forced);
+// DEEPCONTEXT_OP_CLOCK: "counter" (true) or "monotonic" (false) forces one
+// clock, to compare them on a machine; anything else (nullopt) leaves the
+// choice to CounterUsableHere.
+std::optional<bool> ForcedOpClock(const char* value);
 
 }  // namespace deepcontext::cpu

@@ -37,7 +37,7 @@ TEST(TscClockTest, MonotonicTicksAreNanoseconds) {
 }
 
 TEST(TscClockTest, CalibratedDurationsMatchTheMonotonicClock) {
-  const TscClock clock = TscClock::Calibrated(2000000);
+  const TscClock clock = TscClock::Calibrated(2000000, CounterUsableHere());
   // The counter is used exactly where the kernel keeps time with it.
   EXPECT_EQ(clock.uses_counter(), CounterUsableHere());
   if (clock.uses_counter()) {
@@ -64,12 +64,10 @@ TEST(TscClockTest, ACounterChosenByTheCallerIsCalibrated) {
 TEST(TscClockTest, ProcessClockIsCalibratedOnce) {
   const TscClock& first = TscClock::Process();
   EXPECT_EQ(&first, &TscClock::Process());
-  bool forced = false;
-  const bool counter = ParseOpClock(std::getenv("DEEPCONTEXT_OP_CLOCK"), &forced);
 #if defined(__x86_64__)
-  EXPECT_EQ(first.uses_counter(), forced ? counter : CounterUsableHere());
+  EXPECT_EQ(first.uses_counter(),
+            ForcedOpClock(std::getenv("DEEPCONTEXT_OP_CLOCK")).value_or(CounterUsableHere()));
 #else
-  (void)counter;
   EXPECT_FALSE(first.uses_counter());
 #endif
   ExpectDurationsAgree(first);
@@ -106,17 +104,11 @@ TEST(CounterUsableTest, NotWhereTheKernelLeftItOut) {
 }
 
 TEST(CounterUsableTest, TheEnvironmentForcesEitherClock) {
-  bool forced = true;
-  EXPECT_FALSE(ParseOpClock(nullptr, &forced));
-  EXPECT_FALSE(forced);
-  EXPECT_TRUE(ParseOpClock("counter", &forced));
-  EXPECT_TRUE(forced);
-  EXPECT_FALSE(ParseOpClock("monotonic", &forced));
-  EXPECT_TRUE(forced);
-  EXPECT_FALSE(ParseOpClock("tsc", &forced));
-  EXPECT_FALSE(forced);
-  EXPECT_FALSE(ParseOpClock("", &forced));
-  EXPECT_FALSE(forced);
+  EXPECT_EQ(ForcedOpClock(nullptr), std::nullopt);
+  EXPECT_EQ(ForcedOpClock("counter"), std::optional<bool>(true));
+  EXPECT_EQ(ForcedOpClock("monotonic"), std::optional<bool>(false));
+  EXPECT_EQ(ForcedOpClock("tsc"), std::nullopt);
+  EXPECT_EQ(ForcedOpClock(""), std::nullopt);
 }
 
 }  // namespace
