@@ -71,6 +71,18 @@ namespace {
   state.generation = generation;
 }
 
+// Whether the C string `name` is the `length` bytes of `text` (which hold
+// no NUL), reading `name` no further than its terminator. A loop here, not
+// strncmp: op names are short, and every op entry called into the C
+// library's code, which the step's own work had evicted between two ops.
+[[gnu::always_inline]] inline bool SameName(const char* name, const char* text,
+                                            uint32_t length) {
+  for (uint32_t i = 0; i < length; ++i) {
+    if (name[i] != text[i]) return false;
+  }
+  return name[length] == '\0';
+}
+
 }  // namespace
 
 DEEPCONTEXT_HOT
@@ -259,7 +271,7 @@ StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   if (cached.pointer == name) [[likely]] {
     const char* text =
         cached.length < kInlineOpName ? cached.inline_text : cached.text;
-    if (std::strncmp(name, text, cached.length + 1) == 0) [[likely]] return cached.id;
+    if (SameName(name, text, cached.length)) [[likely]] return cached.id;
   }
   return InternNewOpName(state, name, cached);
 }
