@@ -26,6 +26,9 @@ constexpr uint64_t kFilling = uint64_t{1} << 63;
 struct Slot {
   std::atomic<uint64_t> key{0};
   std::atomic<uint64_t> rule{0};
+#if defined(__aarch64__)
+  std::atomic<int32_t> ra_offset{0};  // CfiRule::ra_offset, beside the packed rest
+#endif
 };
 Slot g_slots[kSlots];
 std::atomic<int> g_cached{0};
@@ -103,7 +106,11 @@ CfiRule SharedCachedRule(uintptr_t pc) {
     Slot& slot = g_slots[(index + probe) & (kSlots - 1)];
     uint64_t seen = slot.key.load(std::memory_order_acquire);
     if (seen == key) {
-      return Unpack(slot.rule.load(std::memory_order_relaxed));
+      CfiRule rule = Unpack(slot.rule.load(std::memory_order_relaxed));
+#if defined(__aarch64__)
+      rule.ra_offset = slot.ra_offset.load(std::memory_order_relaxed);
+#endif
+      return rule;
     }
     if (seen == (key | kFilling)) break;  // another thread is filling it
     if (seen != 0) continue;
@@ -115,6 +122,9 @@ CfiRule SharedCachedRule(uintptr_t pc) {
     }
     const CfiRule rule = TimedComputeCfiRule(pc);
     slot.rule.store(Pack(rule), std::memory_order_relaxed);
+#if defined(__aarch64__)
+    slot.ra_offset.store(rule.ra_offset, std::memory_order_relaxed);
+#endif
     slot.key.store(key, std::memory_order_release);
     g_cached.fetch_add(1, std::memory_order_relaxed);
     return rule;

@@ -23,15 +23,23 @@ FindFdeFn FindFde() {
   return fn;
 }
 
+// DWARF register numbers of the frame pointer and the stack pointer (named
+// after x86-64's below), and the stack pointer a function is entered with:
+// the CIE's first row (CFA = rsp + 8 past the pushed return address on
+// x86-64, CFA = sp on AArch64).
 #if defined(__x86_64__)
 constexpr bool kModelledArchitecture = true;
-#else
-constexpr bool kModelledArchitecture = false;
-#endif
-
-// DWARF register numbers of x86-64.
 constexpr uint64_t kRegRbp = 6;
 constexpr uint64_t kRegRsp = 7;
+#elif defined(__aarch64__)
+constexpr bool kModelledArchitecture = true;
+constexpr uint64_t kRegRbp = 29;  // x29
+constexpr uint64_t kRegRsp = 31;  // sp
+#else
+constexpr bool kModelledArchitecture = false;
+constexpr uint64_t kRegRbp = 6;
+constexpr uint64_t kRegRsp = 7;
+#endif
 
 // DW_EH_PE pointer encodings (only the value format matters here: the
 // function start comes from the FDE lookup, so pointers are only skipped).
@@ -51,7 +59,7 @@ class Reader {
   uint64_t Fixed(int bytes) {
     if (pos_ + bytes > end_) return Fail();
     uint64_t value = 0;
-    std::memcpy(&value, pos_, bytes);  // x86-64: little endian
+    std::memcpy(&value, pos_, bytes);  // little endian, as both modelled ISAs
     pos_ += bytes;
     return value;
   }
@@ -233,7 +241,7 @@ bool ReadFpExpression(Reader& in, bool deref, int64_t* offset) {
   in.Skip(length);
   if (!in.ok()) return false;
   Reader expression(begin, begin + length);
-  constexpr uint8_t kBregRbp = 0x76;  // DW_OP_breg0 + 6
+  constexpr uint8_t kBregRbp = 0x70 + kRegRbp;  // DW_OP_breg0 + the register
   constexpr uint8_t kDeref = 0x06;
   if (expression.U8() != kBregRbp) return false;
   *offset = expression.Sleb();
@@ -401,6 +409,11 @@ bool RunProgram(const Cie& cie, const uint8_t* begin, const uint8_t* end,
       case 0x2e:  // GNU_args_size
         in.Uleb();
         break;
+      case 0x2d:  // AArch64: negate_ra_state (SPARC's GNU_window_save)
+        // The return address is signed from here on, or no longer: its
+        // slot is the same, and CodeAddress strips any signature.
+        if (kRegRsp != 31) return false;
+        break;
       case 0x2f: {  // GNU_negative_offset_extended
         const uint64_t reg = in.Uleb();
         set_rule(reg, RegRule::kOffset,
@@ -429,9 +442,8 @@ bool CfiRulesSupported() {
 }
 
 CfiRule ComputeCfiRule(uintptr_t pc) {
-  // The register numbers and the return address slot below are x86-64's.
-  // Elsewhere the code is still compiled (and its helpers used) but never
-  // runs.
+  // Elsewhere than x86-64 and AArch64 the code is still compiled (and its
+  // helpers used) but never runs.
   if (!kModelledArchitecture) return Unsupported();
   const FindFdeFn find = FindFde();
   if (find == nullptr) return Unsupported();
@@ -471,8 +483,11 @@ CfiRule ComputeCfiRule(uintptr_t pc) {
   if (row.cfa_expression ||
       (!row.cfa_deref_fp && row.cfa_reg != kRegRsp && row.cfa_reg != kRegRbp))
     return Unsupported();
-  // The return address sits right below the CFA on x86-64 (pushed by call).
-  if (row.ra_rule != RegRule::kOffset || row.ra_offset != -8) {
+  // The return address sits right below the CFA on x86-64 (pushed by call);
+  // on AArch64 wherever the callee saved x30 (a call site's frame has saved
+  // it: the call overwrote the register).
+  if (row.ra_rule != RegRule::kOffset || row.ra_offset >= 0 || row.ra_offset < INT32_MIN ||
+      (kRegRsp != 31 && row.ra_offset != -8)) {
     return Unsupported();
   }
   if (row.fp_rule != RegRule::kSame && row.fp_rule != RegRule::kOffset &&
@@ -495,6 +510,9 @@ CfiRule ComputeCfiRule(uintptr_t pc) {
                              row.fp_rule == RegRule::kAtFpOffset;
   rule.fp_saved_below_fp = row.fp_rule == RegRule::kAtFpOffset;
   rule.saved_fp_offset = static_cast<int16_t>(row.fp_offset);
+#if defined(__aarch64__)
+  rule.ra_offset = static_cast<int32_t>(row.ra_offset);
+#endif
   return rule;
 }
 

@@ -8,8 +8,11 @@
 // per distinct pc, and the answer is kept in a lock-free table, so a capture
 // costs one table probe and two loads per frame.
 //
-// x86-64 only; elsewhere every rule is kUnsupported and the unwinder is not
-// offered.
+// x86-64 and AArch64; elsewhere every rule is kUnsupported and the unwinder
+// is not offered. On AArch64 "rbp" below is the frame-pointer register x29
+// and "rsp" the stack pointer: a call leaves the return address in x30,
+// which the callee saves in its frame, so where it was saved is part of the
+// rule (ra_offset), where x86-64's call pushes it right below the CFA.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +42,40 @@ struct CfiRule {
   bool fp_saved_below_fp = false;
   int16_t saved_fp_offset = 0;
   int32_t cfa_offset = 0;
+#if defined(__aarch64__)
+  // Where the prologue saved x30, the return address into the caller, from
+  // the CFA: with the frame record at the bottom of the frame (GCC), a
+  // frame's size away. On x86-64 the call pushed it right below the CFA
+  // (ReturnAddressOffset), and the rule stays 12 bytes.
+  int32_t ra_offset = -8;
+#endif
 };
+static_assert(sizeof(CfiRule) <= 16, "the thread cache holds 2048 of them");
+
+// Where the return address into the caller was saved, from the CFA.
+inline int32_t ReturnAddressOffset(const CfiRule& rule) {
+#if defined(__aarch64__)
+  return rule.ra_offset;
+#else
+  (void)rule;
+  return -8;
+#endif
+}
+
+// The code address in a saved return address. AArch64 code built with
+// return-address signing (-mbranch-protection, the default of some
+// distributions) stores it with an authentication code in its top bits;
+// XPACLRI clears them (a no-op hint on processors without pointer
+// authentication, and for unsigned addresses). Elsewhere the address as is.
+inline uintptr_t CodeAddress(uintptr_t saved) {
+#if defined(__aarch64__)
+  register uintptr_t lr asm("x30") = saved;
+  asm("hint #7" : "+r"(lr));  // xpaclri
+  return lr;
+#else
+  return saved;
+#endif
+}
 
 // Reads the rule for the instruction at `pc` (a call site: return address
 // minus one) from the .eh_frame data of its module. Slow (FDE lookup plus a
@@ -90,8 +126,8 @@ inline const CfiRule& CachedCfiRule(CfiThreadCache& cache, uintptr_t pc) {
   return FillCfiThreadCache(cache, pc);
 }
 
-// Whether this build and process can unwind with CFI rules (x86-64, and
-// libgcc's FDE lookup present).
+// Whether this build and process can unwind with CFI rules (x86-64 or
+// AArch64, and libgcc's FDE lookup present).
 bool CfiRulesSupported();
 
 // Distinct pcs cached so far, for tests and benchmarks.

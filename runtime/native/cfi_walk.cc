@@ -43,7 +43,8 @@ AnchorCursor CursorOn(AnchorFrames* anchor) {
 
 // Whether the return addresses of anchor frames [0, below) are still
 // stored where the anchor saw them (pcs[i] at sps[i] - 8, as the walk read
-// them), checked innermost first; records the first changed one. Frames
+// them: a frame's stack address is its return address's slot plus 8),
+// checked innermost first; records the first changed one. Frames
 // outer of the anchor's last two shared with a live anchor are not read:
 // those two in place, they are in place as well.
 __attribute__((always_inline, no_sanitize("address"))) inline bool StillInPlace(
@@ -67,7 +68,7 @@ __attribute__((always_inline, no_sanitize("address"))) inline bool StillInPlace(
     return false;
   }
   for (int i = below - 1; i >= from; --i) {
-    if (*reinterpret_cast<const uintptr_t*>(cursor.sps[i] - sizeof(uintptr_t)) !=
+    if (CodeAddress(*reinterpret_cast<const uintptr_t*>(cursor.sps[i] - sizeof(uintptr_t))) !=
         cursor.pcs[i]) {
       cursor.changed = i;
       return false;
@@ -115,8 +116,13 @@ bool SlotOffset(uintptr_t slot, uintptr_t cfa, int32_t* offset) {
 // address (cfi_rules.h). Starts from its own frame record (this file keeps
 // frame pointers), so the first address written is the return into its
 // caller, as for backtrace(). Writes each frame's stack address to `sps`
-// when given. Returns -1 when a frame needs a rule that is not modelled:
-// the caller then unwinds with libgcc instead.
+// when given: the address above the slot its return address was read from.
+// On x86-64 that is the CFA of its callee, as libgcc's _Unwind_GetCFA gives
+// it; on AArch64 the slot lies in the callee's frame where its prologue
+// saved x30. Either way the addresses rise strictly from frame to frame,
+// and a frame's return address can be checked in place (anchors, replays).
+// Returns -1 when a frame needs a rule that is not modelled: the caller
+// then unwinds with libgcc instead.
 //
 // With anchors, stops before the first of two consecutive frames that are
 // consecutive frames of one anchor (same return address at the same stack
@@ -146,19 +152,34 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     return addr >= low && addr + sizeof(uintptr_t) <= high;
   };
   const auto self = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
-  uintptr_t pc = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  uintptr_t pc = CodeAddress(reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
+  // sp is the CFA of pc's callee (the stack pointer pc's function had at
+  // the call), which rules compute from; key is the frame's stack address.
   uintptr_t sp = self;
-  uintptr_t fp = *reinterpret_cast<const uintptr_t*>(__builtin_frame_address(0));
+  uintptr_t key = self;
+  const auto record = reinterpret_cast<const uintptr_t*>(__builtin_frame_address(0));
+  uintptr_t fp = record[0];
+#if defined(__aarch64__)
+  // This function's frame record {x29, x30} is where x29 points.
+  key = reinterpret_cast<uintptr_t>(record) + 2 * sizeof(uintptr_t);
+  if (!on_stack(key - sizeof(uintptr_t)) || CodeAddress(record[1]) != pc) return -1;
+  constexpr bool kStartKnown = false;
+#else
+  constexpr bool kStartKnown = true;
+#endif
   // A given start skips the runtime's own frames between it and here (a
   // step each, replayed or not, at every capture). It is taken only where
   // it is a frame outer of this one that holds its return address where a
   // walk would read it; otherwise the walk starts here, and the caller
-  // drops the frames inner of start's pc as before.
-  if (start != nullptr && start->pc != 0 && start->cfa > self &&
+  // drops the frames inner of start's pc as before. On AArch64 a
+  // CallerFrame does not say where its function saved x30, so the walk
+  // always starts here.
+  if (kStartKnown && start != nullptr && start->pc != 0 && start->cfa > self &&
       on_stack(start->cfa - sizeof(uintptr_t)) &&
       *reinterpret_cast<const uintptr_t*>(start->cfa - sizeof(uintptr_t)) == start->pc) {
     pc = start->pc;
     sp = start->cfa;
+    key = start->cfa;
     fp = start->fp;
   }
   // The first two anchors given, as two cursors in locals.
@@ -181,9 +202,9 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   int stepped = 0;
   int n = 0;
   while (n < max) {
-    AnchorCursor* met = Meets(first, pc, sp, low, high)    ? &first
-                        : Meets(second, pc, sp, low, high) ? &second
-                                                           : nullptr;
+    AnchorCursor* met = Meets(first, pc, key, low, high)    ? &first
+                        : Meets(second, pc, key, low, high) ? &second
+                                                            : nullptr;
     if (met != nullptr) {
       met->anchor->met = met->previous;
       if (memo != nullptr) memo->EndWalk(replayed, stepped);
@@ -191,7 +212,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
       return n - 1;
     }
     out[n] = reinterpret_cast<void*>(pc);
-    if (sps != nullptr) sps[n] = sp;
+    if (sps != nullptr) sps[n] = key;
     ++n;
     if (look_up) {
       look_up = false;
@@ -208,6 +229,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
         --replay_left;
         if (step.sp == 0) break;  // the rule of pc ends the stack
         sp = step.sp;
+        key = StepKey(step);
         if (step.pc == 0) break;
         pc = step.pc;
         look_up = replay_left == 0;  // another segment may go on from here
@@ -242,13 +264,15 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
       cfa_slot = cfa;
       cfa = *reinterpret_cast<const uintptr_t*>(cfa);
     }
-    // Every step goes strictly outward and stays on this thread's stack.
-    if (cfa <= sp || !on_stack(cfa - sizeof(uintptr_t))) {
+    // Every step goes strictly outward and stays on this thread's stack;
+    // the return address was saved in the frame it leaves.
+    const uintptr_t ret_slot = cfa + ReturnAddressOffset(rule);
+    if (cfa <= sp || ret_slot < sp || ret_slot + sizeof(uintptr_t) > cfa ||
+        !on_stack(ret_slot)) {
       if (memo != nullptr) memo->EndWalk(replayed, stepped);
       return -1;
     }
-    const uintptr_t ret =
-        *reinterpret_cast<const uintptr_t*>(cfa - sizeof(uintptr_t));
+    const uintptr_t ret = CodeAddress(*reinterpret_cast<const uintptr_t*>(ret_slot));
     uintptr_t fp_slot = 0;
     if (rule.frame_pointer_saved) {
       const uintptr_t slot =
@@ -261,10 +285,12 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
       fp = *reinterpret_cast<const uintptr_t*>(slot);
     }
     sp = cfa;
+    key = ret_slot + sizeof(uintptr_t);
     if (memo != nullptr && memo->recording()) {
       step.pc = ret;
       step.sp = cfa;
-      if (SlotOffset(cfa_slot, cfa, &step.cfa_slot) && SlotOffset(fp_slot, cfa, &step.fp_slot)) {
+      if (SlotOffset(cfa_slot, cfa, &step.cfa_slot) && SlotOffset(fp_slot, cfa, &step.fp_slot) &&
+          SetStepKey(&step, key)) {
         memo->Record(step);
       } else {
         memo->StopGrowing();

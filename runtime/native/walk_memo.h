@@ -3,7 +3,8 @@
 //
 // A walk is a chain of states {return address pc, frame address sp, rbp}:
 // each step looks up pc's rule (cfi_rules.h), computes the caller's frame
-// address from sp or rbp and reads the return address below it, plus the
+// address from sp or rbp and reads the return address where it was saved
+// (right below it on x86-64, in the callee's frame on AArch64), plus the
 // CFA word or the saved rbp when the rule says so. Given a state, a step is
 // a function of the rule of pc (fixed per pc: the rule cache never changes
 // one) and of the words it reads. So a recorded step that starts from the
@@ -18,8 +19,9 @@
 // walk's first state, the state a step reached after a recorded one no
 // longer held (the branch: a different caller), or the state where a
 // segment ended (a walk that stopped at an anchor there before). One
-// thread's memo: fixed size (sizeof(WalkMemo): 324 KiB), on the heap, no
-// allocation after its creation.
+// thread's memo: fixed size (sizeof(WalkMemo): 324 KiB on x86-64, 389 KiB
+// on AArch64, whose steps also keep where the return address was), on the
+// heap, no allocation after its creation.
 //
 // Sized for a training step's distinct walks: ResNet-50's step keeps
 // 190-330 segments (its GPU calls walk 18 frames through the driver before
@@ -31,6 +33,8 @@
 #define DEEPCONTEXT_RUNTIME_NATIVE_WALK_MEMO_H_
 
 #include <cstdint>
+
+#include "runtime/native/cfi_rules.h"
 
 namespace deepcontext::native::internal {
 
@@ -62,7 +66,32 @@ struct WalkStep {
   // of the saved rbp; kNoSlot when the rule read none.
   int32_t cfa_slot = kNoSlot;
   int32_t fp_slot = kNoSlot;
+#if defined(__aarch64__)
+  // The frame's stack address (the return address's slot plus 8, in the
+  // frame the step left) from sp; on x86-64 it is sp itself.
+  int32_t key_offset = 0;
+#endif
 };
+
+// The stack address the walk gives the frame a recorded step reached
+// (cfi_walk.cc's key), and recording it; false when it does not fit.
+inline uintptr_t StepKey(const WalkStep& step) {
+#if defined(__aarch64__)
+  return step.sp + static_cast<intptr_t>(step.key_offset);
+#else
+  return step.sp;
+#endif
+}
+inline bool SetStepKey(WalkStep* step, uintptr_t key) {
+#if defined(__aarch64__)
+  const auto difference = static_cast<int64_t>(key - step->sp);
+  if (difference <= INT32_MIN || difference > INT32_MAX) return false;
+  step->key_offset = static_cast<int32_t>(difference);
+  return true;
+#else
+  return key == step->sp;
+#endif
+}
 
 // Replays `step`, recorded from the return address and stack address a
 // walk is at now, with rbp *fp: false (and *fp unchanged) unless the rbp it
@@ -77,7 +106,7 @@ __attribute__((always_inline, no_sanitize("address"))) inline bool ReplayStep(
   // Loads written out here, not in a lambda: a lambda is a function of its
   // own, which AddressSanitizer builds would instrument.
   const uintptr_t top = high - sizeof(uintptr_t);
-  const uintptr_t ret_slot = step.sp - sizeof(uintptr_t);
+  const uintptr_t ret_slot = StepKey(step) - sizeof(uintptr_t);
   const uintptr_t cfa_slot = step.sp + static_cast<intptr_t>(step.cfa_slot);
   const uintptr_t fp_slot = step.sp + static_cast<intptr_t>(step.fp_slot);
   const bool has_cfa_slot = step.cfa_slot != WalkStep::kNoSlot;
@@ -86,7 +115,7 @@ __attribute__((always_inline, no_sanitize("address"))) inline bool ReplayStep(
       (has_fp_slot && (fp_slot < low || fp_slot > top))) {
     return false;
   }
-  bool same = *reinterpret_cast<const uintptr_t*>(ret_slot) == step.pc;
+  bool same = CodeAddress(*reinterpret_cast<const uintptr_t*>(ret_slot)) == step.pc;
   same &= step.fp_in == 0 || step.fp_in == *fp;
   if (has_cfa_slot) same &= *reinterpret_cast<const uintptr_t*>(cfa_slot) == step.sp;
   if (!same) return false;

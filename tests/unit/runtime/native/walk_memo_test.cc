@@ -124,11 +124,14 @@ volatile int g_rounds = 3;
 
 TEST_F(WalkMemoTest, RepeatedStackIsReplayed) {
   Probe probes[3];
-  uint64_t before = 0;
+  uint64_t befores[3] = {};
+  // No branch on the round in the loop: a compiler that peels a round off
+  // calls PathA from two places.
   for (int round = 0; round < g_rounds; ++round) {
-    if (round == 2) before = Replayed();
+    befores[round] = Replayed();
     PathA(probes[round]);
   }
+  const uint64_t before = befores[2];
   for (const Probe& probe : probes) ExpectSameAsLibgcc(probe);
   EXPECT_EQ(Pcs(probes[1].cfi), Pcs(probes[0].cfi));
   EXPECT_EQ(Pcs(probes[2].cfi), Pcs(probes[0].cfi));
@@ -176,7 +179,7 @@ TEST_F(WalkMemoTest, FramesWithCfaFromRbpOrLoadedMatchLibgcc) {
   // Sizes that move the inner frames and sizes that repeat, in turn.
   const int sizes[][2] = {{64, 32}, {64, 32}, {64, 544}, {1088, 32}, {64, 32}, {1088, 544}};
   Probe probe;
-  bool saw_loaded = false;
+  [[maybe_unused]] bool saw_loaded = false;
   bool saw_rbp = false;
   std::vector<uintptr_t> reference;
   for (int i = 0; i < static_cast<int>(std::size(sizes)); ++i) {
@@ -202,8 +205,11 @@ TEST_F(WalkMemoTest, FramesWithCfaFromRbpOrLoadedMatchLibgcc) {
                  !rule.cfa_loaded;
     }
   }
-  // The walk really went through both kinds of frames.
+  // The walk really went through both kinds of frames (GCC realigns
+  // through a DRAP register on x86-64 only).
+#if defined(__x86_64__)
   EXPECT_TRUE(saw_loaded);
+#endif
   EXPECT_TRUE(saw_rbp);
 }
 
@@ -262,7 +268,9 @@ TEST_F(WalkMemoTest, ReplayedStepsReachTheProcessCounters) {
 }
 
 TEST(WalkMemoBoundsTest, OldSegmentsGoAndTheMemoKeepsItsSize) {
-  static_assert(sizeof(WalkMemo) < 384 * 1024, "a thread's memo stays small");
+  // 324 KiB on x86-64; AArch64's steps also keep their return address's
+  // slot (WalkStep::key_offset).
+  static_assert(sizeof(WalkMemo) < 400 * 1024, "a thread's memo stays small");
   auto memo = std::make_unique<WalkMemo>();
   auto record = [&](uintptr_t key, int steps) {
     memo->BeginRecording(WalkState{key, key + 8});
