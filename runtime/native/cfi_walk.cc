@@ -163,23 +163,22 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   // This function's frame record {x29, x30} is where x29 points.
   key = reinterpret_cast<uintptr_t>(record) + 2 * sizeof(uintptr_t);
   if (!on_stack(key - sizeof(uintptr_t)) || CodeAddress(record[1]) != pc) return -1;
-  constexpr bool kStartKnown = false;
+  const uintptr_t start_key = start != nullptr ? start->record_end : 0;
 #else
-  constexpr bool kStartKnown = true;
+  const uintptr_t start_key = start != nullptr ? start->cfa : 0;
 #endif
   // A given start skips the runtime's own frames between it and here (a
   // step each, replayed or not, at every capture). It is taken only where
   // it is a frame outer of this one that holds its return address where a
   // walk would read it; otherwise the walk starts here, and the caller
-  // drops the frames inner of start's pc as before. On AArch64 a
-  // CallerFrame does not say where its function saved x30, so the walk
-  // always starts here.
-  if (kStartKnown && start != nullptr && start->pc != 0 && start->cfa > self &&
-      on_stack(start->cfa - sizeof(uintptr_t)) &&
-      *reinterpret_cast<const uintptr_t*>(start->cfa - sizeof(uintptr_t)) == start->pc) {
+  // drops the frames inner of start's pc as before.
+  if (start != nullptr && start->pc != 0 && start->cfa > self && start_key > key &&
+      on_stack(start_key - sizeof(uintptr_t)) &&
+      CodeAddress(*reinterpret_cast<const uintptr_t*>(start_key - sizeof(uintptr_t))) ==
+          start->pc) {
     pc = start->pc;
     sp = start->cfa;
-    key = start->cfa;
+    key = start_key;
     fp = start->fp;
   }
   // The first two anchors given, as two cursors in locals.

@@ -76,18 +76,34 @@ struct CallerFrame {
   uintptr_t pc = 0;
   uintptr_t cfa = 0;
   uintptr_t fp = 0;
+#if defined(__aarch64__)
+  // The end of the function's frame record {x29, x30}, whose second word
+  // holds pc (the return address a call left in x30): the frame's stack
+  // address for the cfi-cache walk. On x86-64 that is cfa, above the
+  // return address the call pushed.
+  uintptr_t record_end = 0;
+#endif
 };
 
 // The calling function's CallerFrame. A macro: the builtins name the
 // function they are written in (an inlined helper's would name its caller's
 // frame or its own, depending on inlining). __builtin_frame_address(0)
 // gives the function a frame record, whose first word is the caller's
-// saved frame pointer.
+// saved frame pointer (and, on AArch64, whose second is the saved x30).
+#if defined(__aarch64__)
+#define DEEPCONTEXT_CALLER_FRAME()                                                 \
+  (::deepcontext::native::CallerFrame{                                             \
+      reinterpret_cast<uintptr_t>(__builtin_return_address(0)),                    \
+      reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa()),                          \
+      *reinterpret_cast<const uintptr_t*>(__builtin_frame_address(0)),             \
+      reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) + 2 * sizeof(uintptr_t)})
+#else
 #define DEEPCONTEXT_CALLER_FRAME()                                                 \
   (::deepcontext::native::CallerFrame{                                             \
       reinterpret_cast<uintptr_t>(__builtin_return_address(0)),                    \
       reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa()),                          \
       *reinterpret_cast<const uintptr_t*>(__builtin_frame_address(0))})
+#endif
 
 // The calling function's return address alone: frames inner of it are cut,
 // and the walk starts in the capture (no CFA to start from).

@@ -59,6 +59,11 @@ __attribute__((noinline)) void Entry(const Unwinder& unwinder, Start how, Result
   result->start = DEEPCONTEXT_CALLER_FRAME();
   CallerFrame wrong = result->start;
   wrong.cfa += sizeof(uintptr_t);  // no longer holds pc just below it
+#if defined(__aarch64__)
+  // Where the pc is read on AArch64: now the saved x29. (8 bytes higher,
+  // this frame's locals start, and `wrong` itself holds the pc there.)
+  wrong.record_end -= sizeof(uintptr_t);
+#endif
   const CallerFrame* start = how == Start::kCallerFrame ? &result->start
                              : how == Start::kWrongCfa  ? &wrong
                                                         : nullptr;
@@ -95,15 +100,14 @@ TEST_P(CallerFrameTest, FramesInnerOfTheCallerAreLeftOut) {
   Result result;
   RunOnFreshThread(unwinder, Start::kCallerFrame, &result);
   ExpectCutAtCaller(result);
-  // On AArch64 a caller frame does not say where its function saved x30:
-  // the walk begins in the capture, and the frames inner of the caller are
-  // dropped after it, as with the other unwinders.
-#if defined(__x86_64__)
   if (GetParam() == UnwinderKind::kCfiCache) {
+#if defined(__aarch64__)
+    EXPECT_EQ(result.near_sps[result.near_count - 1], result.start.record_end);
+#else
     EXPECT_EQ(result.near_sps[result.near_count - 1], result.start.cfa);
+#endif
     EXPECT_TRUE(result.memo_starts_there) << "the walk did not begin at the caller frame";
   }
-#endif
 }
 
 TEST_P(CallerFrameTest, AFrameThatDoesNotHoldItsPcIsNotAStart) {
