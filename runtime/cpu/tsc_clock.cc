@@ -9,7 +9,7 @@
 namespace deepcontext::cpu {
 namespace {
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 // A (counter, CLOCK_MONOTONIC) pair read as close together as possible: of
 // a few tries, the one whose counter reads around the clock read are
 // nearest, the clock read taken as at their midpoint.
@@ -22,9 +22,9 @@ Pair ReadPair() {
   Pair best{0, 0};
   uint64_t best_window = ~uint64_t{0};
   for (int i = 0; i < 8; ++i) {
-    const uint64_t before = __rdtsc();
+    const uint64_t before = TscClock::ReadCounter();
     const int64_t ns = MonotonicNs();
-    const uint64_t after = __rdtsc();
+    const uint64_t after = TscClock::ReadCounter();
     if (after - before < best_window) {
       best_window = after - before;
       best = Pair{static_cast<double>(before) + static_cast<double>(after - before) / 2,
@@ -45,7 +45,7 @@ bool HasWord(std::string_view words, std::string_view word) {
   return false;
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 // The first line of `path` starting with `prefix`, without its newline;
 // empty when there is none or the file is unreadable.
 std::string ReadLine(const char* path, std::string_view prefix = {}) {
@@ -67,10 +67,12 @@ bool CounterUsable(const CounterEvidence& evidence) {
          HasWord(evidence.cpu_flags, "nonstop_tsc");
 }
 
+bool ArchCounterUsable(std::string_view current_clocksource) {
+  return HasWord(current_clocksource, "arch_sys_counter");
+}
+
 bool CounterUsableHere() {
-#if !defined(__x86_64__)
-  return false;
-#else
+#if defined(__x86_64__)
   const std::string current = ReadLine(
       "/sys/devices/system/clocksource/clocksource0/current_clocksource");
   const std::string available = ReadLine(
@@ -78,6 +80,11 @@ bool CounterUsableHere() {
   // Every processor's line lists the same flags; the first is read.
   const std::string flags = ReadLine("/proc/cpuinfo", "flags");
   return CounterUsable(CounterEvidence{current, available, flags});
+#elif defined(__aarch64__)
+  return ArchCounterUsable(
+      ReadLine("/sys/devices/system/clocksource/clocksource0/current_clocksource"));
+#else
+  return false;
 #endif
 }
 
@@ -89,7 +96,7 @@ std::optional<bool> ForcedOpClock(const char* value) {
 }
 
 TscClock TscClock::Calibrated(int64_t calibration_ns, bool use_counter) {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
   if (!use_counter) return Monotonic();
   const Pair start = ReadPair();
   while (MonotonicNs() - start.ns < calibration_ns) {

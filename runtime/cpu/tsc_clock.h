@@ -1,11 +1,14 @@
-// A cheaper wall clock for op durations: the CPU's time-stamp counter.
-// Reading CLOCK_MONOTONIC through the vDSO costs two to three times an
-// rdtsc (a sequence lock, a fence and a scaling on top of it; in a virtual
-// machine whose kernel keeps time with a paravirtual clock, more), and an
-// op reads the wall clock twice. Durations measured in ticks are converted
-// to nanoseconds with a rate calibrated against CLOCK_MONOTONIC once per
-// process. The counter is used only where the kernel vouches for it
-// (CounterUsable); elsewhere ticks are CLOCK_MONOTONIC nanoseconds.
+// A cheaper wall clock for op durations: the CPU's counter, the
+// time-stamp counter on x86-64 (rdtsc) and the generic timer's virtual
+// counter on AArch64 (CNTVCT_EL0). Reading CLOCK_MONOTONIC through the
+// vDSO costs two to three times an rdtsc (a sequence lock, a fence and a
+// scaling on top of it; in a virtual machine whose kernel keeps time with
+// a paravirtual clock, more; on AArch64 an instruction barrier before the
+// same counter read), and an op reads the wall clock twice. Durations
+// measured in ticks are converted to nanoseconds with a rate calibrated
+// against CLOCK_MONOTONIC once per process. The counter is used only where
+// the kernel vouches for it (CounterUsable, ArchCounterUsable); elsewhere
+// ticks are CLOCK_MONOTONIC nanoseconds.
 #pragma once
 
 #include <cstdint>
@@ -29,16 +32,45 @@ class TscClock {
 
   // A clock on CLOCK_MONOTONIC (ticks are nanoseconds).
   static TscClock Monotonic() { return TscClock(false, 1.0); }
-  // With `use_counter`, a clock on the time-stamp counter, calibrated now
-  // over `calibration_ns`; the monotonic clock otherwise, and where there is
-  // no counter to read (not x86-64).
+  // With `use_counter`, a clock on the counter, calibrated now over
+  // `calibration_ns`; the monotonic clock otherwise, and where there is no
+  // counter to read (neither x86-64 nor AArch64).
   static TscClock Calibrated(int64_t calibration_ns, bool use_counter);
 
-  int64_t NowTicks() const {
-#if defined(__x86_64__)
-    if (uses_counter_) return static_cast<int64_t>(__rdtsc());
+  // The counter's name, for profile metadata.
+  static constexpr const char* kCounterName =
+#if defined(__aarch64__)
+      "virtual counter (CNTVCT_EL0)";
+#else
+      "time-stamp counter";
 #endif
+
+  // Whether this build has a counter to read.
+  static constexpr bool kHasCounter =
+#if defined(__x86_64__) || defined(__aarch64__)
+      true;
+#else
+      false;
+#endif
+
+  int64_t NowTicks() const {
+    if (kHasCounter && uses_counter_) return static_cast<int64_t>(ReadCounter());
     return MonotonicNs();
+  }
+
+  // The counter itself (0 where there is none). Not ordered with the loads
+  // and stores around it, like CLOCK_MONOTONIC's own read on x86-64: op
+  // times are microseconds, and a fence would cost what the counter saves.
+  static uint64_t ReadCounter() {
+#if defined(__x86_64__)
+    return __rdtsc();
+#elif defined(__aarch64__)
+    uint64_t ticks;
+    asm volatile("mrs %0, cntvct_el0" : "=r"(ticks));
+    return ticks;
+#else
+    return 0;
+#endif
   }
   // Nanoseconds in a duration of `ticks`.
   int64_t TicksToNs(int64_t ticks) const {
@@ -77,9 +109,15 @@ struct CounterEvidence {
 // (high-resolution or tickless timers, as in every distribution's kernel).
 bool CounterUsable(const CounterEvidence& evidence);
 
-// CounterUsable for this machine, read from /sys and /proc (x86-64 only:
-// elsewhere "tsc" can only be an x86 host's /sys seen by an emulated
-// process, whose counter it cannot read).
+// AArch64's counterpart: the kernel keeps time with the generic timer
+// ("arch_sys_counter"), and so lets user space read its virtual counter
+// (the vDSO reads it then). Kernels that must work around a counter erratum
+// trap those reads or keep time with another clocksource.
+bool ArchCounterUsable(std::string_view current_clocksource);
+
+// CounterUsable (x86-64) or ArchCounterUsable (AArch64) for this machine,
+// read from /sys and /proc. Elsewhere false; so is the other ISA's name,
+// which can only be the host's /sys seen by an emulated process.
 bool CounterUsableHere();
 
 // DEEPCONTEXT_OP_CLOCK: "counter" (true) or "monotonic" (false) forces one

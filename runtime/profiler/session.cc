@@ -253,7 +253,7 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
     const cpu::TscClock& clock = op_metrics_.wall_clock();
     char text[96];
     if (clock.uses_counter()) {
-      std::snprintf(text, sizeof(text), "time-stamp counter, %.6f ns per tick",
+      std::snprintf(text, sizeof(text), "%s, %.6f ns per tick", cpu::TscClock::kCounterName,
                     clock.ns_per_tick());
     } else {
       std::snprintf(text, sizeof(text), "CLOCK_MONOTONIC");

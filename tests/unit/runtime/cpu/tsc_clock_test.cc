@@ -41,22 +41,25 @@ TEST(TscClockTest, CalibratedDurationsMatchTheMonotonicClock) {
   // The counter is used exactly where the kernel keeps time with it.
   EXPECT_EQ(clock.uses_counter(), CounterUsableHere());
   if (clock.uses_counter()) {
+#if defined(__aarch64__)
+    // The generic timer counts at 1 MHz to 1 GHz (1 GHz from Armv8.6 on).
+    EXPECT_GE(clock.ns_per_tick(), 0.99);
+    EXPECT_LE(clock.ns_per_tick(), 1000.0);
+#else
     // Any CPU of the last decades counts between 0.5 and 10 GHz.
     EXPECT_GT(clock.ns_per_tick(), 0.1);
     EXPECT_LT(clock.ns_per_tick(), 2.0);
+#endif
   }
   ExpectDurationsAgree(clock);
 }
 
 TEST(TscClockTest, ACounterChosenByTheCallerIsCalibrated) {
   // Forced, as DEEPCONTEXT_OP_CLOCK=counter does, where the kernel keeps
-  // time with another clock too; there is no counter to read off x86-64.
+  // time with another clock too (and under qemu-user, which emulates
+  // AArch64's counter); there is no counter to read off x86-64 and AArch64.
   const TscClock clock = TscClock::Calibrated(2000000, /*use_counter=*/true);
-#if defined(__x86_64__)
-  EXPECT_TRUE(clock.uses_counter());
-#else
-  EXPECT_FALSE(clock.uses_counter());
-#endif
+  EXPECT_EQ(clock.uses_counter(), TscClock::kHasCounter);
   ExpectDurationsAgree(clock);
   EXPECT_FALSE(TscClock::Calibrated(2000000, /*use_counter=*/false).uses_counter());
 }
@@ -64,12 +67,9 @@ TEST(TscClockTest, ACounterChosenByTheCallerIsCalibrated) {
 TEST(TscClockTest, ProcessClockIsCalibratedOnce) {
   const TscClock& first = TscClock::Process();
   EXPECT_EQ(&first, &TscClock::Process());
-#if defined(__x86_64__)
   EXPECT_EQ(first.uses_counter(),
-            ForcedOpClock(std::getenv("DEEPCONTEXT_OP_CLOCK")).value_or(CounterUsableHere()));
-#else
-  EXPECT_FALSE(first.uses_counter());
-#endif
+            TscClock::kHasCounter && ForcedOpClock(std::getenv("DEEPCONTEXT_OP_CLOCK"))
+                                         .value_or(CounterUsableHere()));
   ExpectDurationsAgree(first);
 }
 
@@ -101,6 +101,18 @@ TEST(CounterUsableTest, NotWhereTheKernelLeftItOut) {
                               "hyperv_clocksource_tsc_page acpi_pm\n", kInvariantFlags}));
   // Nothing readable (no /sys): no counter.
   EXPECT_FALSE(CounterUsable({"", "", kInvariantFlags}));
+}
+
+TEST(CounterUsableTest, OnAArch64WhereTheKernelKeepsTimeWithTheGenericTimer) {
+  EXPECT_TRUE(ArchCounterUsable("arch_sys_counter\n"));
+  // The memory-mapped timer, or a kernel that left the generic timer for
+  // another clocksource (an erratum workaround, a hypervisor's clock).
+  EXPECT_FALSE(ArchCounterUsable("arch_mem_counter\n"));
+  EXPECT_FALSE(ArchCounterUsable("kvm-clock\n"));
+  // x86's name is no AArch64 counter (an emulated process sees the host's
+  // /sys), and no /sys means no counter.
+  EXPECT_FALSE(ArchCounterUsable("tsc\n"));
+  EXPECT_FALSE(ArchCounterUsable(""));
 }
 
 TEST(CounterUsableTest, TheEnvironmentForcesEitherClock) {
