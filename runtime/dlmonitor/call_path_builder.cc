@@ -72,12 +72,29 @@ namespace {
 }
 
 // Whether the C string `name` is the `length` bytes of `text` (which hold
-// no NUL), reading `name` no further than its terminator. A loop here, not
-// strncmp: op names are short, and every op entry called into the C
-// library's code, which the step's own work had evicted between two ops.
+// no NUL). Inline, not strncmp: every op entry called into the C library's
+// code, which the step's own work had evicted between two ops. A word at a
+// time once `name` is 8-byte aligned, as C libraries compare: backward
+// functions' names share their first 37 bytes ("autograd::engine::
+// evaluate_function: "). Such a word may reach past the terminator, but
+// never past the page of a byte that exists (name[i]: the bytes before it
+// matched text's, none of which is NUL), and a word that holds the
+// terminator differs from text's there.
+// Inlined where AddressSanitizer is off (InternOpName), which that needs.
 [[gnu::always_inline]] inline bool SameName(const char* name, const char* text,
                                             uint32_t length) {
-  for (uint32_t i = 0; i < length; ++i) {
+  uint32_t i = 0;
+  for (; i < length && (reinterpret_cast<uintptr_t>(name + i) & 7) != 0; ++i) {
+    if (name[i] != text[i]) return false;
+  }
+  for (; i + 8 <= length; i += 8) {
+    uint64_t from_name;
+    uint64_t from_text;
+    std::memcpy(&from_name, name + i, 8);
+    std::memcpy(&from_text, text + i, 8);
+    if (from_name != from_text) return false;
+  }
+  for (; i < length; ++i) {
     if (name[i] != text[i]) return false;
   }
   return name[length] == '\0';
@@ -261,7 +278,9 @@ bool CallPathBuilder::PythonInside(const OpEntry& top) const {
   return top.python.count == 0 || !(innermost == top.python.top);
 }
 
-DEEPCONTEXT_HOT
+// Not instrumented by AddressSanitizer: SameName's words may reach past a
+// name's terminator (never past its page).
+DEEPCONTEXT_HOT [[gnu::no_sanitize_address]]
 StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
   if (name == nullptr) name = "";
   // Framework op names are mostly static strings: their address finds them.
@@ -361,7 +380,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
   // An engine wrapper gets its context from the backward function it runs
   // (see DLMONITOR_OP_BACKWARD_WRAPPER); until then it is pending.
   if (op.kind == DLMONITOR_OP_BACKWARD_WRAPPER) {
-    OpEntry& entry = state.ops.emplace_back();
+    OpEntry& entry = state.ops.Push();
     entry.op_id = op.op_id;
     entry.kind = op.kind;
     entry.ends_seen = state.ends_seen;
@@ -380,14 +399,14 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
       top == nullptr || top->kind == DLMONITOR_OP_USER_SCOPE;
   const StringId name = InternOpName(state, op.name);
   const FrameKey op_key{DLMONITOR_FRAME_OPERATOR, name, 0, 0};
-  OpEntry& entry = state.ops.emplace_back();
+  OpEntry& entry = state.ops.Push();
   entry.op_id = op.op_id;
   entry.kind = op.kind;
   entry.ends_seen = state.ends_seen;
   // Taken off the stack again if finding its context throws (out of
   // memory: the event is dropped).
   struct PopUnlessKept {
-    std::vector<OpEntry>* ops;
+    OpStack* ops;
     ~PopUnlessKept() {
       if (ops != nullptr) ops->pop_back();
     }

@@ -302,6 +302,34 @@ TEST_F(CallPathBuilderTest, NamesRewrittenInTheirLastCharacterAreReadAgain) {
   }
 }
 
+TEST_F(CallPathBuilderTest, NamesAtAnyAlignmentAreComparedToTheirEnd) {
+  // The cache compares a name a word at a time once it is 8-byte aligned:
+  // at every start within a word, a name rewritten at any one byte, or cut
+  // short there, is another op.
+  alignas(8) char buffer[80];
+  const std::string base = "autograd::engine::evaluate_function: AddmmBackward0";
+  for (size_t offset = 0; offset < 8; ++offset) {
+    char* name = buffer + offset;
+    for (size_t at = 1; at < base.size(); at += 5) {
+      std::snprintf(name, sizeof(buffer) - offset, "%s", base.c_str());
+      auto original = Op(name, DLMONITOR_OP_OPERATOR);
+      const ContextId first = builder_.OnOpEnter(original);
+      builder_.OnOpExit(original);
+      name[at] = '#';
+      auto changed = Op(name, DLMONITOR_OP_OPERATOR);
+      const ContextId second = builder_.OnOpEnter(changed);
+      builder_.OnOpExit(changed);
+      EXPECT_NE(second, first) << offset << " " << at;
+      EXPECT_EQ(Path(second), "thread/" + std::string(name)) << offset << " " << at;
+      name[at] = '\0';
+      auto shorter = Op(name, DLMONITOR_OP_OPERATOR);
+      const ContextId third = builder_.OnOpEnter(shorter);
+      builder_.OnOpExit(shorter);
+      EXPECT_EQ(Path(third), "thread/" + base.substr(0, at)) << offset << " " << at;
+    }
+  }
+}
+
 TEST_F(CallPathBuilderTest, NamesBuiltPerCallInOneBufferKeepTheirOps) {
   // Backward functions' names are built per call at one address; on a miss
   // by address a name is found by its text. More names than the text cache
