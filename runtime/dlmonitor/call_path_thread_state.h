@@ -78,6 +78,7 @@ struct OpEntry {
     ends_seen = 0;
   }
 };
+static_assert(sizeof(OpEntry) == 104, "a field added to OpEntry needs its store in Reset()");
 
 // A thread's op shadow stack: std::vector's interface as far as the
 // builder and EndedElsewhere use it, with a push that is inline and resets
