@@ -9,7 +9,6 @@
 namespace deepcontext::cpu {
 namespace {
 
-#if defined(__x86_64__) || defined(__aarch64__)
 // A (counter, CLOCK_MONOTONIC) pair read as close together as possible: of
 // a few tries, the one whose counter reads around the clock read are
 // nearest, the clock read taken as at their midpoint.
@@ -33,7 +32,6 @@ Pair ReadPair() {
   }
   return best;
 }
-#endif
 
 // Whether the whitespace-separated `words` hold `word`.
 bool HasWord(std::string_view words, std::string_view word) {
@@ -96,8 +94,7 @@ std::optional<bool> ForcedOpClock(const char* value) {
 }
 
 TscClock TscClock::Calibrated(int64_t calibration_ns, bool use_counter) {
-#if defined(__x86_64__) || defined(__aarch64__)
-  if (!use_counter) return Monotonic();
+  if (!kHasCounter || !use_counter) return Monotonic();
   const Pair start = ReadPair();
   while (MonotonicNs() - start.ns < calibration_ns) {
   }
@@ -105,11 +102,6 @@ TscClock TscClock::Calibrated(int64_t calibration_ns, bool use_counter) {
   const double ticks = end.ticks - start.ticks;
   if (!(ticks > 0) || end.ns <= start.ns) return Monotonic();
   return TscClock(true, static_cast<double>(end.ns - start.ns) / ticks);
-#else
-  (void)calibration_ns;
-  (void)use_counter;
-  return Monotonic();
-#endif
 }
 
 const TscClock& TscClock::Process() {
