@@ -395,9 +395,10 @@ Unwinder::Unwinder(UnwinderKind kind) : kind_(kind) {
 const Unwinder& Unwinder::Default() {
   // The default is cached .eh_frame rules where they are supported (x86-64,
   // AArch64), whether or not libunwind is installed: a capture there stops
-  // where the stack meets the previous capture's frames and replays repeated walks, where
-  // unw_backtrace walks the whole stack each time (3.7x the time per op
-  // entry, 4.6x with a GPU call inside each op; bench/event_cost.cc).
+  // where the stack meets the previous capture's frames and replays
+  // repeated walks, where unw_backtrace walks the whole stack each time
+  // (3.7x the time per op entry, 4.6x with a GPU call inside each op;
+  // bench/event_cost.cc).
   // DEEPCONTEXT_UNWINDER names one (UnwinderKindName) to compare them on a
   // workload; an unknown or unavailable name gets the best available.
   static const Unwinder unwinder([] {

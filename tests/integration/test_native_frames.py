@@ -123,9 +123,9 @@ def _libunwind_installed():
 
 @pytest.mark.parametrize("unwinder", ["cfi-cache", "libunwind"])
 def test_each_unwinder_builds_the_same_path(tmp_path, extension, unwinder):
-    """Cached .eh_frame rules (cfi-cache, the default on x86-64) and
-    libunwind (the default elsewhere, when installed) must give the path
-    libgcc gives (glibc backtrace(), the unwinder of last resort)."""
+    """Cached .eh_frame rules (cfi-cache, the default on x86-64 and
+    aarch64) and libunwind (the default elsewhere, when installed) must give
+    the path libgcc gives (glibc backtrace(), the unwinder of last resort)."""
     if unwinder == "libunwind" and not _libunwind_installed():
         pytest.skip("libunwind.so.8 is not installed")
     tree = _run(tmp_path, unwinder + ".dctx", "--native", env={"DEEPCONTEXT_UNWINDER": unwinder})
@@ -145,8 +145,8 @@ def test_each_unwinder_builds_the_same_path(tmp_path, extension, unwinder):
     assert labels == expected
 
 
-@pytest.mark.skipif(os.uname().machine != "x86_64",
-                    reason="cached .eh_frame rules are modelled for x86-64 only")
+@pytest.mark.skipif(os.uname().machine not in ("x86_64", "aarch64"),
+                    reason="cached .eh_frame rules are modelled for x86-64 and aarch64")
 def test_the_default_unwinder_is_cfi_cache(tmp_path, extension):
     """Without DEEPCONTEXT_UNWINDER, --native unwinds with cached rules
     even where libunwind is installed: only they stop where the stack meets
