@@ -46,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from op_path_callgrind import is_runtime
 from runtime_samples import REFERENCES, grown_functions, is_profiler_thread, ranked_objects
@@ -200,6 +201,10 @@ def per_step(counts, steps):
     return {key: value / steps for key, value in counts.items()} if steps else {}
 
 
+def progress(message):
+    print("region_samples: " + message, file=sys.stderr, flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -242,6 +247,7 @@ def main():
                "--ab-variants", args.variants, "--region-log", log]
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(args.build), "python"))
     chains = ["--call-graph", "dwarf,%d" % args.stack_bytes] if args.callers else []
+    started = time.monotonic()
     result = subprocess.run(perf + ["record", "-q", "-k", "CLOCK_MONOTONIC", "-e", "cpu-clock",
                                     "-F", str(args.frequency)] + chains + ["-o", data, "--"]
                             + command,
@@ -251,9 +257,16 @@ def main():
         print(result.stdout[-3000:])
         raise SystemExit("the workload failed under perf (exit %d)" % result.returncode)
     fields = dict(token.split("=", 1) for token in result.stdout.split() if "=" in token)
+    # On stderr as it happens: with --callers, reading the samples back
+    # (perf's DWARF unwinding of every one) can take longer than the run,
+    # and a run stopped by a time limit should say which part it was in.
+    progress("recorded %.0f MB of samples in %.0f s; reading them back" % (
+        os.path.getsize(data) / 1e6, time.monotonic() - started))
+    started = time.monotonic()
     script = subprocess.run(perf + ["script", "-i", data, "-F", "comm,tid,time,ip,sym,dso"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             check=True).stdout
+    progress("read them back in %.0f s" % (time.monotonic() - started))
     with open(log) as f:
         regions = Regions(json.load(f))
     per_region = charge(parse_samples(script), regions)
