@@ -1,6 +1,7 @@
 """The benchmark workloads run (on the CPU here; bench/ runs them on GPUs)."""
 
 import os
+import re
 import sys
 
 import pytest
@@ -573,6 +574,36 @@ def test_region_samples_charge_each_sample_to_its_block():
     for wrong in ("sampled", "sampled,proton", "sampled,sampled", "plain,sampled,native"):
         with pytest.raises(ValueError, match="--compare takes two different regions"):
             bench.compared_regions(names, wrong)
+
+
+def test_region_samples_say_when_recording_ended_and_how_long_reading_took(tmp_path):
+    # A perf that runs the workload without sampling and reads back no
+    # samples: the run goes through, and stderr says where it got to (a run
+    # stopped by a time limit while reading back shows that much).
+    import subprocess
+    from conftest import BUILD
+    perf = tmp_path / "perf"
+    perf.write_text("""#!/bin/sh
+if [ "$1" = record ]; then
+  while [ "$1" != -- ]; do
+    if [ "$1" = -o ]; then head -c 2000000 /dev/zero > "$2"; fi
+    shift
+  done
+  shift
+  exec "$@"
+fi
+""")
+    perf.chmod(0o755)
+    script = os.path.join(os.path.dirname(WORKLOAD), "..", "region_samples.py")
+    result = subprocess.run([PYTHON, script, "--build", BUILD, "--model", "mlp", "--device",
+                             "cpu", "--steps", "2", "--rounds", "1", "--variants", "sampled",
+                             "--perf", str(perf), "--python", PYTHON],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    stderr = result.stderr.decode()
+    assert re.search(r"recorded 2 MB of samples in \d+ s; reading them back", stderr), stderr
+    assert re.search(r"read them back in \d+ s", stderr), stderr
+    assert "| sampled |" in result.stdout.decode()
 
 
 def test_region_samples_charge_what_the_runtime_calls_to_it():
