@@ -6,10 +6,11 @@ import sys
 
 import pytest
 
-from conftest import PYTHON, run_with_package
+from conftest import BUILD, PYTHON, run_with_package
 
 WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
                         "workloads", "gpu_models.py")
+BENCH = os.path.normpath(os.path.join(os.path.dirname(WORKLOAD), ".."))
 
 
 def run_mlp_on_cpu(*options):
@@ -146,7 +147,7 @@ def test_gpu_overhead_reads_cpu_lists_as_taskset_writes_them():
 
 def test_gpu_overhead_runs_its_processes_on_the_cpus_given():
     import subprocess
-    script = os.path.join(os.path.dirname(WORKLOAD), "..", "gpu_overhead.py")
+    script = os.path.join(BENCH, "gpu_overhead.py")
     result = subprocess.run([PYTHON, script, "--cpus", "0", "--in-process", "1", "--models",
                              "mlp", "--steps", "2", "--device", "cpu", "--variants", "sampled",
                              "--build", "/nonexistent"],
@@ -264,9 +265,8 @@ def _bench_module(name):
     """A module of bench/ (they import each other by name, as the scripts
     run from there do)."""
     import importlib
-    bench = os.path.normpath(os.path.join(os.path.dirname(WORKLOAD), ".."))
-    if bench not in sys.path:
-        sys.path.insert(0, bench)
+    if BENCH not in sys.path:
+        sys.path.insert(0, BENCH)
     return importlib.import_module(name)
 
 
@@ -581,7 +581,6 @@ def test_region_samples_say_when_recording_ended_and_how_long_reading_took(tmp_p
     # samples: the run goes through, and stderr says where it got to (a run
     # stopped by a time limit while reading back shows that much).
     import subprocess
-    from conftest import BUILD
     perf = tmp_path / "perf"
     perf.write_text("""#!/bin/sh
 if [ "$1" = record ]; then
@@ -594,7 +593,7 @@ if [ "$1" = record ]; then
 fi
 """)
     perf.chmod(0o755)
-    script = os.path.join(os.path.dirname(WORKLOAD), "..", "region_samples.py")
+    script = os.path.join(BENCH, "region_samples.py")
     result = subprocess.run([PYTHON, script, "--build", BUILD, "--model", "mlp", "--device",
                              "cpu", "--steps", "2", "--rounds", "1", "--variants", "sampled",
                              "--perf", str(perf), "--python", PYTHON],
