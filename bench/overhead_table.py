@@ -102,6 +102,23 @@ def per_process_steps(workload, cells, columns):
     return "%s, median step of each process (ms): %s" % (workload, "; ".join(parts))
 
 
+def ratio_cell(plain, profiled):
+    """One profiler's cell: the median step of its processes against that
+    of the plain processes, then, with two rounds or more, the lowest and
+    highest ratio of a profiled process to the plain process of its round
+    (they ran one after the other, so they share the machine's phase).
+    Cells scatter by tens of per cent between processes: the range says
+    whether a difference between two cells is more than that. `plain` and
+    `profiled` hold each round's (median step ms, ...) in round order; a
+    column that failed stops early, so round r is index r of both."""
+    ratio = statistics.median(sample[0] for sample in profiled) / \
+        statistics.median(sample[0] for sample in plain)
+    paired = [mine[0] / theirs[0] for theirs, mine in zip(plain, profiled)]
+    if len(paired) < 2:
+        return "%.3fx" % ratio
+    return "%.3fx (%.2f\u2013%.2f)" % (ratio, min(paired), max(paired))
+
+
 def table(args):
     """--table: one row per workload, one column per profiler, ratios to no
     profiler from the same invocation (interleaved repeats)."""
@@ -127,8 +144,9 @@ def table(args):
     # Rows are printed as each workload finishes, so a run cut short by a
     # time limit still shows the ones done.
     print("Median step of %d (after %d warm-up), median of %d such blocks per process, median "
-          "over %d interleaved processes; ratios to no profiler; launch-*: %d tiny kernels per "
-          "step (%dk launches per block)." % (
+          "over %d interleaved processes; ratios to no profiler, in parentheses the lowest and "
+          "highest ratio of a process to the plain process of its round; launch-*: %d tiny "
+          "kernels per step (%dk launches per block)." % (
               args.steps, args.warmup, args.blocks, args.repeats, args.launches,
               args.steps * args.launches // 1000))
     if args.budget:
@@ -196,7 +214,7 @@ def table(args):
         plain = median_of(cells["no profiler"], 0)
         row = ["%.2f ms" % plain]
         for column in columns[1:]:
-            row.append("%.3fx" % (median_of(cells[column], 0) / plain)
+            row.append(ratio_cell(cells["no profiler"], cells[column])
                        if cells[column] else "n/a")
         plain_rss = median_of(cells["no profiler"], 2)
         rss = ["%+.0f MB" % (median_of(cells[c], 2) - plain_rss) if cells[c] else "n/a"

@@ -294,6 +294,18 @@ def test_gpu_table_names_each_process_median_step_in_run_order():
         "deepcontext run 40.90, 33.60")
 
 
+def test_gpu_table_cell_gives_the_range_of_each_round_against_its_plain_process():
+    bench = _bench_module("overhead_table")
+    # Round 2's processes both ran in a slow phase: against its own plain
+    # process the profiled one added as much as in the other rounds.
+    plain = [(10.0, 10.1, 900), (12.0, 12.2, 900), (8.0, 8.1, 900)]
+    profiled = [(13.0, 13.1, 940), (15.0, 15.3, 940), (10.0, 10.2, 940)]
+    assert bench.ratio_cell(plain, profiled) == "1.300x (1.25\u20131.30)"
+    # A column that failed after its first round pairs only that round.
+    assert bench.ratio_cell(plain, profiled[:1]) == "1.300x"
+    assert bench.ratio_cell(plain[:1], profiled[:1]) == "1.300x"
+
+
 def test_triton_attribution_needs_the_launch_line_innermost(monkeypatch):
     bench = _bench_module("overhead_table")
     line = next(number for number, text in enumerate(open(WORKLOAD), start=1)
