@@ -1,0 +1,320 @@
+"""The benchmarks that count where a step's CPU goes (bench/op_path_callgrind.py,
+runtime_samples.py, region_samples.py): their parsing and arithmetic on
+recorded tool output, and region_samples end to end with a stand-in perf."""
+
+import os
+import re
+
+import pytest
+
+from bench_scripts import BENCH, bench_module
+from conftest import BUILD, PYTHON
+
+
+def test_callgrind_totals_sum_functions_by_object_and_find_the_runtime():
+    bench = bench_module("op_path_callgrind")
+    # callgrind_annotate's lines: nine event counts with percentages, "."
+    # for zero, then file:function [object].
+    annotated = "\n".join([
+        "Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw",
+        " 1,000 (10.0%)  200 ( 2.0%)  100 ( 1.0%)  30 ( 3.0%)  9 ( 0.9%)  4 ( 0.4%)"
+        "  .  .  .  /src/op_metrics.cc:deepcontext::OpMetrics::Exit(dlmonitor_event const&)"
+        " [/b/lib/libdeepcontext.so]",
+        "   500 ( 5.0%)  100 ( 1.0%)   50 ( 0.5%)  10 ( 1.0%)  1 ( 0.1%)  .  .  .  .  "
+        "???:(anonymous namespace)::Emit(at::RecordFunction const&) "
+        "[/root/.cache/deepcontext/uid-0/torch-adapter/torch-2.11.0-abi1-0123abcd.so]",
+        "   700 ( 7.0%)  100 ( 1.0%)   50 ( 0.5%)  20 ( 2.0%)  2 ( 0.2%)  .  .  .  .  "
+        "/src/call_path_builder.cc:CallPathBuilder::OnOpEnter(dlmonitor_op_data const&)"
+        " [/b/lib/libdeepcontext.so]",
+        " 9,000 (90.0%) 1,000 (10.0%) 500 ( 5.0%) 300 (30.0%) 90 ( 9.0%)  .  .  .  .  "
+        "./malloc/malloc.c:malloc [/usr/lib/x86_64-linux-gnu/libc.so.6]",
+        # Code inlined from a header: no object, charged to the function's.
+        "   300 ( 3.0%)  100 ( 1.0%)  .  6 ( 0.6%)  8 ( 0.8%)  .  .  .  .  "
+        "/src/object_access.h:CallPathBuilder::OnOpEnter(dlmonitor_op_data const&)",
+        "    40 ( 0.4%)  .  .  .  .  .  .  .  .  /src/x.h:NeverListed(int)",
+        # A call line repeats its callee's cost.
+        "   700 ( 7.0%)  100 ( 1.0%)   50 ( 0.5%)  20 ( 2.0%)  2 ( 0.2%)  .  .  .  .  "
+        "=> /src/call_path_builder.cc:CallPathBuilder::OnOpEnter(dlmonitor_op_data const&) (3x)",
+        "10,000 (100.0%) 1,400 (100.0%) 700 (100.0%) 360 (100.0%) 102 (100.0%) 4 (100.0%)"
+        "  .  .  .  PROGRAM TOTALS",
+    ])
+    totals = bench.object_totals(annotated)
+    assert totals["libdeepcontext.so"][:5] == [2000, 400, 150, 56, 19]
+    assert totals["?"][0] == 40
+    assert totals["libc.so.6"][0] == 9000
+    assert sorted(name for name in totals if bench.is_runtime(name)) == [
+        "libdeepcontext.so", "torch-2.11.0-abi1-0123abcd.so"]
+    assert not bench.is_runtime("libtorch_cpu.so.2.11")
+
+
+def test_callgrind_around_divides_the_extra_steps_by_their_ops():
+    bench = bench_module("op_path_callgrind")
+    width = len(bench.EVENTS)
+
+    def values(ir, i1mr):
+        row = [0] * width
+        row[bench.EVENTS.index("Ir")] = ir
+        row[bench.EVENTS.index("I1mr")] = i1mr
+        return row
+
+    short = {"libtorch_cpu.so": values(1000, 100), "libdeepcontext.so": values(50, 5)}
+    long = {"libtorch_cpu.so": values(3000, 500), "libdeepcontext.so": values(250, 45),
+            "torch-2.11.0-abi1-0123abcd.so": values(40, 2)}
+    per_op = bench.per_op_of_extra_steps(short, long, ops=10)
+    assert per_op["libtorch_cpu.so"][:4] == [200, 0, 0, 40]
+    assert per_op["torch-2.11.0-abi1-0123abcd.so"][0] == 4
+
+    floor = {"libtorch_cpu.so": values(180, 30), "libc.so.6": values(10, 1),
+             "python3.12": values(90, 5)}
+    rows = bench.around_rows(floor, per_op, objects=1)
+    names = [name for name, _, _ in rows]
+    # The runtime (library and adapter together), the busiest other object,
+    # then every other object summed.
+    assert names == ["runtime", "libtorch_cpu.so", "all other objects"]
+    runtime = rows[0]
+    assert runtime[1][0] == 0 and runtime[2][0] == 24 and runtime[2][3] == 4.2
+    others = rows[2]
+    assert others[1][0] == 280 and others[2][0] == 200
+    assert others[1][3] == 36 and others[2][3] == 40
+
+
+def test_runtime_samples_parse_perf_reports_and_find_the_runtime():
+    bench = bench_module("runtime_samples")
+    # `perf report --stdio -n -t '\t' --sort comm,dso`: percent, samples,
+    # thread name, object, each column padded.
+    by_thread = bench.samples_by_thread_and_dso("\n".join([
+        "# Samples: 11K of event 'cpu-clock'",
+        "#",
+        "# Overhead\t     Samples\tCommand    \tShared Object   ",
+        " 13.67% \t 1767       \tpython3    \tlibtorch_cpu.so  ",
+        " 4.03%  \t 521        \tpython3    \tlibdeepcontext.so  ",
+        " 1.00%  \t 130        \tpt_autograd_0\t/b/lib/libdeepcontext.so  ",
+        " 0.50%  \t 64         \tdc-cpu-sampler\tlibdeepcontext.so  ",
+        " 0.40%  \t 52         \tdc-gpu-records\tlibdeepcontext.so  ",
+        " 0.18%  \t 20         \tpython3    \ttorch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so  ",
+        " 3.14%  \t 406        \tpython3    \tlibcupti.so.13  ",
+        " 1.41%  \t 182        \tdc-gpu-records\t[kernel.kallsyms]  ",
+        "",
+    ]))
+    assert by_thread[(False, "libdeepcontext.so")] == 521 + 130
+    assert by_thread[(True, "libdeepcontext.so")] == 64 + 52
+    assert by_thread[(True, "[kernel.kallsyms]")] == 182
+    assert bench.summarize(by_thread) == (
+        521 + 130 + 20, 64 + 52, 406, 1767 + 521 + 130 + 64 + 52 + 20 + 406 + 182)
+    # Every object on the application's threads; the profiler's own left out.
+    assert bench.application_libraries(by_thread) == {
+        "libtorch_cpu.so": 1767, "libdeepcontext.so": 521 + 130,
+        "torch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so": 20, "libcupti.so.13": 406}
+    # `--sort comm,dso,sym`: the runtime's functions only, summed by name,
+    # apart for the application's threads and the profiler's.
+    symbols = bench.runtime_symbols("\n".join([
+        " 0.67%  \t 76   \tpython3    \tlibdeepcontext.so  \t[.] deepcontext::python::Walk",
+        " 0.54%  \t 61   \tpython3    \tlibdeepcontext.so  \t[.] "
+        "deepcontext::profiler::OpMetrics::Exit",
+        " 0.20%  \t 23   \tpt_autograd_0\tlibdeepcontext.so  \t[.] "
+        "deepcontext::profiler::OpMetrics::Exit",
+        " 0.10%  \t 12   \tdc-cpu-sampler\tlibdeepcontext.so  \t[.] "
+        "deepcontext::profiler::MetricStore::Add",
+        " 0.05%  \t 6    \tpython3    \tlibdeepcontext.so  \t[.] "
+        "deepcontext::profiler::MetricStore::Add",
+        " 0.18%  \t 20   \tpython3    \ttorch-2.11.0_cu130-abi1-43e47e71e1d1f04e.so  \t[.] "
+        "(anonymous namespace)::Emit",
+        " 2.57%  \t 293  \tpython3    \tpython3.12  \t[.] _PyEval_EvalFrameDefault",
+    ]))
+    assert symbols == {"deepcontext::python::Walk": [76, 0],
+                       "deepcontext::profiler::OpMetrics::Exit": [84, 0],
+                       "deepcontext::profiler::MetricStore::Add": [6, 12],
+                       "(anonymous namespace)::Emit": [20, 0]}
+    assert bench.STEP.findall("model=mlp steps=300 step_ms=16.023 step_p10_ms=12.3") == ["16.023"]
+    # Every object's functions on the application's threads, for --grown.
+    every = bench.application_symbols("\n".join([
+        " 0.67%  \t 76   \tpython3    \t/b/lib/libdeepcontext.so  \t[.] deepcontext::python::Walk",
+        " 0.10%  \t 12   \tdc-cpu-sampler\tlibdeepcontext.so  \t[.] MetricStore::Add",
+        " 2.57%  \t 293  \tpython3    \tpython3.12  \t[.] _PyEval_EvalFrameDefault",
+        " 0.30%  \t 7    \tpt_autograd_0\tpython3.12  \t[.] _PyEval_EvalFrameDefault",
+    ]))
+    assert every == {("libdeepcontext.so", "deepcontext::python::Walk"): 76,
+                     ("python3.12", "_PyEval_EvalFrameDefault"): 300}
+
+
+def test_runtime_samples_compare_with_processes_without_deepcontext():
+    bench = bench_module("runtime_samples")
+    # Functions that grew most first; a function only the reference runs
+    # shrank and comes last.
+    reference = {("libtorch_cpu.so", "at::add"): 100, ("libcuda.so", "cuLaunch"): 50,
+                 ("python3.12", "gone"): 5}
+    profiled = {("libtorch_cpu.so", "at::add"): 130, ("libcuda.so", "cuLaunch"): 50,
+                ("libdeepcontext.so", "Enter"): 40}
+    assert bench.grown_functions(profiled, reference, 3) == [
+        ("libdeepcontext.so", "Enter", 0, 40), ("libtorch_cpu.so", "at::add", 100, 130),
+        ("libcuda.so", "cuLaunch", 50, 50)]
+    assert bench.grown_functions(profiled, reference, 10)[-1] == ("python3.12", "gone", 5, 0)
+    # Between two builds: the largest differences either way first.
+    assert bench.changed_functions(profiled, reference, 3) == [
+        ("libdeepcontext.so", "Enter", 40, 0), ("libtorch_cpu.so", "at::add", 130, 100),
+        ("python3.12", "gone", 0, 5)]
+    # Objects by their busiest column, so that one only a reference spends
+    # in is listed too.
+    assert bench.ranked_objects([{"a": 10, "b": 3}, {"b": 20, "c": 1}], 2) == ["b", "a"]
+    # A reference runs the workload itself: plain, or under a floor.
+    class Args:
+        python, model, steps, device, native = "py", "mlp", 7, "cuda", True
+    plain = bench.workload_command(("reference", "plain"), Args, "/o.dctx")
+    assert plain[:2] == ["py", bench.WORKLOAD] and "--floor" not in plain
+    floor = bench.workload_command(("reference", "floor+cupti"), Args, "/o.dctx")
+    assert floor[-2:] == ["--floor", "floor+cupti"]
+    profiled_command = bench.workload_command("/b", Args, "/o.dctx")
+    assert profiled_command[:3] == ["/b/bin/deepcontext", "run", "--native"]
+    assert profiled_command[profiled_command.index("--") + 1:] == plain
+
+
+def test_region_samples_charge_each_sample_to_its_block():
+    bench = bench_module("region_samples")
+    # `perf script -F comm,tid,time,ip,sym,dso`: names with spaces and
+    # parentheses, a thread name with a space, unknown symbols.
+    samples = bench.parse_samples("\n".join([
+        "         python3 4242 100.500000:      7f00 at::native::add (/t/libtorch_cpu.so)",
+        "         python3 4242 100.600000:      7f01 (anonymous namespace)::Emit "
+        "(/c/torch-2.11.0-abi1-0a.so)",
+        "  dc-cpu-sampler 4243 100.700000:      7f02 MetricStore::Add (/b/lib/libdeepcontext.so)",
+        "   pt_autograd_0 4244 101.500000:      7f03 std::vector<int, std::allocator<int> >::push"
+        " (/b/lib/libdeepcontext.so)",
+        "      my thread 4245 101.600000:      7f04 [unknown] ([kernel.kallsyms])",
+        "         python3 4242 102.500000:      7f05 _PyEval_EvalFrameDefault (/usr/bin/python3.12)",
+        "not a sample line",
+    ]))
+    assert [(round(t, 1), comm, obj, sym) for t, comm, obj, sym, _ in samples] == [
+        (100.5, "python3", "libtorch_cpu.so", "at::native::add"),
+        (100.6, "python3", "torch-2.11.0-abi1-0a.so", "(anonymous namespace)::Emit"),
+        (100.7, "dc-cpu-sampler", "libdeepcontext.so", "MetricStore::Add"),
+        (101.5, "pt_autograd_0", "libdeepcontext.so",
+         "std::vector<int, std::allocator<int> >::push"),
+        (101.6, "my thread", "[kernel.kallsyms]", "[unknown]"),
+        (102.5, "python3", "python3.12", "_PyEval_EvalFrameDefault")]
+    # Without call chains nothing is known to run for the runtime.
+    assert not any(for_runtime for *_, for_runtime in samples)
+    regions = bench.Regions([
+        {"name": "sampled", "start": 101.0, "end": 102.0, "steps": 5},
+        {"name": "plain", "start": 100.0, "end": 101.0, "steps": 5},
+        {"name": "plain", "start": 103.0, "end": 104.0, "steps": 5},
+    ])
+    assert regions.steps() == {"plain": 10, "sampled": 5}
+    assert regions.name_at(99.0) is None and regions.name_at(102.5) is None
+    per_region = bench.charge(samples, regions)
+    # The sample between blocks (102.5) is dropped; the profiler's thread
+    # is counted apart; the runtime's objects include the torch adapter.
+    assert sorted(per_region) == ["plain", "sampled"]
+    assert per_region["plain"]["objects"] == {"libtorch_cpu.so": 1, "torch-2.11.0-abi1-0a.so": 1}
+    assert per_region["plain"]["runtime"] == 1 and per_region["plain"]["profiler"] == 1
+    assert per_region["sampled"]["functions"] == {
+        ("libdeepcontext.so", "std::vector<int, std::allocator<int> >::push"): 1,
+        ("[kernel.kallsyms]", "[unknown]"): 1}
+    assert per_region["sampled"]["calls"] == 0 and per_region["sampled"]["called"] == {}
+    # DeepContext's first region against the one before it.
+    assert bench.comparison_pair(["plain", "floor+cupti", "sampled", "native"]) == (
+        "floor+cupti", "sampled")
+    assert bench.comparison_pair(["plain", "sampled"]) == ("plain", "sampled")
+    assert bench.comparison_pair(["plain", "floor", "proton"]) is None
+    # Or the two regions --compare names, in its order.
+    names = ["plain", "floor+cupti", "sampled", "native"]
+    assert bench.compared_regions(names, None) == ("floor+cupti", "sampled")
+    assert bench.compared_regions(names, "native,sampled") == ("native", "sampled")
+    for wrong in ("sampled", "sampled,proton", "sampled,sampled", "plain,sampled,native"):
+        with pytest.raises(ValueError, match="--compare takes two different regions"):
+            bench.compared_regions(names, wrong)
+
+
+def test_region_samples_say_when_recording_ended_and_how_long_reading_took(tmp_path):
+    # A perf that runs the workload without sampling and reads back no
+    # samples: the run goes through, and stderr says where it got to (a run
+    # stopped by a time limit while reading back shows that much).
+    import subprocess
+    perf = tmp_path / "perf"
+    perf.write_text("""#!/bin/sh
+if [ "$1" = record ]; then
+  while [ "$1" != -- ]; do
+    if [ "$1" = -o ]; then head -c 2000000 /dev/zero > "$2"; fi
+    shift
+  done
+  shift
+  exec "$@"
+fi
+""")
+    perf.chmod(0o755)
+    script = os.path.join(BENCH, "region_samples.py")
+    result = subprocess.run([PYTHON, script, "--build", BUILD, "--model", "mlp", "--device",
+                             "cpu", "--steps", "2", "--rounds", "1", "--variants", "sampled",
+                             "--perf", str(perf), "--python", PYTHON],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    stderr = result.stderr.decode()
+    assert re.search(r"recorded 2 MB of samples in \d+ s; reading them back", stderr), stderr
+    assert re.search(r"read them back in \d+ s", stderr), stderr
+    assert "| sampled |" in result.stdout.decode()
+
+
+def test_region_samples_charge_what_the_runtime_calls_to_it():
+    """With call chains (--callers), a sample in the C library, the vDSO, the
+    loader or the kernel that the runtime reached through such helpers only,
+    or in a framework function its adapter called, runs on the runtime's
+    behalf; the same functions reached from the framework's own code do
+    not."""
+    bench = bench_module("region_samples")
+    script = "\n".join([
+        # A clock read: vDSO <- libc <- the runtime (an inlined frame first).
+        "python3 4242 100.100000: ",
+        "\t             7bd [unknown] ([vdso])",
+        "\t           d1f00 __GI___clock_gettime (inlined)",
+        "\t           d1f00 clock_gettime@@GLIBC_2.17 (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+        "\t           5a000 deepcontext::profiler::OpMetrics::Exit (/b/lib/libdeepcontext.so)",
+        "\t           5b000 dlmonitor_event_emit (/b/lib/libdeepcontext.so)",
+        "",
+        # The adapter's call into torch.
+        "python3 4242 100.200000: ",
+        "\t          f00000 at::RecordFunction::name (/t/libtorch_cpu.so)",
+        "\t            2404 (anonymous namespace)::Emit (/c/torch-2.11.0-abi1-0a.so)",
+        "\t          f10000 at::RecordFunction::runStartCallbacks (/t/libtorch_cpu.so)",
+        "",
+        # torch's own allocation: libc <- libtorch, not the runtime's.
+        "python3 4242 100.300000: ",
+        "\t           99000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+        "\t          f20000 at::empty (/t/libtorch_cpu.so)",
+        "\t            2404 (anonymous namespace)::Emit (/c/torch-2.11.0-abi1-0a.so)",
+        "",
+        # A page fault in the runtime's code: kernel <- the runtime.
+        "python3 4242 100.400000: ",
+        "\tffffffff816099e0 __handle_mm_fault ([kernel.kallsyms])",
+        "\tffffffff81000c82 asm_exc_page_fault ([kernel.kallsyms])",
+        "\t           5c000 deepcontext::dlmonitor::CallPathBuilder::OnOpEnter "
+        "(/b/lib/libdeepcontext.so)",
+        "",
+        # In the runtime itself: counted as the runtime, not as its calls.
+        "python3 4242 100.500000: ",
+        "\t           5a000 deepcontext::profiler::OpMetrics::Exit (/b/lib/libdeepcontext.so)",
+        "\t            2404 (anonymous namespace)::Emit (/c/torch-2.11.0-abi1-0a.so)",
+        "",
+        # Helpers all the way down: no caller known.
+        "python3 4242 100.600000: ",
+        "\t           99000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+        "\t           1ab77 _start (/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2)",
+        "",
+        "  dc-cpu-sampler 4243 100.700000: ",
+        "\t           99000 malloc (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+        "\t           5d000 deepcontext::profiler::MetricStore::Add (/b/lib/libdeepcontext.so)",
+    ])
+    samples = bench.parse_samples(script)
+    assert [(round(t, 1), obj, sym, for_runtime) for t, _, obj, sym, for_runtime in samples] == [
+        (100.1, "[vdso]", "[unknown]", True),
+        (100.2, "libtorch_cpu.so", "at::RecordFunction::name", True),
+        (100.3, "libc.so.6", "malloc", False),
+        (100.4, "[kernel.kallsyms]", "__handle_mm_fault", True),
+        (100.5, "libdeepcontext.so", "deepcontext::profiler::OpMetrics::Exit", False),
+        (100.6, "libc.so.6", "malloc", False),
+        (100.7, "libc.so.6", "malloc", True)]
+    regions = bench.Regions([{"name": "sampled", "start": 100.0, "end": 101.0, "steps": 2}])
+    entry = bench.charge(samples, regions)["sampled"]
+    assert entry["runtime"] == 1 and entry["calls"] == 3 and entry["profiler"] == 1
+    assert entry["called"] == {("[vdso]", "[unknown]"): 1,
+                               ("libtorch_cpu.so", "at::RecordFunction::name"): 1,
+                               ("[kernel.kallsyms]", "__handle_mm_fault"): 1}
+
