@@ -261,8 +261,8 @@ def main():
         raise SystemExit("the workload failed under perf (exit %d)" % result.returncode)
     fields = dict(token.split("=", 1) for token in result.stdout.split() if "=" in token)
     # On stderr as it happens: with --callers, reading the samples back
-    # (perf's DWARF unwinding of every one) can take longer than the run,
-    # and a run stopped by a time limit should say which part it was in.
+    # (perf unwinds every one with DWARF) can take as long as the run, and
+    # a run stopped by a time limit should say which part it was in.
     progress("recorded %.0f MB of samples in %.0f s; reading them back" % (
         os.path.getsize(data) / 1e6, time.monotonic() - started))
     started = time.monotonic()
