@@ -4,8 +4,6 @@
 // back end's session survives the same way.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <string>
 
@@ -15,9 +13,12 @@
 #endif
 #include "runtime/native/module_map.h"
 #include "runtime/native/symbolizer.h"
+#include "tests/unit/runtime/native/libc_function.h"
 
 namespace deepcontext::native {
 namespace {
+
+using testing::LibcPc;
 
 Symbolizer::Options SymbolTableOnly() {
   Symbolizer::Options options;
@@ -53,20 +54,20 @@ uintptr_t Pc(const void* function) { return reinterpret_cast<uintptr_t>(function
 TEST(SymbolTablesTest, ALibraryLoadedLaterKeepsTheTablesRead) {
   Symbolizer symbolizer(ModuleMap::Snapshot(), SymbolTableOnly());
   const uint64_t before = DynamicSymbols::LoadsSoFar();
-  EXPECT_PRED2(Names, symbolizer.Symbolize(Pc(reinterpret_cast<const void*>(&mmap))).function, "mmap");
+  EXPECT_PRED2(Names, symbolizer.Symbolize(LibcPc("mmap")).function, "mmap");
   ASSERT_EQ(DynamicSymbols::LoadsSoFar(), before + 1);  // libc's table
 
   std::string name;
   void* handle = LoadAFreshLibrary(&name);
   if (handle == nullptr) GTEST_SKIP() << "every candidate library is loaded already";
   // Another libc function: the table read before still serves it.
-  EXPECT_PRED2(Names, symbolizer.Symbolize(Pc(reinterpret_cast<const void*>(&munmap))).function, "munmap");
+  EXPECT_PRED2(Names, symbolizer.Symbolize(LibcPc("munmap")).function, "munmap");
   EXPECT_EQ(DynamicSymbols::LoadsSoFar(), before + 1) << "after loading " << name;
 }
 
 TEST(SymbolTablesTest, ANewSnapshotTakesOverTablesAndAnswers) {
   auto older = std::make_unique<Symbolizer>(ModuleMap::Snapshot(), SymbolTableOnly());
-  const uintptr_t mmap_pc = Pc(reinterpret_cast<const void*>(&mmap));
+  const uintptr_t mmap_pc = LibcPc("mmap");
   const std::string mmap_name = older->Symbolize(mmap_pc).function;
   const uint64_t after_first = DynamicSymbols::LoadsSoFar();
 
@@ -77,7 +78,7 @@ TEST(SymbolTablesTest, ANewSnapshotTakesOverTablesAndAnswers) {
   fresh.AdoptFrom(*older);
   older.reset();  // what was taken over must not depend on it
   EXPECT_EQ(fresh.Symbolize(mmap_pc).function, mmap_name);
-  EXPECT_PRED2(Names, fresh.Symbolize(Pc(reinterpret_cast<const void*>(&getpid))).function, "getpid");
+  EXPECT_PRED2(Names, fresh.Symbolize(LibcPc("getpid")).function, "getpid");
   EXPECT_EQ(DynamicSymbols::LoadsSoFar(), after_first);
 
   // The new library is in the new snapshot and read on first use.
@@ -97,7 +98,7 @@ TEST(SymbolTablesTest, ANewSnapshotKeepsTheLibdwSession) {
   auto older = std::make_unique<Symbolizer>(ModuleMap::Snapshot());
   ASSERT_STREQ(older->BackendName(), "libdw");
   const uint64_t before = DwflSymbolIndex::BuiltSoFar();
-  EXPECT_PRED2(Names, older->Symbolize(Pc(reinterpret_cast<const void*>(&mmap))).function,
+  EXPECT_PRED2(Names, older->Symbolize(LibcPc("mmap")).function,
                "mmap");
   ASSERT_EQ(DwflSymbolIndex::BuiltSoFar(), before + 1);  // libc's
 
@@ -107,7 +108,7 @@ TEST(SymbolTablesTest, ANewSnapshotKeepsTheLibdwSession) {
   Symbolizer fresh(ModuleMap::Snapshot());
   fresh.AdoptFrom(*older);
   older.reset();  // what was taken over must not depend on it
-  EXPECT_PRED2(Names, fresh.Symbolize(Pc(reinterpret_cast<const void*>(&getpid))).function,
+  EXPECT_PRED2(Names, fresh.Symbolize(LibcPc("getpid")).function,
                "getpid");
   EXPECT_EQ(DwflSymbolIndex::BuiltSoFar(), before + 1) << "after loading " << name;
 
@@ -127,7 +128,7 @@ TEST(SymbolTablesTest, AnUnloadInvalidatesTablesAndAnswers) {
   void* handle = LoadAFreshLibrary(&name);
   if (handle == nullptr) GTEST_SKIP() << "every candidate library is loaded already";
   auto older = std::make_unique<Symbolizer>(ModuleMap::Snapshot(), SymbolTableOnly());
-  const uintptr_t mmap_pc = Pc(reinterpret_cast<const void*>(&mmap));
+  const uintptr_t mmap_pc = LibcPc("mmap");
   older->Symbolize(mmap_pc);
   const uint64_t unloads = LoaderUnloads();
   dlclose(handle);
@@ -135,13 +136,13 @@ TEST(SymbolTablesTest, AnUnloadInvalidatesTablesAndAnswers) {
 
   // Within the symbolizer: the next table lookup reads libc's table again.
   const uint64_t before = DynamicSymbols::LoadsSoFar();
-  EXPECT_PRED2(Names, older->Symbolize(Pc(reinterpret_cast<const void*>(&munmap))).function, "munmap");
+  EXPECT_PRED2(Names, older->Symbolize(LibcPc("munmap")).function, "munmap");
   EXPECT_EQ(DynamicSymbols::LoadsSoFar(), before + 1);
 
   // Across snapshots: nothing is taken over, so libc is read again.
   Symbolizer fresh(ModuleMap::Snapshot(), SymbolTableOnly());
   fresh.AdoptFrom(*older);
-  EXPECT_PRED2(Names, fresh.Symbolize(Pc(reinterpret_cast<const void*>(&getpid))).function, "getpid");
+  EXPECT_PRED2(Names, fresh.Symbolize(LibcPc("getpid")).function, "getpid");
   EXPECT_EQ(DynamicSymbols::LoadsSoFar(), before + 2);
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/native/module_map.h"
 #include "runtime/native/native_stack.h"
 #include "tests/unit/runtime/native/call_chain.h"
+#include "tests/unit/runtime/native/libc_function.h"
 
 extern "C" uintptr_t native_fixture_hidden_pc();
 
@@ -111,7 +112,7 @@ TEST(SymbolizerTest, DebugInfoReadsOnlyTheModulesItNames) {
   Symbolizer symbolizer(ModuleMap::Snapshot());
   if (std::string(symbolizer.BackendName()) != "libdw") GTEST_SKIP() << "no libdw";
   EXPECT_EQ(symbolizer.DebugInfoModules(), 0u);
-  const auto libc_pc = reinterpret_cast<uintptr_t>(&qsort) + 1;
+  const auto libc_pc = testing::LibcPc("qsort");
   EXPECT_EQ(symbolizer.Symbolize(libc_pc).function, "qsort");
   // libc only: this process maps libstdc++, libm, libgcc_s, libdw and more.
   EXPECT_EQ(symbolizer.DebugInfoModules(), 1u);
