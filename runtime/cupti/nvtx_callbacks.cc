@@ -16,6 +16,7 @@
 #include <generated_nvtx_meta.h>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/common/deliberate_leak.h"
 #include "runtime/cupti/gpu_backend_state.h"
 #include "runtime/cupti/nvtx_injection.h"
 
@@ -70,6 +71,7 @@ void BeginCompileHere(xla::XlaRanges& ranges) {
 nvtxDomainHandle_t NVTX_API ToolDomainCreateA(const char* name) {
   auto* domain = new NvtxDomain;
   domain->followed = name != nullptr && std::strcmp(name, "TSL") == 0;
+  MarkDeliberatelyLeaked(domain);
   return reinterpret_cast<nvtxDomainHandle_t>(domain);
 }
 
@@ -79,6 +81,7 @@ nvtxStringHandle_t NVTX_API ToolDomainRegisterStringA(nvtxDomainHandle_t domain,
   // Other domains' strings are never parsed: they are never followed.
   auto* string = new xla::RegisteredString(
       owner != nullptr && owner->followed && text != nullptr ? text : "");
+  MarkDeliberatelyLeaked(string);
   return reinterpret_cast<nvtxStringHandle_t>(string);
 }
 

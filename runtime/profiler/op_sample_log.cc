@@ -1,5 +1,7 @@
 #include "runtime/profiler/op_sample_log.h"
 
+#include "runtime/common/deliberate_leak.h"
+
 namespace deepcontext::profiler {
 
 std::shared_ptr<OpSampleRing> OpSampleLog::Register() {
@@ -18,7 +20,7 @@ void OpSampleLog::ResetAfterFork() {
   // Abandoned, not destroyed: destroying a mutex another thread held at
   // the fork is undefined. The parent's rings stay with it (32 KiB each,
   // pages the child shares with the parent and never writes).
-  (void)rings_.release();
+  MarkDeliberatelyLeaked(rings_.release());
   rings_ = std::make_unique<Rings>();
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "format/dctx_file.h"
+#include "runtime/common/deliberate_leak.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cpu/perf_counters.h"
 #include "runtime/native/capture_stats.h"
@@ -80,7 +81,7 @@ void Session::AfterForkInChild() {
   // CUPTI's threads do not exist in the child and CUDA cannot be used after
   // fork: drop the parent's backend without touching it.
   if (session.gpu_ != nullptr) {
-    (void)session.gpu_.release();
+    MarkDeliberatelyLeaked(session.gpu_.release());
     session.gpu_status_ =
         "no GPU activity recorded: GPU profiling is off in forked children";
     session.gpu_metadata_.clear();
