@@ -31,9 +31,10 @@ std::atomic<int> g_signum{0};
 std::atomic<bool> g_pending{false};
 sem_t g_wake;
 // The process whose guard thread runs (a forked child has none yet), and
-// the thread signals are resent to.
+// the thread signals are resent to: GuardSignal may name another while the
+// guard thread resends.
 pid_t g_guard_pid = 0;
-pthread_t g_target;
+std::atomic<pthread_t> g_target{};
 
 void OnGuardedSignal(int signum, siginfo_t* info, void* context) {
   const int saved_errno = errno;
@@ -60,7 +61,7 @@ void* GuardLoop(void*) {
     for (int i = 0; i < kMaxResends && g_pending.load(); ++i) {
       const struct timespec interval{0, kResendIntervalNs};
       nanosleep(&interval, nullptr);
-      if (g_pending.load()) pthread_kill(g_target, g_signum.load());
+      if (g_pending.load()) pthread_kill(g_target.load(), g_signum.load());
     }
     g_pending.store(false);  // gave up, or acknowledged
   }
@@ -98,7 +99,7 @@ Status GuardSignal(int signum) {
     }
   }
   g_signum.store(signum);
-  g_target = pthread_self();
+  g_target.store(pthread_self());
   if (g_guard_pid != getpid()) {
     g_pending.store(false);
     sem_init(&g_wake, 0, 0);
