@@ -10,7 +10,7 @@ CTEST_ARGS ?=
 # the staged Python package and the PyTorch adapter's source. Not the tests.
 DEMO_TARGETS = deepcontext_cli deepcontext deepcontext_python deepcontext_torch_adapter_source
 
-.PHONY: all build deps configure test fuzz test-aarch64 test-aarch64-root test-gpu test-pip demo asan bench bench-gpu clean
+.PHONY: all build deps configure test fuzz test-aarch64 test-aarch64-root test-gpu test-pip demo asan tsan bench bench-gpu clean
 
 all: build
 
@@ -84,6 +84,11 @@ asan: deps
 	ctest --test-dir $(BUILD)-asan --output-on-failure \
 	      -E "^(integration|python_frames|native_splice)" -LE integration
 
+# The runtime's unit tests under ThreadSanitizer, then `deepcontext run` with
+# the instrumented runtime in Python (scripts/test-tsan.sh).
+tsan: deps
+	./scripts/test-tsan.sh $(BUILD)-tsan $(PYTHON)
+
 bench: deps build
 	node bench/view_bench.mjs $(BUILD)
 	$(BUILD)/bin/event_cost
@@ -96,4 +101,4 @@ bench-gpu: deps build
 	$(PYTHON) bench/gpu_overhead.py --build $(BUILD) --python $(PYTHON)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-aarch64
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-aarch64
