@@ -2,6 +2,10 @@
 // everything: no C++ exception may cross into framework or tool code.
 #include "deepcontext/dlmonitor.h"
 
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
 #include "runtime/common/hot_path.h"
 #include "runtime/dlmonitor/monitor.h"
 
@@ -17,6 +21,17 @@ bool Initialized(Monitor& monitor) {
 }
 
 bool Initialized() { return Initialized(Monitor::Instance()); }
+
+// What a caller stored in an enum field, as an integer. A C caller may store
+// any int there, and in C++ loading a value the enum does not name as the
+// enum is undefined: range checks must read the bytes.
+template <typename Enum>
+int64_t StoredValue(const Enum& field) {
+  std::underlying_type_t<Enum> raw;
+  static_assert(sizeof(raw) == sizeof(field));
+  std::memcpy(&raw, &field, sizeof(raw));
+  return static_cast<int64_t>(raw);
+}
 
 void FillFrame(Monitor& monitor, const FrameKey& unnamed, dlmonitor_frame_t* out) {
   const FrameKey key = monitor.paths().Named(unnamed);
@@ -104,15 +119,17 @@ dlmonitor_status_t dlmonitor_context_child(dlmonitor_context_t parent,
   // beyond it keys the runtime's own unnamed native frames
   // (kUnnamedNativeFrame): a tool's frame of that kind would be read as
   // a return address.
-  if (frame == nullptr || child == nullptr ||
-      frame->struct_size < sizeof(dlmonitor_frame_t) || frame->kind < DLMONITOR_FRAME_ROOT ||
-      frame->kind > DLMONITOR_FRAME_GPU_INSTRUCTION) {
+  if (frame == nullptr || child == nullptr || frame->struct_size < sizeof(dlmonitor_frame_t)) {
+    return DLMONITOR_ERROR_INVALID_ARGUMENT;
+  }
+  const int64_t kind = StoredValue(frame->kind);
+  if (kind < DLMONITOR_FRAME_ROOT || kind > DLMONITOR_FRAME_GPU_INSTRUCTION) {
     return DLMONITOR_ERROR_INVALID_ARGUMENT;
   }
   try {
     Monitor& monitor = Monitor::Instance();
     FrameKey key;
-    key.kind = static_cast<uint32_t>(frame->kind);
+    key.kind = static_cast<uint32_t>(kind);
     key.name = monitor.strings().Intern(frame->name ? frame->name : "");
     key.file = monitor.strings().Intern(frame->file ? frame->file : "");
     key.line = frame->line;
