@@ -102,6 +102,11 @@ def per_process_steps(workload, cells, columns):
     return "%s, median step of each process (ms): %s" % (workload, "; ".join(parts))
 
 
+def median_of(samples, index):
+    """The median of field `index` of a cell's per-process samples."""
+    return statistics.median(sample[index] for sample in samples)
+
+
 def ratio_cell(plain, profiled):
     """One profiler's cell: the median step of its processes against that
     of the plain processes, then, with two rounds or more, the lowest and
@@ -111,8 +116,7 @@ def ratio_cell(plain, profiled):
     whether a difference between two cells is more than that. `plain` and
     `profiled` hold each round's (median step ms, ...) in round order; a
     column that failed stops early, so round r is index r of both."""
-    ratio = statistics.median(sample[0] for sample in profiled) / \
-        statistics.median(sample[0] for sample in plain)
+    ratio = median_of(profiled, 0) / median_of(plain, 0)
     paired = [mine[0] / theirs[0] for theirs, mine in zip(plain, profiled)]
     if len(paired) < 2:
         return "%.3fx" % ratio
@@ -137,9 +141,6 @@ def table(args):
         # On stderr at once too: a run cut short keeps what it learnt.
         print("note: " + text, file=sys.stderr, flush=True)
         notes.append(text)
-
-    def median_of(samples, index):
-        return statistics.median(sample[index] for sample in samples)
 
     # Rows are printed as each workload finishes, so a run cut short by a
     # time limit still shows the ones done.
