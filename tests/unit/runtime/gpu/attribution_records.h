@@ -1,7 +1,9 @@
 // Records as CUPTI's activity and callback layers hand them to
-// GpuAttribution, with the fields the attribution tests do not vary filled
-// in.
+// GpuAttribution and its correlation table, with the fields the tests do not
+// vary filled in, and the attribution tests' fixture.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
@@ -9,6 +11,7 @@
 #include <utility>
 
 #include "runtime/gpu/gpu_records.h"
+#include "tests/unit/runtime/gpu/fake_context_sink.h"
 
 namespace deepcontext::gpu::test_records {
 
@@ -69,5 +72,12 @@ inline SyncRecord Sync(uint64_t correlation, SyncKind kind, uint64_t start, uint
   sync.end_ns = end;
   return sync;
 }
+
+// One fixture for the attribution tests of every file: a suite's tests must
+// share their fixture class.
+class GpuAttributionTest : public ::testing::Test {
+ protected:
+  FakeContextSink sink_;
+};
 
 }  // namespace deepcontext::gpu::test_records

@@ -8,18 +8,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/runtime/gpu/attribution_records.h"
+
 namespace deepcontext::gpu {
 namespace {
 
-LaunchRecord Launch(uint64_t id, ContextId context, std::string_view api,
-                    uint32_t expected = 1) {
-  LaunchRecord launch;
-  launch.correlation_id = id;
-  launch.context = context;
-  launch.api_name = api;
-  launch.expected_records = expected;
-  return launch;
-}
+using test_records::Launch;
 
 // The `local`-th id of shard `shard`: ids go to shards 64 at a time.
 uint64_t IdOf(uint64_t local, uint64_t shard = 0) {

@@ -7,21 +7,16 @@
 #include <vector>
 
 #include "tests/unit/runtime/gpu/attribution_records.h"
-#include "tests/unit/runtime/gpu/fake_context_sink.h"
 
 namespace deepcontext::gpu {
 namespace {
 
 using test_records::Copy;
+using test_records::GpuAttributionTest;
 using test_records::Kernel;
 using test_records::kRoot;
 using test_records::Launch;
 using test_records::Sync;
-
-class GpuAttributionTest : public ::testing::Test {
- protected:
-  FakeContextSink sink_;
-};
 
 TEST_F(GpuAttributionTest, CreditsKernelUnderLaunchContextAndApi) {
   GpuAttribution attribution(sink_);

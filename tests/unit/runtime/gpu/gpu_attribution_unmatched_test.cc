@@ -6,23 +6,18 @@
 
 #include "runtime/gpu/gpu_attribution.h"
 #include "tests/unit/runtime/gpu/attribution_records.h"
-#include "tests/unit/runtime/gpu/fake_context_sink.h"
 
 namespace deepcontext::gpu {
 namespace {
 
 using test_records::Copy;
+using test_records::GpuAttributionTest;
 using test_records::Kernel;
 using test_records::kRoot;
 using test_records::Launch;
 using test_records::Sync;
 
-class UnmatchedRecordsTest : public ::testing::Test {
- protected:
-  FakeContextSink sink_;
-};
-
-TEST_F(UnmatchedRecordsTest, RecordsWithoutLaunchGoToUnattributedAtFlush) {
+TEST_F(GpuAttributionTest, RecordsWithoutLaunchGoToUnattributedAtFlush) {
   AttributionOptions options;
   options.root_context = kRoot;
   GpuAttribution attribution(sink_, options);
@@ -42,7 +37,7 @@ TEST_F(UnmatchedRecordsTest, RecordsWithoutLaunchGoToUnattributedAtFlush) {
   EXPECT_EQ(stats.tracked, 0u);
 }
 
-TEST_F(UnmatchedRecordsTest, UnderTraceWindowsRecordsWithoutLaunchAreLeftOut) {
+TEST_F(GpuAttributionTest, UnderTraceWindowsRecordsWithoutLaunchAreLeftOut) {
   AttributionOptions options;
   options.root_context = kRoot;
   options.max_parked_records = 1;
@@ -65,7 +60,7 @@ TEST_F(UnmatchedRecordsTest, UnderTraceWindowsRecordsWithoutLaunchAreLeftOut) {
   EXPECT_EQ(attribution.Devices()[0].busy_ns, 50u);  // the edge kernels left out
 }
 
-TEST_F(UnmatchedRecordsTest, ParkedRecordsAreBounded) {
+TEST_F(GpuAttributionTest, ParkedRecordsAreBounded) {
   AttributionOptions options;
   options.max_parked_records = 2;
   GpuAttribution attribution(sink_, options);
@@ -81,7 +76,7 @@ TEST_F(UnmatchedRecordsTest, ParkedRecordsAreBounded) {
   EXPECT_EQ(sink_.Count(10, {"cuLaunchKernel", "k"}, GpuMetric::kGpuTime), 2u);
 }
 
-TEST_F(UnmatchedRecordsTest, LaunchesWithoutRecordsAreEvicted) {
+TEST_F(GpuAttributionTest, LaunchesWithoutRecordsAreEvicted) {
   AttributionOptions options;
   options.max_launches = 64 * 4;  // four per shard
   GpuAttribution attribution(sink_, options);
@@ -94,7 +89,7 @@ TEST_F(UnmatchedRecordsTest, LaunchesWithoutRecordsAreEvicted) {
   EXPECT_EQ(sink_.Sum(10, {"cuLaunchKernel", "recent"}, GpuMetric::kGpuTime), 3);
 }
 
-TEST_F(UnmatchedRecordsTest, ForgottenLaunchesLeaveTheTableAndGetNoRecords) {
+TEST_F(GpuAttributionTest, ForgottenLaunchesLeaveTheTableAndGetNoRecords) {
   GpuAttribution attribution(sink_);
   attribution.OnLaunch(Launch(1, 10));  // captured into a graph
   attribution.OnLaunch(Launch(2, 10));
@@ -112,7 +107,7 @@ TEST_F(UnmatchedRecordsTest, ForgottenLaunchesLeaveTheTableAndGetNoRecords) {
 
 // Another CUPTI client took the activity callbacks: launches keep coming,
 // their records go elsewhere, and a forced flush hands over nothing.
-TEST_F(UnmatchedRecordsTest, LaunchesWhoseRecordsStoppedAreCountedAtFlush) {
+TEST_F(GpuAttributionTest, LaunchesWhoseRecordsStoppedAreCountedAtFlush) {
   GpuAttribution attribution(sink_);
   for (uint64_t id = 1; id <= 3; ++id) {  // before the takeover
     attribution.OnLaunch(Launch(id, 10));
@@ -139,7 +134,7 @@ TEST_F(UnmatchedRecordsTest, LaunchesWhoseRecordsStoppedAreCountedAtFlush) {
 // Synchronization records are made by the driver callbacks when the call
 // returns: one that follows launches whose records went elsewhere must not
 // make those launches look answered.
-TEST_F(UnmatchedRecordsTest, ASynchronizationDoesNotHideLaunchesWithoutRecords) {
+TEST_F(GpuAttributionTest, ASynchronizationDoesNotHideLaunchesWithoutRecords) {
   GpuAttribution attribution(sink_);
   attribution.OnLaunch(Launch(1, 10));
   attribution.OnKernel(Kernel(1, "k", 0, 5));
@@ -158,7 +153,7 @@ TEST_F(UnmatchedRecordsTest, ASynchronizationDoesNotHideLaunchesWithoutRecords) 
 // Records arrive (forced flushes hand over those of unfinished work too),
 // some launches are still in flight at a flush, some never produce a
 // record: nothing is counted.
-TEST_F(UnmatchedRecordsTest, NormalRunsWithWorkInFlightAreNotCounted) {
+TEST_F(GpuAttributionTest, NormalRunsWithWorkInFlightAreNotCounted) {
   GpuAttribution attribution(sink_);
   attribution.OnLaunch(Launch(1, 10));
   attribution.OnLaunch(Launch(2, 10));  // never gets a record
