@@ -82,16 +82,15 @@ demo:
 # Python that does not link it; leaks are not checked, Python's own are
 # many). Undefined behaviour stops the test (UBSAN_OPTIONS): a report that
 # only printed would leave the test passing.
+UBSAN_HALT = UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 asan: deps
 	cmake -S . -B $(BUILD)-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	      -DDEEPCONTEXT_SANITIZE=ON -DDEEPCONTEXT_WERROR=ON -DDEEPCONTEXT_PYTHON=$(PYTHON)
 	cmake --build $(BUILD)-asan
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	  ctest --test-dir $(BUILD)-asan --output-on-failure \
-	        -E "^(integration|python_frames|native_splice)" -LE integration
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=0 \
-	  ./scripts/sanitized-runs.sh $(BUILD)-asan $(PYTHON) \
-	                              "$$(g++ -print-file-name=libasan.so) libstdc++.so.6"
+	$(UBSAN_HALT) ctest --test-dir $(BUILD)-asan --output-on-failure \
+	      -E "^(integration|python_frames|native_splice)" -LE integration
+	$(UBSAN_HALT) ASAN_OPTIONS=detect_leaks=0 ./scripts/sanitized-runs.sh $(BUILD)-asan \
+	      $(PYTHON) "$$(g++ -print-file-name=libasan.so) libstdc++.so.6"
 
 # The runtime's unit tests under ThreadSanitizer, then `deepcontext run` with
 # the instrumented runtime in Python (scripts/test-tsan.sh).
