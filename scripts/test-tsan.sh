@@ -10,14 +10,14 @@ set -eu
 BUILD=${1:-build-tsan}
 PYTHON=${2:-python3}
 
-TESTS="common_test status_test cpu_clock_test cpu_counters_test python_frames_unit_test
-       native_unit_test dlmonitor_test profiler_test gpu_core_test gpu_backend_test
-       cupti_test xla_test"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DDEEPCONTEXT_SANITIZE_THREAD=ON -DDEEPCONTEXT_WERROR=ON \
       -DDEEPCONTEXT_PYTHON="$PYTHON"
-# shellcheck disable=SC2086
-cmake --build "$BUILD" --target $TESTS deepcontext deepcontext_cli deepcontext_python \
+# The configure step names the runtime's GoogleTest programs
+# (tests/unit/CMakeLists.txt).
+TESTS=$(cat "$BUILD/runtime_unit_tests.txt")
+[ -n "$TESTS" ] || { echo "test-tsan: no test programs in $BUILD/runtime_unit_tests.txt" >&2; exit 1; }
+cmake --build "$BUILD" --target runtime_unit_tests deepcontext deepcontext_cli deepcontext_python \
       deepcontext_torch_adapter_source
 
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
