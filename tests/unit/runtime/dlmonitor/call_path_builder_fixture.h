@@ -1,8 +1,7 @@
 // The call-path builder's test fixture: a builder without Python (a C++
 // test process has no interpreter) over its own tree, strings and links,
 // with ops made to order and contexts read back as paths.
-#ifndef DEEPCONTEXT_TESTS_UNIT_RUNTIME_DLMONITOR_CALL_PATH_BUILDER_FIXTURE_H_
-#define DEEPCONTEXT_TESTS_UNIT_RUNTIME_DLMONITOR_CALL_PATH_BUILDER_FIXTURE_H_
+#pragma once
 
 #include <gtest/gtest.h>
 
@@ -58,5 +57,3 @@ class CallPathBuilderTest : public ::testing::Test {
 };
 
 }  // namespace deepcontext::dlmonitor
-
-#endif  // DEEPCONTEXT_TESTS_UNIT_RUNTIME_DLMONITOR_CALL_PATH_BUILDER_FIXTURE_H_

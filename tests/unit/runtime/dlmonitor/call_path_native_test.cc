@@ -10,7 +10,6 @@
 namespace deepcontext::dlmonitor {
 namespace {
 
-
 // A known native chain ending in an op report, for the native-frame tests.
 // Exported C functions: the symbolizer names them from the dynamic or the
 // full symbol table.
