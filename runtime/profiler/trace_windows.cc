@@ -60,11 +60,10 @@ int64_t PauseSchedule::NextPauseNs() {
 Status TraceWindows::Start(const TraceWindowOptions& options, Switch set_tracing,
                            uint64_t seed) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (running_) return Status::Error("trace windows are already running");
+  if (phase_ != Phase::kIdle) return Status::Error("trace windows are already running");
   options_ = options;
   set_tracing_ = std::move(set_tracing);
   schedule_ = std::make_unique<PauseSchedule>(options, seed);
-  stop_ = false;
   stats_ = Stats{};
   counted_from_ns_ = cpu::MonotonicNs();
   stopped_at_ns_ = 0;
@@ -98,7 +97,7 @@ Status TraceWindows::Start(const TraceWindowOptions& options, Switch set_tracing
     }
     return Status::Error("cannot start the trace-window thread");
   }
-  running_ = true;
+  phase_ = Phase::kRunning;
   return Status::Ok();
 }
 
@@ -106,12 +105,12 @@ void* TraceWindows::Loop(void* self) {
   NameThisThread("dc-trace-window");
   auto* windows = static_cast<TraceWindows*>(self);
   std::unique_lock<std::mutex> lock(windows->mutex_);
-  auto stopping = [windows] { return windows->stop_; };
+  auto stopping = [windows] { return windows->phase_ == Phase::kStopping; };
   int64_t wait = windows->first_wait_ns_;
   for (;;) {
     windows->wake_.wait_for(lock, std::chrono::nanoseconds(wait), stopping);
     // Stopped inside a pause: Stop() turns tracing back on.
-    if (windows->stop_) return nullptr;
+    if (stopping()) return nullptr;
     const bool open = !windows->open_;
     lock.unlock();
     windows->SetTracing(open);
@@ -142,15 +141,15 @@ int64_t TraceWindows::OpenWindowNs(int64_t now) const {
 void TraceWindows::Stop() {
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (!running_) return;
-    stop_ = true;
+    if (phase_ != Phase::kRunning) return;
+    phase_ = Phase::kStopping;
   }
   wake_.notify_all();
   pthread_join(thread_, nullptr);
   bool was_open;
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    running_ = false;
+    phase_ = Phase::kIdle;
     was_open = open_;
     const int64_t now = cpu::MonotonicNs();
     stats_.traced_ns += OpenWindowNs(now);
@@ -162,13 +161,13 @@ void TraceWindows::Stop() {
 
 bool TraceWindows::running() const {
   std::lock_guard<std::mutex> guard(mutex_);
-  return running_;
+  return phase_ != Phase::kIdle;
 }
 
 TraceWindows::Stats TraceWindows::stats() const {
   std::lock_guard<std::mutex> guard(mutex_);
   Stats out = stats_;
-  const int64_t now = running_ ? cpu::MonotonicNs() : stopped_at_ns_;
+  const int64_t now = phase_ != Phase::kIdle ? cpu::MonotonicNs() : stopped_at_ns_;
   out.traced_ns += OpenWindowNs(now);
   out.elapsed_ns = std::max<int64_t>(0, now - counted_from_ns_);
   return out;
@@ -176,7 +175,7 @@ TraceWindows::Stats TraceWindows::stats() const {
 
 void TraceWindows::ResetStats() {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (!running_) return;
+  if (phase_ == Phase::kIdle) return;
   stats_.windows = open_ ? 1 : 0;
   stats_.traced_ns = 0;
   stats_.max_switch_ns = 0;
@@ -188,9 +187,8 @@ void TraceWindows::ResetAfterFork() {
   // held the mutex when the process forked.
   new (&mutex_) std::mutex();
   new (&wake_) std::condition_variable();
-  if (!running_) return;
-  running_ = false;
-  stop_ = false;
+  if (phase_ == Phase::kIdle) return;
+  phase_ = Phase::kIdle;
   stopped_at_ns_ = cpu::MonotonicNs();
   if (!open_) CallSwitch(true);
   open_ = false;

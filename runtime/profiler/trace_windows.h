@@ -107,11 +107,14 @@ class TraceWindows {
   // caller holds mutex_.
   int64_t OpenWindowNs(int64_t now) const;
 
+  // kRunning from Start() until Stop() asks the thread to end (kStopping),
+  // kIdle again once it has joined it.
+  enum class Phase { kIdle, kRunning, kStopping };
+
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;
-  bool running_ = false;
-  bool stop_ = false;
-  bool open_ = false;
+  Phase phase_ = Phase::kIdle;
+  bool open_ = false;  // inside a window, not a pause
   pthread_t thread_{};
   TraceWindowOptions options_;
   Switch set_tracing_;
