@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
   const deepcontext::cupti::CuptiLibrary& cupti =
       deepcontext::cupti::CuptiLibrary::Get();
   if (!cupti.available()) {
-    std::fprintf(stderr, "gpu_launch_cost: CUPTI %s\n", cupti.error().c_str());
+    std::fprintf(stderr, "gpu_launch_cost: CUPTI %s\n", cupti.status().message().c_str());
     return 1;
   }
   const auto& f = *cupti.functions();

@@ -4,6 +4,7 @@
 #include <link.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "runtime/cupti/cupti_functions.h"
 
@@ -111,11 +112,12 @@ std::unique_ptr<CuptiLibrary> CuptiLibrary::Load(const CuptiLoadOptions& options
       if (!tried.empty()) tried += ", ";
       tried += candidate;
     }
-    library->error_ = "not available: libcupti not found (tried " + tried + ")";
-    if (!last_error.empty()) library->error_ += "; last error: " + last_error;
+    std::string message = "not available: libcupti not found (tried " + tried + ")";
+    if (!last_error.empty()) message += "; last error: " + last_error;
+    library->status_ = Status::Error(std::move(message));
     return library;
   }
-  library->Resolve(handle, PathOf(handle, opened));
+  library->status_ = library->Resolve(handle, PathOf(handle, opened));
   return library;
 }
 
@@ -129,7 +131,7 @@ std::unique_ptr<CuptiLibrary> CuptiLibrary::FromFunctions(
   return library;
 }
 
-bool CuptiLibrary::Resolve(void* handle, const std::string& path) {
+Status CuptiLibrary::Resolve(void* handle, const std::string& path) {
   handle_ = handle;
   path_ = path;
   auto functions = std::make_unique<CuptiFunctions>();
@@ -160,28 +162,25 @@ bool CuptiLibrary::Resolve(void* handle, const std::string& path) {
   Lookup(handle, "cuptiActivitySetAttribute", &f.activity_set_attribute,
          &optional_missing);
   if (!missing.empty()) {
-    error_ = "not available: " + path + " lacks " + missing;
-    return false;
+    return Status::Error("not available: " + path + " lacks " + missing);
   }
   uint32_t version = 0;
   if (f.get_version(&version) != CUPTI_SUCCESS) {
-    error_ = "not available: cuptiGetVersion failed in " + path;
-    return false;
+    return Status::Error("not available: cuptiGetVersion failed in " + path);
   }
   runtime_version_ = version;
   // Activity record layouts change between major versions; parsing records
   // of another major with these headers would read garbage.
   if (CuptiApiMajor(version) != kHeaderMajor) {
-    error_ = "not available: " + path + " is CUPTI API version " +
-             std::to_string(version) + " (CUDA " +
-             std::to_string(CuptiApiMajor(version)) +
-             "), but this runtime was built for CUPTI API version " +
-             std::to_string(header_version_) + " (CUDA " +
-             std::to_string(kHeaderMajor) + ")";
-    return false;
+    return Status::Error("not available: " + path + " is CUPTI API version " +
+                         std::to_string(version) + " (CUDA " +
+                         std::to_string(CuptiApiMajor(version)) +
+                         "), but this runtime was built for CUPTI API version " +
+                         std::to_string(header_version_) + " (CUDA " +
+                         std::to_string(kHeaderMajor) + ")");
   }
   functions_ = std::move(functions);
-  return true;
+  return Status::Ok();
 }
 
 std::string CuptiLibrary::ResultString(int result) const {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace deepcontext::cupti {
 
 struct CuptiFunctions;  // runtime/cupti/cupti_functions.h
@@ -46,8 +48,8 @@ class CuptiLibrary {
   ~CuptiLibrary();
 
   bool available() const { return functions_ != nullptr; }
-  // "" when available, otherwise "not available: <reason>".
-  const std::string& error() const { return error_; }
+  // Ok when available, otherwise the error "not available: <reason>".
+  const Status& status() const { return status_; }
   // The file that was loaded (or found already loaded).
   const std::string& path() const { return path_; }
   // cuptiGetVersion() of the loaded library and CUPTI_API_VERSION of the
@@ -61,10 +63,12 @@ class CuptiLibrary {
 
  private:
   CuptiLibrary() = default;
-  bool Resolve(void* handle, const std::string& path);
+  // Resolves the entry points and checks the version; on success the
+  // library is available.
+  Status Resolve(void* handle, const std::string& path);
 
   void* handle_ = nullptr;
-  std::string error_;
+  Status status_;
   std::string path_;
   uint32_t runtime_version_ = 0;
   uint32_t header_version_ = 0;

@@ -14,7 +14,7 @@ StatusOr<std::unique_ptr<GpuBackend>> GpuBackend::Start(const SinkFactory& make_
   try {
     const CuptiLibrary& library = CuptiLibrary::Get();
     if (!library.available()) {
-      return Status::Error("no GPU activity recorded: CUPTI " + library.error());
+      return Status::Error("no GPU activity recorded: CUPTI " + library.status().message());
     }
     StatusOr<std::unique_ptr<CudaDriver>> driver = CudaDriver::Load();
     if (!driver.ok()) {

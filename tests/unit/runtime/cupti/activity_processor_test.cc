@@ -190,7 +190,7 @@ TEST_F(ActivityProcessorTest, CreditsEveryRecordOfABuffer) {
 // The walker the backend uses on completed buffers, on a hand-made buffer.
 TEST_F(ActivityProcessorTest, CuptiWalkerReadsTheSameBuffer) {
   const CuptiLibrary& library = CuptiLibrary::Get();
-  if (!library.available()) GTEST_SKIP() << library.error();
+  if (!library.available()) GTEST_SKIP() << library.status().message();
   FillMixedBuffer();
   auto* functions = const_cast<CuptiFunctions*>(library.functions());
   EXPECT_EQ(processor_.ProcessBuffer(buffer_.data(), buffer_.size(), &NextCuptiRecord,

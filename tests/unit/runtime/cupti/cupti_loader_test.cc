@@ -30,7 +30,7 @@ TEST(CuptiLoaderTest, DefaultLoadEitherWorksOrSaysWhy) {
   const CuptiLibrary& library = CuptiLibrary::Get();
   EXPECT_EQ(library.header_version(), static_cast<uint32_t>(CUPTI_API_VERSION));
   if (library.available()) {
-    EXPECT_TRUE(library.error().empty());
+    EXPECT_TRUE(library.status().ok());
     EXPECT_FALSE(library.path().empty());
     EXPECT_EQ(CuptiApiMajor(library.runtime_version()),
               CuptiApiMajor(library.header_version()));
@@ -42,10 +42,12 @@ TEST(CuptiLoaderTest, DefaultLoadEitherWorksOrSaysWhy) {
     std::printf("loaded %s, CUPTI API version %u\n", library.path().c_str(),
                 library.runtime_version());
   } else {
-    EXPECT_EQ(library.error().rfind("not available: ", 0), 0u) << library.error();
+    EXPECT_FALSE(library.status().ok());
+    EXPECT_EQ(library.status().message().rfind("not available: ", 0), 0u)
+        << library.status().message();
     EXPECT_EQ(library.functions(), nullptr);
     EXPECT_EQ(library.ResultString(1), "");
-    std::printf("%s\n", library.error().c_str());
+    std::printf("%s\n", library.status().message().c_str());
   }
 }
 
@@ -55,9 +57,9 @@ TEST(CuptiLoaderTest, MissingLibraryIsReported) {
   options.candidates = {"/nonexistent/libcupti.so.13"};
   const auto library = CuptiLibrary::Load(options);
   EXPECT_FALSE(library->available());
-  EXPECT_NE(library->error().find("not available: libcupti not found"),
+  EXPECT_NE(library->status().message().find("not available: libcupti not found"),
             std::string::npos);
-  EXPECT_NE(library->error().find("/nonexistent/libcupti.so.13"), std::string::npos);
+  EXPECT_NE(library->status().message().find("/nonexistent/libcupti.so.13"), std::string::npos);
 }
 
 TEST(CuptiLoaderTest, LibraryWithoutCuptiSymbolsIsReported) {
@@ -66,8 +68,8 @@ TEST(CuptiLoaderTest, LibraryWithoutCuptiSymbolsIsReported) {
   options.candidates = {"libz.so.1"};
   const auto library = CuptiLibrary::Load(options);
   EXPECT_FALSE(library->available());
-  EXPECT_NE(library->error().find("lacks cuptiGetVersion"), std::string::npos)
-      << library->error();
+  EXPECT_NE(library->status().message().find("lacks cuptiGetVersion"), std::string::npos)
+      << library->status().message();
 }
 
 // A framework loads its own libcupti by path (the Python launcher loads it
@@ -87,12 +89,13 @@ TEST(CuptiLoaderTest, ACopyAlreadyLoadedIsTheOneTaken) {
   const auto library = CuptiLibrary::Load(options);
   EXPECT_FALSE(library->available());
   // The stand-in has cuptiGetVersion only.
-  EXPECT_NE(library->error().find("lacks cuptiGetResultString"), std::string::npos)
-      << library->error();
+  EXPECT_NE(library->status().message().find("lacks cuptiGetResultString"), std::string::npos)
+      << library->status().message();
   EXPECT_EQ(library->path(), DEEPCONTEXT_FAKE_LOADED_CUPTI);
 
   options.use_loaded = false;
-  EXPECT_NE(CuptiLibrary::Load(options)->error().find("libcupti not found"), std::string::npos);
+  EXPECT_NE(CuptiLibrary::Load(options)->status().message().find("libcupti not found"),
+            std::string::npos);
 }
 
 }  // namespace

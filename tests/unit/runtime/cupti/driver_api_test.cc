@@ -90,7 +90,7 @@ TEST(DriverApiTest, CallsOfUntracedKindsExpectNoRecords) {
 // set must contain the launch paths PyTorch and XLA use.
 TEST(DriverApiTest, CuptiCallbackNamesClassifyAsExpected) {
   const CuptiLibrary& library = CuptiLibrary::Get();
-  if (!library.available()) GTEST_SKIP() << library.error();
+  if (!library.available()) GTEST_SKIP() << library.status().message();
   std::map<std::string, DriverApiClass> traced;
   for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
     const char* name = nullptr;

@@ -64,7 +64,7 @@ TEST(GpuBackendTest, StartEitherRunsOrExplainsWhyNot) {
 }
 
 TEST(GpuBackendTest, MissingDriverIsReportedBeforeCuptiIsTouched) {
-  if (!CuptiLibrary::Get().available()) GTEST_SKIP() << CuptiLibrary::Get().error();
+  if (!CuptiLibrary::Get().available()) GTEST_SKIP() << CuptiLibrary::Get().status().message();
   setenv("DEEPCONTEXT_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
   SinkFactory sinks;
   const StatusOr<std::unique_ptr<GpuBackend>> backend = GpuBackend::Start(sinks.Get());
@@ -79,7 +79,7 @@ TEST(GpuBackendTest, MissingDriverIsReportedBeforeCuptiIsTouched) {
 // (none here): Start fails in cuptiSubscribe and must undo everything it
 // did, including its DLMonitor reference.
 TEST(GpuBackendTest, FailureAfterLoadingCleansUp) {
-  if (!CuptiLibrary::Get().available()) GTEST_SKIP() << CuptiLibrary::Get().error();
+  if (!CuptiLibrary::Get().available()) GTEST_SKIP() << CuptiLibrary::Get().status().message();
   setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
   SinkFactory sinks;
   for (int attempt = 0; attempt < 2; ++attempt) StartAndCheck(sinks);
