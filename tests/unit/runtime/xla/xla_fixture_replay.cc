@@ -23,6 +23,18 @@ bool ProducesRecords(const std::string& api) {
          api.rfind("cuMemset", 0) == 0 || api.rfind("cuGraphLaunch", 0) == 0;
 }
 
+// A recorded copy or memset: the fields the two records share.
+template <typename Record>
+Record TransferRecord(const json& e) {
+  Record record;
+  record.correlation_id = e["corr"];
+  record.graph_node_id = e["node"];
+  record.start_ns = e["start"];
+  record.end_ns = e["end"];
+  record.bytes = e["bytes"];
+  return record;
+}
+
 }  // namespace
 
 std::vector<json> ReadFixture(const std::string& name) {
@@ -201,33 +213,20 @@ void Replay::LinkChildGraphNodes([[maybe_unused]] const json& e) {
 
 void Replay::Record(const json& e) {
   const std::string ev = e["ev"];
-  const uint64_t start = e["start"], end = e["end"];
   if (ev == "kernel") {
     gpu::KernelRecord k;
     k.correlation_id = e["corr"];
     k.graph_id = e["graph"];
     k.graph_node_id = e["node"];
-    k.start_ns = start;
-    k.end_ns = end;
+    k.start_ns = e["start"];
+    k.end_ns = e["end"];
     k.name = e["name"];
     attribution_.OnKernel(k);
     kernels.push_back(e);
   } else if (ev == "memcpy") {
-    gpu::MemcpyRecord m;
-    m.correlation_id = e["corr"];
-    m.graph_node_id = e["node"];
-    m.start_ns = start;
-    m.end_ns = end;
-    m.bytes = e["bytes"];
-    attribution_.OnMemcpy(m);
+    attribution_.OnMemcpy(TransferRecord<gpu::MemcpyRecord>(e));
   } else {
-    gpu::MemsetRecord m;
-    m.correlation_id = e["corr"];
-    m.graph_node_id = e["node"];
-    m.start_ns = start;
-    m.end_ns = end;
-    m.bytes = e["bytes"];
-    attribution_.OnMemset(m);
+    attribution_.OnMemset(TransferRecord<gpu::MemsetRecord>(e));
   }
 }
 
