@@ -46,6 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_process import run, step_ms  # noqa: E402
 from overhead_table import WORKLOAD, table  # noqa: E402
+import round_pairs  # noqa: E402
 
 
 def machine_line():
@@ -108,11 +109,16 @@ def in_process(args):
         "region %s (ms, ratio)" % name for name in variants))
     print("|---|---|---|%s" % ("---|" * len(variants)))
     steady_rows = []
+    by_round = []
+    work = tempfile.mkdtemp(prefix="dc-in-process-")
     for model in args.models.split(","):
+        step_log = os.path.join(work, model + ".steps.json")
         output = run([args.python, WORKLOAD, "--model", model, "--steps", str(args.steps),
                       "--ab-rounds", str(args.in_process), "--ab-variants", args.variants,
                       "--ab-settle-steps", str(args.settle_steps),
-                      "--device", args.device], env=env)
+                      "--device", args.device, "--step-log", step_log], env=env)
+        with open(step_log) as f:
+            by_round.append(round_rows(model, json.load(f), variants))
         values = dict(token.split("=", 1) for token in output.split() if "=" in token)
         if "ab_plain_ms" not in values:
             raise RuntimeError("no alternating timings in %r" % output)
@@ -178,6 +184,24 @@ def in_process(args):
         print("|---|---|---|---|---|")
         for line in versus:
             print(line)
+    print()
+    print("Round by round: each region's median step over that of the plain block of its "
+          "own round (the blocks of a round ran back to back, so phases of a slow machine "
+          "longer than a round fall on both); the median over the rounds, and the first "
+          "and third quartiles in brackets.")
+    print("| model | rounds | %s |" % " | ".join("region %s" % name for name in variants))
+    print("|---|---|%s" % ("---|" * len(variants)))
+    for ratios, _ in by_round:
+        print(ratios)
+    differences = [line for _, lines in by_round for line in lines]
+    if differences:
+        print()
+        print("Round by round: a region's ratio minus that of its floor, or of another "
+              "profiler's region, in the same round; median and quartiles over the rounds.")
+        print("| model | region | against | difference (quartiles) |")
+        print("|---|---|---|---|")
+        for line in differences:
+            print(line)
 
 
 # Regions that are floors, not DeepContext (gpu_models.py FLOOR_VARIANTS).
@@ -206,15 +230,22 @@ def difference_row(model, values, name, against):
     return "| %s | %s | %s | %s |" % (model, name, against, " | ".join(cells))
 
 
-def own_share_rows(model, values, variants):
-    """Table rows of what each DeepContext region of one --in-process run
-    adds to its floor, from gpu_models.py's ab_* values (ms)."""
-    rows = []
+def own_share_pairs(variants):
+    """(DeepContext region, its floor) of each region whose floor ran:
+    floor+cupti for regions that trace the GPU, floor for those that do not."""
+    pairs = []
     for name in deepcontext_regions(variants):
         floor = "floor" if name.endswith("gpu-off") else "floor+cupti"
         if floor in variants:
-            rows.append(difference_row(model, values, name, floor))
-    return rows
+            pairs.append((name, floor))
+    return pairs
+
+
+def own_share_rows(model, values, variants):
+    """Table rows of what each DeepContext region of one --in-process run
+    adds to its floor, from gpu_models.py's ab_* values (ms)."""
+    return [difference_row(model, values, name, floor)
+            for name, floor in own_share_pairs(variants)]
 
 
 def cpu_side_row(model, values, variants):
@@ -239,8 +270,28 @@ def versus_other_profiler_rows(model, values, variants):
     other profiler's region of the same run: below zero, DeepContext costs
     less."""
     return [difference_row(model, values, name, other)
+            for name, other in versus_other_profiler_pairs(variants)]
+
+
+def versus_other_profiler_pairs(variants):
+    """(DeepContext region that traces the GPU, other profiler's region)."""
+    return [(name, other)
             for name in deepcontext_regions(variants) if not name.endswith("gpu-off")
             for other in OTHER_PROFILER_REGIONS if other in variants]
+
+
+def round_rows(model, steps, variants):
+    """Table rows of one --in-process run's step log, round by round
+    (round_pairs.py): each region's ratio to the plain block of its own
+    round; then each region's difference from its floor and from the other
+    profilers' regions. Medians over the rounds, quartiles in brackets."""
+    ratios = "| %s | %d | %s |" % (model, len(steps["plain"]), " | ".join(
+        round_pairs.ratio_cell(round_pairs.round_ratios(steps, name)) for name in variants))
+    differences = [
+        "| %s | %s | %s | %s |" % (model, name, against, round_pairs.difference_cell(
+            round_pairs.round_differences(steps, name, against)))
+        for name, against in own_share_pairs(variants) + versus_other_profiler_pairs(variants)]
+    return ratios, differences
 
 
 def per_op_from_profile(cli, path):

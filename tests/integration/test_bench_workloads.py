@@ -6,7 +6,7 @@ import os
 import pytest
 
 from bench_scripts import BENCH, WORKLOAD, bench_module
-from conftest import PYTHON, run_with_package
+from conftest import BUILD, PYTHON, run_with_package
 
 
 def run_mlp_on_cpu(*options):
@@ -291,3 +291,51 @@ def test_gpu_workload_logs_when_each_block_ran(tmp_path):
     assert all(a["end"] <= b["start"] for a, b in zip(spans, spans[1:]))
     import time
     assert spans[-1]["end"] <= time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def test_round_pairs_divide_each_region_by_the_plain_block_of_its_own_round():
+    pairs = bench_module("round_pairs")
+    # The second round ran in a phase twice as slow: pooled, the region
+    # would read (10+30)/(10+20) = 1.33x; round by round it is 1.0x and 1.5x.
+    steps = {"plain": [[10, 10, 11], [20, 19, 20]],
+             "sampled": [[10, 9, 10], [30, 31, 30]],
+             "floor+cupti": [[9, 9, 9], [20, 20, 20]]}
+    assert pairs.round_ratios(steps, "sampled") == pytest.approx([1.0, 1.5])
+    assert pairs.round_differences(steps, "sampled", "floor+cupti") == pytest.approx(
+        [0.1, 0.5])
+    assert pairs.ratio_cell([1.0, 1.5]) == "1.250x (1.125-1.375)"
+    assert pairs.difference_cell([0.1, 0.5]) == "+0.300x (+0.200 to +0.400)"
+    # One round: its own value three times.
+    assert pairs.quartiles([1.2]) == (1.2, 1.2, 1.2)
+    with pytest.raises(ValueError):
+        pairs.quartiles([])
+    # A log whose blocks do not pair up is refused, not truncated.
+    with pytest.raises(ValueError, match="2 plain blocks but 1 of sampled"):
+        pairs.round_ratios({"plain": [[1], [1]], "sampled": [[1]]}, "sampled")
+
+
+def test_in_process_round_rows_pair_regions_with_floors_and_other_profilers():
+    bench = bench_module("gpu_overhead")
+    steps = {"plain": [[10], [10], [20]], "floor+cupti": [[12], [12], [24]],
+             "sampled": [[14], [13], [28]], "proton": [[15], [16], [30]]}
+    ratios, differences = bench.round_rows("mlp", steps, ["floor+cupti", "sampled", "proton"])
+    assert ratios == ("| mlp | 3 | 1.200x (1.200-1.200) | 1.400x (1.350-1.400) "
+                      "| 1.500x (1.500-1.550) |")
+    assert differences == [
+        "| mlp | sampled | floor+cupti | +0.200x (+0.150 to +0.200) |",
+        "| mlp | sampled | proton | -0.100x (-0.200 to -0.100) |",
+    ]
+
+
+def test_gpu_overhead_in_process_prints_the_rounds_table():
+    script = os.path.join(BENCH, "gpu_overhead.py")
+    result = run_with_package([PYTHON, script, "--in-process", "2", "--models", "mlp",
+                               "--steps", "2", "--device", "cpu", "--variants",
+                               "floor,gpu-off", "--python", PYTHON, "--build", BUILD])
+    output = result.stdout.decode()
+    assert result.returncode == 0, output + result.stderr.decode()
+    assert "| model | rounds | region floor | region gpu-off |" in output
+    row = [line for line in output.splitlines() if line.startswith("| mlp | 2 | ")]
+    assert len(row) == 1 and row[0].count("x (") == 2, output
+    assert [line for line in output.splitlines()
+            if line.startswith("| mlp | gpu-off | floor | ")], output
