@@ -30,7 +30,10 @@ every row.
 --in-process ROUNDS instead alternates plain steps and deepcontext.profile()
 regions in one process per model (gpu_models.py --ab-rounds): no process
 start-up or machine drift between the two, so the ratio is steadier on a
-shared machine; it prints the plain steps before the first region too.
+shared machine; it prints the plain steps before the first region too,
+and ends with the ratios taken round by round (round_pairs.py): each
+region's block against the plain block of its own round, as the median
+over the rounds with the first and third quartiles.
 """
 
 import argparse
