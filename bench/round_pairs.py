@@ -18,9 +18,9 @@ per round]}, with the plain steps under "plain".
 import statistics
 
 
-def block_medians(blocks):
-    """The median step of each block."""
-    return [statistics.median(block) for block in blocks]
+def block_medians(blocks, statistic=statistics.median):
+    """The median step of each block (or another `statistic` of its steps)."""
+    return [statistic(block) for block in blocks]
 
 
 def quartiles(values):
@@ -36,14 +36,16 @@ def quartiles(values):
     return first, median, third
 
 
-def round_ratios(steps, name):
+def round_ratios(steps, name, statistic=statistics.median):
     """Per round, the median step of region `name` over that of the round's
-    plain block."""
+    plain block. Under trace windows most steps are untraced, so their
+    median is an untraced step's: pass statistics.mean there."""
     plain, region = steps["plain"], steps[name]
     if len(plain) != len(region):
         raise ValueError("the step log has %d plain blocks but %d of %s"
                          % (len(plain), len(region), name))
-    return [ms / plain_ms for ms, plain_ms in zip(block_medians(region), block_medians(plain))]
+    return [ms / plain_ms for ms, plain_ms in
+            zip(block_medians(region, statistic), block_medians(plain, statistic))]
 
 
 def round_differences(steps, name, against):

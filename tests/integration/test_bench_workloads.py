@@ -339,3 +339,13 @@ def test_gpu_overhead_in_process_prints_the_rounds_table():
     assert len(row) == 1 and row[0].count("x (") == 2, output
     assert [line for line in output.splitlines()
             if line.startswith("| mlp | gpu-off | floor | ")], output
+
+
+def test_in_process_round_rows_compare_trace_windows_by_their_mean_step():
+    bench = bench_module("gpu_overhead")
+    # One traced step in four: the median step is an untraced one (1.0x),
+    # the mean counts the traced step (13/10).
+    steps = {"plain": [[10, 10, 10, 10]], "windows-25": [[10, 10, 10, 22]]}
+    ratios, differences = bench.round_rows("mlp", steps, ["windows-25"])
+    assert ratios == "| mlp | 1 | 1.300x (1.300-1.300) |"
+    assert differences == []
