@@ -113,15 +113,15 @@ def in_process(args):
     print("|---|---|---|%s" % ("---|" * len(variants)))
     steady_rows = []
     by_round = []
-    work = tempfile.mkdtemp(prefix="dc-in-process-")
     for model in args.models.split(","):
-        step_log = os.path.join(work, model + ".steps.json")
-        output = run([args.python, WORKLOAD, "--model", model, "--steps", str(args.steps),
-                      "--ab-rounds", str(args.in_process), "--ab-variants", args.variants,
-                      "--ab-settle-steps", str(args.settle_steps),
-                      "--device", args.device, "--step-log", step_log], env=env)
-        with open(step_log) as f:
-            by_round.append(round_rows(model, json.load(f), variants))
+        with tempfile.TemporaryDirectory(prefix="dc-in-process-") as work:
+            step_log = os.path.join(work, "steps.json")
+            output = run([args.python, WORKLOAD, "--model", model, "--steps", str(args.steps),
+                          "--ab-rounds", str(args.in_process), "--ab-variants", args.variants,
+                          "--ab-settle-steps", str(args.settle_steps),
+                          "--device", args.device, "--step-log", step_log], env=env)
+            with open(step_log) as f:
+                by_round.append(round_rows(model, json.load(f), variants))
         values = dict(token.split("=", 1) for token in output.split() if "=" in token)
         if "ab_plain_ms" not in values:
             raise RuntimeError("no alternating timings in %r" % output)
