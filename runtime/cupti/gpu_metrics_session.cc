@@ -135,12 +135,12 @@ Status RangeProfilerSession::Check(const char* call, int result) const {
 
 Status RangeProfilerSession::EnableLocked(void* cuda_context, Context& context) {
   context.ctx = static_cast<CUcontext>(cuda_context);
-  if (!profiler_initialized_) {
+  if (phase_ == Phase::kNotInitialized) {
     CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
     if (Status s = Check("cuptiProfilerInitialize", f_.profiler_initialize(&init)); !s.ok()) {
       return s;
     }
-    profiler_initialized_ = true;
+    phase_ = Phase::kProfilerInitialized;
   }
   uint32_t device = 0;
   if (Status s = Check("cuptiGetDeviceId", f_.get_device_id(context.ctx, &device)); !s.ok()) {
@@ -293,7 +293,7 @@ Status RangeProfilerSession::EnableLocked(void* cuda_context, Context& context) 
 Status RangeProfilerSession::Begin(void* cuda_context) {
   if (cuda_context == nullptr) return Status::Error("no CUDA context");
   std::lock_guard<std::mutex> guard(mutex_);
-  if (stopped_) return Status::Error("stopped");
+  if (phase_ == Phase::kStopped) return Status::Error("stopped");
   auto& slot = contexts_[cuda_context];
   if (slot == nullptr) {
     slot = std::make_unique<Context>();
@@ -394,8 +394,8 @@ Status RangeProfilerSession::End(void* cuda_context, gpu::KernelCounterValues* v
 
 void RangeProfilerSession::Stop() {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (stopped_) return;
-  stopped_ = true;
+  if (phase_ == Phase::kStopped) return;
+  phase_ = Phase::kStopped;
   for (auto& [cuda_context, context] : contexts_) {
     if (context->profiler != nullptr) {
       if (context->state == Context::State::kMeasuring) {

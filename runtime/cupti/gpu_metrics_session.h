@@ -85,8 +85,11 @@ class RangeProfilerSession {
   std::unordered_map<void*, std::unique_ptr<Context>> contexts_;
   Status last_error_;
   bool permission_denied_ = false;  // a context was refused its counters
-  bool profiler_initialized_ = false;
-  bool stopped_ = false;
+  // Whether cuptiProfilerInitialize ran (it runs once, for the first context
+  // enabled) and whether Stop() ended the session, after which Begin()
+  // refuses. Stop() does not undo the initialization.
+  enum class Phase { kNotInitialized, kProfilerInitialized, kStopped };
+  Phase phase_ = Phase::kNotInitialized;
 };
 
 }  // namespace deepcontext::cupti

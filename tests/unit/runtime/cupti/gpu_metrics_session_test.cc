@@ -1,0 +1,78 @@
+// The range profiler session's lifecycle, through the replayed CUPTI of
+// fake_range_profiler.h: the profiler is initialized once for all contexts,
+// and a stopped session measures nothing more.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "runtime/cupti/gpu_metrics_functions.h"
+#include "runtime/cupti/gpu_metrics_session.h"
+#include "tests/unit/runtime/cupti/fake_range_profiler.h"
+
+namespace deepcontext::cupti {
+namespace {
+
+class RangeProfilerSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    InstallFakeRangeProfiler(&fake_);
+    LoadFixture(fake_);
+    functions_ = FakeFunctions();
+    fake_.running = "copy_kernel";
+  }
+  void TearDown() override { InstallFakeRangeProfiler(nullptr); }
+
+  int Calls(const std::string& name) const {
+    return static_cast<int>(std::count(fake_.calls.begin(), fake_.calls.end(), name));
+  }
+  // One launch in `context`, measured from Begin to End.
+  Status Measure(RangeProfilerSession& session, void* context) {
+    if (Status begun = session.Begin(context); !begun.ok()) return begun;
+    gpu::KernelCounterValues values;
+    return session.End(context, &values);
+  }
+
+  FakeRangeProfiler fake_;
+  GpuMetricsFunctions functions_;
+  void* first_ = reinterpret_cast<void*>(0x1000);
+  void* second_ = reinterpret_cast<void*>(0x2000);
+};
+
+TEST_F(RangeProfilerSessionTest, InitializesTheProfilerOnceForEveryContext) {
+  RangeProfilerSession session(functions_);
+  ASSERT_TRUE(Measure(session, first_).ok());
+  fake_.config = {};  // the fake's profiler of the first context, out of the way
+  ASSERT_TRUE(Measure(session, second_).ok());
+  ASSERT_TRUE(Measure(session, first_).ok());
+  EXPECT_EQ(Calls("Initialize"), 1);
+  EXPECT_EQ(Calls("Enable"), 2);
+  EXPECT_EQ(Calls("Start"), 3);
+  session.Stop();
+  EXPECT_EQ(Calls("Disable"), 2);
+}
+
+TEST_F(RangeProfilerSessionTest, AStoppedSessionRefusesLaunchesAndStopsOnce) {
+  RangeProfilerSession session(functions_);
+  ASSERT_TRUE(Measure(session, first_).ok());
+  session.Stop();
+  const std::vector<std::string> after_stop = fake_.calls;
+  const Status refused = session.Begin(first_);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(refused.message(), "stopped");
+  // A new context is not enabled either, and a second Stop undoes nothing.
+  EXPECT_FALSE(session.Begin(second_).ok());
+  session.Stop();
+  EXPECT_EQ(fake_.calls, after_stop);
+}
+
+TEST_F(RangeProfilerSessionTest, StoppedBeforeAnyLaunchItNeverInitializes) {
+  RangeProfilerSession session(functions_);
+  session.Stop();
+  EXPECT_FALSE(session.Begin(first_).ok());
+  EXPECT_TRUE(fake_.calls.empty());
+}
+
+}  // namespace
+}  // namespace deepcontext::cupti
