@@ -163,7 +163,7 @@ CUresult StreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
 
 void InstallFakeRangeProfiler(FakeRangeProfiler* fake) { g_fake = fake; }
 
-void LoadFixture(FakeRangeProfiler& fake) {
+void LoadMetricsFixture(FakeRangeProfiler& fake) {
   std::ifstream in(std::string(DEEPCONTEXT_PC_FIXTURES) + "/gpu_metrics_h200.txt");
   ASSERT_TRUE(in.good());
   for (std::string line; std::getline(in, line);) {

@@ -12,7 +12,7 @@
 
 namespace deepcontext::cupti {
 
-// The replayed CUPTI: per kernel name, the metric values one range gives.
+// What the fake answers with, and the calls it was made.
 struct FakeRangeProfiler {
   std::map<std::string, std::map<std::string, double>> kernels;  // from the fixture
   std::vector<std::string> calls;
@@ -30,8 +30,8 @@ struct FakeRangeProfiler {
 // The fake the functions of FakeFunctions() answer for; one at a time (null
 // when none).
 void InstallFakeRangeProfiler(FakeRangeProfiler* fake);
-// The fixture's chip and values into `fake`.
-void LoadFixture(FakeRangeProfiler& fake);
+// The fixture's chip and metric values into `fake`.
+void LoadMetricsFixture(FakeRangeProfiler& fake);
 // The range profiler's and profiler host's entry points, answered by the
 // installed fake.
 GpuMetricsFunctions FakeFunctions();

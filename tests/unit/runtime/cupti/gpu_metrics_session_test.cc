@@ -18,7 +18,7 @@ class RangeProfilerSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     InstallFakeRangeProfiler(&fake_);
-    LoadFixture(fake_);
+    LoadMetricsFixture(fake_);
     functions_ = FakeFunctions();
     fake_.running = "copy_kernel";
   }

@@ -64,7 +64,7 @@ class GpuMetricsTest : public ::testing::Test {
   static constexpr gpu::ContextId kLine = 7;  // a Python line's context
   void SetUp() override {
     InstallFakeRangeProfiler(&fake_);
-    LoadFixture(fake_);
+    LoadMetricsFixture(fake_);
     functions_ = FakeFunctions();
   }
   void TearDown() override { InstallFakeRangeProfiler(nullptr); }
