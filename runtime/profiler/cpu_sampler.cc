@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <new>
 #include <set>
 
 #include "runtime/common/all_signals_blocked.h"
@@ -71,42 +73,51 @@ CpuSampler::~CpuSampler() {
 
 void CpuSampler::Start(int64_t interval_ns) {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (running_.load(std::memory_order_acquire)) return;
+  if (phase_.load(std::memory_order_relaxed) != Phase::kIdle) return;
   interval_ns_ = std::max<int64_t>(interval_ns, 10000);
-  stop_ = false;
   // Threads registered earlier start counting from now.
   for (auto& thread : threads_) {
     bool ok = false;
     const int64_t now = ClockNs(thread->clock, &ok);
     if (ok) thread->last_cpu = now;
   }
+  // Before the thread exists: its first wait reads the phase.
+  phase_.store(Phase::kRunning, std::memory_order_release);
   const AllSignalsBlocked blocked;  // the sampling thread starts without them
-  if (pthread_create(&sampler_, nullptr, &CpuSampler::Loop, this) == 0) {
-    running_.store(true, std::memory_order_release);
+  if (pthread_create(&sampler_, nullptr, &CpuSampler::Loop, this) != 0) {
+    phase_.store(Phase::kIdle, std::memory_order_release);
   }
 }
 
 void CpuSampler::Stop() {
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (!running_.load(std::memory_order_acquire)) return;
-    stop_ = true;
+    // Idle, or another Stop() is joining the thread.
+    if (phase_.load(std::memory_order_relaxed) != Phase::kRunning) return;
+    phase_.store(Phase::kStopping, std::memory_order_release);
   }
+  // A long interval (up to $DEEPCONTEXT_CPU_SAMPLE_US's second) does not
+  // hold the stop back.
+  wake_.notify_all();
   pthread_join(sampler_, nullptr);
-  running_.store(false, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    phase_.store(Phase::kIdle, std::memory_order_release);
+  }
   SampleAll();
 }
 
 void* CpuSampler::Loop(void* self) {
   NameThisThread("dc-cpu-sampler");
   auto* sampler = static_cast<CpuSampler*>(self);
-  const timespec pause{static_cast<time_t>(sampler->interval_ns_ / 1000000000),
-                       static_cast<long>(sampler->interval_ns_ % 1000000000)};
+  const std::chrono::nanoseconds interval(sampler->interval_ns_);
+  auto stopping = [sampler] {
+    return sampler->phase_.load(std::memory_order_relaxed) == Phase::kStopping;
+  };
   for (;;) {
-    nanosleep(&pause, nullptr);
     {
-      std::lock_guard<std::mutex> guard(sampler->mutex_);
-      if (sampler->stop_) return nullptr;
+      std::unique_lock<std::mutex> lock(sampler->mutex_);
+      if (sampler->wake_.wait_for(lock, interval, stopping)) return nullptr;
     }
     sampler->SampleAll();
     if (sampler->on_tick_.run != nullptr) sampler->on_tick_.run(sampler->on_tick_.arg);
@@ -192,7 +203,7 @@ void CpuSampler::Unregister(const std::shared_ptr<Thread>& thread) {
   if (thread == nullptr) return;
   std::lock_guard<std::mutex> guard(mutex_);
   if (thread->gone) return;
-  if (running_.load(std::memory_order_acquire)) SampleLocked(*thread);
+  if (running()) SampleLocked(*thread);
   thread->gone = true;
   thread->counters.reset();  // the fds, before the thread's id is reused
   std::erase(threads_, thread);
@@ -242,8 +253,9 @@ void CpuSampler::ResetAfterFork() {
     thread->counters.reset();
   }
   threads_.clear();
-  stop_ = false;
-  running_.store(false, std::memory_order_release);
+  // The sampling thread may have waited on it when the process forked.
+  new (&wake_) std::condition_variable();
+  phase_.store(Phase::kIdle, std::memory_order_release);
 }
 
 }  // namespace deepcontext::profiler

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -54,11 +55,17 @@ class CpuSampler {
   CpuSampler(MetricStore& store, MetricId cpu_time, TickHook on_tick = {});
   ~CpuSampler();
 
-  // Starts the sampling thread (no-op when running). [any thread]
+  // Starts the sampling thread (no-op while it exists, stopping or not).
+  // [any thread]
   void Start(int64_t interval_ns);
-  // Takes a last sample of every thread and joins the sampling thread.
+  // Wakes the sampling thread, joins it and takes a last sample of every
+  // thread. A second Stop() while the first joins returns at once. [any
+  // thread but the sampling thread]
   void Stop();
-  bool running() const { return running_.load(std::memory_order_acquire); }
+  // True from Start() until Stop() has joined the sampling thread.
+  bool running() const {
+    return phase_.load(std::memory_order_acquire) != Phase::kIdle;
+  }
   int64_t interval_ns() const { return interval_ns_; }
   // While paused (between trace windows) the CPU threads use is read but
   // charged to nothing. [any thread]
@@ -107,12 +114,17 @@ class CpuSampler {
   MetricStore& store_;
   const MetricId cpu_time_;
   const TickHook on_tick_;
-  mutable std::mutex mutex_;  // guards threads_, Thread fields, stop_,
-                              // and the counter members below
+  // kRunning from Start() until Stop() asks the thread to end (kStopping),
+  // kIdle again once it has joined it. Changed under mutex_; atomic because
+  // ops read running() without it.
+  enum class Phase { kIdle, kRunning, kStopping };
+
+  mutable std::mutex mutex_;  // guards threads_, Thread fields, phase_
+                              // changes and the counter members below
+  std::condition_variable wake_;  // Stop() ends the sampling thread's wait
   std::vector<std::shared_ptr<Thread>> threads_;
-  std::atomic<bool> running_{false};
+  std::atomic<Phase> phase_{Phase::kIdle};
   std::atomic<bool> paused_{false};
-  bool stop_ = false;
   pthread_t sampler_{};
   int64_t interval_ns_ = 1000000;
   std::vector<cpu::CounterEvent> counter_events_;

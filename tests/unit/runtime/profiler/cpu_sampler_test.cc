@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "tests/unit/runtime/thread_names.h"
@@ -136,6 +139,77 @@ TEST(CpuSampler, NothingIsChargedBeforeStart) {
   auto by_context = CpuByContext(store);
   EXPECT_LE(by_context[10] + by_context[5], used + 1000000);
   sampler.Stop();  // stopping twice is harmless
+}
+
+TEST(CpuSampler, StopDoesNotWaitOutTheInterval) {
+  MetricStore store;
+  CpuSampler sampler(store, store.Register("cpu_time", "ns", ""));
+  auto thread = sampler.RegisterCurrentThread(5);
+  // An hour between ticks: a Stop() that waited for the next tick would
+  // outlast the test's time limit.
+  sampler.Start(int64_t{3600} * 1000000000);
+  ASSERT_TRUE(sampler.running());
+  ASSERT_TRUE(testing::WaitForThreadNamed("dc-cpu-sampler"));
+  Spin(2000000);
+  sampler.Stop();
+  EXPECT_FALSE(sampler.running());
+  // The last sample is still taken.
+  EXPECT_GT(CpuByContext(store)[5], 0);
+}
+
+// A tick hook that holds the sampling thread inside its first tick until
+// released, so that Stop() calls meet a thread that cannot end yet.
+struct HeldTick {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool entered = false;
+  bool released = false;
+
+  static void Run(void* self) {
+    auto* held = static_cast<HeldTick*>(self);
+    std::unique_lock<std::mutex> lock(held->mutex);
+    held->entered = true;
+    held->changed.notify_all();
+    held->changed.wait(lock, [held] { return held->released; });
+  }
+  void WaitEntered() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [this] { return entered; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> guard(mutex);
+    released = true;
+    changed.notify_all();
+  }
+};
+
+TEST(CpuSampler, OfTwoStopsAtOnceOneJoinsAndTheOtherReturns) {
+  MetricStore store;
+  HeldTick held;
+  CpuSampler sampler(store, store.Register("cpu_time", "ns", ""),
+                     CpuSampler::TickHook{&HeldTick::Run, &held});
+  sampler.Start(100000);
+  held.WaitEntered();
+  // Whichever Stop() comes second returns while the first still joins the
+  // held thread, and only then lets it go: two Stop()s that both waited for
+  // the thread would never return.
+  std::atomic<int> returned{0};
+  auto stop = [&] {
+    sampler.Stop();
+    returned.fetch_add(1);
+    held.Release();
+  };
+  std::thread first(stop), second(stop);
+  first.join();
+  second.join();
+  EXPECT_EQ(returned.load(), 2);
+  EXPECT_FALSE(sampler.running());
+  EXPECT_TRUE(testing::WaitForNoThreadNamed("dc-cpu-sampler"));
+  // Stopped is idle again: it starts anew.
+  sampler.Start(100000);
+  EXPECT_TRUE(sampler.running());
+  sampler.Stop();
+  EXPECT_FALSE(sampler.running());
 }
 
 TEST(CpuSampler, ExitHandlersIgnoreADestroyedSampler) {
