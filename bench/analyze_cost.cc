@@ -33,14 +33,14 @@ int main(int argc, char** argv) {
   size_t nodes = 0, findings = 0;
   for (int round = 0; round < rounds; ++round) {
     double start = CpuSeconds();
-    deepcontext::format::ReadResult read =
+    deepcontext::StatusOr<deepcontext::format::Profile> read =
         deepcontext::format::ReadProfileFile(argv[1]);
-    if (!read.ok) {
-      std::fprintf(stderr, "%s\n", read.error.c_str());
+    if (!read.ok()) {
+      std::fprintf(stderr, "%s\n", read.status().message().c_str());
       return 1;
     }
     double read_end = CpuSeconds();
-    auto tree = deepcontext::analysis::ProfileTree::FromProfile(read.profile);
+    auto tree = deepcontext::analysis::ProfileTree::FromProfile(*read);
     double tree_end = CpuSeconds();
     auto analysis = deepcontext::analyzer::Analyze(tree);
     double rules_end = CpuSeconds();

@@ -96,9 +96,10 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::string error = deepcontext::format::WriteProfileFile(profile, argv[1]);
-  if (!error.empty()) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  const deepcontext::Status written =
+      deepcontext::format::WriteProfileFile(profile, argv[1]);
+  if (!written.ok()) {
+    std::fprintf(stderr, "%s\n", written.message().c_str());
     return 1;
   }
   std::printf("wrote %s: %zu nodes\n", argv[1], profile.nodes.size());

@@ -223,9 +223,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "unknown shape '%s'\n", shape.c_str());
     return 2;
   }
-  const std::string error = fmt::WriteProfileFile(gen.profile(), argv[3]);
-  if (!error.empty()) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  const deepcontext::Status written =
+      fmt::WriteProfileFile(gen.profile(), argv[3]);
+  if (!written.ok()) {
+    std::fprintf(stderr, "%s\n", written.message().c_str());
     return 1;
   }
   std::printf("%s: %zu nodes, %zu values, %zu metrics\n", argv[3],

@@ -90,10 +90,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   size_t nodes = std::strtoull(argv[1], nullptr, 10);
-  std::string error =
+  const deepcontext::Status written =
       deepcontext::format::WriteProfileFile(MakeProfile(nodes), argv[2]);
-  if (!error.empty()) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (!written.ok()) {
+    std::fprintf(stderr, "%s\n", written.message().c_str());
     return 1;
   }
   return 0;

@@ -160,9 +160,10 @@ int main(int argc, char** argv) {
     nodes = profile.nodes.size();
     values = profile.values.size();
     paths.push_back((dir / ("rank" + std::to_string(rank) + ".dctx")).string());
-    if (std::string error = deepcontext::format::WriteProfileFile(profile, paths.back());
-        !error.empty()) {
-      std::fprintf(stderr, "%s\n", error.c_str());
+    if (deepcontext::Status written =
+            deepcontext::format::WriteProfileFile(profile, paths.back());
+        !written.ok()) {
+      std::fprintf(stderr, "%s\n", written.message().c_str());
       fs::remove_all(dir);
       return 1;
     }

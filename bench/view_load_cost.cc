@@ -48,13 +48,13 @@ int main(int argc, char **argv) {
   }
   Clocks t0 = Clocks::Now();
   auto read = deepcontext::format::ReadProfileFile(argv[1]);
-  if (!read.ok) {
-    std::fprintf(stderr, "%s\n", read.error.c_str());
+  if (!read.ok()) {
+    std::fprintf(stderr, "%s\n", read.status().message().c_str());
     return 1;
   }
   Clocks t1 = Clocks::Now();
   std::vector<deepcontext::format::Profile> owned;
-  owned.push_back(std::move(read.profile));
+  owned.push_back(std::move(*read));
   auto tree = deepcontext::analysis::ProfileTree::FromOwnedProfiles(
       std::move(owned), {argv[1]});
   Clocks t2 = Clocks::Now();

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "format/byte_buffer.h"
 #include "format/fast_inflate.h"
@@ -84,13 +85,14 @@ bool Deflate(std::string_view input, std::string* out) {
 }
 
 // Decompresses input, which must be exactly one zlib stream producing exactly
-// out_size bytes, into out. Returns "" or the problem.
-std::string Inflate(std::string_view input, char* out, size_t out_size) {
-  if (FastInflate(input, out, out_size)) return "";
+// out_size bytes, into out.
+Status Inflate(std::string_view input, char* out, size_t out_size) {
+  if (FastInflate(input, out, out_size)) return Status::Ok();
   // Without libdeflate, or when the stream is damaged: zlib, whose messages
   // say what is wrong.
   z_stream stream{};
-  if (inflateInit(&stream) != Z_OK) return "cannot initialize zlib";
+  if (inflateInit(&stream) != Z_OK)
+    return Status::Error("cannot initialize zlib");
   const StreamEnder ender(&stream, inflateEnd);
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input.data()));
   stream.next_out = reinterpret_cast<Bytef*>(out);
@@ -128,25 +130,28 @@ std::string Inflate(std::string_view input, char* out, size_t out_size) {
   if (problem.empty() && (stream.avail_in != 0 || in_left != 0)) {
     problem = "corrupt payload (bytes after the compressed stream)";
   }
-  return problem;
+  if (!problem.empty()) return Status::Error(std::move(problem));
+  return Status::Ok();
 }
 
-std::string CheckMagic(std::string_view file) {
+Status CheckMagic(std::string_view file) {
   const size_t n = std::min(file.size(), kDctxMagic.size());
-  if (file.substr(0, n) == kDctxMagic.substr(0, n)) return "";
+  if (file.substr(0, n) == kDctxMagic.substr(0, n)) return Status::Ok();
   if (n > 4 && file.substr(0, 4) == kDctxMagic.substr(0, 4)) {
-    return "not a DeepContext profile (bad magic; damaged by a text-mode "
-           "transfer?)";
+    return Status::Error(
+        "not a DeepContext profile (bad magic; damaged by a text-mode "
+        "transfer?)");
   }
-  return "not a DeepContext profile (bad magic)";
+  return Status::Error("not a DeepContext profile (bad magic)");
 }
 
 }  // namespace
 
-std::string WrapPayload(std::string_view payload, uint16_t major,
-                        uint16_t minor) {
+StatusOr<std::string> WrapPayload(std::string_view payload, uint16_t major,
+                                  uint16_t minor) {
   std::string compressed;
-  if (!Deflate(payload, &compressed)) return "";
+  if (!Deflate(payload, &compressed))
+    return Status::Error("compression failed");
   std::string file;
   file.reserve(kHeaderSize + compressed.size());
   ByteWriter writer(&file);
@@ -164,13 +169,12 @@ std::string WrapPayload(std::string_view payload, uint16_t major,
 
 namespace {
 
-// Checks everything about file but the compressed stream itself. Returns ""
-// with the stream and its decompressed size, or the problem.
-std::string CheckContainer(std::string_view file, std::string_view* stream,
-                           size_t* stream_size) {
-  if (file.empty()) return "empty file";
-  std::string problem = CheckMagic(file);
-  if (!problem.empty()) return problem;
+// Checks everything about file but the compressed stream itself. Gives the
+// stream and its decompressed size, or the problem.
+Status CheckContainer(std::string_view file, std::string_view* stream,
+                      size_t* stream_size) {
+  if (file.empty()) return Status::Error("empty file");
+  if (Status magic = CheckMagic(file); !magic.ok()) return magic;
   ByteReader reader(file);
   std::string_view magic;
   uint16_t major = 0;
@@ -182,17 +186,19 @@ std::string CheckContainer(std::string_view file, std::string_view* stream,
     reader.ReadFixed16(&major);
     reader.ReadFixed16(&minor);
     if (major > kFormatMajor) {
-      return "written by a newer DeepContext (format " + std::to_string(major) +
-             ".x); this reader supports " + std::to_string(kFormatMajor) + ".x";
+      return Status::Error(
+          "written by a newer DeepContext (format " + std::to_string(major) +
+          ".x); this reader supports " + std::to_string(kFormatMajor) + ".x");
     }
     if (major < kFormatMajor) {
-      return "unsupported format version " + std::to_string(major) + "." +
-             std::to_string(minor);
+      return Status::Error("unsupported format version " +
+                           std::to_string(major) + "." + std::to_string(minor));
     }
   }
   if (file.size() < kHeaderSize) {
-    return "truncated file (expected at least " + std::to_string(kHeaderSize) +
-           " bytes of header, found " + std::to_string(file.size()) + ")";
+    return Status::Error(
+        "truncated file (expected at least " + std::to_string(kHeaderSize) +
+        " bytes of header, found " + std::to_string(file.size()) + ")");
   }
   uint32_t flags = 0;
   uint64_t compressed_size = 0;
@@ -206,53 +212,60 @@ std::string CheckContainer(std::string_view file, std::string_view* stream,
   reader.ReadFixed32(&header_crc);
   if (kVerifyChecksums &&
       header_crc != Crc32(file.substr(0, kHeaderCrcOffset))) {
-    return "header checksum mismatch (file corrupt)";
+    return Status::Error("header checksum mismatch (file corrupt)");
   }
   const uint64_t found = file.size() - kHeaderSize;
   if (found < compressed_size) {
-    return "truncated file (expected " + std::to_string(compressed_size) +
-           " bytes of payload, found " + std::to_string(found) + ")";
+    return Status::Error(
+        "truncated file (expected " + std::to_string(compressed_size) +
+        " bytes of payload, found " + std::to_string(found) + ")");
   }
   if (found > compressed_size) {
-    return "trailing garbage after the payload (" +
-           std::to_string(found - compressed_size) + " bytes; file corrupt)";
+    return Status::Error("trailing garbage after the payload (" +
+                         std::to_string(found - compressed_size) +
+                         " bytes; file corrupt)");
   }
   const std::string_view compressed = file.substr(kHeaderSize);
   if (kVerifyChecksums && payload_crc != Crc32(compressed)) {
-    return "checksum mismatch (file corrupt)";
+    return Status::Error("checksum mismatch (file corrupt)");
   }
   if (payload_size > kMaxPayloadBytes) {
-    return "payload of " + std::to_string(payload_size) +
-           " bytes is larger than this reader's limit of " +
-           std::to_string(kMaxPayloadBytes) + " bytes";
+    return Status::Error("payload of " + std::to_string(payload_size) +
+                         " bytes is larger than this reader's limit of " +
+                         std::to_string(kMaxPayloadBytes) + " bytes");
   }
   if (payload_size > compressed_size * kMaxDeflateRatio) {
-    return "corrupt header (uncompressed size " + std::to_string(payload_size) +
-           " is implausible for " + std::to_string(compressed_size) +
-           " compressed bytes)";
+    return Status::Error("corrupt header (uncompressed size " +
+                         std::to_string(payload_size) + " is implausible for " +
+                         std::to_string(compressed_size) +
+                         " compressed bytes)");
   }
   *stream = compressed;
   *stream_size = static_cast<size_t>(payload_size);
-  return "";
+  return Status::Ok();
 }
 
 }  // namespace
 
-std::string UnwrapPayload(std::string_view file, std::string* payload) {
+Status UnwrapPayload(std::string_view file, std::string* payload) {
   std::string_view compressed;
   size_t size = 0;
-  std::string problem = CheckContainer(file, &compressed, &size);
-  if (!problem.empty()) return problem;
+  if (Status checked = CheckContainer(file, &compressed, &size);
+      !checked.ok()) {
+    return checked;
+  }
   payload->assign(size, '\0');
   return Inflate(compressed, payload->data(), size);
 }
 
-std::string UnwrapPayload(std::string_view file, PayloadBuffer* payload) {
+Status UnwrapPayload(std::string_view file, PayloadBuffer* payload) {
   std::string_view compressed;
   size_t size = 0;
-  std::string problem = CheckContainer(file, &compressed, &size);
-  if (!problem.empty()) return problem;
-  if (!payload->Allocate(size)) return "out of memory";
+  if (Status checked = CheckContainer(file, &compressed, &size);
+      !checked.ok()) {
+    return checked;
+  }
+  if (!payload->Allocate(size)) return Status::Error("out of memory");
   return Inflate(compressed, payload->data(), size);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "format/payload_buffer.h"
 
 namespace deepcontext::format {
@@ -27,18 +28,17 @@ inline constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 32;
 inline constexpr uint64_t kMaxFileBytes =
     kHeaderSize + kMaxPayloadBytes + (kMaxPayloadBytes >> 10);
 
-// Returns the complete file bytes: header (claiming format major.minor) plus
-// payload compressed with zlib. Returns "" when zlib fails. May throw
+// The complete file bytes: header (claiming format major.minor) plus payload
+// compressed with zlib, or an error when zlib fails. May throw
 // std::bad_alloc.
-std::string WrapPayload(std::string_view payload, uint16_t major,
-                        uint16_t minor);
+StatusOr<std::string> WrapPayload(std::string_view payload, uint16_t major,
+                                  uint16_t minor);
 
 // Checks the header and checksums of file, then decompresses the payload into
-// *payload. Returns "" on success, otherwise a one-line problem description
-// without a path ("checksum mismatch (file corrupt)"). May throw
-// std::bad_alloc.
-std::string UnwrapPayload(std::string_view file, std::string* payload);
+// *payload. An error is a one-line problem description without a path
+// ("checksum mismatch (file corrupt)"). May throw std::bad_alloc.
+Status UnwrapPayload(std::string_view file, std::string* payload);
 // The same, into a buffer whose consumed pages the decoder can give back.
-std::string UnwrapPayload(std::string_view file, PayloadBuffer* payload);
+Status UnwrapPayload(std::string_view file, PayloadBuffer* payload);
 
 }  // namespace deepcontext::format

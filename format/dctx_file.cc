@@ -1,6 +1,7 @@
 #include "format/dctx_file.h"
 
 #include <new>
+#include <utility>
 
 #include "format/dctx_container.h"
 #include "format/file_io.h"
@@ -10,94 +11,87 @@
 namespace deepcontext::format {
 namespace {
 
-ReadResult Failure(const std::string& source, const std::string& problem) {
-  ReadResult result;
-  result.error = source + ": " + problem;
-  return result;
+// "<source>: <problem>", or a bare "out of memory" when even that string
+// cannot be built: the literal fits the small-string buffer.
+Status Failure(const std::string& source, const std::string& problem) noexcept {
+  try {
+    return Status::Error(source + ": " + problem);
+  } catch (...) {
+    return Status::Error("out of memory");
+  }
 }
 
-ReadResult DecodeOrThrow(const std::string& bytes, const std::string& source,
-                         std::string* owned_bytes = nullptr) {
+StatusOr<Profile> DecodeOrThrow(const std::string& bytes,
+                                const std::string& source,
+                                std::string* owned_bytes = nullptr) {
   PayloadBuffer payload;
-  std::string problem = UnwrapPayload(bytes, &payload);
-  if (!problem.empty()) return Failure(source, problem);
+  if (Status unwrapped = UnwrapPayload(bytes, &payload); !unwrapped.ok()) {
+    return Failure(source, unwrapped.message());
+  }
   // Neither the file's bytes once decompressed nor the payload's once
   // decoded are needed again: both are given back as early as possible, so
   // reading peaks near the size of the profile itself.
   if (owned_bytes != nullptr) std::string().swap(*owned_bytes);
-  ReadResult result;
-  problem = DecodePayload(payload.view(), &result.profile, &payload);
-  if (!problem.empty()) return Failure(source, problem);
-  problem = ValidateProfile(result.profile);
-  if (!problem.empty()) return Failure(source, "invalid profile: " + problem);
-  result.ok = true;
-  return result;
+  Profile profile;
+  if (Status decoded = DecodePayload(payload.view(), &profile, &payload);
+      !decoded.ok()) {
+    return Failure(source, decoded.message());
+  }
+  if (Status valid = ValidateProfile(profile); !valid.ok()) {
+    return Failure(source, "invalid profile: " + valid.message());
+  }
+  return profile;
 }
 
-std::string WriteOrThrow(const Profile& profile, const std::string& path) {
-  if (path.empty()) return "(empty path): no file name given";
-  std::string problem = ValidateProfile(profile);
-  if (!problem.empty()) return path + ": invalid profile: " + problem;
-  const std::string bytes =
+Status WriteOrThrow(const Profile& profile, const std::string& path) {
+  if (path.empty()) return Status::Error("(empty path): no file name given");
+  if (Status valid = ValidateProfile(profile); !valid.ok()) {
+    return Failure(path, "invalid profile: " + valid.message());
+  }
+  StatusOr<std::string> bytes =
       WrapPayload(EncodePayload(profile), kFormatMajor, kFormatMinor);
-  if (bytes.empty()) return path + ": compression failed";
-  problem = WriteFileAtomically(path, bytes);
-  if (!problem.empty()) return path + ": " + problem;
-  return "";
+  if (!bytes.ok()) return Failure(path, bytes.status().message());
+  if (Status written = WriteFileAtomically(path, *bytes); !written.ok()) {
+    return Failure(path, written.message());
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
-std::string WriteProfileFile(const Profile& profile, const std::string& path) {
+Status WriteProfileFile(const Profile& profile, const std::string& path) {
   try {
     return WriteOrThrow(profile, path);
   } catch (...) {
-    // Allocation failure is the only exception expected here. Naming the
-    // path needs memory; the literal fallback fits the small-string buffer.
-    try {
-      return path + ": out of memory";
-    } catch (...) {
-      return "out of memory";
-    }
+    // Allocation failure is the only exception expected here.
+    return Failure(path, "out of memory");
   }
 }
 
-std::string EncodeProfile(const Profile& profile) {
+StatusOr<std::string> EncodeProfile(const Profile& profile) {
   try {
     return WrapPayload(EncodePayload(profile), kFormatMajor, kFormatMinor);
   } catch (...) {
-    return "";
+    return Status::Error("out of memory");
   }
 }
 
-ReadResult ReadProfileFile(const std::string& path) {
+StatusOr<Profile> ReadProfileFile(const std::string& path) {
   try {
-    std::string bytes;
-    std::string problem = ReadWholeFile(path, kMaxFileBytes, &bytes);
-    if (!problem.empty()) return Failure(path, problem);
-    return DecodeOrThrow(bytes, path, &bytes);
+    StatusOr<std::string> bytes = ReadWholeFile(path, kMaxFileBytes);
+    if (!bytes.ok()) return Failure(path, bytes.status().message());
+    return DecodeOrThrow(*bytes, path, &*bytes);
   } catch (...) {
-    ReadResult result;
-    result.error = "out of memory";
-    try {
-      result.error = path + ": out of memory";
-    } catch (...) {
-    }
-    return result;
+    return Failure(path, "out of memory");
   }
 }
 
-ReadResult DecodeProfile(const std::string& bytes, const std::string& source) {
+StatusOr<Profile> DecodeProfile(const std::string& bytes,
+                                const std::string& source) {
   try {
     return DecodeOrThrow(bytes, source);
   } catch (...) {
-    ReadResult result;
-    result.error = "out of memory";
-    try {
-      result.error = source + ": out of memory";
-    } catch (...) {
-    }
-    return result;
+    return Failure(source, "out of memory");
   }
 }
 

@@ -18,24 +18,32 @@ namespace {
 namespace fmt = deepcontext::format;
 
 void CheckRoundTrip(const fmt::Profile& profile) {
-  const std::string encoded = fmt::EncodeProfile(profile);
-  const fmt::ReadResult again = fmt::DecodeProfile(encoded, "re-encoded");
-  if (!again.ok || fmt::EncodeProfile(again.profile) != encoded) std::abort();
+  const deepcontext::StatusOr<std::string> encoded =
+      fmt::EncodeProfile(profile);
+  if (!encoded.ok()) std::abort();
+  const deepcontext::StatusOr<fmt::Profile> again =
+      fmt::DecodeProfile(*encoded, "re-encoded");
+  if (!again.ok()) std::abort();
+  const deepcontext::StatusOr<std::string> reencoded =
+      fmt::EncodeProfile(*again);
+  if (!reencoded.ok() || *reencoded != *encoded) std::abort();
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
-  const fmt::ReadResult file = fmt::DecodeProfile(bytes, "input");
-  if (file.ok) {
-    CheckRoundTrip(file.profile);
-  } else if (file.error.empty() || file.error.find('\n') != std::string::npos) {
-    std::abort();
+  const deepcontext::StatusOr<fmt::Profile> file =
+      fmt::DecodeProfile(bytes, "input");
+  if (file.ok()) {
+    CheckRoundTrip(*file);
+  } else {
+    const std::string& error = file.status().message();
+    if (error.empty() || error.find('\n') != std::string::npos) std::abort();
   }
   fmt::Profile payload_profile;
-  if (fmt::DecodePayload(bytes, &payload_profile).empty() &&
-      fmt::ValidateProfile(payload_profile).empty()) {
+  if (fmt::DecodePayload(bytes, &payload_profile).ok() &&
+      fmt::ValidateProfile(payload_profile).ok()) {
     CheckRoundTrip(payload_profile);
   }
   return 0;

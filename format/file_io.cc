@@ -84,8 +84,8 @@ void SyncDirectory(const std::string& dir) {
 // may have: a long profile name must not make its temporary uncreatable.
 std::string TemporaryName(const std::string& path, uint64_t counter) {
   constexpr size_t kMaxNameBytes = 255;
-  const std::string suffix = "." + std::to_string(getpid()) + "." +
-                             std::to_string(counter) + ".tmp";
+  const std::string suffix =
+      "." + std::to_string(getpid()) + "." + std::to_string(counter) + ".tmp";
   const size_t slash = path.rfind('/');
   const size_t name_start = slash == std::string::npos ? 0 : slash + 1;
   std::string temp = path;
@@ -102,7 +102,7 @@ AtomicFile::~AtomicFile() {
   if (!temp_.empty()) unlink(temp_.c_str());
 }
 
-std::string AtomicFile::Create(const std::string& path) {
+Status AtomicFile::Create(const std::string& path) {
   path_ = path;
   std::string temp;
   int error = 0;
@@ -113,34 +113,36 @@ std::string AtomicFile::Create(const std::string& path) {
     if (fd_ < 0 && error != EEXIST) break;
   }
   if (fd_ < 0) {
-    return "cannot create temporary file " + temp + ": " + ErrnoText(error);
+    return Status::Error("cannot create temporary file " + temp + ": " +
+                         ErrnoText(error));
   }
   temp_ = std::move(temp);
-  return "";
+  return Status::Ok();
 }
 
-std::string AtomicFile::Append(std::string_view bytes) {
-  if (!WriteAll(fd_, bytes))
-    return "cannot write " + temp_ + ": " + ErrnoText(errno);
-  return "";
+Status AtomicFile::Append(std::string_view bytes) {
+  if (!WriteAll(fd_, bytes)) {
+    return Status::Error("cannot write " + temp_ + ": " + ErrnoText(errno));
+  }
+  return Status::Ok();
 }
 
-std::string AtomicFile::WriteAt(uint64_t offset, std::string_view bytes) {
+Status AtomicFile::WriteAt(uint64_t offset, std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n =
         pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int error = n == 0 ? EIO : errno;
-      return "cannot write " + temp_ + ": " + ErrnoText(error);
+      return Status::Error("cannot write " + temp_ + ": " + ErrnoText(error));
     }
     bytes.remove_prefix(static_cast<size_t>(n));
     offset += static_cast<uint64_t>(n);
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string AtomicFile::Commit() {
+Status AtomicFile::Commit() {
   const char* step = nullptr;
   int error = 0;
   if (fsync(fd_) != 0) {
@@ -158,57 +160,58 @@ std::string AtomicFile::Commit() {
     step = "cannot rename ";
     error = errno;
   }
-  if (step != nullptr) return step + temp_ + ": " + ErrnoText(error);
+  if (step != nullptr)
+    return Status::Error(step + temp_ + ": " + ErrnoText(error));
   temp_.clear();  // renamed: nothing left to remove
   try {
     SyncDirectory(DirectoryOf(path_));
   } catch (const std::bad_alloc&) {
     // The file is complete and in place; only its durability is unconfirmed.
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string WriteFileAtomically(const std::string& path,
-                                std::string_view bytes) {
+Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
   AtomicFile file;
-  std::string problem = file.Create(path);
-  if (problem.empty()) problem = file.Append(bytes);
-  if (problem.empty()) problem = file.Commit();
-  return problem;
+  Status status = file.Create(path);
+  if (status.ok()) status = file.Append(bytes);
+  if (status.ok()) status = file.Commit();
+  return status;
 }
 
-std::string ReadWholeFile(const std::string& path, size_t max_bytes,
-                          std::string* bytes) {
+StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return "cannot open: " + ErrnoText(errno);
+  if (fd < 0) return Status::Error("cannot open: " + ErrnoText(errno));
   FdCloser closer(fd);
   struct stat info {};
-  if (fstat(fd, &info) != 0) return "cannot stat: " + ErrnoText(errno);
+  if (fstat(fd, &info) != 0)
+    return Status::Error("cannot stat: " + ErrnoText(errno));
   // Devices, pipes and directories have no size to check the read against:
   // /dev/zero would be read forever and a FIFO could block it.
-  if (S_ISDIR(info.st_mode)) return "is a directory, not a profile file";
-  if (!S_ISREG(info.st_mode)) return "not a regular file";
+  if (S_ISDIR(info.st_mode))
+    return Status::Error("is a directory, not a profile file");
+  if (!S_ISREG(info.st_mode)) return Status::Error("not a regular file");
   const auto size = static_cast<uint64_t>(info.st_size);
   if (size > max_bytes) {
-    return "file of " + std::to_string(size) +
-           " bytes is larger than any profile this reader accepts (" +
-           std::to_string(max_bytes) + " bytes)";
+    return Status::Error(
+        "file of " + std::to_string(size) +
+        " bytes is larger than any profile this reader accepts (" +
+        std::to_string(max_bytes) + " bytes)");
   }
-  bytes->clear();
   // One byte more than fstat said, so a file that grows meanwhile shows up
   // as a size mismatch below instead of being cut silently.
-  bytes->resize(static_cast<size_t>(size) + 1);
+  std::string bytes(static_cast<size_t>(size) + 1, '\0');
   size_t done = 0;
-  while (done < bytes->size()) {
-    const ssize_t n = read(fd, bytes->data() + done, bytes->size() - done);
+  while (done < bytes.size()) {
+    const ssize_t n = read(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return "cannot read: " + ErrnoText(errno);
+    if (n < 0) return Status::Error("cannot read: " + ErrnoText(errno));
     if (n == 0) break;
     done += static_cast<size_t>(n);
   }
-  if (done != size) return "file changed size while being read";
-  bytes->resize(done);
-  return "";
+  if (done != size) return Status::Error("file changed size while being read");
+  bytes.resize(done);
+  return bytes;
 }
 
 }  // namespace deepcontext::format

@@ -6,16 +6,17 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace deepcontext::format {
 
 // Replaces the file at path with bytes: writes a temporary file
 // "<path>.<pid>.<n>.tmp" in the same directory, fsyncs it and renames it over
 // path, so readers see either the old or the new file, never a partial one.
-// On failure the temporary file is removed. Returns "" on success, otherwise
-// one line such as "cannot create temporary file x.dctx.12.0.tmp: Permission
-// denied" (without the path prefix). May throw std::bad_alloc.
-std::string WriteFileAtomically(const std::string& path,
-                                std::string_view bytes);
+// On failure the temporary file is removed, and the error is one line such
+// as "cannot create temporary file x.dctx.12.0.tmp: Permission denied"
+// (without the path prefix). May throw std::bad_alloc.
+Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 
 // A file written in pieces that replaces path only once complete: the
 // bytes go to a temporary file "<path>.<pid>.<n>.tmp" in the same directory,
@@ -29,12 +30,12 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  std::string Create(const std::string& path);
+  Status Create(const std::string& path);
   // Appends bytes at the end of what was written.
-  std::string Append(std::string_view bytes);
+  Status Append(std::string_view bytes);
   // Overwrites bytes at offset (within what was written).
-  std::string WriteAt(uint64_t offset, std::string_view bytes);
-  std::string Commit();
+  Status WriteAt(uint64_t offset, std::string_view bytes);
+  Status Commit();
 
  private:
   std::string path_;
@@ -42,12 +43,10 @@ class AtomicFile {
   int fd_ = -1;
 };
 
-// Reads the whole regular file at path into *bytes, refusing anything else
-// (devices such as /dev/zero, pipes, directories) and files larger than
-// max_bytes before reading them. Returns "" on success, otherwise one line
-// such as "cannot open: No such file or directory" or "not a regular file".
-// May throw std::bad_alloc.
-std::string ReadWholeFile(const std::string& path, size_t max_bytes,
-                          std::string* bytes);
+// Reads the whole regular file at path, refusing anything else (devices
+// such as /dev/zero, pipes, directories) and files larger than max_bytes
+// before reading them. The error is one line such as "cannot open: No such
+// file or directory" or "not a regular file". May throw std::bad_alloc.
+StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_bytes);
 
 }  // namespace deepcontext::format

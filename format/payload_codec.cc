@@ -61,9 +61,9 @@ const char* SectionName(SectionTag tag) {
   return "unknown";
 }
 
-std::string Corrupt(SectionTag tag, const std::string& detail) {
-  return std::string("corrupt payload (") + SectionName(tag) +
-         " section: " + detail + ")";
+Status Corrupt(SectionTag tag, const std::string& detail) {
+  return Status::Error(std::string("corrupt payload (") + SectionName(tag) +
+                       " section: " + detail + ")");
 }
 
 // Reads a record count and checks that count records can fit in the rest of
@@ -76,9 +76,9 @@ bool ReadCount(ByteReader* reader, size_t min_record_bytes, size_t* count) {
   return true;
 }
 
-// The problem text for a section whose records would not fit the budget.
-std::string OverBudget(SectionTag tag, size_t count, size_t record_bytes,
-                       size_t payload_size) {
+// The problem of a section whose records would not fit the budget.
+Status OverBudget(SectionTag tag, size_t count, size_t record_bytes,
+                  size_t payload_size) {
   return Corrupt(tag, std::to_string(count) + " records would take " +
                           std::to_string(count * record_bytes) +
                           " bytes of memory, more than a payload of " +
@@ -105,8 +105,8 @@ struct DecodeLimits {
   }
 };
 
-std::string DecodeMetadata(ByteReader* reader, const DecodeLimits& limits,
-                           Profile* profile) {
+Status DecodeMetadata(ByteReader* reader, const DecodeLimits& limits,
+                      Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinMetadataEntryBytes, &count)) {
     return Corrupt(SectionTag::kMetadata, "bad entry count");
@@ -125,11 +125,11 @@ std::string DecodeMetadata(ByteReader* reader, const DecodeLimits& limits,
                      "malformed entry " + std::to_string(i));
     }
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string DecodeStrings(ByteReader* reader, const DecodeLimits& limits,
-                          Profile* profile) {
+Status DecodeStrings(ByteReader* reader, const DecodeLimits& limits,
+                     Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinStringBytes, &count)) {
     return Corrupt(SectionTag::kStrings, "bad string count");
@@ -145,11 +145,11 @@ std::string DecodeStrings(ByteReader* reader, const DecodeLimits& limits,
                      "malformed string " + std::to_string(i));
     }
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string DecodeNodes(ByteReader* reader, std::string_view body,
-                        const DecodeLimits& limits, Profile* profile) {
+Status DecodeNodes(ByteReader* reader, std::string_view body,
+                   const DecodeLimits& limits, Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinNodeBytes, &count)) {
     return Corrupt(SectionTag::kNodes, "bad node count");
@@ -172,11 +172,11 @@ std::string DecodeNodes(ByteReader* reader, std::string_view body,
     // Out-of-range kinds are kept so ValidateProfile reports them by value.
     node.kind = static_cast<FrameKind>(kind);
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string DecodeMetrics(ByteReader* reader, const DecodeLimits& limits,
-                          Profile* profile) {
+Status DecodeMetrics(ByteReader* reader, const DecodeLimits& limits,
+                     Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinMetricBytes, &count)) {
     return Corrupt(SectionTag::kMetrics, "bad metric count");
@@ -195,11 +195,11 @@ std::string DecodeMetrics(ByteReader* reader, const DecodeLimits& limits,
                      "malformed metric " + std::to_string(i));
     }
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string DecodeValues(ByteReader* reader, std::string_view body,
-                         const DecodeLimits& limits, Profile* profile) {
+Status DecodeValues(ByteReader* reader, std::string_view body,
+                    const DecodeLimits& limits, Profile* profile) {
   size_t count = 0;
   if (!ReadCount(reader, kMinValueBytes, &count)) {
     return Corrupt(SectionTag::kValues, "bad value count");
@@ -220,12 +220,11 @@ std::string DecodeValues(ByteReader* reader, std::string_view body,
                      "malformed value " + std::to_string(i));
     }
   }
-  return "";
+  return Status::Ok();
 }
 
-std::string DecodeSection(SectionTag tag, ByteReader* reader,
-                          std::string_view body, const DecodeLimits& limits,
-                          Profile* profile) {
+Status DecodeSection(SectionTag tag, ByteReader* reader, std::string_view body,
+                     const DecodeLimits& limits, Profile* profile) {
   switch (tag) {
     case SectionTag::kMetadata:
       return DecodeMetadata(reader, limits, profile);
@@ -238,7 +237,7 @@ std::string DecodeSection(SectionTag tag, ByteReader* reader,
     case SectionTag::kValues:
       return DecodeValues(reader, body, limits, profile);
   }
-  return "";
+  return Status::Ok();
 }
 
 }  // namespace
@@ -316,8 +315,8 @@ std::string EncodePayload(const Profile& profile) {
   return payload;
 }
 
-std::string DecodePayload(std::string_view payload, Profile* profile,
-                          PayloadBuffer* release) {
+Status DecodePayload(std::string_view payload, Profile* profile,
+                     PayloadBuffer* release) {
   std::array<bool, kNumSections + 1> seen{};
   MemoryBudget budget(payload.size());
   const DecodeLimits limits{&budget, payload.size(), release, payload.data()};
@@ -329,21 +328,21 @@ std::string DecodePayload(std::string_view payload, Profile* profile,
     if (!reader.ReadVarint(&raw_tag) || !reader.ReadVarint(&length) ||
         length > reader.remaining() ||
         !reader.ReadBytes(static_cast<size_t>(length), &body)) {
-      return "corrupt payload (truncated section at byte " +
-             std::to_string(reader.position()) + ")";
+      return Status::Error("corrupt payload (truncated section at byte " +
+                           std::to_string(reader.position()) + ")");
     }
     // Sections unknown to this reader come from a newer minor version, which
     // only adds information that older readers may ignore.
     if (raw_tag == 0 || raw_tag > kNumSections) continue;
     const auto tag = static_cast<SectionTag>(raw_tag);
     if (seen[raw_tag]) {
-      return std::string("corrupt payload (duplicate ") + SectionName(tag) +
-             " section)";
+      return Status::Error(std::string("corrupt payload (duplicate ") +
+                           SectionName(tag) + " section)");
     }
     seen[raw_tag] = true;
     ByteReader section(body);
-    std::string problem = DecodeSection(tag, &section, body, limits, profile);
-    if (!problem.empty()) return problem;
+    Status decoded = DecodeSection(tag, &section, body, limits, profile);
+    if (!decoded.ok()) return decoded;
     if (section.remaining() != 0) {
       return Corrupt(tag, std::to_string(section.remaining()) +
                               " unexpected bytes at the end");
@@ -351,11 +350,12 @@ std::string DecodePayload(std::string_view payload, Profile* profile,
   }
   for (int t = 1; t <= kNumSections; ++t) {
     if (!seen[t]) {
-      return std::string("corrupt payload (missing ") +
-             SectionName(static_cast<SectionTag>(t)) + " section)";
+      return Status::Error(std::string("corrupt payload (missing ") +
+                           SectionName(static_cast<SectionTag>(t)) +
+                           " section)");
     }
   }
-  return "";
+  return Status::Ok();
 }
 
 }  // namespace deepcontext::format

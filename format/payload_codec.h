@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "format/byte_buffer.h"
 #include "format/payload_buffer.h"
 #include "format/profile_data.h"
@@ -40,11 +41,11 @@ std::string EncodePayload(const Profile& profile);
 // caller checks invariants with ValidateProfile. Counts are refused before
 // anything is allocated for them when their records could not fit in their
 // section, or would take more memory than the payload's size justifies
-// (8 bytes per payload byte plus 64 MiB). Returns "" on success,
-// otherwise a one-line problem. May throw std::bad_alloc.
+// (8 bytes per payload byte plus 64 MiB). An error is a one-line problem.
+// May throw std::bad_alloc.
 // When release is given, payload is its view, and the pages already decoded
 // are given back to the system as decoding proceeds.
-std::string DecodePayload(std::string_view payload, Profile* profile,
-                          PayloadBuffer* release = nullptr);
+Status DecodePayload(std::string_view payload, Profile* profile,
+                     PayloadBuffer* release = nullptr);
 
 }  // namespace deepcontext::format

@@ -55,7 +55,7 @@ struct ProfileStreamWriter::State {
   AtomicFile file;
   z_stream stream{};
   bool stream_open = false;
-  std::string problem;  // the first error; later calls repeat it
+  Status failure;  // the first error; later calls repeat it
   uint64_t payload_size = 0;
   uint64_t compressed_size = 0;
   uLong payload_crc = crc32(0L, Z_NULL, 0);
@@ -66,7 +66,7 @@ struct ProfileStreamWriter::State {
   }
 
   // Feeds input to deflate (flush: Z_NO_FLUSH or Z_FINISH) and writes what
-  // comes out. Returns false (with problem set) on any failure.
+  // comes out. Returns false (with failure set) on any failure.
   bool Deflate(std::string_view input, int flush) {
     while (true) {
       const size_t n = std::min(input.size(), kInputChunk);
@@ -81,7 +81,7 @@ struct ProfileStreamWriter::State {
         stream.avail_out = static_cast<uInt>(out.size());
         ret = deflate(&stream, mode);
         if (ret == Z_STREAM_ERROR) {
-          problem = "compression failed";
+          failure = Status::Error("compression failed");
           return false;
         }
         const size_t produced = out.size() - stream.avail_out;
@@ -91,8 +91,8 @@ struct ProfileStreamWriter::State {
               crc32(payload_crc, reinterpret_cast<const Bytef*>(bytes.data()),
                     static_cast<uInt>(produced));
           compressed_size += produced;
-          problem = file.Append(bytes);
-          if (!problem.empty()) return false;
+          failure = file.Append(bytes);
+          if (!failure.ok()) return false;
         }
       } while (stream.avail_out == 0 ||
                (mode == Z_FINISH && ret != Z_STREAM_END));
@@ -106,8 +106,8 @@ ProfileStreamWriter::ProfileStreamWriter() = default;
 ProfileStreamWriter::~ProfileStreamWriter() = default;
 
 Status ProfileStreamWriter::Failed(std::string problem) {
-  state_->problem = std::move(problem);
-  return Status::Error(state_->problem);
+  state_->failure = Status::Error(std::move(problem));
+  return state_->failure;
 }
 
 Status ProfileStreamWriter::Begin(const std::string& path) {
@@ -115,12 +115,12 @@ Status ProfileStreamWriter::Begin(const std::string& path) {
     state_ = std::make_unique<State>();
     state_->path = path;
     if (path.empty()) return Failed("(empty path): no file name given");
-    std::string problem = state_->file.Create(path);
-    if (problem.empty()) {
+    Status created = state_->file.Create(path);
+    if (created.ok()) {
       // Room for the header, written by Finish.
-      problem = state_->file.Append(std::string(kHeaderSize, '\0'));
+      created = state_->file.Append(std::string(kHeaderSize, '\0'));
     }
-    if (!problem.empty()) return Failed(path + ": " + problem);
+    if (!created.ok()) return Failed(path + ": " + created.message());
     if (deflateInit(&state_->stream, Z_DEFAULT_COMPRESSION) != Z_OK) {
       return Failed(path + ": compression failed");
     }
@@ -133,7 +133,7 @@ Status ProfileStreamWriter::Begin(const std::string& path) {
 
 Status ProfileStreamWriter::AddSection(uint64_t tag, const SectionBody& body) {
   if (state_ == nullptr) return Status::Error("profile writer not started");
-  if (!state_->problem.empty()) return Status::Error(state_->problem);
+  if (!state_->failure.ok()) return state_->failure;
   try {
     std::string count;
     ByteWriter(&count).PutVarint(body.count());
@@ -145,7 +145,7 @@ Status ProfileStreamWriter::AddSection(uint64_t tag, const SectionBody& body) {
     for (std::string_view piece :
          {std::string_view(header), std::string_view(body.records())}) {
       if (!state_->Deflate(piece, Z_NO_FLUSH)) {
-        return Failed(state_->path + ": " + state_->problem);
+        return Failed(state_->path + ": " + state_->failure.message());
       }
       state_->payload_size += piece.size();
     }
@@ -173,10 +173,11 @@ Status ProfileStreamWriter::AddValues(const SectionBody& body) {
 
 Status ProfileStreamWriter::Finish() {
   if (state_ == nullptr) return Status::Error("profile writer not started");
-  if (!state_->problem.empty()) return Status::Error(state_->problem);
+  if (!state_->failure.ok()) return state_->failure;
   try {
     State& s = *state_;
-    if (!s.Deflate({}, Z_FINISH)) return Failed(s.path + ": " + s.problem);
+    if (!s.Deflate({}, Z_FINISH))
+      return Failed(s.path + ": " + s.failure.message());
     std::string header;
     header.reserve(kHeaderSize);
     ByteWriter writer(&header);
@@ -190,9 +191,9 @@ Status ProfileStreamWriter::Finish() {
     writer.PutFixed32(static_cast<uint32_t>(crc32(
         crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(header.data()),
         static_cast<uInt>(header.size()))));
-    std::string problem = s.file.WriteAt(0, header);
-    if (problem.empty()) problem = s.file.Commit();
-    if (!problem.empty()) return Failed(s.path + ": " + problem);
+    Status written = s.file.WriteAt(0, header);
+    if (written.ok()) written = s.file.Commit();
+    if (!written.ok()) return Failed(s.path + ": " + written.message());
     return Status::Ok();
   } catch (const std::bad_alloc&) {
     return Failed("out of memory");

@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s OUTPUT_DIR\n", argv[0]);
     return 2;
   }
-  std::string error = deepcontext::server::testing::WriteViewFixtures(argv[1]);
-  if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
-  return error.empty() ? 0 : 1;
+  const deepcontext::Status written =
+      deepcontext::server::testing::WriteViewFixtures(argv[1]);
+  if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
+  return written.ok() ? 0 : 1;
 }

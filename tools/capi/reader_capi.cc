@@ -119,16 +119,17 @@ dc_reader* dc_reader_open(const char* const* paths, int32_t count) {
   auto* reader = new (std::nothrow) dc_reader;
   if (reader == nullptr) return nullptr;
   try {
-    std::vector<deepcontext::format::ReadResult> reads;
+    std::vector<deepcontext::format::Profile> reads;
     std::vector<std::string> names;
     for (int32_t i = 0; i < count; ++i) {
-      deepcontext::format::ReadResult read =
+      deepcontext::StatusOr<deepcontext::format::Profile> read =
           deepcontext::format::ReadProfileFile(paths[i]);
-      if (!read.ok) {
-        reader->error += (reader->error.empty() ? "" : "\n") + read.error;
+      if (!read.ok()) {
+        reader->error +=
+            (reader->error.empty() ? "" : "\n") + read.status().message();
         continue;
       }
-      reads.push_back(std::move(read));
+      reads.push_back(std::move(*read));
       names.emplace_back(paths[i]);
       reader->paths += (reader->paths.empty() ? "" : ", ") + names.back();
     }
@@ -136,7 +137,7 @@ dc_reader* dc_reader_open(const char* const* paths, int32_t count) {
     if (!reader->error.empty()) return reader;
     std::vector<deepcontext::analysis::ProfileInput> inputs;
     for (size_t i = 0; i < reads.size(); ++i)
-      inputs.push_back({&reads[i].profile, names[i]});
+      inputs.push_back({&reads[i], names[i]});
     reader->tree.emplace(ProfileTree::FromProfiles(inputs));
     BuildColumns(*reader);
   } catch (const std::exception& e) {

@@ -14,18 +14,18 @@ std::optional<analysis::ProfileTree> ReadProfileTree(
   sass::ProfileSass sass_labels;
   bool all_ok = true;
   for (const std::string& file : files) {
-    format::ReadResult read = format::ReadProfileFile(file);
-    if (!read.ok) {
-      err << prefix << read.error << "\n";
+    StatusOr<format::Profile> read = format::ReadProfileFile(file);
+    if (!read.ok()) {
+      err << prefix << read.status().message() << "\n";
       all_ok = false;
       continue;
     }
     if (sass) {
-      for (const std::string& note : sass_labels.Annotate(read.profile, file)) {
+      for (const std::string& note : sass_labels.Annotate(*read, file)) {
         err << prefix << "note: " << note << "\n";
       }
     }
-    profiles.push_back(std::move(read.profile));
+    profiles.push_back(std::move(*read));
   }
   if (!all_ok) return std::nullopt;
   // The tree takes the profiles over, so their values are not held twice.

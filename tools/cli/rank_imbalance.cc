@@ -14,9 +14,9 @@ std::string RankImbalanceOfFiles(const std::vector<std::string>& files,
   if (files.size() < 2 || options.top <= 0) return "";
   merge::RankMerger merger;
   for (const std::string& path : files) {
-    format::ReadResult read = format::ReadProfileFile(path);
-    if (!read.ok || read.profile.Metadata("rank").empty()) return "";
-    if (!merger.Add(read.profile, path).ok()) return "";
+    StatusOr<format::Profile> read = format::ReadProfileFile(path);
+    if (!read.ok() || read->Metadata("rank").empty()) return "";
+    if (!merger.Add(*read, path).ok()) return "";
   }
   if (merger.rank_count() < 2) return "";
   analysis::ProfileTree tree = analysis::ProfileTree::FromProfile(merger.Finish());

@@ -11,9 +11,9 @@ StatusOr<MergeSummary> MergeProfileFiles(const std::vector<std::string>& paths,
   RankMerger merger;
   for (const std::string& path : paths) {
     // Scoped so that each input is freed before the next one is read.
-    format::ReadResult read = format::ReadProfileFile(path);
-    if (!read.ok) return Status::Error(read.error);
-    Status added = merger.Add(read.profile, path);
+    StatusOr<format::Profile> read = format::ReadProfileFile(path);
+    if (!read.ok()) return read.status();
+    Status added = merger.Add(*read, path);
     if (!added.ok()) return added;
   }
   MergeSummary summary;
@@ -21,8 +21,10 @@ StatusOr<MergeSummary> MergeProfileFiles(const std::vector<std::string>& paths,
   summary.processes = merger.process_count();
   format::Profile merged = merger.Finish();
   summary.contexts = merged.nodes.size();
-  std::string error = format::WriteProfileFile(merged, output);
-  if (!error.empty()) return Status::Error(error);
+  if (Status written = format::WriteProfileFile(merged, output);
+      !written.ok()) {
+    return written;
+  }
   return summary;
 }
 

@@ -82,32 +82,34 @@ LoadResult ProfileStore::Get(size_t id) const {
 
 void ProfileStore::LoadAll(const std::vector<std::string> &files) {
   // Profiles stay in memory until the merged tree is built from them.
-  std::vector<format::ReadResult> reads;
+  std::vector<format::Profile> reads;
   std::string first_failure;
   // Sampled GPU instructions are shown with their SASS text.
   sass::ProfileSass sass_labels;
   for (size_t i = 0; i < files.size(); ++i) {
-    format::ReadResult read = format::ReadProfileFile(files[i]);
-    if (!read.ok) {
+    deepcontext::StatusOr<format::Profile> read =
+        format::ReadProfileFile(files[i]);
+    if (!read.ok()) {
       if (first_failure.empty())
-        first_failure = read.error;
-      entries_[i]->promise.set_value(Error{ErrorCode::kUnreadable, read.error});
+        first_failure = read.status().message();
+      entries_[i]->promise.set_value(
+          Error{ErrorCode::kUnreadable, read.status().message()});
       continue;
     }
-    for (const std::string &note : sass_labels.Annotate(read.profile, files[i]))
+    for (const std::string &note : sass_labels.Annotate(*read, files[i]))
       std::fprintf(stderr, "deepcontext view: note: %s\n", note.c_str());
     try {
       if (files.size() == 1) {
         // Nothing else needs the file's profile: the tree takes it over,
         // which skips copying its values.
         std::vector<format::Profile> owned;
-        owned.push_back(std::move(read.profile));
+        owned.push_back(std::move(*read));
         entries_[i]->promise.set_value(Prepare(
             analysis::ProfileTree::FromOwnedProfiles(std::move(owned), files)));
         return;
       }
       entries_[i]->promise.set_value(
-          Prepare(analysis::ProfileTree::FromProfile(read.profile, files[i])));
+          Prepare(analysis::ProfileTree::FromProfile(*read, files[i])));
     } catch (const std::exception &e) {
       entries_[i]->promise.set_value(
           Error{ErrorCode::kUnreadable, files[i] + ": " + e.what()});
@@ -116,7 +118,7 @@ void ProfileStore::LoadAll(const std::vector<std::string> &files) {
       continue;
     }
     if (files.size() > 1)
-      reads.push_back(std::move(read));
+      reads.push_back(std::move(*read));
   }
   if (files.size() <= 1)
     return;
@@ -130,7 +132,7 @@ void ProfileStore::LoadAll(const std::vector<std::string> &files) {
   }
   std::vector<analysis::ProfileInput> inputs;
   for (size_t i = 0; i < reads.size(); ++i) {
-    inputs.push_back({&reads[i].profile, files[i]});
+    inputs.push_back({&reads[i], files[i]});
   }
   try {
     merged.promise.set_value(

@@ -25,9 +25,9 @@ using deepcontext::format::Profile;
 using deepcontext::format::WriteProfileFile;
 
 bool Write(const Profile& profile, const std::string& path) {
-  std::string error = WriteProfileFile(profile, path);
-  if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
-  return error.empty();
+  const deepcontext::Status written = WriteProfileFile(profile, path);
+  if (!written.ok()) std::fprintf(stderr, "%s\n", written.message().c_str());
+  return written.ok();
 }
 
 bool WriteBytes(const std::string& bytes, const std::string& path) {
@@ -163,7 +163,12 @@ int main(int argc, char** argv) {
     many_metrics.values.push_back({i + 2, i, 1, 1, 1, 1});
   }
 
-  std::string encoded = EncodeProfile(rank0);
+  const deepcontext::StatusOr<std::string> encoded_or = EncodeProfile(rank0);
+  if (!encoded_or.ok()) {
+    std::fprintf(stderr, "%s\n", encoded_or.status().message().c_str());
+    return 1;
+  }
+  const std::string& encoded = *encoded_or;
   bool ok =
       Write(rank0, path("rank0.dctx")) && Write(rank1, path("rank1.dctx")) &&
       Write(no_gpu, path("no_gpu.dctx")) &&

@@ -46,15 +46,23 @@ void Reseal(std::string* file) {
   SetField(file, kHeaderCrcAt, 4, Crc(file->substr(0, kHeaderCrcAt)));
 }
 
+// The error unwrapping file gives; "" when it unwraps.
 std::string Unwrap(const std::string& file) {
   std::string payload;
-  return UnwrapPayload(file, &payload);
+  return UnwrapPayload(file, &payload).message();
 }
 
 const std::string kPayload = "some payload bytes, some payload bytes";
 
+// The file WrapPayload makes; it fails only when zlib does.
+std::string Wrap(const std::string& payload, uint16_t major, uint16_t minor) {
+  StatusOr<std::string> file = WrapPayload(payload, major, minor);
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  return file.ok() ? *file : std::string();
+}
+
 TEST(DctxContainer, HeaderLayoutMatchesTheDocumentation) {
-  const std::string file = WrapPayload(kPayload, 1, 3);
+  const std::string file = Wrap(kPayload, 1, 3);
   ASSERT_GT(file.size(), kHeaderSize);
   EXPECT_EQ(file.substr(0, 8), std::string("DCTX\x89\x0d\x0a\x0a", 8));
   EXPECT_EQ(Field(file, kMajorAt, 2), 1u);
@@ -80,52 +88,53 @@ TEST(DctxContainer, RoundTrips) {
   for (const std::string& payload :
        {std::string(), kPayload, std::string(1 << 20, 'z')}) {
     std::string out = "junk";
-    ASSERT_EQ(UnwrapPayload(WrapPayload(payload, 1, 0), &out), "");
+    const Status unwrapped = UnwrapPayload(Wrap(payload, 1, 0), &out);
+    ASSERT_TRUE(unwrapped.ok()) << unwrapped.message();
     EXPECT_EQ(out, payload);
   }
 }
 
 TEST(DctxContainer, NewerMinorAndUnknownFlagsAreAccepted) {
-  std::string file = WrapPayload(kPayload, 1, 65535);
+  std::string file = Wrap(kPayload, 1, 65535);
   SetField(&file, kFlagsAt, 4, 0xdeadbeef);
   Reseal(&file);
   std::string out;
-  EXPECT_EQ(UnwrapPayload(file, &out), "");
+  EXPECT_TRUE(UnwrapPayload(file, &out).ok());
   EXPECT_EQ(out, kPayload);
 }
 
 TEST(DctxContainer, VersionChecks) {
-  EXPECT_EQ(Unwrap(WrapPayload(kPayload, 2, 0)),
+  EXPECT_EQ(Unwrap(Wrap(kPayload, 2, 0)),
             "written by a newer DeepContext (format 2.x); this reader "
             "supports 1.x");
-  EXPECT_EQ(Unwrap(WrapPayload(kPayload, 65535, 9)),
+  EXPECT_EQ(Unwrap(Wrap(kPayload, 65535, 9)),
             "written by a newer DeepContext (format 65535.x); this reader "
             "supports 1.x");
   // Named even when the rest of a newer header is missing.
-  EXPECT_EQ(Unwrap(WrapPayload(kPayload, 3, 0).substr(0, 12)),
+  EXPECT_EQ(Unwrap(Wrap(kPayload, 3, 0).substr(0, 12)),
             "written by a newer DeepContext (format 3.x); this reader "
             "supports 1.x");
-  EXPECT_EQ(Unwrap(WrapPayload(kPayload, 0, 7)),
+  EXPECT_EQ(Unwrap(Wrap(kPayload, 0, 7)),
             "unsupported format version 0.7");
 }
 
 TEST(DctxContainer, HeaderChecksumCoversEveryHeaderField) {
   for (size_t at :
        {kFlagsAt, kCompressedSizeAt, kPayloadSizeAt, kPayloadCrcAt, kMinorAt}) {
-    std::string file = WrapPayload(kPayload, 1, 0);
+    std::string file = Wrap(kPayload, 1, 0);
     file[at] ^= 0x40;
     EXPECT_EQ(Unwrap(file), "header checksum mismatch (file corrupt)") << at;
   }
 }
 
 TEST(DctxContainer, PayloadChecksum) {
-  std::string file = WrapPayload(kPayload, 1, 0);
+  std::string file = Wrap(kPayload, 1, 0);
   file.back() ^= 1;
   EXPECT_EQ(Unwrap(file), "checksum mismatch (file corrupt)");
 }
 
 TEST(DctxContainer, SizeMismatches) {
-  const std::string file = WrapPayload(kPayload, 1, 0);
+  const std::string file = Wrap(kPayload, 1, 0);
   const size_t compressed = file.size() - kHeaderSize;
   EXPECT_EQ(Unwrap(file.substr(0, file.size() - 3)),
             "truncated file (expected " + std::to_string(compressed) +
@@ -138,7 +147,7 @@ TEST(DctxContainer, SizeMismatches) {
 }
 
 TEST(DctxContainer, UncompressedSizeMustMatchTheHeader) {
-  std::string file = WrapPayload(kPayload, 1, 0);
+  std::string file = Wrap(kPayload, 1, 0);
   SetField(&file, kPayloadSizeAt, 8, kPayload.size() + 1);
   Reseal(&file);
   EXPECT_EQ(Unwrap(file), "corrupt payload (smaller than the header says)");
@@ -148,7 +157,7 @@ TEST(DctxContainer, UncompressedSizeMustMatchTheHeader) {
 }
 
 TEST(DctxContainer, ImplausibleSizesAreRejectedBeforeAllocating) {
-  std::string file = WrapPayload(kPayload, 1, 0);
+  std::string file = Wrap(kPayload, 1, 0);
   const uint64_t compressed = file.size() - kHeaderSize;
   const uint64_t claimed = compressed * 1032 + 1;
   SetField(&file, kPayloadSizeAt, 8, claimed);
@@ -160,7 +169,7 @@ TEST(DctxContainer, ImplausibleSizesAreRejectedBeforeAllocating) {
 }
 
 TEST(DctxContainer, PayloadsOverTheCeilingAreRejectedBeforeAllocating) {
-  std::string file = WrapPayload(kPayload, 1, 0);
+  std::string file = Wrap(kPayload, 1, 0);
   for (uint64_t claimed : {kMaxPayloadBytes + 1, UINT64_MAX}) {
     SetField(&file, kPayloadSizeAt, 8, claimed);
     Reseal(&file);
@@ -171,13 +180,13 @@ TEST(DctxContainer, PayloadsOverTheCeilingAreRejectedBeforeAllocating) {
 }
 
 TEST(DctxContainer, CompressedStreamMustFillThePayload) {
-  std::string file = WrapPayload(kPayload, 1, 0) + "xyz";
+  std::string file = Wrap(kPayload, 1, 0) + "xyz";
   SetField(&file, kCompressedSizeAt, 8, file.size() - kHeaderSize);
   Reseal(&file);
   EXPECT_EQ(Unwrap(file),
             "corrupt payload (bytes after the compressed stream)");
 
-  file = WrapPayload(kPayload, 1, 0);
+  file = Wrap(kPayload, 1, 0);
   file.resize(file.size() - 4);  // drop the zlib trailer
   SetField(&file, kCompressedSizeAt, 8, file.size() - kHeaderSize);
   Reseal(&file);
@@ -185,7 +194,7 @@ TEST(DctxContainer, CompressedStreamMustFillThePayload) {
 }
 
 TEST(DctxContainer, NonZlibPayloadIsRejected) {
-  std::string file = WrapPayload(kPayload, 1, 0);
+  std::string file = Wrap(kPayload, 1, 0);
   for (size_t i = kHeaderSize; i < file.size(); ++i) file[i] = 'Q';
   Reseal(&file);
   const std::string problem = Unwrap(file);

@@ -31,7 +31,9 @@ class FastInflateTest : public ::testing::Test {
 TEST_F(FastInflateTest, DecompressesExactlyWhatZlibWrote) {
   if (!EnableFastInflate(true)) GTEST_SKIP() << "libdeflate.so.0 not found";
   const std::string payload = SamplePayload();
-  const std::string compressed = WrapPayload(payload, 1, 0).substr(kHeaderSize);
+  const StatusOr<std::string> file = WrapPayload(payload, 1, 0);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  const std::string compressed = file->substr(kHeaderSize);
   std::string out(payload.size(), '\0');
   ASSERT_TRUE(FastInflate(compressed, out.data(), out.size()));
   EXPECT_EQ(out, payload);
@@ -70,7 +72,9 @@ void Reseal(std::string* file) {
 
 TEST_F(FastInflateTest, ReaderGivesTheSameResultsEitherWay) {
   const std::string payload = SamplePayload();
-  const std::string good = WrapPayload(payload, 1, 0);
+  const StatusOr<std::string> wrapped = WrapPayload(payload, 1, 0);
+  ASSERT_TRUE(wrapped.ok()) << wrapped.status().message();
+  const std::string good = *wrapped;
   std::string bad_adler = good;
   bad_adler.back() ^= 1;
   Reseal(&bad_adler);
@@ -83,17 +87,19 @@ TEST_F(FastInflateTest, ReaderGivesTheSameResultsEitherWay) {
     std::string with_zlib;
     std::string with_libdeflate;
     EnableFastInflate(false);
-    const std::string zlib_problem = UnwrapPayload(file, &with_zlib);
+    const Status with_zlib_status = UnwrapPayload(file, &with_zlib);
     EnableFastInflate(true);
-    EXPECT_EQ(UnwrapPayload(file, &with_libdeflate), zlib_problem);
-    if (zlib_problem.empty()) {
+    const Status with_libdeflate_status = UnwrapPayload(file, &with_libdeflate);
+    EXPECT_EQ(with_libdeflate_status.ok(), with_zlib_status.ok());
+    EXPECT_EQ(with_libdeflate_status.message(), with_zlib_status.message());
+    if (with_zlib_status.ok()) {
       EXPECT_EQ(with_zlib, payload);
       EXPECT_EQ(with_libdeflate, payload);
     }
   }
   std::string ignored;
-  EXPECT_NE(UnwrapPayload(bad_adler, &ignored), "");
-  EXPECT_NE(UnwrapPayload(bad_block, &ignored), "");
+  EXPECT_FALSE(UnwrapPayload(bad_adler, &ignored).ok());
+  EXPECT_FALSE(UnwrapPayload(bad_block, &ignored).ok());
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ TEST(ProfileStream, WritesTheSameBytesAsTheWholeProfileWriter) {
   ASSERT_TRUE(writer.AddMetrics(Metrics(profile)).ok());
   ASSERT_TRUE(writer.AddValues(Values(profile)).ok());
   ASSERT_TRUE(writer.Finish().ok());
-  EXPECT_EQ(ReadBytes(path), EncodeProfile(profile));
+  EXPECT_EQ(ReadBytes(path), EncodeProfile(profile).value());
   EXPECT_EQ(dir.List(), std::vector<std::string>{"streamed.dctx"});
 }
 
@@ -67,9 +67,9 @@ TEST(ProfileStream, SectionsInAnyOrderReadBackTheSame) {
   ASSERT_TRUE(writer.AddMetrics(Metrics(profile)).ok());
   ASSERT_TRUE(writer.AddMetadata(Metadata(profile)).ok());
   ASSERT_TRUE(writer.Finish().ok());
-  const ReadResult read = ReadProfileFile(path);
-  ASSERT_TRUE(read.ok) << read.error;
-  ExpectSameProfile(profile, read.profile);
+  const StatusOr<Profile> read = ReadProfileFile(path);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ExpectSameProfile(profile, *read);
 }
 
 TEST(ProfileStream, UnfinishedWritesLeaveNothingBehind) {

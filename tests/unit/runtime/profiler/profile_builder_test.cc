@@ -70,8 +70,8 @@ TEST(ProfileBuilder, NativeFramesNamedAlikeAreWrittenAsOneNode) {
   ASSERT_TRUE(written.ok()) << written.message();
   const auto read = format::ReadProfileFile(path);
   unlink(path.c_str());
-  ASSERT_TRUE(read.ok) << read.error;
-  const format::Profile& profile = read.profile;
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const format::Profile& profile = *read;
 
   // root, thread, getpid, aten::mm, gemm, getppid, aten::mm
   ASSERT_EQ(profile.nodes.size(), 7u);

@@ -43,8 +43,8 @@ TEST(Session, WritesAReadableProfileWithOnlyMeasuredContexts) {
   EXPECT_EQ(deepcontext_is_active(), 0);
 
   auto read = deepcontext::format::ReadProfileFile(path);
-  ASSERT_TRUE(read.ok) << read.error;
-  const auto& profile = read.profile;
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const auto& profile = *read;
   EXPECT_EQ(profile.Metadata("torch_version"), "9.9");
   EXPECT_EQ(profile.Metadata("pid"), std::to_string(getpid()));
   EXPECT_FALSE(profile.Metadata("start_time_ns").empty());
@@ -78,8 +78,8 @@ TEST(Session, GpuStatusIsRecordedAndCanBeTurnedOff) {
   ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
   ASSERT_EQ(deepcontext_stop(), 0);
   auto read = deepcontext::format::ReadProfileFile(path);
-  ASSERT_TRUE(read.ok) << read.error;
-  EXPECT_EQ(read.profile.Metadata("gpu"), status);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->Metadata("gpu"), status);
   unlink(path.c_str());
 }
 
@@ -125,8 +125,8 @@ TEST(Session, TraceWindowsTurnTheOpSwitchAndAreDescribed) {
     EXPECT_EQ(g_op_switch_calls.back(), 1) << "ops are on again after the session";
   }
   auto read = deepcontext::format::ReadProfileFile(path);
-  ASSERT_TRUE(read.ok) << read.error;
-  const auto& profile = read.profile;
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const auto& profile = *read;
   EXPECT_EQ(profile.Metadata("trace_fraction"), "0.5");
   EXPECT_EQ(profile.Metadata("trace_window_ns"), "2000000");
   EXPECT_NE(profile.Metadata("trace_windows").find("(0.5 asked), "), std::string::npos)
@@ -145,8 +145,8 @@ TEST(Session, TraceWindowsTurnTheOpSwitchAndAreDescribed) {
   ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
   ASSERT_EQ(deepcontext_stop(), 0);
   read = deepcontext::format::ReadProfileFile(path);
-  ASSERT_TRUE(read.ok) << read.error;
-  EXPECT_EQ(read.profile.Metadata("trace_windows"), "");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->Metadata("trace_windows"), "");
   unlink(path.c_str());
 }
 
@@ -179,8 +179,8 @@ TEST(Session, AllocatorEventsAreChargedToTheAllocatingOp) {
   ASSERT_EQ(deepcontext_write(path.c_str()), 0) << deepcontext_last_error();
   ASSERT_EQ(deepcontext_stop(), 0);
   auto read = deepcontext::format::ReadProfileFile(path);
-  ASSERT_TRUE(read.ok) << read.error;
-  const auto& profile = read.profile;
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const auto& profile = *read;
   EXPECT_EQ(profile.Metadata("gpu0_memory_peak_bytes"), "5120");
   EXPECT_EQ(profile.Metadata("gpu0_memory_live_bytes"), "4096");
   std::map<std::string, std::map<std::string, double>> by_metric_and_node;

@@ -26,9 +26,9 @@ class MergeFilesTest : public ::testing::Test {
 
   std::string Write(const std::string& name, const std::string& rank) {
     std::string path = (dir_ / name).string();
-    EXPECT_EQ(format::WriteProfileFile(MakeTrainingProfileOf("10" + rank, rank),
-                                       path),
-              "");
+    EXPECT_TRUE(
+        format::WriteProfileFile(MakeTrainingProfileOf("10" + rank, rank), path)
+            .ok());
     return path;
   }
 
@@ -42,10 +42,10 @@ TEST_F(MergeFilesTest, MergesFilesIntoAReadableProfile) {
   ASSERT_TRUE(summary.ok()) << summary.status().message();
   EXPECT_EQ(summary->ranks, 3u);
   EXPECT_EQ(summary->processes, 3u);
-  format::ReadResult read = format::ReadProfileFile(out);
-  ASSERT_TRUE(read.ok) << read.error;
-  EXPECT_EQ(read.profile.Metadata("merged_ranks"), "3");
-  EXPECT_EQ(read.profile.nodes.size(), summary->contexts);
+  StatusOr<format::Profile> read = format::ReadProfileFile(out);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->Metadata("merged_ranks"), "3");
+  EXPECT_EQ(read->nodes.size(), summary->contexts);
   // The training profile has 13 nodes plus the root; all ranks share them.
   EXPECT_EQ(summary->contexts, 14u);
 }

@@ -79,7 +79,7 @@ format::Profile Merge(const std::vector<format::Profile>& ranks) {
 
 TEST(RankMerger, IdenticalContextsMergeAndValuesCombine) {
   format::Profile merged = Merge({RankProfile("0", 2), RankProfile("1", 4)});
-  EXPECT_EQ(format::ValidateProfile(merged), "");
+  EXPECT_TRUE(format::ValidateProfile(merged).ok());
   // root, main thread, step, aten::mm, autograd thread, MmBackward0.
   EXPECT_EQ(merged.nodes.size(), 6u);
   auto mm = NodeAt(merged, {"main thread", "step", "aten::mm"});

@@ -20,7 +20,7 @@ protected:
   void SetUp() override {
     char pattern[] = "/tmp/dc_store_test_XXXXXX";
     dir_ = mkdtemp(pattern);
-    ASSERT_EQ(testing::WriteViewFixtures(dir_), "");
+    ASSERT_TRUE(testing::WriteViewFixtures(dir_).ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -35,10 +35,10 @@ TEST_F(ProfileStoreTest, OneFileServesWhatTheReportsTreeGives) {
   ASSERT_EQ(store.size(), 1u);
   LoadResult loaded = store.Get(0);
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  format::ReadResult read = format::ReadProfileFile(file);
-  ASSERT_TRUE(read.ok) << read.error;
+  deepcontext::StatusOr<format::Profile> read = format::ReadProfileFile(file);
+  ASSERT_TRUE(read.ok()) << read.status().message();
   analysis::ProfileTree tree =
-      analysis::ProfileTree::FromProfile(read.profile, file);
+      analysis::ProfileTree::FromProfile(*read, file);
   const LoadedProfile &profile = *loaded.value();
   EXPECT_EQ(profile.view_binary(), exporter::RenderViewBinary(tree));
   EXPECT_EQ(profile.view_stats_binary(), exporter::RenderViewStatsBinary(tree));
@@ -57,10 +57,10 @@ TEST_F(ProfileStoreTest, SampledInstructionsCarryTheirSass) {
   fs::copy_file(fixtures + "/scale_add.cubin",
                 dir_ + "/sass.cubins/" +
                     std::string(analysis::testing::kSassCubinName) + ".cubin");
-  ASSERT_EQ(format::WriteProfileFile(
-                analysis::testing::MakeSassProfile(dir_ + "/sass.cubins"),
-                dir_ + "/sass.dctx"),
-            "");
+  ASSERT_TRUE(format::WriteProfileFile(
+                  analysis::testing::MakeSassProfile(dir_ + "/sass.cubins"),
+                  dir_ + "/sass.dctx")
+                  .ok());
   setenv("DEEPCONTEXT_NVDISASM",
          (fixtures + "/fake_toolkit/bin/nvdisasm").c_str(), 1);
   ProfileStore store({dir_ + "/sass.dctx"});

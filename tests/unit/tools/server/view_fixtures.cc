@@ -130,25 +130,26 @@ format::Profile MakeGpuProfile(const std::string& src_dir, bool after) {
   return b.profile();
 }
 
-std::string WriteViewFixtures(const std::string& dir) {
+deepcontext::Status WriteViewFixtures(const std::string& dir) {
   const std::string src = dir + "/src";
   std::filesystem::create_directories(src);
   for (bool after : {false, true}) {
     std::string path = dir + (after ? "/after.dctx" : "/before.dctx");
-    std::string error = format::WriteProfileFile(MakeGpuProfile(src, after), path);
-    if (!error.empty()) return error;
+    deepcontext::Status written =
+        format::WriteProfileFile(MakeGpuProfile(src, after), path);
+    if (!written.ok()) return written;
   }
   if (!WriteText(dir + "/foreign.dctx", "this is not a profile\n") ||
       !WriteText(src + "/train.py", kTrainPy) ||
       !WriteText(src + "/model.py", kModelPy) ||
       !WriteText(dir + "/secret.txt", "secret\n")) {
-    return "cannot write the fixtures under " + dir;
+    return deepcontext::Status::Error("cannot write the fixtures under " + dir);
   }
   std::filesystem::remove(src + "/link.py");
   if (::symlink("../secret.txt", (src + "/link.py").c_str()) != 0) {
-    return "cannot create " + src + "/link.py";
+    return deepcontext::Status::Error("cannot create " + src + "/link.py");
   }
-  return "";
+  return deepcontext::Status::Ok();
 }
 
 }  // namespace deepcontext::server::testing

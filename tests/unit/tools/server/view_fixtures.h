@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/status.h"
 #include "format/profile_data.h"
 
 namespace deepcontext::server::testing {
@@ -21,7 +22,7 @@ format::Profile MakeGpuProfile(const std::string& src_dir, bool after);
 //   src/train.py, src/model.py  the named sources
 //   secret.txt                a file no profile names
 //   src/link.py               a symlink to ../secret.txt, not named either
-// Returns "" or what failed.
-std::string WriteViewFixtures(const std::string& dir);
+// An error says what failed.
+deepcontext::Status WriteViewFixtures(const std::string& dir);
 
 }  // namespace deepcontext::server::testing

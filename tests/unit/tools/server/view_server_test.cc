@@ -29,7 +29,7 @@ class ViewServerTest : public ::testing::Test {
   static void SetUpTestSuite() {
     char pattern[] = "/tmp/dc_view_test_XXXXXX";
     dir_ = new std::string(mkdtemp(pattern));
-    ASSERT_EQ(testing::WriteViewFixtures(*dir_), "");
+    ASSERT_TRUE(testing::WriteViewFixtures(*dir_).ok());
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*dir_);
@@ -167,10 +167,11 @@ TEST_F(ViewServerTest, FindingsAreTheAnalyzersAndNameViewNodes) {
   EXPECT_EQ(response->get_header_value("Content-Type"),
             "application/json; charset=utf-8");
   // Exactly what `deepcontext analyze --format json` prints for the file.
-  format::ReadResult read = format::ReadProfileFile(Dir() + "/before.dctx");
-  ASSERT_TRUE(read.ok) << read.error;
+  deepcontext::StatusOr<format::Profile> read =
+      format::ReadProfileFile(Dir() + "/before.dctx");
+  ASSERT_TRUE(read.ok()) << read.status().message();
   analysis::ProfileTree tree =
-      analysis::ProfileTree::FromProfile(read.profile, Dir() + "/before.dctx");
+      analysis::ProfileTree::FromProfile(*read, Dir() + "/before.dctx");
   EXPECT_EQ(response->body,
             analyzer::AnalysisToJson(analyzer::Analyze(tree)));
 
