@@ -40,20 +40,14 @@ std::string AvailableMetrics(const ProfileTree& tree) {
   return names;
 }
 
-MetricLookup ResolveMetric(const ProfileTree& tree, std::string_view name) {
-  MetricLookup result;
+StatusOr<MetricIndex> ResolveMetric(const ProfileTree& tree,
+                                    std::string_view name) {
   std::optional<MetricIndex> metric =
       name.empty() ? DefaultMetric(tree) : tree.FindMetric(name);
-  if (metric) {
-    result.ok = true;
-    result.metric = *metric;
-  } else if (name.empty()) {
-    result.error = "the profile contains no metrics";
-  } else {
-    result.error = "unknown metric '" + std::string(name) +
-                   "'; available metrics: " + AvailableMetrics(tree);
-  }
-  return result;
+  if (metric) return *metric;
+  if (name.empty()) return Status::Error("the profile contains no metrics");
+  return Status::Error("unknown metric '" + std::string(name) +
+                       "'; available metrics: " + AvailableMetrics(tree));
 }
 
 }  // namespace deepcontext::analysis

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "tools/analysis/profile_tree.h"
 
 namespace deepcontext::analysis {
@@ -18,17 +19,12 @@ namespace deepcontext::analysis {
 // Returns nullopt only when the tree has no metrics at all.
 std::optional<MetricIndex> DefaultMetric(const ProfileTree& tree);
 
-// The outcome of looking up a metric by name.
-struct MetricLookup {
-  bool ok = false;
-  MetricIndex metric = 0;  // valid when ok
-  std::string error;       // one line when !ok
-};
-
 // Looks up a metric by name. An empty name selects DefaultMetric. On
-// failure the error names the metric and lists the available ones, e.g.
-// "unknown metric 'gpu'; available metrics: calls, cpu_time".
-MetricLookup ResolveMetric(const ProfileTree& tree, std::string_view name);
+// failure the error is one line that names the metric and lists the
+// available ones, e.g. "unknown metric 'gpu'; available metrics: calls,
+// cpu_time".
+StatusOr<MetricIndex> ResolveMetric(const ProfileTree& tree,
+                                    std::string_view name);
 
 // Returns the metric names joined by ", ", or "(none)" when there are none.
 std::string AvailableMetrics(const ProfileTree& tree);

@@ -20,13 +20,15 @@ std::string RankImbalanceOfFiles(const std::vector<std::string>& files,
   }
   if (merger.rank_count() < 2) return "";
   analysis::ProfileTree tree = analysis::ProfileTree::FromProfile(merger.Finish());
-  analysis::MetricLookup lookup = analysis::ResolveMetric(tree, options.metric);
-  if (!lookup.ok) return "";
+  StatusOr<analysis::MetricIndex> lookup =
+      analysis::ResolveMetric(tree, options.metric);
+  if (!lookup.ok()) return "";
+  const analysis::MetricIndex metric = *lookup;
   report::SectionContext context{tree, options};
-  context.metric = lookup.metric;
-  context.metric_name = tree.metrics()[lookup.metric].name;
-  context.unit = tree.metrics()[lookup.metric].unit;
-  context.total = tree.Total(lookup.metric);
+  context.metric = metric;
+  context.metric_name = tree.metrics()[metric].name;
+  context.unit = tree.metrics()[metric].unit;
+  context.total = tree.Total(metric);
   std::string section = report::RenderImbalance(context);
   return section.empty() ? "" : "\n" + section;
 }

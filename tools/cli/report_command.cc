@@ -41,10 +41,10 @@ int RunReportOrThrow(const ReportRequest& request, std::ostream& out,
   if (!read) return kReportBadFile;
   const analysis::ProfileTree& tree = *read;
   if (!request.options.metric.empty()) {
-    analysis::MetricLookup lookup =
+    StatusOr<analysis::MetricIndex> lookup =
         analysis::ResolveMetric(tree, request.options.metric);
-    if (!lookup.ok) {
-      err << kPrefix << lookup.error << "\n";
+    if (!lookup.ok()) {
+      err << kPrefix << lookup.status().message() << "\n";
       return kReportUnknownMetric;
     }
   }

@@ -98,30 +98,32 @@ std::string RenderReport(const analysis::ProfileTree& tree,
                                    : "DeepContext report\n") +
                     RenderSourceHeader(tree) +
                     analyzer::SummarizeFindings(tree, /*top=*/3);
-  analysis::MetricLookup lookup = analysis::ResolveMetric(tree, options.metric);
-  if (!lookup.ok) {
-    std::string error = lookup.error;
+  StatusOr<analysis::MetricIndex> lookup =
+      analysis::ResolveMetric(tree, options.metric);
+  if (!lookup.ok()) {
+    std::string error = lookup.status().message();
     error[0] = static_cast<char>(std::toupper(error[0]));
     return out + "\n" + error + ".\n";
   }
+  analysis::MetricIndex metric = *lookup;
 
   std::string note;
-  if (tree.Total(lookup.metric) == 0) {
+  if (tree.Total(metric) == 0) {
     // A report that only says "no values" helps nobody when another metric
     // has them: show that one, and say so.
     std::optional<analysis::MetricIndex> fallback = FallbackMetric(tree);
     if (!fallback) return out + "\n" + EmptyProfileMessage(tree);
-    note = "Note:      no " + tree.metrics()[lookup.metric].name +
-           " values in this profile (" + WhyNoValues(tree, lookup.metric) +
+    note = "Note:      no " + tree.metrics()[metric].name +
+           " values in this profile (" + WhyNoValues(tree, metric) +
            "); showing " + tree.metrics()[*fallback].name + "\n";
-    lookup.metric = *fallback;
+    metric = *fallback;
   }
 
   SectionContext context{tree, options};
-  context.metric = lookup.metric;
-  context.metric_name = tree.metrics()[lookup.metric].name;
-  context.unit = tree.metrics()[lookup.metric].unit;
-  context.total = tree.Total(lookup.metric);
+  context.metric = metric;
+  context.metric_name = tree.metrics()[metric].name;
+  context.unit = tree.metrics()[metric].unit;
+  context.total = tree.Total(metric);
   context.calls = tree.FindMetric("calls");
   out += note + MetricLine(context) + "\n";
 

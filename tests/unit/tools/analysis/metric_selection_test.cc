@@ -77,22 +77,22 @@ TEST(MetricSelectionTest, PrefersExactWallTimeOverSampledCpuTime) {
 
 TEST(MetricSelectionTest, ResolveByNameAndErrors) {
   ProfileTree tree = ProfileTree::FromProfile(MakeTrainingProfile());
-  MetricLookup calls = ResolveMetric(tree, "calls");
-  ASSERT_TRUE(calls.ok);
-  EXPECT_EQ(tree.metrics()[calls.metric].name, "calls");
+  StatusOr<MetricIndex> calls = ResolveMetric(tree, "calls");
+  ASSERT_TRUE(calls.ok());
+  EXPECT_EQ(tree.metrics()[*calls].name, "calls");
 
-  MetricLookup fallback = ResolveMetric(tree, "");
-  ASSERT_TRUE(fallback.ok);
-  EXPECT_EQ(tree.metrics()[fallback.metric].name, "cpu_time");
+  StatusOr<MetricIndex> fallback = ResolveMetric(tree, "");
+  ASSERT_TRUE(fallback.ok());
+  EXPECT_EQ(tree.metrics()[*fallback].name, "cpu_time");
 
-  MetricLookup unknown = ResolveMetric(tree, "gpu_time");
-  EXPECT_FALSE(unknown.ok);
-  EXPECT_EQ(unknown.error,
+  StatusOr<MetricIndex> unknown = ResolveMetric(tree, "gpu_time");
+  EXPECT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
             "unknown metric 'gpu_time'; available metrics: calls, cpu_time");
 
-  MetricLookup none = ResolveMetric(TreeWith({}), "");
-  EXPECT_FALSE(none.ok);
-  EXPECT_EQ(none.error, "the profile contains no metrics");
+  StatusOr<MetricIndex> none = ResolveMetric(TreeWith({}), "");
+  EXPECT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "the profile contains no metrics");
   EXPECT_EQ(AvailableMetrics(TreeWith({})), "(none)");
 }
 
