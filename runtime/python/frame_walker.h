@@ -4,7 +4,7 @@
 // on synthetic frame chains laid out in plain memory.
 #pragma once
 
-#include "runtime/python/frame_layout.h"
+#include "runtime/python/layouts/frame_layout.h"
 #include "runtime/python/python_frames.h"
 
 namespace deepcontext::python {

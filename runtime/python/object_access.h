@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "runtime/python/frame_layout.h"
+#include "runtime/python/layouts/frame_layout.h"
 
 namespace deepcontext::python {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/status.h"
-#include "runtime/python/frame_layout.h"
+#include "runtime/python/layouts/frame_layout.h"
 
 namespace deepcontext::python {
 

@@ -7,7 +7,7 @@
 // adds or replaces only that architecture's block.
 #pragma once
 
-#include "runtime/python/frame_layout.h"
+#include "runtime/python/layouts/frame_layout.h"
 
 namespace deepcontext::python::layouts {
 

@@ -244,7 +244,7 @@ C_EPILOGUE = r"""
 }
 """
 
-# FrameLayout fields in declaration order (runtime/python/frame_layout.h);
+# FrameLayout fields in declaration order (runtime/python/layouts/frame_layout.h);
 # C++ designated initializers must follow it.
 LAYOUT_FIELDS = (
     "object_type", "tstate_frame", "tstate_cframe", "cframe_current_frame",
@@ -458,7 +458,7 @@ def render_header(minor, blocks):
            "// adds or replaces only that architecture's block.",
            "#pragma once",
            "",
-           '#include "runtime/python/frame_layout.h"',
+           '#include "runtime/python/layouts/frame_layout.h"',
            "",
            "namespace deepcontext::python::layouts {",
            ""]

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/python/frame_layout.h"
+#include "runtime/python/layouts/frame_layout.h"
 
 namespace deepcontext::python::fake_cpython {
 

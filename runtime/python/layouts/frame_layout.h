@@ -1,8 +1,9 @@
 // Byte offsets of the CPython structs the frame reader touches, for one minor
-// version. Instances live in the generated headers layouts/cpython_3_*.h
-// (written by layouts/generate_layouts.py from each version's own headers),
-// so this library never includes a Python.h and one binary serves every
-// supported version.
+// version. Instances live in the generated headers beside it,
+// cpython_3_*.h (written by generate_layouts.py from each version's own
+// headers), so this library never includes a Python.h and one binary serves
+// every supported version. It lives here, not in runtime/python, so that the
+// layouts include nothing from the folder that includes them.
 #pragma once
 
 #include <cstdint>
