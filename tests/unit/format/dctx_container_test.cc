@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format/byte_buffer.h"
+#include "tests/unit/format/format_test_util.h"
 
 namespace deepcontext::format {
 namespace {
@@ -53,13 +54,6 @@ std::string Unwrap(const std::string& file) {
 }
 
 const std::string kPayload = "some payload bytes, some payload bytes";
-
-// The file WrapPayload makes; it fails only when zlib does.
-std::string Wrap(const std::string& payload, uint16_t major, uint16_t minor) {
-  StatusOr<std::string> file = WrapPayload(payload, major, minor);
-  EXPECT_TRUE(file.ok()) << file.status().message();
-  return file.ok() ? *file : std::string();
-}
 
 TEST(DctxContainer, HeaderLayoutMatchesTheDocumentation) {
   const std::string file = Wrap(kPayload, 1, 3);

@@ -25,19 +25,6 @@ void ExpectCleanFailure(const StatusOr<Profile>& result,
   EXPECT_EQ(error.find('\n'), std::string::npos) << error;
 }
 
-// The bytes EncodeProfile gives; it fails only when memory or zlib does.
-std::string Encode(const Profile& profile) {
-  StatusOr<std::string> bytes = EncodeProfile(profile);
-  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
-  return bytes.ok() ? *bytes : std::string();
-}
-
-std::string Wrap(const std::string& payload, uint16_t major, uint16_t minor) {
-  StatusOr<std::string> file = WrapPayload(payload, major, minor);
-  EXPECT_TRUE(file.ok()) << file.status().message();
-  return file.ok() ? *file : std::string();
-}
-
 TEST(DctxFile, RoundTripsInMemory) {
   const Profile expected = MakeSampleProfile(3000);
   const std::string bytes = Encode(expected);

@@ -11,6 +11,9 @@
 #include <iterator>
 #include <limits>
 
+#include "format/dctx_container.h"
+#include "format/dctx_file.h"
+
 namespace deepcontext::format {
 namespace {
 
@@ -145,6 +148,18 @@ std::string ReadBytes(const std::string& path) {
   EXPECT_TRUE(in.good()) << "cannot read " << path;
   return std::string(std::istreambuf_iterator<char>(in),
                      std::istreambuf_iterator<char>());
+}
+
+std::string Wrap(const std::string& payload, uint16_t major, uint16_t minor) {
+  StatusOr<std::string> file = WrapPayload(payload, major, minor);
+  EXPECT_TRUE(file.ok()) << file.status().message();
+  return file.ok() ? *file : std::string();
+}
+
+std::string Encode(const Profile& profile) {
+  StatusOr<std::string> bytes = EncodeProfile(profile);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  return bytes.ok() ? *bytes : std::string();
 }
 
 }  // namespace deepcontext::format

@@ -1,5 +1,5 @@
 // Shared helpers for the format/ unit tests: sample profiles, field-by-field
-// profile comparison and scratch directories.
+// profile comparison, scratch directories and encoded bytes.
 #pragma once
 
 #include <cstdint>
@@ -40,5 +40,12 @@ void WriteBytes(const std::string& path, const std::string& bytes);
 
 // Reads the whole file; fails the test on error.
 std::string ReadBytes(const std::string& path);
+
+// The file WrapPayload makes; fails the test (and gives "") when zlib does.
+std::string Wrap(const std::string& payload, uint16_t major, uint16_t minor);
+
+// The bytes EncodeProfile gives; fails the test (and gives "") when memory
+// or zlib does.
+std::string Encode(const Profile& profile);
 
 }  // namespace deepcontext::format

@@ -51,7 +51,7 @@ TEST(ProfileStream, WritesTheSameBytesAsTheWholeProfileWriter) {
   ASSERT_TRUE(writer.AddMetrics(Metrics(profile)).ok());
   ASSERT_TRUE(writer.AddValues(Values(profile)).ok());
   ASSERT_TRUE(writer.Finish().ok());
-  EXPECT_EQ(ReadBytes(path), EncodeProfile(profile).value());
+  EXPECT_EQ(ReadBytes(path), Encode(profile));
   EXPECT_EQ(dir.List(), std::vector<std::string>{"streamed.dctx"});
 }
 
