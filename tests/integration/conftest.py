@@ -13,6 +13,9 @@ BUILD = os.path.abspath(os.environ.get("DEEPCONTEXT_BUILD",
                                        os.path.join(HERE, "..", "..", "build")))
 CLI = os.path.join(BUILD, "bin", "deepcontext")
 PYTHON = os.environ.get("DEEPCONTEXT_TEST_PYTHON", "/usr/bin/python3")
+# An NVIDIA driver is loaded: CUPTI can trace here, so a profile's GPU status
+# says what it traced rather than why it could not.
+NVIDIA_DRIVER = os.path.exists("/dev/nvidiactl")
 
 sys.path.insert(0, HERE)
 

@@ -3,7 +3,7 @@ works and says why; options it cannot go with are refused up front. The
 sampling itself is checked on the GPU machine
 (scripts/gpu-finegrained-check.sh)."""
 
-from conftest import PYTHON, cli, load_profile, program, run_profiled
+from conftest import NVIDIA_DRIVER, PYTHON, cli, load_profile, program, run_profiled
 
 
 def test_gpu_samples_without_a_gpu_still_profile_the_cpu(tmp_path):
@@ -11,8 +11,9 @@ def test_gpu_samples_without_a_gpu_still_profile_the_cpu(tmp_path):
     run_profiled([PYTHON, program("cpu_accounting.py"), str(tmp_path / "measured")], out,
                  options=["--gpu-samples"], check=0)
     tree = load_profile(out)
-    assert tree.metadata["gpu"].startswith("no GPU activity recorded")
-    assert "gpu_samples" not in tree.metadata  # no backend, no sampling
+    if not NVIDIA_DRIVER:  # the GPU tests check what a GPU machine records
+        assert tree.metadata["gpu"].startswith("no GPU activity recorded")
+        assert "gpu_samples" not in tree.metadata  # no backend, no sampling
     ops = [n for n in tree.find(kind="operator") if n.name == "aten::mm"]
     assert ops and sum(n.incl("cpu_time") for n in ops) > 0
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import PYTHON, cli, load_profile, program, run_profiled, run_with_package
+from conftest import NVIDIA_DRIVER, PYTHON, cli, load_profile, program, run_profiled, run_with_package
 from markers import marker_line
 
 
@@ -96,11 +96,10 @@ def test_scopes_ending_on_other_threads_are_closed_where_they_began(tmp_path):
 def test_gpu_status_is_recorded(tmp_path):
     # Every profile says whether GPU activity was recorded; on a machine
     # without an NVIDIA driver (CI) it says why not, and nothing fails.
-    import os
     out = tmp_path / "status.dctx"
     run_profiled([PYTHON, program("fails.py"), "ok"], out, check=0)
     status = load_profile(out).metadata["gpu"]
-    if not os.path.exists("/dev/nvidiactl"):
+    if not NVIDIA_DRIVER:
         assert status.startswith("no GPU activity recorded: "), status
     assert "\n" not in status
 
