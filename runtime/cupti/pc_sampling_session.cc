@@ -34,9 +34,12 @@ struct PcSamplingSession::Context {
     }
   };
 
+  // Where a context's sampling stands: CUPTI refused to enable it, or it
+  // samples until Stop() disables it.
+  enum class State { kRefused, kSampling, kDisabled };
+
   CUcontext ctx = nullptr;
-  bool enabled = false;
-  bool failed = false;
+  State state = State::kRefused;
   size_t reason_count = 0;
   Buffer fetched;  // for cuptiPCSamplingGetData
   Buffer final;    // configured: cuptiPCSamplingDisable's last data
@@ -258,17 +261,17 @@ void PcSamplingSession::OnKernelLaunch(void* cuda_context) {
   if (slot == nullptr) {
     slot = std::make_unique<Context>();
     slot->ctx = static_cast<CUcontext>(cuda_context);
-    slot->enabled = EnableLocked(cuda_context, *slot);
-    slot->failed = !slot->enabled;
+    slot->state = EnableLocked(cuda_context, *slot) ? Context::State::kSampling
+                                                    : Context::State::kRefused;
   }
-  if (slot->enabled) DrainLocked(*slot);
+  if (slot->state == Context::State::kSampling) DrainLocked(*slot);
 }
 
 void PcSamplingSession::Drain() {
   std::lock_guard<std::mutex> guard(mutex_);
   if (stopped_) return;
   for (auto& [cuda_context, context] : contexts_) {
-    if (context->enabled) DrainLocked(*context);
+    if (context->state == Context::State::kSampling) DrainLocked(*context);
   }
 }
 
@@ -277,7 +280,7 @@ void PcSamplingSession::Stop() {
   if (stopped_) return;
   stopped_ = true;
   for (auto& [cuda_context, context] : contexts_) {
-    if (!context->enabled) continue;
+    if (context->state != Context::State::kSampling) continue;
     DrainLocked(*context);
     CUpti_PCSamplingDisableParams disable{};
     disable.size = CUpti_PCSamplingDisableParamsSize;
@@ -287,7 +290,7 @@ void PcSamplingSession::Stop() {
     }
     // Disable flushed the rest into the configured buffer.
     Deliver(context->final.data, aggregator_, context->stalls);
-    context->enabled = false;
+    context->state = Context::State::kDisabled;
   }
 }
 
@@ -295,7 +298,7 @@ std::string PcSamplingSession::Status() const {
   std::lock_guard<std::mutex> guard(mutex_);
   size_t enabled = 0, failed = 0;
   for (const auto& [cuda_context, context] : contexts_) {
-    if (context->failed) {
+    if (context->state == Context::State::kRefused) {
       ++failed;
     } else {
       ++enabled;
