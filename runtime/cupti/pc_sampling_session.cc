@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "runtime/cupti/cupti_result_hint.h"
 #include "runtime/cupti/pc_sampling_functions.h"
 
 namespace deepcontext::cupti {
@@ -119,7 +120,8 @@ PcSamplingSession::~PcSamplingSession() {
 std::string PcSamplingSession::Describe(const char* call, int result) const {
   std::string text = std::string(call) + " failed: ";
   const std::string named = result_text_ ? result_text_(result) : "";
-  return text + (named.empty() ? "CUPTI error " + std::to_string(result) : named);
+  return text + (named.empty() ? "CUPTI error " + std::to_string(result) : named) +
+         std::string(CuptiResultHint(result));
 }
 
 bool PcSamplingSession::EnableLocked(void* cuda_context, Context& context) {

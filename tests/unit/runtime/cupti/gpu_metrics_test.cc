@@ -243,6 +243,18 @@ TEST_F(GpuMetricsTest, RefusedCountersWarnOnceAndLaunchesGoOn) {
   EXPECT_EQ(Value(metadata, "gpu_metrics_measured"), "0");
 }
 
+TEST_F(GpuMetricsTest, BusyCountersSayWhoHoldsThem) {
+  fake_.availability_result = CUPTI_ERROR_HARDWARE_BUSY;
+  GpuMetrics metrics(sink_, &functions_, 5, "",
+                     [](int) { return std::string("CUPTI_ERROR_HARDWARE_BUSY"); });
+  Launch(metrics, "copy_kernel", 1);
+  const auto metadata = metrics.Metadata();
+  EXPECT_EQ(Value(metadata, "gpu_metrics"),
+            "off: cuptiProfilerGetCounterAvailability failed: CUPTI_ERROR_HARDWARE_BUSY "
+            "(another process or profiler is using this GPU's performance counters; run one "
+            "fine-grained collection per GPU at a time)");
+}
+
 TEST_F(GpuMetricsTest, ARangeThatIsNotTheLaunchsOwnIsDropped) {
   GpuMetrics metrics(sink_, &functions_, 5, "", nullptr);
   fake_.ranges = 2;  // another thread's kernel ran in the range

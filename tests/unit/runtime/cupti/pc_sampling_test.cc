@@ -319,6 +319,19 @@ TEST_F(PcSamplingTest, FailedEnableSaysWhyAndSamplesNothing) {
             "CUPTI_ERROR_NOT_SUPPORTED");
 }
 
+TEST_F(PcSamplingTest, BusyCountersSayWhoHoldsThem) {
+  fake_.enable_result = CUPTI_ERROR_HARDWARE_BUSY;
+  PcSampling sampling(sink_, &functions_, PcSamplingOptions{}, "",
+                      [](int) { return std::string("CUPTI_ERROR_HARDWARE_BUSY"); });
+  sampling.OnKernelLaunch(11, kMemoryLine, "cuLaunchKernel", cuda_context_);
+  std::map<std::string, std::string> keys;
+  for (const auto& [key, value] : sampling.Metadata()) keys[key] = value;
+  EXPECT_EQ(keys["gpu_samples"],
+            "off: cuptiPCSamplingEnable failed: CUPTI_ERROR_HARDWARE_BUSY (another process or "
+            "profiler is using this GPU's performance counters; run one fine-grained "
+            "collection per GPU at a time)");
+}
+
 TEST_F(PcSamplingTest, MissingEntryPointsAreReported) {
   PcSampling sampling(sink_, nullptr, PcSamplingOptions{},
                       "off: libcupti has no cuptiPCSamplingEnable", nullptr);
