@@ -121,6 +121,17 @@ def test_a_process_that_lost_its_profile_is_named(tmp_path):
     assert len(_written(result.stderr)) == 1
 
 
+def test_a_launched_process_that_crashed_is_named_with_its_signal(tmp_path):
+    # The launcher waits for the process it started, so it knows the signal
+    # that ended it, and dies of the same one.
+    code = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+    result = _run("-o", tmp_path / "out.dctx", PYTHON, "-c", code)
+    assert result.returncode == -signal.SIGSEGV, result.stderr.decode()
+    assert re.search(rb"process \d+ died of SIGSEGV \(signal 11, a crash\) before writing "
+                     rb"its profile", result.stderr), result.stderr.decode()
+    assert b"no profile was written" in result.stderr
+
+
 def test_two_runs_cannot_write_the_same_output(tmp_path):
     ready = tmp_path / "ready"
     first = subprocess.Popen([CLI, "run", "-o", str(tmp_path / "same.dctx"), PYTHON, "-c",

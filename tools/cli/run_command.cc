@@ -282,12 +282,12 @@ int Run(const RunOptions& options) {
     std::cerr << "deepcontext: " << status.message() << "\n";
     return 2;
   }
-  Status bound = Status::Ok();
-  std::unique_ptr<RunRegistry> registry = RunRegistry::Bind(output, &bound);
-  if (registry == nullptr) {
-    std::cerr << "deepcontext: " << bound.message() << "\n";
+  StatusOr<std::unique_ptr<RunRegistry>> bound = RunRegistry::Bind(output);
+  if (!bound.ok()) {
+    std::cerr << "deepcontext: " << bound.status().message() << "\n";
     return 2;
   }
+  const std::unique_ptr<RunRegistry> registry = std::move(bound).value();
   RemoveStaleTemporaries(output);
 
   const bool own_group = !HasTerminal();
@@ -306,6 +306,7 @@ int Run(const RunOptions& options) {
   if (own_group) setpgid(child, child);
   InstallSignalForwarding(child);
   const int status = WaitForChild(child, *registry);
+  registry->Ended(child, status);
   registry->AwaitStragglers(kStragglerGraceMs);
   if (!options.quiet) ReportProfiles(*registry, output);
   if (WIFSIGNALED(status)) {

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,10 +34,30 @@ sockaddr_un AbstractAddress(const std::string& name, socklen_t* length) {
 
 bool IsRunning(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 
+// "SIGSEGV (signal 11, a crash)": the signal's name, and for those that a
+// fault or an abort() raises, that the process crashed.
+std::string SignalText(int signum) {
+  const char* abbreviation = sigabbrev_np(signum);
+  std::string text = abbreviation != nullptr ? std::string("SIG") + abbreviation
+                                             : "a signal";
+  text += " (signal " + std::to_string(signum);
+  switch (signum) {
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGILL:
+    case SIGFPE:
+    case SIGABRT:
+      text += ", a crash";
+      break;
+    default:
+      break;
+  }
+  return text + ")";
+}
+
 }  // namespace
 
-std::unique_ptr<RunRegistry> RunRegistry::Bind(const std::string& output,
-                                               Status* status) {
+StatusOr<std::unique_ptr<RunRegistry>> RunRegistry::Bind(const std::string& output) {
   std::error_code ec;
   fs::path canonical = fs::weakly_canonical(output, ec);
   if (ec) canonical = output;
@@ -46,23 +67,19 @@ std::unique_ptr<RunRegistry> RunRegistry::Bind(const std::string& output,
   const std::string name = std::string("deepcontext-run/") + hash;
   const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
-    *status = Status::Error(std::string("cannot create a socket: ") +
-                            std::strerror(errno));
-    return nullptr;
+    return Status::Error(std::string("cannot create a socket: ") + std::strerror(errno));
   }
   socklen_t length = 0;
   const sockaddr_un address = AbstractAddress(name, &length);
   if (bind(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0) {
     const int error = errno;
     close(fd);
-    *status = Status::Error(
+    return Status::Error(
         error == EADDRINUSE
             ? "another `deepcontext run` is writing " + output +
                   " now; wait for it to end or choose another -o"
             : std::string("cannot create a socket: ") + std::strerror(error));
-    return nullptr;
   }
-  *status = Status::Ok();
   return std::unique_ptr<RunRegistry>(new RunRegistry(fd, name));
 }
 
@@ -102,6 +119,10 @@ void RunRegistry::Handle(const std::string& message) {
   } else if (event == "lost") {
     process = Process{Outcome::kLost, message.substr(second + 1)};
   }
+}
+
+void RunRegistry::Ended(pid_t pid, int wait_status) {
+  if (WIFSIGNALED(wait_status)) killed_by_[pid] = WTERMSIG(wait_status);
 }
 
 void RunRegistry::AwaitStragglers(int grace_ms) {
@@ -144,13 +165,19 @@ std::vector<std::string> RunRegistry::Problems() const {
     if (process.outcome == Outcome::kLost) {
       problems.push_back(who + " lost its profile: " + process.detail);
     } else if (process.outcome == Outcome::kRunning) {
-      problems.push_back(
-          IsRunning(pid)
-              ? who + " is still running; its profile is written when it "
-                      "exits and is not listed here"
-              : who + " ended without writing its profile (killed "
-                      "before it could, e.g. by SIGKILL, or crashed, or it "
-                      "replaced itself with a program that is not Python)");
+      const auto killed = killed_by_.find(pid);
+      if (killed != killed_by_.end()) {
+        problems.push_back(who + " died of " + SignalText(killed->second) +
+                           " before writing its profile");
+      } else {
+        problems.push_back(
+            IsRunning(pid)
+                ? who + " is still running; its profile is written when it "
+                        "exits and is not listed here"
+                : who + " ended without writing its profile (killed "
+                        "before it could, e.g. by SIGKILL, or crashed, or it "
+                        "replaced itself with a program that is not Python)");
+      }
     }
   }
   return problems;

@@ -23,8 +23,7 @@ namespace deepcontext::cli {
 class RunRegistry {
  public:
   // Binds the socket for `output`; fails when another run writes it.
-  static std::unique_ptr<RunRegistry> Bind(const std::string& output,
-                                           Status* status);
+  static StatusOr<std::unique_ptr<RunRegistry>> Bind(const std::string& output);
   ~RunRegistry();
   RunRegistry(const RunRegistry&) = delete;
   RunRegistry& operator=(const RunRegistry&) = delete;
@@ -35,6 +34,11 @@ class RunRegistry {
   // Reads the messages that arrive within timeout_ms (returns early on a
   // signal, e.g. SIGCHLD).
   void Receive(int timeout_ms);
+
+  // The launched process `pid` ended with `wait_status` (waitpid's): a
+  // process of the run that died of a signal before writing its profile
+  // is named with that signal rather than with guesses.
+  void Ended(pid_t pid, int wait_status);
 
   // After the launched program ended: waits up to grace_ms for processes
   // that started but have not said whether they wrote their profile.
@@ -59,6 +63,8 @@ class RunRegistry {
   int fd_;
   std::string name_;
   std::map<pid_t, Process> processes_;
+  // The signal each process whose end the launcher saw died of.
+  std::map<pid_t, int> killed_by_;
 };
 
 }  // namespace deepcontext::cli
