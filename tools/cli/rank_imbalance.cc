@@ -23,12 +23,8 @@ std::string RankImbalanceOfFiles(const std::vector<std::string>& files,
   StatusOr<analysis::MetricIndex> lookup =
       analysis::ResolveMetric(tree, options.metric);
   if (!lookup.ok()) return "";
-  const analysis::MetricIndex metric = *lookup;
   report::SectionContext context{tree, options};
-  context.metric = metric;
-  context.metric_name = tree.metrics()[metric].name;
-  context.unit = tree.metrics()[metric].unit;
-  context.total = tree.Total(metric);
+  context.SelectMetric(*lookup);
   std::string section = report::RenderImbalance(context);
   return section.empty() ? "" : "\n" + section;
 }

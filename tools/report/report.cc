@@ -120,10 +120,7 @@ std::string RenderReport(const analysis::ProfileTree& tree,
   }
 
   SectionContext context{tree, options};
-  context.metric = metric;
-  context.metric_name = tree.metrics()[metric].name;
-  context.unit = tree.metrics()[metric].unit;
-  context.total = tree.Total(metric);
+  context.SelectMetric(metric);
   context.calls = tree.FindMetric("calls");
   out += note + MetricLine(context) + "\n";
 

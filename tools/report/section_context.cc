@@ -9,6 +9,13 @@
 
 namespace deepcontext::report {
 
+void SectionContext::SelectMetric(analysis::MetricIndex chosen) {
+  metric = chosen;
+  metric_name = tree.metrics()[chosen].name;
+  unit = tree.metrics()[chosen].unit;
+  total = tree.Total(chosen);
+}
+
 std::string SectionContext::Value(double value) const {
   return FormatValue(value, unit);
 }

@@ -22,6 +22,10 @@ struct SectionContext {
   // The "calls" metric when the tree has one; fills the Calls columns.
   std::optional<analysis::MetricIndex> calls;
 
+  // Makes `chosen` the metric the sections show: its index, name, unit
+  // and total in the tree.
+  void SelectMetric(analysis::MetricIndex chosen);
+
   // Formats a value of the chosen metric.
   std::string Value(double value) const;
 
