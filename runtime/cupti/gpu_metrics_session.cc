@@ -6,7 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "runtime/cupti/cupti_result_hint.h"
+#include "runtime/cupti/cupti_failure_text.h"
 #include "runtime/cupti/gpu_metrics_functions.h"
 
 namespace deepcontext::cupti {
@@ -114,10 +114,7 @@ RangeProfilerSession::~RangeProfilerSession() = default;
 
 Status RangeProfilerSession::Check(const char* call, int result) const {
   if (result == CUPTI_SUCCESS) return Status::Ok();
-  const std::string named = result_text_ ? result_text_(result) : "";
-  std::string text = std::string(call) + " failed: " +
-                     (named.empty() ? "CUPTI error " + std::to_string(result) : named) +
-                     std::string(CuptiResultHint(result));
+  const std::string text = DescribeCuptiFailure(call, result, result_text_);
   if (result == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
       result == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) {
     return Status::Error(

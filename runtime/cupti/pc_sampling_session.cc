@@ -7,7 +7,7 @@
 #include <cstring>
 #include <set>
 
-#include "runtime/cupti/cupti_result_hint.h"
+#include "runtime/cupti/cupti_failure_text.h"
 #include "runtime/cupti/pc_sampling_functions.h"
 
 namespace deepcontext::cupti {
@@ -118,10 +118,7 @@ PcSamplingSession::~PcSamplingSession() {
 }
 
 std::string PcSamplingSession::Describe(const char* call, int result) const {
-  std::string text = std::string(call) + " failed: ";
-  const std::string named = result_text_ ? result_text_(result) : "";
-  return text + (named.empty() ? "CUPTI error " + std::to_string(result) : named) +
-         std::string(CuptiResultHint(result));
+  return DescribeCuptiFailure(call, result, result_text_);
 }
 
 bool PcSamplingSession::EnableLocked(void* cuda_context, Context& context) {
