@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "runtime/cupti/graph_record_count.h"
@@ -16,6 +17,7 @@ using GetNameFn = CUresult (*)(char*, int, CUdevice);
 using TotalMemFn = CUresult (*)(size_t*, CUdevice);
 using GetCountFn = CUresult (*)(int*);
 using DriverVersionFn = CUresult (*)(int*);
+using GetUuidFn = CUresult (*)(CUuuid*, CUdevice);
 using CtxGetCurrentFn = CUresult (*)(CUcontext*);
 using CtxSynchronizeFn = CUresult (*)();
 using PrimaryCtxGetStateFn = CUresult (*)(CUdevice, unsigned*, int*);
@@ -82,6 +84,9 @@ StatusOr<std::unique_ptr<CudaDriver>> CudaDriver::Load() {
   driver->total_memory_ = dlsym(handle, "cuDeviceTotalMem_v2");
   driver->get_count_ = dlsym(handle, "cuDeviceGetCount");
   driver->driver_version_ = dlsym(handle, "cuDriverGetVersion");
+  // _v2 names a MIG instance by its own UUID; the first one names the GPU.
+  driver->get_uuid_ = dlsym(handle, "cuDeviceGetUuid_v2");
+  if (driver->get_uuid_ == nullptr) driver->get_uuid_ = dlsym(handle, "cuDeviceGetUuid");
   driver->graph_get_nodes_ = dlsym(handle, "cuGraphGetNodes");
   driver->graph_node_get_type_ = dlsym(handle, "cuGraphNodeGetType");
   driver->graph_child_graph_ = dlsym(handle, "cuGraphChildGraphNodeGetGraph");
@@ -208,6 +213,23 @@ bool CudaDriver::SynchronizeAllContexts() const {
     As<PrimaryCtxReleaseFn>(primary_ctx_release_)(device);
   }
   return all;
+}
+
+std::string CudaDriver::DeviceUuid(uint32_t ordinal) const {
+  CUdevice device = 0;
+  CUuuid uuid{};
+  if (get_uuid_ == nullptr ||
+      As<GetFn>(get_)(&device, static_cast<int>(ordinal)) != CUDA_SUCCESS ||
+      As<GetUuidFn>(get_uuid_)(&uuid, device) != CUDA_SUCCESS) {
+    return "";
+  }
+  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  char text[48];
+  std::snprintf(text, sizeof(text),
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return text;
 }
 
 int CudaDriver::DeviceCount() const {

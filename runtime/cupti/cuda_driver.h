@@ -61,6 +61,10 @@ class CudaDriver {
   bool QueryDevice(uint32_t ordinal, DeviceAttributes* attributes) const;
   // cuDriverGetVersion(), e.g. 13000; 0 when unknown.
   int DriverVersion() const;
+  // The device's UUID as nvidia-smi writes it ("GPU-5a1c2e3f-..."), the
+  // same in every process whatever CUDA_VISIBLE_DEVICES says; "" when
+  // unknown. [any thread]
+  std::string DeviceUuid(uint32_t ordinal) const;
   // Devices visible to the program; -1 before the driver is initialized.
   int DeviceCount() const;
   // Activity records per launch of an executable graph instantiated from
@@ -89,6 +93,7 @@ class CudaDriver {
   void* total_memory_ = nullptr;  // optional: the device's memory size
   void* get_count_ = nullptr;
   void* driver_version_ = nullptr;
+  void* get_uuid_ = nullptr;  // optional: DeviceUuid() is "" without it
   // Optional: graph launches keep an unknown record count without them.
   void* graph_get_nodes_ = nullptr;
   void* graph_node_get_type_ = nullptr;

@@ -29,6 +29,9 @@ struct CuptiFunctions {
   // cuptiSubscribe_v2 names the client already subscribed when subscribing
   // fails.
   decltype(&::cuptiSubscribe_v2) subscribe_v2 = nullptr;
+  // The device of a context, for the host-wide claim on its performance
+  // monitors (runtime/gpu/counter_claims.h).
+  decltype(&::cuptiGetDeviceId) get_device_id = nullptr;
   // To tell CUPTI that the activity buffers it is given are cleared already.
   decltype(&::cuptiActivitySetAttribute) activity_set_attribute = nullptr;
   // cuptiGetGraphExecId (CUDA 12.3+; spelled out so that older headers

@@ -161,6 +161,7 @@ Status CuptiLibrary::Resolve(void* handle, const std::string& path) {
   Lookup(handle, "cuptiGetGraphExecId", &f.get_graph_exec_id, &optional_missing);
   Lookup(handle, "cuptiActivitySetAttribute", &f.activity_set_attribute,
          &optional_missing);
+  Lookup(handle, "cuptiGetDeviceId", &f.get_device_id, &optional_missing);
   if (!missing.empty()) {
     return Status::Error("not available: " + path + " lacks " + missing);
   }

@@ -21,6 +21,7 @@
 #include "runtime/cupti/cupti_detach.h"
 #include "runtime/cupti/cupti_functions.h"
 #include "runtime/cupti/cupti_loader.h"
+#include "runtime/cupti/device_claim.h"
 #include "runtime/cupti/driver_api.h"
 #include "runtime/gpu/context_sink.h"
 #include "runtime/gpu/gpu_attribution.h"
@@ -64,6 +65,16 @@ class GpuBackendState {
         xla_ranges_(sink, &IsThreadRootContext),
         pc_sampling_(PcSampling::StartIfAsked(sink, library)),
         gpu_metrics_(GpuMetrics::StartIfAsked(sink, library)) {
+    // One process per GPU drives its performance monitors.
+    auto uuid = [this](uint32_t ordinal) { return driver_->DeviceUuid(ordinal); };
+    if (pc_sampling_ != nullptr) {
+      pc_sampling_->SetClaimDevice(ClaimDeviceOf(f_, uuid, "GPU instruction samples",
+                                                 gpu::CounterClaims::ForProcess()));
+    }
+    if (gpu_metrics_ != nullptr) {
+      gpu_metrics_->SetClaimDevice(ClaimDeviceOf(f_, uuid, "GPU hardware counters",
+                                                 gpu::CounterClaims::ForProcess()));
+    }
     // Kernels of child graphs in XLA's command buffers (runtime/xla).
     attribution_.SetGraphKernelResolver(
         [this](uint64_t correlation_id, uint64_t node_id, std::string_view kernel) {

@@ -36,6 +36,11 @@ class GpuMetrics {
              std::function<std::string(int)> result_text);
   ~GpuMetrics();
 
+  // How a context's GPU is claimed before measuring there
+  // (counter_claims.h). [before the first launch]
+  void SetClaimDevice(gpu::ClaimDevice claim) {
+    if (session_ != nullptr) session_->SetClaimDevice(std::move(claim));
+  }
   // A driver call's API entry, with CUPTI's callback id and parameters:
   // kernel launches (cuLaunchKernel, ...Ex, ...CooperativeKernel) within
   // the bound start a measurement; `api_name` names the API node, as for

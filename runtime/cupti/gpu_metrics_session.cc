@@ -40,6 +40,7 @@ struct RangeProfilerSession::Context {
   };
   CUcontext ctx = nullptr;
   State state = State::kEnabling;
+  std::unique_ptr<gpu::CounterClaim> claim;  // held until Stop()
   CUpti_Profiler_Host_Object* host = nullptr;
   CUpti_RangeProfiler_Object* profiler = nullptr;
   std::string chip;
@@ -134,6 +135,12 @@ Status RangeProfilerSession::Check(const char* call, int result) const {
 
 Status RangeProfilerSession::EnableLocked(void* cuda_context, Context& context) {
   context.ctx = static_cast<CUcontext>(cuda_context);
+  if (claim_device_) {
+    auto claim = claim_device_(cuda_context);
+    if (!claim.ok()) return claim.status();
+    context.claim = std::move(*claim);
+    if (!context.claim->uncoordinated().empty()) uncoordinated_ = context.claim->uncoordinated();
+  }
   if (phase_ == Phase::kNotInitialized) {
     CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
     if (Status s = Check("cuptiProfilerInitialize", f_.profiler_initialize(&init)); !s.ok()) {
@@ -299,6 +306,8 @@ Status RangeProfilerSession::Begin(void* cuda_context) {
     Status enabled = EnableLocked(cuda_context, *slot);
     slot->state = enabled.ok() ? Context::State::kReady : Context::State::kFailed;
     if (!enabled.ok()) {
+      // Not enabled: nothing for Stop() to disable, so others may have the GPU.
+      if (slot->profiler == nullptr) slot->claim.reset();
       last_error_ = enabled;
       permission_denied_ |= enabled.code() == Status::Code::kPermissionDenied;
       return enabled;
@@ -417,6 +426,7 @@ void RangeProfilerSession::Stop() {
       context->host = nullptr;
     }
     if (context->state != Context::State::kFailed) context->state = Context::State::kDisabled;
+    context->claim.reset();
   }
 }
 
@@ -444,6 +454,9 @@ std::string RangeProfilerSession::StatusText() const {
   text += "; metrics";
   for (size_t i = 0; i < metrics.size(); ++i) text += (i == 0 ? " " : ", ") + std::string(metrics[i]);
   if (failed > 0) text += "; " + std::to_string(failed) + " failed: " + last_error_.message();
+  if (!uncoordinated_.empty()) {
+    text += "; other processes not kept off the GPU: " + uncoordinated_;
+  }
   return text + ")";
 }
 

@@ -33,6 +33,11 @@ class PcSampling {
              std::function<std::string(int)> result_text);
   ~PcSampling();
 
+  // How a context's GPU is claimed before sampling there
+  // (counter_claims.h). [before the first launch]
+  void SetClaimDevice(gpu::ClaimDevice claim) {
+    if (session_ != nullptr) session_->SetClaimDevice(std::move(claim));
+  }
   // A kernel launch's API entry. [application threads]
   void OnKernelLaunch(uint32_t correlation_id, gpu::ContextId context,
                       std::string_view api_name, void* cuda_context);

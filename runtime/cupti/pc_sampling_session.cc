@@ -41,6 +41,7 @@ struct PcSamplingSession::Context {
 
   CUcontext ctx = nullptr;
   State state = State::kRefused;
+  std::unique_ptr<gpu::CounterClaim> claim;  // held while sampling
   size_t reason_count = 0;
   Buffer fetched;  // for cuptiPCSamplingGetData
   Buffer final;    // configured: cuptiPCSamplingDisable's last data
@@ -123,11 +124,21 @@ std::string PcSamplingSession::Describe(const char* call, int result) const {
 
 bool PcSamplingSession::EnableLocked(void* cuda_context, Context& context) {
   auto* ctx = static_cast<CUcontext>(cuda_context);
+  if (claim_device_) {
+    auto claim = claim_device_(cuda_context);
+    if (!claim.ok()) {
+      last_error_ = claim.status().message();
+      return false;
+    }
+    context.claim = std::move(*claim);
+    if (!context.claim->uncoordinated().empty()) uncoordinated_ = context.claim->uncoordinated();
+  }
   CUpti_PCSamplingEnableParams enable{};
   enable.size = CUpti_PCSamplingEnableParamsSize;
   enable.ctx = ctx;
   if (const CUptiResult result = f_.enable(&enable); result != CUPTI_SUCCESS) {
     last_error_ = Describe("cuptiPCSamplingEnable", result);
+    context.claim.reset();
     return false;
   }
   size_t count = 0;
@@ -142,6 +153,7 @@ bool PcSamplingSession::EnableLocked(void* cuda_context, Context& context) {
     disable.size = CUpti_PCSamplingDisableParamsSize;
     disable.ctx = ctx;
     f_.disable(&disable);
+    context.claim.reset();
     return false;
   };
   CUptiResult result = f_.get_num_stall_reasons(&number);
@@ -290,6 +302,7 @@ void PcSamplingSession::Stop() {
     // Disable flushed the rest into the configured buffer.
     Deliver(context->final.data, aggregator_, context->stalls);
     context->state = Context::State::kDisabled;
+    context->claim.reset();
   }
 }
 
@@ -310,6 +323,9 @@ std::string PcSamplingSession::Status() const {
   }
   text += ", " + std::to_string(enabled) + " context" + (enabled == 1 ? "" : "s");
   if (failed > 0) text += "; " + std::to_string(failed) + " failed: " + last_error_;
+  if (!uncoordinated_.empty()) {
+    text += "; other processes not kept off the GPU: " + uncoordinated_;
+  }
   return text + ")";
 }
 

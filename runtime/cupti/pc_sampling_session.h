@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "runtime/cupti/pc_sampling_aggregator.h"
+#include "runtime/gpu/counter_claims.h"
 
 namespace deepcontext::cupti {
 
@@ -52,6 +53,11 @@ class PcSamplingSession {
   PcSamplingSession(const PcSamplingSession&) = delete;
   PcSamplingSession& operator=(const PcSamplingSession&) = delete;
 
+  // Called before sampling is enabled in a context: an error (another
+  // process samples or measures that GPU) leaves the context unsampled.
+  // Without it no claim is made. [before the first launch]
+  void SetClaimDevice(gpu::ClaimDevice claim) { claim_device_ = std::move(claim); }
+
   // At a kernel launch's API entry in `cuda_context`: enables sampling
   // there on first use, then hands over the samples of kernels that
   // finished. [application threads]
@@ -75,9 +81,11 @@ class PcSamplingSession {
   PcSampleAggregator& aggregator_;
   const PcSamplingOptions options_;
   std::function<std::string(int)> result_text_;
+  gpu::ClaimDevice claim_device_;
   mutable std::mutex mutex_;
   std::unordered_map<void*, std::unique_ptr<Context>> contexts_;
   std::string last_error_;
+  std::string uncoordinated_;  // why a claim could not keep others off
   bool stopped_ = false;
 };
 

@@ -4,7 +4,9 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -118,6 +120,18 @@ TEST_F(CudaDriverTest, QueriesDevicesThroughTheDriver) {
   EXPECT_EQ(info.shared_per_block_optin, 227 * 1024);
   EXPECT_EQ(attributes.total_memory_bytes, 150754820096);
   EXPECT_EQ(info.total_memory_bytes, 150754820096);
+}
+
+TEST_F(CudaDriverTest, NamesDevicesByUuidAsNvidiaSmiDoes) {
+  setenv("DEEPCONTEXT_CUDA_DRIVER", DEEPCONTEXT_FAKE_CUDA_DRIVER, 1);
+  const auto loaded = CudaDriver::Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  // The fake's bytes: fa ce 00 <ordinal> <pid, 4 bytes> then zeros.
+  char pid[16];
+  std::snprintf(pid, sizeof(pid), "%04x-%04x", static_cast<unsigned>(getpid()) >> 16,
+                static_cast<unsigned>(getpid()) & 0xffff);
+  EXPECT_EQ((*loaded)->DeviceUuid(1), "GPU-face0001-" + std::string(pid) + "-0000-000000000000");
+  EXPECT_EQ((*loaded)->DeviceUuid(2), "");
 }
 
 // Stopping the backend waits for the program's GPU work through this, so

@@ -6,6 +6,8 @@
 // driver path can be tested without a GPU.
 #include <cuda.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <map>
 #include <vector>
@@ -117,6 +119,22 @@ __attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice* device,
                                                             int ordinal) {
   if (ordinal < 0 || ordinal >= 2) return CUDA_ERROR_INVALID_DEVICE;
   *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+// Unique to the test process, so that concurrent tests claiming a device
+// (runtime/gpu/counter_claims.h) never meet.
+__attribute__((visibility("default"))) CUresult cuDeviceGetUuid_v2(CUuuid* uuid,
+                                                                   CUdevice device) {
+  if (device < 0 || device >= kDevices) return CUDA_ERROR_INVALID_DEVICE;
+  std::memset(uuid->bytes, 0, sizeof(uuid->bytes));
+  const unsigned pid = static_cast<unsigned>(getpid());
+  const unsigned char bytes[] = {0xfa, 0xce, 0, static_cast<unsigned char>(device),
+                                 static_cast<unsigned char>(pid >> 24),
+                                 static_cast<unsigned char>(pid >> 16),
+                                 static_cast<unsigned char>(pid >> 8),
+                                 static_cast<unsigned char>(pid)};
+  std::memcpy(uuid->bytes, bytes, sizeof(bytes));
   return CUDA_SUCCESS;
 }
 

@@ -223,6 +223,13 @@ CUptiResult CUPTIAPI Finalize() {
   return CUPTI_SUCCESS;
 }
 
+// Every context is on device 0.
+CUptiResult CUPTIAPI GetDeviceId(CUcontext, uint32_t* device) {
+  Count();
+  *device = 0;
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI GetTimestamp(uint64_t* timestamp) {
   Count();
   *timestamp = 1'000'000;
@@ -268,6 +275,7 @@ CuptiFunctions FakeCuptiFunctions() {
   f.get_graph_node_id = &GetGraphNodeId;
   f.finalize = &Finalize;
   f.get_timestamp = &GetTimestamp;
+  f.get_device_id = &GetDeviceId;
   return f;
 }
 

@@ -5,10 +5,12 @@
 // source lines, and what the metadata says.
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <string>
 
 #include "deepcontext/dlmonitor.h"
+#include "runtime/gpu/counter_claims.h"
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
 #include "tests/unit/runtime/cupti/fake_cuda_graph.h"
 #include "tests/unit/runtime/cupti/fake_graph_calls.h"
@@ -113,6 +115,60 @@ TEST_F(GpuBackendPcSamplingTest, LaunchesEnableAndDrainAndStopDisables) {
   EXPECT_EQ(Value(metadata, "gpu_samples_attributed"), "9");
   EXPECT_EQ(Value(metadata, "gpu_samples_modules"), "1");
   EXPECT_EQ(Value(metadata, "gpu_samples_instructions_with_line"), "1");
+}
+
+// The device key the backend claims for contexts on device 0 (the fake
+// driver's UUID, unique to this test process).
+std::string Gpu0() {
+  auto driver = CudaDriver::Load();
+  return driver.ok() ? (*driver)->DeviceUuid(0) : "";
+}
+
+TEST_F(GpuBackendPcSamplingTest, AGpuAnotherProcessMeasuresIsLeftUnsampledAndTheStatusSaysWho) {
+  gpu::CounterClaims& process = gpu::CounterClaims::ForProcess();
+  const std::string key = Gpu0();
+  ASSERT_EQ(key.rfind("GPU-face00", 0), 0u) << key;
+  // Its own open file of the lock: to flock, another process.
+  gpu::CounterClaims other(process.directory());
+  auto held = other.Claim(key, "GPU hardware counters");
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  ASSERT_EQ((*held)->uncoordinated(), "");
+  MakeSamplingState();
+  ASSERT_TRUE(IsOk(state_->Start()));
+  Launch(41, reinterpret_cast<CUcontext>(0x5000));
+  state_->Stop();
+  EXPECT_EQ(Calls().find("Enable"), std::string::npos) << Calls();
+  const std::string status = Value(state_->Metadata(), "gpu_samples");
+  EXPECT_EQ(status.rfind("off: GPU " + key + " is in use by pid " + std::to_string(getpid()), 0),
+            0u)
+      << status;
+  EXPECT_NE(status.find(", GPU hardware counters: one process per GPU may sample its "
+                        "instructions or measure its counters at a time (lock file " +
+                        process.PathFor(key) + ")"),
+            std::string::npos)
+      << status;
+  held->reset();
+  unlink(process.PathFor(key).c_str());
+}
+
+TEST_F(GpuBackendPcSamplingTest, SamplingHoldsTheGpuFromItsFirstLaunchUntilStop) {
+  gpu::CounterClaims& process = gpu::CounterClaims::ForProcess();
+  const std::string key = Gpu0();
+  gpu::CounterClaims other(process.directory());
+  MakeSamplingState();
+  ASSERT_TRUE(IsOk(state_->Start()));
+  EXPECT_TRUE(other.Claim(key, "GPU hardware counters").ok());  // given back at once
+  Launch(41, reinterpret_cast<CUcontext>(0x5000));
+  EXPECT_NE(Calls().find("Enable"), std::string::npos);
+  auto refused = other.Claim(key, "GPU hardware counters");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(", GPU instruction samples: "), std::string::npos)
+      << refused.status().message();
+  state_->Stop();
+  EXPECT_TRUE(other.Claim(key, "GPU hardware counters").ok());
+  EXPECT_EQ(Value(state_->Metadata(), "gpu_samples"),
+            "on (kernel-serialized, every stall reason, 1 context)");
+  unlink(process.PathFor(key).c_str());
 }
 
 TEST_F(GpuBackendPcSamplingTest, WithoutTheFlagNothingIsSampled) {

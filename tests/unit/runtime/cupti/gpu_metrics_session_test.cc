@@ -2,8 +2,11 @@
 // fake_range_profiler.h: the profiler is initialized once for all contexts,
 // and a stopped session measures nothing more.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -72,6 +75,71 @@ TEST_F(RangeProfilerSessionTest, StoppedBeforeAnyLaunchItNeverInitializes) {
   session.Stop();
   EXPECT_FALSE(session.Begin(first_).ok());
   EXPECT_TRUE(fake_.calls.empty());
+}
+
+// Claims on the GPU (runtime/gpu/counter_claims.h), in a folder of their
+// own; `other_` plays another process that claims the same device.
+class RangeProfilerClaimTest : public RangeProfilerSessionTest {
+ protected:
+  void SetUp() override {
+    RangeProfilerSessionTest::SetUp();
+    char pattern[] = "/tmp/range-claims-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    claims_ = std::make_unique<gpu::CounterClaims>(dir_);
+    other_ = std::make_unique<gpu::CounterClaims>(dir_);
+  }
+  void TearDown() override {
+    claims_.reset();
+    other_.reset();
+    std::system(("rm -rf " + dir_).c_str());
+    RangeProfilerSessionTest::TearDown();
+  }
+  gpu::ClaimDevice ClaimGpu0() {
+    return [this](void*) { return claims_->Claim("GPU-0", "GPU hardware counters"); };
+  }
+
+  std::string dir_;
+  std::unique_ptr<gpu::CounterClaims> claims_, other_;
+};
+
+TEST_F(RangeProfilerClaimTest, AGpuClaimedElsewhereIsNeverTouched) {
+  auto held = other_->Claim("GPU-0", "GPU instruction samples");
+  ASSERT_TRUE(held.ok());
+  RangeProfilerSession session(functions_);
+  session.SetClaimDevice(ClaimGpu0());
+  const Status refused = session.Begin(first_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.message().rfind("GPU GPU-0 is in use by pid " + std::to_string(getpid()), 0),
+            0u)
+      << refused.message();
+  EXPECT_NE(refused.message().find(", GPU instruction samples: one process per GPU"),
+            std::string::npos)
+      << refused.message();
+  EXPECT_TRUE(fake_.calls.empty());  // not even initialized
+  EXPECT_EQ(session.StatusText(), "off: " + refused.message());
+  session.Stop();
+}
+
+TEST_F(RangeProfilerClaimTest, TheGpuIsHeldFromTheFirstLaunchUntilStop) {
+  RangeProfilerSession session(functions_);
+  session.SetClaimDevice(ClaimGpu0());
+  EXPECT_TRUE(other_->Claim("GPU-0", "GPU instruction samples").ok());  // given back at once
+  ASSERT_TRUE(Measure(session, first_).ok());
+  EXPECT_FALSE(other_->Claim("GPU-0", "GPU instruction samples").ok());
+  session.Stop();
+  EXPECT_TRUE(other_->Claim("GPU-0", "GPU instruction samples").ok());
+}
+
+TEST_F(RangeProfilerClaimTest, AnUnnamedGpuIsMeasuredAndTheStatusSaysItWasNotGuarded) {
+  RangeProfilerSession session(functions_);
+  session.SetClaimDevice(
+      [](void*) { return gpu::CounterClaims::Unnamed("the driver gave no UUID for device 0"); });
+  ASSERT_TRUE(Measure(session, first_).ok());
+  session.Stop();
+  EXPECT_TRUE(session.StatusText().ends_with(
+      "; other processes not kept off the GPU: the driver gave no UUID for device 0)"))
+      << session.StatusText();
 }
 
 }  // namespace

@@ -1,0 +1,168 @@
+#include "runtime/gpu/counter_claims.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/common/deliberate_leak.h"
+
+namespace deepcontext::gpu {
+
+namespace {
+
+// "pid 4242 (python3 train.py --steps 10)": who holds a device, for the
+// message another claimant shows.
+std::string DescribeThisProcess() {
+  std::string command;
+  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    command.resize(512);
+    const ssize_t got = read(fd, command.data(), command.size());
+    close(fd);
+    command.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    while (!command.empty() && command.back() == '\0') command.pop_back();
+    for (char& c : command) {
+      if (c == '\0' || c == '\n') c = ' ';
+    }
+  }
+  std::string text = "pid " + std::to_string(getpid());
+  if (!command.empty()) text += " (" + command + ")";
+  return text;
+}
+
+std::string ReadHolder(int fd) {
+  std::string text(1024, '\0');
+  const ssize_t got = pread(fd, text.data(), text.size(), 0);
+  text.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+std::string ErrnoText(int error) { return std::strerror(error); }
+
+}  // namespace
+
+CounterClaim::~CounterClaim() {
+  if (owner_ != nullptr) owner_->Release(key_);
+}
+
+std::unique_ptr<CounterClaim> CounterClaims::Unnamed(std::string why) {
+  return std::unique_ptr<CounterClaim>(new CounterClaim(nullptr, "", std::move(why)));
+}
+
+CounterClaims::CounterClaims(std::string directory) : directory_(std::move(directory)) {}
+
+CounterClaims::~CounterClaims() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (auto& [key, held] : held_) {
+    if (held.fd >= 0) close(held.fd);
+  }
+}
+
+CounterClaims& CounterClaims::ForProcess() {
+  static CounterClaims* claims = [] {
+    const char* named = std::getenv("DEEPCONTEXT_LOCK_DIR");
+    auto* created = new CounterClaims(named != nullptr && named[0] != '\0' ? named : "/tmp");
+    // Lives as long as the process: claims are given back at stop, and
+    // the kernel drops the locks when the process ends.
+    MarkDeliberatelyLeaked(created);
+    pthread_atfork([] { ForProcess().LockBeforeFork(); }, [] { ForProcess().UnlockAfterFork(); },
+                   [] { ForProcess().ForgetInChild(); });
+    return created;
+  }();
+  return *claims;
+}
+
+std::string CounterClaims::PathFor(const std::string& key) const {
+  std::string name;
+  for (char c : key) {
+    const bool plain = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                       (c >= 'A' && c <= 'Z') || c == '-' || c == '.' || c == '_';
+    name += plain ? c : '_';
+  }
+  return directory_ + "/deepcontext-gpu-" + name + ".lock";
+}
+
+StatusOr<std::unique_ptr<CounterClaim>> CounterClaims::Claim(const std::string& key,
+                                                             const std::string& purpose) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto make = [&](std::string uncoordinated) {
+    return std::unique_ptr<CounterClaim>(new CounterClaim(this, key, std::move(uncoordinated)));
+  };
+  if (auto it = held_.find(key); it != held_.end()) {
+    ++it->second.claims;
+    return make(it->second.uncoordinated);
+  }
+  const std::string path = PathFor(key);
+  // Readable and writable by every user, as GPUs are shared between them.
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  bool writable = fd >= 0;
+  if (fd >= 0) {
+    fchmod(fd, 0666);  // past the umask; fails harmlessly on another user's file
+  } else if (errno == EACCES) {
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // flock needs no write access
+  }
+  if (fd < 0) {
+    const std::string why = "cannot open " + path + ": " + ErrnoText(errno);
+    held_[key] = Held{-1, 1, why};
+    return make(why);
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    if (error == EWOULDBLOCK) {
+      std::string holder = ReadHolder(fd);
+      close(fd);
+      if (holder.empty()) holder = "another process";
+      return Status::Error("GPU " + key + " is in use by " + holder +
+                           ": one process per GPU may sample its instructions or measure its "
+                           "counters at a time (lock file " + path + ")");
+    }
+    close(fd);
+    const std::string why = "cannot lock " + path + ": " + ErrnoText(error);
+    held_[key] = Held{-1, 1, why};
+    return make(why);
+  }
+  if (writable) {
+    const std::string holder = DescribeThisProcess() + ", " + purpose + "\n";
+    if (ftruncate(fd, 0) == 0) {
+      const ssize_t wrote = pwrite(fd, holder.data(), holder.size(), 0);
+      (void)wrote;  // the lock holds either way; the text only helps messages
+    }
+  }
+  held_[key] = Held{fd, 1, ""};
+  return make("");
+}
+
+void CounterClaims::Release(const std::string& key) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = held_.find(key);
+  if (it == held_.end() || --it->second.claims > 0) return;
+  if (it->second.fd >= 0) {
+    flock(it->second.fd, LOCK_UN);
+    close(it->second.fd);
+  }
+  held_.erase(it);
+}
+
+void CounterClaims::LockBeforeFork() { mutex_.lock(); }
+
+void CounterClaims::UnlockAfterFork() { mutex_.unlock(); }
+
+void CounterClaims::ForgetInChild() {
+  // close() only: the lock belongs to the open file the parent shares,
+  // and LOCK_UN here would give the parent's claim away.
+  // The child's CounterClaim copies then release nothing.
+  for (auto& [key, held] : held_) {
+    if (held.fd >= 0) close(held.fd);
+  }
+  held_.clear();
+  mutex_.unlock();
+}
+
+}  // namespace deepcontext::gpu

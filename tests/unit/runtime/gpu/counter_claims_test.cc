@@ -1,0 +1,157 @@
+#include "runtime/gpu/counter_claims.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace deepcontext::gpu {
+namespace {
+
+class CounterClaimsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/counter-claims-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  std::string ReadFile(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  // A child process that claims `key` in `dir_`, says so on a pipe and
+  // holds the claim until its stdin-like pipe closes; returns its pid.
+  pid_t HoldInChild(const std::string& key, int* release_fd) {
+    int ready[2], release[2];
+    EXPECT_EQ(pipe(ready), 0);
+    EXPECT_EQ(pipe(release), 0);
+    const pid_t child = fork();
+    if (child == 0) {
+      close(ready[0]);
+      close(release[1]);
+      CounterClaims claims(dir_);
+      auto claim = claims.Claim(key, "GPU hardware counters");
+      const char ok = claim.ok() ? 'y' : 'n';
+      (void)!write(ready[1], &ok, 1);
+      char byte;
+      (void)!read(release[0], &byte, 1);  // returns at EOF
+      _exit(0);
+    }
+    close(ready[1]);
+    close(release[0]);
+    char ok = 0;
+    EXPECT_EQ(read(ready[0], &ok, 1), 1);
+    EXPECT_EQ(ok, 'y');
+    close(ready[0]);
+    *release_fd = release[1];
+    return child;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CounterClaimsTest, AClaimWritesWhoHoldsTheDevice) {
+  CounterClaims claims(dir_);
+  auto claim = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_TRUE(claim.ok()) << claim.status().message();
+  EXPECT_EQ((*claim)->uncoordinated(), "");
+  const std::string path = dir_ + "/deepcontext-gpu-GPU-1234.lock";
+  EXPECT_EQ(claims.PathFor("GPU-1234"), path);
+  const std::string text = ReadFile(path);
+  EXPECT_EQ(text.rfind("pid " + std::to_string(getpid()) + " (", 0), 0u) << text;
+  EXPECT_NE(text.find(", GPU instruction samples\n"), std::string::npos) << text;
+  struct stat info {};
+  ASSERT_EQ(stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0666u);  // other users' processes can lock it too
+}
+
+TEST_F(CounterClaimsTest, AnotherProcessIsRefusedWithTheHoldersName) {
+  int release = -1;
+  const pid_t child = HoldInChild("GPU-1234", &release);
+  CounterClaims claims(dir_);
+  auto refused = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_FALSE(refused.ok());
+  const std::string& message = refused.status().message();
+  EXPECT_NE(message.find("GPU GPU-1234 is in use by pid " + std::to_string(child) + " ("),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("GPU hardware counters: one process per GPU"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(claims.PathFor("GPU-1234")), std::string::npos) << message;
+
+  // Other devices are free.
+  EXPECT_TRUE(claims.Claim("GPU-5678", "GPU instruction samples").ok());
+
+  // The holder ends (as a crash would end it): the device is free again.
+  close(release);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  auto claimed = claims.Claim("GPU-1234", "GPU instruction samples");
+  EXPECT_TRUE(claimed.ok()) << claimed.status().message();
+}
+
+TEST_F(CounterClaimsTest, ClaimsInOneProcessNestAndTheLastOneGivesTheDeviceBack) {
+  CounterClaims claims(dir_);
+  auto first = claims.Claim("GPU-1234", "GPU instruction samples");
+  auto second = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(second.ok());
+
+  CounterClaims other_process(dir_);  // its own open file: flock tells them apart
+  EXPECT_FALSE(other_process.Claim("GPU-1234", "GPU hardware counters").ok());
+  first->reset();
+  EXPECT_FALSE(other_process.Claim("GPU-1234", "GPU hardware counters").ok());
+  second->reset();
+  EXPECT_TRUE(other_process.Claim("GPU-1234", "GPU hardware counters").ok());
+}
+
+TEST_F(CounterClaimsTest, AForkedChildDoesNotGiveTheParentsClaimAway) {
+  CounterClaims claims(dir_);
+  auto claim = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_TRUE(claim.ok());
+  claims.LockBeforeFork();
+  const pid_t child = fork();
+  if (child == 0) {
+    claims.ForgetInChild();
+    claim->reset();  // releases nothing in the child
+    _exit(0);
+  }
+  claims.UnlockAfterFork();
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  CounterClaims other_process(dir_);
+  EXPECT_FALSE(other_process.Claim("GPU-1234", "GPU hardware counters").ok());
+}
+
+TEST_F(CounterClaimsTest, AnUnusableLockDirectoryStillLetsTheProcessMeasure) {
+  CounterClaims claims(dir_ + "/missing");
+  auto claim = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_TRUE(claim.ok());
+  EXPECT_EQ((*claim)->uncoordinated(),
+            "cannot open " + dir_ + "/missing/deepcontext-gpu-GPU-1234.lock: "
+            "No such file or directory");
+  auto nested = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_TRUE(nested.ok());
+  EXPECT_EQ((*nested)->uncoordinated(), (*claim)->uncoordinated());
+}
+
+TEST_F(CounterClaimsTest, DeviceKeysBecomePlainFileNames) {
+  CounterClaims claims(dir_);
+  EXPECT_EQ(claims.PathFor("MIG-a1/b2 c"), dir_ + "/deepcontext-gpu-MIG-a1_b2_c.lock");
+}
+
+}  // namespace
+}  // namespace deepcontext::gpu
