@@ -3,6 +3,7 @@ dominant stall reasons point the right way, the samples hang under the
 launching lines, and the hottest source lines are the load's use and the
 FMA loop (tests/gpu/check_stalls.py)."""
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from conftest import BUILD, PYTHON, run_profiled  # noqa: E402
+from conftest import BUILD, PYTHON, load_profile, run_profiled  # noqa: E402
 from gpu_probe import python_can  # noqa: E402
 
 PROGRAM = os.path.join(HERE, "programs", "gpu_stalls.py")
@@ -31,3 +32,48 @@ def test_stall_reasons_point_the_right_way_on_the_right_lines(tmp_path):
     output = check.stdout.decode()
     assert check.returncode == 0, output
     assert "stall check: PASS" in output
+
+
+def test_a_gpu_another_process_holds_is_traced_without_samples(tmp_path):
+    """One process per GPU drives its performance monitors
+    (runtime/gpu/counter_claims.h): a run that finds the GPU claimed traces
+    it without instruction samples and names the holder, instead of letting
+    CUPTI refuse it or crash it when profiling stops."""
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    env = {"DEEPCONTEXT_LOCK_DIR": str(locks)}
+    # A first run claims the GPU, which names its lock file.
+    first = tmp_path / "first.dctx"
+    run_profiled([PYTHON, PROGRAM, "2"], first, options=["--gpu-samples"], env=env, check=0)
+    assert load_profile(first).metadata["gpu_samples"].startswith("on ("), \
+        load_profile(first).metadata
+    files = sorted(locks.glob("deepcontext-gpu-GPU-*.lock"))
+    assert files, list(locks.iterdir())
+    assert "gpu_stalls.py 2), GPU instruction samples" in files[0].read_text(), \
+        files[0].read_text()
+
+    # This test holds it now, as another profiler would.
+    holder = "pid %d (the test), GPU hardware counters" % os.getpid()
+    held = []
+    try:
+        for path in files:
+            handle = open(path, "r+")
+            held.append(handle)
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            handle.truncate(0)
+            handle.write(holder + "\n")
+            handle.flush()
+        second = tmp_path / "second.dctx"
+        run_profiled([PYTHON, PROGRAM, "2"], second, options=["--gpu-samples"], env=env,
+                     check=0)
+    finally:
+        for handle in held:
+            handle.close()
+    tree = load_profile(second)
+    status = tree.metadata["gpu_samples"]
+    assert status.startswith("off: GPU GPU-"), status
+    assert " is in use by %s: one process per GPU" % holder in status, status
+    kernels = tree.find(kind="gpu_kernel")
+    assert kernels, "the refused run traced no kernel"
+    assert sum(k.inclusive("gpu_time") for k in kernels) > 0
+    assert not [c for k in kernels for c in k.children if c.kind == "gpu_instruction"]
