@@ -75,5 +75,5 @@ def test_a_gpu_another_process_holds_is_traced_without_samples(tmp_path):
     assert " is in use by %s: one process per GPU" % holder in status, status
     kernels = tree.find(kind="gpu_kernel")
     assert kernels, "the refused run traced no kernel"
-    assert sum(k.inclusive("gpu_time") for k in kernels) > 0
+    assert sum(k.incl("gpu_time") for k in kernels) > 0
     assert not [c for k in kernels for c in k.children if c.kind == "gpu_instruction"]
