@@ -156,8 +156,8 @@ void CounterClaims::UnlockAfterFork() { mutex_.unlock(); }
 
 void CounterClaims::ForgetInChild() {
   // close() only: the lock belongs to the open file the parent shares,
-  // and LOCK_UN here would give the parent's claim away.
-  // The child's CounterClaim copies then release nothing.
+  // and LOCK_UN here would give the parent's claim away. With the map
+  // empty, the child's copies of CounterClaim objects release nothing.
   for (auto& [key, held] : held_) {
     if (held.fd >= 0) close(held.fd);
   }
