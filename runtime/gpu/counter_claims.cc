@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/common/command_line.h"
 #include "runtime/common/deliberate_leak.h"
 
 namespace deepcontext::gpu {
@@ -17,19 +18,11 @@ namespace deepcontext::gpu {
 namespace {
 
 // "pid 4242 (python3 train.py --steps 10)": who holds a device, for the
-// message another claimant shows.
+// message another claimant shows, on one line of the lock file.
 std::string DescribeThisProcess() {
-  std::string command;
-  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    command.resize(512);
-    const ssize_t got = read(fd, command.data(), command.size());
-    close(fd);
-    command.resize(got > 0 ? static_cast<size_t>(got) : 0);
-    while (!command.empty() && command.back() == '\0') command.pop_back();
-    for (char& c : command) {
-      if (c == '\0' || c == '\n') c = ' ';
-    }
+  std::string command = ThisCommandLine();
+  for (char& c : command) {
+    if (c == '\n') c = ' ';
   }
   std::string text = "pid " + std::to_string(getpid());
   if (!command.empty()) text += " (" + command + ")";

@@ -5,10 +5,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "format/dctx_file.h"
+#include "runtime/common/command_line.h"
 #include "runtime/common/deliberate_leak.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cpu/perf_counters.h"
@@ -22,17 +22,6 @@
 
 namespace deepcontext::profiler {
 namespace {
-
-std::string CommandLine() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)),
-                  std::istreambuf_iterator<char>());
-  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
-  for (char& c : raw) {
-    if (c == '\0') c = ' ';
-  }
-  return raw;
-}
 
 std::string HostName() {
   char host[256] = {0};
@@ -226,7 +215,7 @@ std::vector<std::pair<std::string, std::string>> Session::CollectMetadata() {
     std::fprintf(stderr, "deepcontext: native_capture_stats %s\n", captures.c_str());
     add("native_capture_stats", captures);
   }
-  add("command_line", CommandLine());
+  add("command_line", ThisCommandLine());
   add("host", HostName());
   add("pid", std::to_string(getpid()));
   add("ppid", std::to_string(getppid()));
