@@ -135,12 +135,9 @@ Status RangeProfilerSession::Check(const char* call, int result) const {
 
 Status RangeProfilerSession::EnableLocked(void* cuda_context, Context& context) {
   context.ctx = static_cast<CUcontext>(cuda_context);
-  if (claim_device_) {
-    auto claim = claim_device_(cuda_context);
-    if (!claim.ok()) return claim.status();
-    context.claim = std::move(*claim);
-    if (!context.claim->uncoordinated().empty()) uncoordinated_ = context.claim->uncoordinated();
-  }
+  auto claim = claims_.Claim(cuda_context);
+  if (!claim.ok()) return claim.status();
+  context.claim = std::move(*claim);
   if (phase_ == Phase::kNotInitialized) {
     CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
     if (Status s = Check("cuptiProfilerInitialize", f_.profiler_initialize(&init)); !s.ok()) {
@@ -454,10 +451,7 @@ std::string RangeProfilerSession::StatusText() const {
   text += "; metrics";
   for (size_t i = 0; i < metrics.size(); ++i) text += (i == 0 ? " " : ", ") + std::string(metrics[i]);
   if (failed > 0) text += "; " + std::to_string(failed) + " failed: " + last_error_.message();
-  if (!uncoordinated_.empty()) {
-    text += "; other processes not kept off the GPU: " + uncoordinated_;
-  }
-  return text + ")";
+  return text + claims_.StatusNote() + ")";
 }
 
 bool RangeProfilerSession::permission_denied() const {

@@ -58,7 +58,7 @@ class RangeProfilerSession {
   // Called before the range profiler is enabled in a context: an error
   // (another process samples or measures that GPU) leaves the context
   // unmeasured. Without it no claim is made. [before the first launch]
-  void SetClaimDevice(gpu::ClaimDevice claim) { claim_device_ = std::move(claim); }
+  void SetClaimDevice(gpu::ClaimDevice claim) { claims_.SetClaimDevice(std::move(claim)); }
 
   // At a kernel launch's API entry in `cuda_context`: enables the range
   // profiler there on first use and starts a range. An error when the
@@ -87,11 +87,10 @@ class RangeProfilerSession {
 
   const GpuMetricsFunctions& f_;
   std::function<std::string(int)> result_text_;
-  gpu::ClaimDevice claim_device_;
+  gpu::SessionClaims claims_;
   mutable std::mutex mutex_;
   std::unordered_map<void*, std::unique_ptr<Context>> contexts_;
   Status last_error_;
-  std::string uncoordinated_;  // why a claim could not keep others off
   bool permission_denied_ = false;  // a context was refused its counters
   // Whether cuptiProfilerInitialize ran (it runs once, for the first context
   // enabled) and whether Stop() ended the session, after which Begin()

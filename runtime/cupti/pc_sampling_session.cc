@@ -124,15 +124,12 @@ std::string PcSamplingSession::Describe(const char* call, int result) const {
 
 bool PcSamplingSession::EnableLocked(void* cuda_context, Context& context) {
   auto* ctx = static_cast<CUcontext>(cuda_context);
-  if (claim_device_) {
-    auto claim = claim_device_(cuda_context);
-    if (!claim.ok()) {
-      last_error_ = claim.status().message();
-      return false;
-    }
-    context.claim = std::move(*claim);
-    if (!context.claim->uncoordinated().empty()) uncoordinated_ = context.claim->uncoordinated();
+  auto claim = claims_.Claim(cuda_context);
+  if (!claim.ok()) {
+    last_error_ = claim.status().message();
+    return false;
   }
+  context.claim = std::move(*claim);
   CUpti_PCSamplingEnableParams enable{};
   enable.size = CUpti_PCSamplingEnableParamsSize;
   enable.ctx = ctx;
@@ -323,10 +320,7 @@ std::string PcSamplingSession::Status() const {
   }
   text += ", " + std::to_string(enabled) + " context" + (enabled == 1 ? "" : "s");
   if (failed > 0) text += "; " + std::to_string(failed) + " failed: " + last_error_;
-  if (!uncoordinated_.empty()) {
-    text += "; other processes not kept off the GPU: " + uncoordinated_;
-  }
-  return text + ")";
+  return text + claims_.StatusNote() + ")";
 }
 
 }  // namespace deepcontext::cupti

@@ -56,7 +56,7 @@ class PcSamplingSession {
   // Called before sampling is enabled in a context: an error (another
   // process samples or measures that GPU) leaves the context unsampled.
   // Without it no claim is made. [before the first launch]
-  void SetClaimDevice(gpu::ClaimDevice claim) { claim_device_ = std::move(claim); }
+  void SetClaimDevice(gpu::ClaimDevice claim) { claims_.SetClaimDevice(std::move(claim)); }
 
   // At a kernel launch's API entry in `cuda_context`: enables sampling
   // there on first use, then hands over the samples of kernels that
@@ -81,11 +81,10 @@ class PcSamplingSession {
   PcSampleAggregator& aggregator_;
   const PcSamplingOptions options_;
   std::function<std::string(int)> result_text_;
-  gpu::ClaimDevice claim_device_;
+  gpu::SessionClaims claims_;
   mutable std::mutex mutex_;
   std::unordered_map<void*, std::unique_ptr<Context>> contexts_;
   std::string last_error_;
-  std::string uncoordinated_;  // why a claim could not keep others off
   bool stopped_ = false;
 };
 

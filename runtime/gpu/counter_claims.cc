@@ -49,6 +49,17 @@ std::unique_ptr<CounterClaim> CounterClaims::Unnamed(std::string why) {
   return std::unique_ptr<CounterClaim>(new CounterClaim(nullptr, "", std::move(why)));
 }
 
+StatusOr<std::unique_ptr<CounterClaim>> SessionClaims::Claim(void* device_context) {
+  if (!claim_device_) return std::unique_ptr<CounterClaim>();
+  auto claim = claim_device_(device_context);
+  if (claim.ok() && !(*claim)->uncoordinated().empty()) uncoordinated_ = (*claim)->uncoordinated();
+  return claim;
+}
+
+std::string SessionClaims::StatusNote() const {
+  return uncoordinated_.empty() ? "" : "; other processes not kept off the GPU: " + uncoordinated_;
+}
+
 CounterClaims::CounterClaims(std::string directory) : directory_(std::move(directory)) {}
 
 CounterClaims::~CounterClaims() {

@@ -51,6 +51,24 @@ class CounterClaim {
 using ClaimDevice =
     std::function<StatusOr<std::unique_ptr<CounterClaim>>(void* device_context)>;
 
+// What a session that drives a GPU's monitors keeps of its claims: how to
+// claim (set by the backend; without it nothing is claimed) and why a claim
+// could not keep other processes off, for its status. Not thread-safe: the
+// sessions call it under their own lock.
+class SessionClaims {
+ public:
+  void SetClaimDevice(ClaimDevice claim) { claim_device_ = std::move(claim); }
+  // The claim on the GPU of `device_context`: null when nothing claims, an
+  // error when another process holds that GPU.
+  StatusOr<std::unique_ptr<CounterClaim>> Claim(void* device_context);
+  // "; other processes not kept off the GPU: <why>", or "".
+  std::string StatusNote() const;
+
+ private:
+  ClaimDevice claim_device_;
+  std::string uncoordinated_;
+};
+
 class CounterClaims {
  public:
   // Lock files go in `directory`.

@@ -153,5 +153,26 @@ TEST_F(CounterClaimsTest, DeviceKeysBecomePlainFileNames) {
   EXPECT_EQ(claims.PathFor("MIG-a1/b2 c"), dir_ + "/deepcontext-gpu-MIG-a1_b2_c.lock");
 }
 
+TEST(SessionClaimsTest, ClaimsOnlyWhenToldHowAndNotesAnUnguardedGpu) {
+  SessionClaims session;
+  auto none = session.Claim(nullptr);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, nullptr);
+  EXPECT_EQ(session.StatusNote(), "");
+
+  session.SetClaimDevice([](void*) { return CounterClaims::Unnamed("no UUID for device 0"); });
+  auto unguarded = session.Claim(nullptr);
+  ASSERT_TRUE(unguarded.ok());
+  ASSERT_NE(*unguarded, nullptr);
+  EXPECT_EQ(session.StatusNote(), "; other processes not kept off the GPU: no UUID for device 0");
+
+  session.SetClaimDevice([](void*) -> StatusOr<std::unique_ptr<CounterClaim>> {
+    return Status::Error("GPU GPU-0 is in use by pid 1");
+  });
+  auto refused = session.Claim(nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "GPU GPU-0 is in use by pid 1");
+}
+
 }  // namespace
 }  // namespace deepcontext::gpu
