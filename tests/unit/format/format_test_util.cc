@@ -2,11 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -112,28 +108,6 @@ void ExpectSameProfile(const Profile& expected, const Profile& actual) {
     EXPECT_EQ(Bits(e.min), Bits(a.min)) << "value " << i;
     EXPECT_EQ(Bits(e.max), Bits(a.max)) << "value " << i;
   }
-}
-
-ScratchDir::ScratchDir() {
-  std::string templ = testing::TempDir() + "dctx_test_XXXXXX";
-  char* made = mkdtemp(templ.data());
-  EXPECT_NE(made, nullptr) << "mkdtemp " << templ << ": "
-                           << std::strerror(errno);
-  path_ = templ;
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
-std::vector<std::string> ScratchDir::List() const {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(path_)) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 void WriteBytes(const std::string& path, const std::string& bytes) {

@@ -1,5 +1,6 @@
 // Shared helpers for the format/ unit tests: sample profiles, field-by-field
-// profile comparison, scratch directories and encoded bytes.
+// profile comparison, encoded bytes, and the scratch directories of
+// tests/unit/scratch_dir.h.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "format/profile_data.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace deepcontext::format {
 
@@ -17,23 +19,6 @@ Profile MakeSampleProfile(uint32_t num_nodes);
 
 // Adds a gtest failure for every difference; doubles compare bit for bit.
 void ExpectSameProfile(const Profile& expected, const Profile& actual);
-
-// A fresh empty directory under the gtest temp dir, removed with its contents
-// when the object goes out of scope.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  // Names of the entries in the directory, sorted, without "." and "..".
-  std::vector<std::string> List() const;
-
- private:
-  std::string path_;
-};
 
 // Writes bytes to path, replacing it; fails the test on error.
 void WriteBytes(const std::string& path, const std::string& bytes);

@@ -4,12 +4,12 @@
 
 #include <cupti.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <memory>
 #include <string>
 
 #include "runtime/cupti/cupti_functions.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -23,22 +23,13 @@ CUptiResult CUPTIAPI NoDevice(CUcontext, uint32_t*) { return CUPTI_ERROR_INVALID
 
 class DeviceClaimTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/device-claim-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    claims_ = std::make_unique<gpu::CounterClaims>(dir_);
-  }
-  void TearDown() override {
-    claims_.reset();
-    std::system(("rm -rf " + dir_).c_str());
-  }
   static std::string Uuid(uint32_t ordinal) {
     return ordinal == 1 ? "GPU-00000000-0000-0000-0000-000000000001" : "";
   }
 
-  std::string dir_;
-  std::unique_ptr<gpu::CounterClaims> claims_;
+  ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
+  std::unique_ptr<gpu::CounterClaims> claims_ = std::make_unique<gpu::CounterClaims>(dir_);
   CuptiFunctions f_;
 };
 

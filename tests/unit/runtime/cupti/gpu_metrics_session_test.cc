@@ -2,7 +2,6 @@
 // fake_range_profiler.h: the profiler is initialized once for all contexts,
 // and a stopped session measures nothing more.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "runtime/cupti/gpu_metrics_functions.h"
 #include "runtime/cupti/gpu_metrics_session.h"
 #include "tests/unit/runtime/cupti/fake_range_profiler.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -83,23 +83,15 @@ class RangeProfilerClaimTest : public RangeProfilerSessionTest {
  protected:
   void SetUp() override {
     RangeProfilerSessionTest::SetUp();
-    char pattern[] = "/tmp/range-claims-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
     claims_ = std::make_unique<gpu::CounterClaims>(dir_);
     other_ = std::make_unique<gpu::CounterClaims>(dir_);
-  }
-  void TearDown() override {
-    claims_.reset();
-    other_.reset();
-    std::system(("rm -rf " + dir_).c_str());
-    RangeProfilerSessionTest::TearDown();
   }
   gpu::ClaimDevice ClaimGpu0() {
     return [this](void*) { return claims_->Claim("GPU-0", "GPU hardware counters"); };
   }
 
-  std::string dir_;
+  ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
   std::unique_ptr<gpu::CounterClaims> claims_, other_;
 };
 

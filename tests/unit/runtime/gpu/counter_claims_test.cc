@@ -5,25 +5,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/scratch_dir.h"
+
 namespace deepcontext::gpu {
 namespace {
 
 class CounterClaimsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/counter-claims-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-
   std::string ReadFile(const std::string& path) {
     std::ifstream in(path);
     std::stringstream text;
@@ -59,7 +53,8 @@ class CounterClaimsTest : public ::testing::Test {
     return child;
   }
 
-  std::string dir_;
+  ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
 };
 
 TEST_F(CounterClaimsTest, AClaimWritesWhoHoldsTheDevice) {
