@@ -2,12 +2,12 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <string>
+
+#include "tests/unit/scratch_dir.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -34,9 +34,8 @@ TEST(CuptiCopies, TheNoteNamesEachOtherCopy) {
 // A library whose file is called libcupti.so.* is found once loaded, by its
 // real path, and so is the library holding one of its symbols.
 TEST(CuptiCopies, ALoadedCopyIsFoundByItsFileName) {
-  char folder_template[] = "/tmp/dc-cupti-copies-XXXXXX";
-  ASSERT_NE(mkdtemp(folder_template), nullptr);
-  const std::filesystem::path folder(folder_template);
+  ScratchDir scratch;
+  const std::filesystem::path folder(scratch.path());
   const std::filesystem::path copy = folder / "libcupti.so.99";
   std::filesystem::copy_file(DEEPCONTEXT_FAKE_LOADED_CUPTI, copy);
   const std::filesystem::path link = folder / "libcupti.so";
@@ -56,7 +55,6 @@ TEST(CuptiCopies, ALoadedCopyIsFoundByItsFileName) {
               OtherCuptiCopies(before, copy.string()));
   EXPECT_EQ(LibraryHolding(nullptr), "");
   dlclose(handle);
-  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

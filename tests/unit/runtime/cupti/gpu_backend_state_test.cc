@@ -13,6 +13,7 @@
 #include "runtime/cupti/cupti_copies.h"
 #include "tests/unit/runtime/cupti/fake_backend_test.h"
 #include "tests/unit/runtime/cupti/fake_cupti.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace deepcontext::cupti::fake {
 namespace {
@@ -68,9 +69,8 @@ TEST_F(GpuBackendStateTest, AnotherClientHoldingCuptiIsNamedAndLeftAlone) {
 // Triton bundles its own CUPTI for Proton: while Proton traces, the copy
 // DeepContext uses is refused without CUPTI naming the holder.
 TEST_F(GpuBackendStateTest, AnotherCopyOfCuptiInTheProcessIsNamed) {
-  char folder[] = "/tmp/dc-second-cupti-XXXXXX";
-  ASSERT_NE(mkdtemp(folder), nullptr);
-  const std::filesystem::path copy = std::filesystem::path(folder) / "libcupti.so.98";
+  ScratchDir scratch;
+  const std::filesystem::path copy = std::filesystem::path(scratch.path()) / "libcupti.so.98";
   std::filesystem::copy_file(DEEPCONTEXT_FAKE_LOADED_CUPTI, copy);
   void* second = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(second, nullptr) << dlerror();
@@ -85,7 +85,6 @@ TEST_F(GpuBackendStateTest, AnotherCopyOfCuptiInTheProcessIsNamed) {
   EXPECT_TRUE(Has(error, copy.string())) << error;
   state_->Stop();
   dlclose(second);
-  std::filesystem::remove_all(folder);
 }
 
 TEST_F(GpuBackendStateTest, KernelsExcludedByAnotherClientsSettingsAreReported) {

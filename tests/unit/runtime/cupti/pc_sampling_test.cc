@@ -21,6 +21,7 @@
 #include "runtime/cupti/pc_sampling_functions.h"
 #include "runtime/cupti/pc_sampling_session.h"
 #include "tests/unit/runtime/cupti/sampling_sink.h"
+#include "tests/unit/scratch_dir.h"
 
 namespace deepcontext::cupti {
 namespace {
@@ -369,9 +370,8 @@ TEST_F(PcSamplingTest, InstructionsOfCubinsWithLineInfoGetTheirSourceLine) {
 }
 
 TEST_F(PcSamplingTest, CubinsOfSampledKernelsAreWrittenForTheirSass) {
-  char templ[] = "/tmp/dc_cubins_XXXXXX";
-  ASSERT_NE(mkdtemp(templ), nullptr);
-  const std::string dir = std::string(templ) + "/run.cubins";
+  ScratchDir scratch;
+  const std::string dir = scratch.path() + "/run.cubins";
   PcSampling sampling(sink_, &functions_, PcSamplingOptions{}, "", nullptr);
   sampling.SetCubinDirectory(dir);
   sampling.OnModuleLoaded("9001", 4);
@@ -394,7 +394,6 @@ TEST_F(PcSamplingTest, CubinsOfSampledKernelsAreWrittenForTheirSass) {
   for (const auto& [key, value] : sampling.Metadata()) keys[key] = value;
   EXPECT_EQ(keys["gpu_samples_cubins"], "0000000000002329 000000000000232a");
   EXPECT_EQ(keys.count("warning_gpu_samples_cubins"), 0u);
-  std::filesystem::remove_all(templ);
 }
 
 TEST(PcSamplingCubins, TheFolderFollowsTheProfilePathAndIsAbsolute) {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/unit/scratch_dir.h"
+
 namespace deepcontext::cli {
 namespace {
 
@@ -16,15 +18,7 @@ namespace fs = std::filesystem;
 // user who moves an installation sets it.
 class InstallLayoutTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/install_layout_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    unsetenv("DEEPCONTEXT_HOME");
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { unsetenv("DEEPCONTEXT_HOME"); }
 
   static void Touch(const fs::path& path) {
     fs::create_directories(path.parent_path());
@@ -36,7 +30,8 @@ class InstallLayoutTest : public ::testing::Test {
     return FindInstallLayout();
   }
 
-  fs::path dir_;
+  ScratchDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(InstallLayoutTest, ABuildTreeHasEveryPartUnderItsPrefix) {

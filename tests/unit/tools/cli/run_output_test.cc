@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/unit/scratch_dir.h"
+
 namespace deepcontext::cli {
 namespace {
 
@@ -16,13 +18,6 @@ namespace fs = std::filesystem;
 
 class RunOutputTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/run_output_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string Touch(const std::string& name) {
     const std::string path = (dir_ / name).string();
     std::ofstream(path) << "x";
@@ -37,7 +32,8 @@ class RunOutputTest : public ::testing::Test {
     return pid;
   }
 
-  fs::path dir_;
+  ScratchDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(RunOutputTest, OutputIsMadeAbsoluteAndDefaultsToTheStem) {

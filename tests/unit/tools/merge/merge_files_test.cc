@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format/dctx_file.h"
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/tools/analysis/test_profiles.h"
 
 namespace deepcontext::merge {
@@ -16,14 +17,6 @@ using analysis::testing::MakeTrainingProfileOf;
 
 class MergeFilesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("dc_merge_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string Write(const std::string& name, const std::string& rank) {
     std::string path = (dir_ / name).string();
     EXPECT_TRUE(
@@ -32,7 +25,8 @@ class MergeFilesTest : public ::testing::Test {
     return path;
   }
 
-  std::filesystem::path dir_;
+  ScratchDir scratch_;
+  const std::filesystem::path dir_ = scratch_.path();
 };
 
 TEST_F(MergeFilesTest, MergesFilesIntoAReadableProfile) {

@@ -2,14 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/tools/analysis/stall_profile.h"
 #include "tests/unit/tools/analysis/test_profiles.h"
 #include "tools/report/report.h"
@@ -54,17 +53,15 @@ TEST(StallSection, MatchesTheGoldenFile) {
 // SASS beside the offset, the stall reasons and the source line.
 TEST(StallSection, HottestInstructionsShowTheirSass) {
   namespace fs = std::filesystem;
-  char templ[] = "/tmp/dc_report_sass_XXXXXX";
-  ASSERT_NE(mkdtemp(templ), nullptr);
-  const fs::path cubins = fs::path(templ) / "run.cubins";
+  ScratchDir scratch;
+  const fs::path cubins = fs::path(scratch.path()) / "run.cubins";
   fs::create_directory(cubins);
   fs::copy_file(std::string(DC_SASS_FIXTURES) + "/scale_add.cubin",
                 cubins / (std::string(analysis::testing::kSassCubinName) + ".cubin"));
   format::Profile profile = analysis::testing::MakeSassProfile(cubins.string());
   sass::Disassembler disassembler(std::string(DC_SASS_FIXTURES) + "/fake_toolkit/bin/nvdisasm");
   const sass::SassAnnotation annotation = sass::AnnotateInstructions(
-      profile, (fs::path(templ) / "run.dctx").string(), &disassembler);
-  fs::remove_all(templ);
+      profile, (fs::path(scratch.path()) / "run.dctx").string(), &disassembler);
   ASSERT_EQ(annotation.annotated, 4u);
   const std::string text = Render(ProfileTree::FromProfile(profile));
   const std::string golden = std::string(DC_GOLDEN_DIR) + "/stall_section_sass.txt";

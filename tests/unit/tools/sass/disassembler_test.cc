@@ -1,13 +1,13 @@
 #include "tools/sass/disassembler.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "tests/unit/scratch_dir.h"
 
 namespace deepcontext::sass {
 namespace {
@@ -52,11 +52,9 @@ TEST(FindNvdisasm, MissingEverywhereIsNullopt) {
 }
 
 TEST(Disassembler, RunsNvdisasmOncePerCubin) {
-  char log[] = "/tmp/dc_nvdisasm_log_XXXXXX";
-  const int fd = mkstemp(log);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  setenv("FAKE_NVDISASM_LOG", log, 1);
+  ScratchDir scratch;
+  const std::string log = scratch.path() + "/nvdisasm.log";
+  setenv("FAKE_NVDISASM_LOG", log.c_str(), 1);
   Disassembler disassembler(kFakeToolkit + "/bin/nvdisasm");
   const std::string cubin = kFixtures + "/scale_add.cubin";
   for (int i = 0; i < 3; ++i) {
@@ -80,7 +78,6 @@ TEST(Disassembler, RunsNvdisasmOncePerCubin) {
   std::stringstream calls;
   calls << in.rdbuf();
   EXPECT_EQ(calls.str(), "-c " + cubin + "\n-c " + other + "\n");
-  std::remove(log);
 }
 
 // On a machine with the CUDA toolkit: the real nvdisasm reads the fixture

@@ -1,12 +1,12 @@
 #include "tools/sass/instruction_sass.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <map>
 #include <string>
 
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/tools/analysis/stall_profile.h"
 
 namespace deepcontext::sass {
@@ -32,17 +32,14 @@ std::map<std::string, std::string> InstructionNames(const format::Profile& profi
 class InstructionSassTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char templ[] = "/tmp/dc_sass_XXXXXX";
-    ASSERT_NE(mkdtemp(templ), nullptr);
-    root_ = templ;
     fs::create_directory(root_ / "run.cubins");
     fs::copy_file(kFixtures + "/scale_add.cubin",
                   root_ / "run.cubins" / (std::string(kSassCubinName) + ".cubin"));
     profile_path_ = (root_ / "run.dctx").string();
   }
-  void TearDown() override { fs::remove_all(root_); }
 
-  fs::path root_;
+  ScratchDir scratch_;
+  const fs::path root_ = scratch_.path();
   std::string profile_path_;
   Disassembler disassembler_{kFixtures + "/fake_toolkit/bin/nvdisasm"};
 };

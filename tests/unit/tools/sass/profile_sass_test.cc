@@ -1,13 +1,13 @@
 #include "tools/sass/profile_sass.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/tools/analysis/stall_profile.h"
 #include "tools/sass/instruction_sass.h"
 
@@ -19,17 +19,14 @@ namespace fs = std::filesystem;
 class ProfileSassTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char templ[] = "/tmp/dc_profile_sass_XXXXXX";
-    ASSERT_NE(mkdtemp(templ), nullptr);
-    root_ = templ;
     fs::create_directory(root_ / "run.cubins");
     fs::copy_file(std::string(DC_SASS_FIXTURES) + "/scale_add.cubin",
                   root_ / "run.cubins" /
                       (std::string(analysis::testing::kSassCubinName) + ".cubin"));
   }
-  void TearDown() override { fs::remove_all(root_); }
 
-  fs::path root_;
+  ScratchDir scratch_;
+  const fs::path root_ = scratch_.path();
 };
 
 TEST_F(ProfileSassTest, TheMissingNvdisasmNoteComesOncePerCommand) {
@@ -62,11 +59,8 @@ TEST_F(ProfileSassTest, ProfilesOfOneRunShareTheirCubins) {
 }
 
 TEST_F(ProfileSassTest, TheNextCommandReadsTheListingKeptBesideTheCubin) {
-  char log[] = "/tmp/dc_nvdisasm_log_XXXXXX";
-  const int fd = mkstemp(log);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  setenv("FAKE_NVDISASM_LOG", log, 1);
+  const std::string log = (root_ / "nvdisasm.log").string();
+  setenv("FAKE_NVDISASM_LOG", log.c_str(), 1);
   NvdisasmSearch search;
   search.program = std::string(DC_SASS_FIXTURES) + "/fake_toolkit/bin/nvdisasm";
   const std::string dir = (root_ / "run.cubins").string();
@@ -85,7 +79,6 @@ TEST_F(ProfileSassTest, TheNextCommandReadsTheListingKeptBesideTheCubin) {
   EXPECT_EQ(runs, 1);
   EXPECT_TRUE(fs::exists(root_ / "run.cubins" /
                          (std::string(analysis::testing::kSassCubinName) + ".cubin.sass")));
-  fs::remove(log);
   // A machine without nvdisasm (the run's folder copied to a laptop) still
   // shows the SASS from the listing kept there.
   NvdisasmSearch nowhere;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "format/dctx_file.h"
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/tools/analysis/stall_profile.h"
 #include "tests/unit/tools/server/view_fixtures.h"
 #include "tools/export/view_data.h"
@@ -17,14 +18,10 @@ namespace {
 
 class ProfileStoreTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/dc_store_test_XXXXXX";
-    dir_ = mkdtemp(pattern);
-    ASSERT_TRUE(testing::WriteViewFixtures(dir_).ok());
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { ASSERT_TRUE(testing::WriteViewFixtures(dir_).ok()); }
 
-  std::string dir_;
+  ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
 };
 
 // A single file takes a faster road to its tree (the tree takes the file's

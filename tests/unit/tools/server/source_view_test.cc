@@ -2,13 +2,12 @@
 #include "tools/server/source_view.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/tools/analysis/test_profiles.h"
 
 namespace deepcontext::server {
@@ -21,8 +20,6 @@ using nlohmann::json;
 class SourceViewTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/dc_source_view_XXXXXX";
-    dir_ = mkdtemp(pattern);
     std::ofstream(dir_ + "/big.py") << std::string(kMaxSourceBytes + 1, '#');
     std::ofstream(dir_ + "/ok.py") << "a = 1\nb = 2\n";
     ProfileBuilder b;
@@ -34,15 +31,14 @@ class SourceViewTest : public ::testing::Test {
     profile_ = std::make_unique<LoadedProfile>(
         analysis::ProfileTree::FromProfile(b.profile()));
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   json View(const std::string& file) {
     StatusOr<std::string> view = RenderSourceView(*profile_, file);
     EXPECT_TRUE(view.ok()) << file;
     return view.ok() ? json::parse(view.value()) : json();
   }
 
-  std::string dir_;
+  ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
   std::unique_ptr<LoadedProfile> profile_;
 };
 

@@ -5,8 +5,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <regex>
 #include <string>
@@ -15,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "format/dctx_file.h"
+#include "tests/unit/scratch_dir.h"
 #include "tests/unit/tools/server/view_fixtures.h"
 #include "tools/analyzer/analyzer.h"
 #include "tools/analyzer/findings_json.h"
@@ -27,18 +26,14 @@ using nlohmann::json;
 class ViewServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    char pattern[] = "/tmp/dc_view_test_XXXXXX";
-    dir_ = new std::string(mkdtemp(pattern));
-    ASSERT_TRUE(testing::WriteViewFixtures(*dir_).ok());
+    scratch_ = std::make_unique<ScratchDir>();
+    ASSERT_TRUE(testing::WriteViewFixtures(Dir()).ok());
   }
-  static void TearDownTestSuite() {
-    std::filesystem::remove_all(*dir_);
-    delete dir_;
-  }
+  static void TearDownTestSuite() { scratch_.reset(); }
 
   void SetUp() override {
     auto bound = ViewServer::Bind(
-        {*dir_ + "/before.dctx", *dir_ + "/after.dctx", *dir_ + "/foreign.dctx"},
+        {Dir() + "/before.dctx", Dir() + "/after.dctx", Dir() + "/foreign.dctx"},
         0);
     ASSERT_TRUE(bound.ok()) << bound.error().message;
     server_ = std::move(bound.value());
@@ -59,15 +54,16 @@ class ViewServerTest : public ::testing::Test {
   httplib::Result Get(const std::string& path) {
     return client_->Get(path, {{"X-DeepContext-Token", server_->token()}});
   }
-  std::string Dir() const { return *dir_; }
+  static const std::string& Dir() { return scratch_->path(); }
 
-  static std::string* dir_;
+  // The fixtures are written once for the suite and shared by its tests.
+  static std::unique_ptr<ScratchDir> scratch_;
   std::unique_ptr<ViewServer> server_;
   std::thread thread_;
   std::unique_ptr<httplib::Client> client_;
 };
 
-std::string* ViewServerTest::dir_ = nullptr;
+std::unique_ptr<ScratchDir> ViewServerTest::scratch_;
 
 TEST_F(ViewServerTest, UrlIsLoopbackWithToken) {
   EXPECT_EQ(server_->url(), "http://127.0.0.1:" +
