@@ -52,8 +52,13 @@ def main():
     parser.add_argument("--iters", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dc-bench-") as workdir:
+        measure(args, workdir)
+
+
+def measure(args, workdir):
+    """Times every variant, profiles into `workdir`, prints the table."""
     cli = os.path.join(args.build, "bin", "deepcontext")
-    workdir = tempfile.mkdtemp(prefix="dc-bench-")
     profile = os.path.join(workdir, "bench.dctx")
     base = [args.python, WORKLOAD, "--iters", str(args.iters)]
 

@@ -466,8 +466,14 @@ def main():
     args.models = args.models or "resnet50,gpt2,mlp"
     if args.in_process > 0:
         return in_process(args)
+    with tempfile.TemporaryDirectory(prefix="dc-gpu-bench-") as work:
+        return separate_processes(args, work)
+
+
+def separate_processes(args, work):
+    """Each model in processes of its own: timing, per-op accuracy against
+    torch.profiler, profile sizes; profiles go into `work`."""
     cli = os.path.join(args.build, "bin", "deepcontext")
-    work = tempfile.mkdtemp(prefix="dc-gpu-bench-")
     for model in args.models.split(","):
         base = [args.python, WORKLOAD, "--model", model, "--steps", str(args.steps)]
         plain, ours, ours_wall, ours_exact, theirs = [], [], [], [], []

@@ -74,8 +74,13 @@ def main():
     for name in unwinders:
         if name not in UNWINDERS:
             parser.error("unknown unwinder %r" % name)
+    with tempfile.TemporaryDirectory(prefix="dc-native-bench-") as work:
+        measure(args, unwinders, work)
+
+
+def measure(args, unwinders, work):
+    """Times every variant, profiles into `work`, prints the table."""
     cli = os.path.join(args.build, "bin", "deepcontext")
-    work = tempfile.mkdtemp(prefix="dc-native-bench-")
     base = [args.python, WORKLOAD, "--iters", str(args.iters), "--layers", str(args.layers)]
     if not args.wall_clock:
         base.append("--cpu-clock")

@@ -126,8 +126,13 @@ def ratio_cell(plain, profiled):
 def table(args):
     """--table: one row per workload, one column per profiler, ratios to no
     profiler from the same invocation (interleaved repeats)."""
+    with tempfile.TemporaryDirectory(prefix="dc-gpu-table-") as work:
+        return table_in(args, work)
+
+
+def table_in(args, work):
+    """table(), its processes' profiles and traces in `work`."""
     cli = os.path.join(args.build, "bin", "deepcontext")
-    work = tempfile.mkdtemp(prefix="dc-gpu-table-")
     workloads = args.models.split(",") if args.models else TABLE_WORKLOADS
     columns = table_columns(args.columns)
     started = time.time()

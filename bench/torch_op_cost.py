@@ -60,21 +60,22 @@ def child(steps, rounds):
         return times
 
     floor = RecordFunctionFloor(torch)
-    path = os.path.join(tempfile.mkdtemp(prefix="dc-opcost-"), "region.dctx")
-    timed(10)
-    with floor.enabled():
-        timed(10)
-    with deepcontext.profile(path):  # builds or loads the adapter: not timed
-        timed(10)
     times = {"plain": [], "floor": [], "floor-ids": [], "profiled": []}
-    for _ in range(rounds):
-        times["plain"] += timed(steps)
+    with tempfile.TemporaryDirectory(prefix="dc-opcost-") as folder:
+        path = os.path.join(folder, "region.dctx")
+        timed(10)
         with floor.enabled():
-            times["floor"] += timed(steps)
-        with floor.enabled(ids=True):
-            times["floor-ids"] += timed(steps)
-        with deepcontext.profile(path):
-            times["profiled"] += timed(steps)
+            timed(10)
+        with deepcontext.profile(path):  # builds or loads the adapter: not timed
+            timed(10)
+        for _ in range(rounds):
+            times["plain"] += timed(steps)
+            with floor.enabled():
+                times["floor"] += timed(steps)
+            with floor.enabled(ids=True):
+                times["floor-ids"] += timed(steps)
+            with deepcontext.profile(path):
+                times["profiled"] += timed(steps)
     with torch.autograd.profiler.profile() as events:
         step()
     print(" ".join("%s=%.6f" % (name, statistics.median(values))

@@ -215,13 +215,20 @@ class FloorRegions:
 def alternate(args, timed_steps):
     """--ab-rounds: plain steps and deepcontext.profile() regions in turn."""
     import tempfile
-    import deepcontext
     variants = args.ab_variants.split(",")
     unknown = [name for name in variants if name not in AB_VARIANTS]
     if unknown:
         raise SystemExit("unknown --ab-variants %s (known: %s)"
                          % (",".join(unknown), ",".join(AB_VARIANTS)))
-    path = os.path.join(tempfile.mkdtemp(prefix="dc-ab-"), "region.dctx")
+    with tempfile.TemporaryDirectory(prefix="dc-ab-") as work:
+        alternate_in(args, timed_steps, variants, work)
+
+
+def alternate_in(args, timed_steps, variants, work):
+    """alternate(), the regions writing their profiles (and the other
+    profilers their output) into the folder `work`."""
+    import deepcontext
+    path = os.path.join(work, "region.dctx")
     floors = [FLOOR_VARIANTS[name] for name in variants if name in FLOOR_VARIANTS]
     if "torch-profiler" in variants and any(callbacks is not None for _, callbacks in floors):
         # Refused before any step: after a torch.profiler region CUPTI

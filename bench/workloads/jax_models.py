@@ -123,12 +123,12 @@ def main():
     step_ms, params = timed(step, params, x, args.steps)
     print("model=%s steps=%d step_ms=%.3f" % (args.model, args.steps, step_ms), flush=True)
     if args.jax_profiler:
-        logdir = tempfile.mkdtemp()
-        with jax.profiler.trace(logdir, create_perfetto_trace=True):
-            traced_ms, params = timed(step, params, x, args.steps)
-        with open(args.jax_profiler, "w") as f:
-            json.dump({"step_ms_plain": step_ms, "step_ms_jax_profiler": traced_ms,
-                       "steps": args.steps, "per_op": per_op(logdir)}, f, indent=1)
+        with tempfile.TemporaryDirectory(prefix="dc-jax-trace-") as logdir:
+            with jax.profiler.trace(logdir, create_perfetto_trace=True):
+                traced_ms, params = timed(step, params, x, args.steps)
+            with open(args.jax_profiler, "w") as f:
+                json.dump({"step_ms_plain": step_ms, "step_ms_jax_profiler": traced_ms,
+                           "steps": args.steps, "per_op": per_op(logdir)}, f, indent=1)
         print("jax_profiler step_ms=%.3f ratio=%.3f" % (traced_ms, traced_ms / step_ms), flush=True)
 
 

@@ -30,6 +30,18 @@ def test_gpu_workload_alternates_plain_steps_and_profiled_regions():
         assert 0 < float(values["ab_%s_issue_ms" % name]) <= float(values["ab_%s_ms" % name])
 
 
+
+def test_gpu_workload_removes_the_folder_its_regions_wrote(tmp_path, monkeypatch):
+    # Every benchmark run used to leave a dc-ab-* folder with a profile in
+    # the temporary directory.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "2", "--ab-variants", "sampled")
+    assert result.returncode == 0, result.stderr.decode()
+    assert "ab_sampled_ms=" in result.stdout.decode()
+    assert sorted(p.name for p in scratch.iterdir()) == []
+
 def alternate_gpu_off_with_log(tmp_path, option, steps):
     """Two rounds of plain and gpu-off blocks, writing the log `option`
     names; the log, read back."""
