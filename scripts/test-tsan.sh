@@ -21,6 +21,11 @@ cmake --build "$BUILD" --target runtime_unit_tests deepcontext deepcontext_cli d
       deepcontext_torch_adapter_source
 
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
+# The sampling tests claim their fake GPUs (runtime/gpu/counter_claims.h),
+# each test process under a UUID of its own: the lock files stay in the
+# build tree, as under ctest (tests/unit/runtime/cupti/CMakeLists.txt).
+export DEEPCONTEXT_LOCK_DIR="$BUILD/gpu-locks"
+mkdir -p "$DEEPCONTEXT_LOCK_DIR"
 for test in $TESTS; do
   echo "test-tsan: $test"
   # libunwind's thread-exit destructor locks a mutex after ThreadSanitizer
