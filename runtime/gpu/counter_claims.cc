@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -35,6 +37,39 @@ std::string ReadHolder(int fd) {
   text.resize(got > 0 ? static_cast<size_t>(got) : 0);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
   return text;
+}
+
+// The holder's text, unless it names a process that has ended: the kernel
+// dropped that one's lock when it crashed, and the text stayed behind.
+std::string LiveHolder(const std::string& text) {
+  long long pid = 0;
+  if (std::sscanf(text.c_str(), "pid %lld", &pid) == 1 && pid > 0 &&
+      kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+    return "";
+  }
+  return text;
+}
+
+// Opens the lock file of a device, creating it readable and writable by
+// every user, as GPUs are shared between them. *writable says whether the
+// holder's text can be written into it.
+int OpenLockFile(const std::string& path, bool* writable) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd >= 0) {
+    fchmod(fd, 0666);  // past the umask; fails harmlessly on another user's file
+  } else if (errno == EACCES) {
+    // Another user's file: in a sticky directory such as /tmp, with
+    // fs.protected_regular set (the default of systemd's sysctl settings),
+    // O_CREAT alone is refused even though the file is writable by all.
+    fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 && errno == EACCES) {
+      fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // flock needs no write access
+      *writable = false;
+      return fd;
+    }
+  }
+  *writable = fd >= 0;
+  return fd;
 }
 
 std::string ErrnoText(int error) { return std::strerror(error); }
@@ -104,14 +139,8 @@ StatusOr<std::unique_ptr<CounterClaim>> CounterClaims::Claim(const std::string& 
     return make(it->second.uncoordinated);
   }
   const std::string path = PathFor(key);
-  // Readable and writable by every user, as GPUs are shared between them.
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-  bool writable = fd >= 0;
-  if (fd >= 0) {
-    fchmod(fd, 0666);  // past the umask; fails harmlessly on another user's file
-  } else if (errno == EACCES) {
-    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);  // flock needs no write access
-  }
+  bool writable = false;
+  const int fd = OpenLockFile(path, &writable);
   if (fd < 0) {
     const std::string why = "cannot open " + path + ": " + ErrnoText(errno);
     held_[key] = Held{-1, 1, why};
@@ -120,7 +149,7 @@ StatusOr<std::unique_ptr<CounterClaim>> CounterClaims::Claim(const std::string& 
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     if (error == EWOULDBLOCK) {
-      std::string holder = ReadHolder(fd);
+      std::string holder = LiveHolder(ReadHolder(fd));
       close(fd);
       if (holder.empty()) holder = "another process";
       return Status::Error("GPU " + key + " is in use by " + holder +
@@ -132,14 +161,13 @@ StatusOr<std::unique_ptr<CounterClaim>> CounterClaims::Claim(const std::string& 
     held_[key] = Held{-1, 1, why};
     return make(why);
   }
-  if (writable) {
+  bool wrote_holder = false;
+  if (writable && ftruncate(fd, 0) == 0) {
     const std::string holder = DescribeThisProcess() + ", " + purpose + "\n";
-    if (ftruncate(fd, 0) == 0) {
-      const ssize_t wrote = pwrite(fd, holder.data(), holder.size(), 0);
-      (void)wrote;  // the lock holds either way; the text only helps messages
-    }
+    // The lock holds either way; the text only helps messages.
+    wrote_holder = pwrite(fd, holder.data(), holder.size(), 0) > 0;
   }
-  held_[key] = Held{fd, 1, ""};
+  held_[key] = Held{fd, 1, "", wrote_holder};
   return make("");
 }
 
@@ -148,6 +176,10 @@ void CounterClaims::Release(const std::string& key) {
   auto it = held_.find(key);
   if (it == held_.end() || --it->second.claims > 0) return;
   if (it->second.fd >= 0) {
+    // Emptied while still locked: a next holder that cannot write its own
+    // text (another user's file it may only read) then shows none, rather
+    // than naming this process, which no longer holds the GPU.
+    if (it->second.wrote_holder) (void)!ftruncate(it->second.fd, 0);
     flock(it->second.fd, LOCK_UN);
     close(it->second.fd);
   }

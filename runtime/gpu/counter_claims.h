@@ -6,9 +6,10 @@
 // profile. So each process claims the GPU first, host-wide, through an
 // advisory lock (flock) on one file per device, named by its UUID, in
 // $DEEPCONTEXT_LOCK_DIR or /tmp. The lock ends with the process, so a crash
-// leaves no stale claim; the file holds the holder's pid and command line
-// for the message the next claimant shows. Vendor-neutral: the backend turns
-// a CUDA context into the device key.
+// leaves no stale claim; while held, the file holds the holder's pid and
+// command line for the message the next claimant shows (emptied when the
+// claim ends; a holder that crashed and left its text is not named).
+// Vendor-neutral: the backend turns a CUDA context into the device key.
 #pragma once
 
 #include <functional>
@@ -111,6 +112,7 @@ class CounterClaims {
     int fd = -1;  // -1: held without a lock file
     int claims = 0;
     std::string uncoordinated;  // why there is no lock file
+    bool wrote_holder = false;  // the file names this process: emptied at release
   };
   const std::string directory_;
   std::mutex mutex_;

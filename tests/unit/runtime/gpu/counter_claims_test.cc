@@ -1,6 +1,7 @@
 #include "runtime/gpu/counter_claims.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +54,40 @@ class CounterClaimsTest : public ::testing::Test {
     return child;
   }
 
+  // A child process that locks `path` itself, writing nothing into it, as a
+  // holder that may only read another user's file does; held until
+  // *release_fd is closed.
+  pid_t LockWithoutTextInChild(const std::string& path, int* release_fd) {
+    int ready[2], release[2];
+    EXPECT_EQ(pipe(ready), 0);
+    EXPECT_EQ(pipe(release), 0);
+    const pid_t child = fork();
+    if (child == 0) {
+      close(ready[0]);
+      close(release[1]);
+      const int fd = open(path.c_str(), O_RDONLY);
+      const char ok = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 ? 'y' : 'n';
+      (void)!write(ready[1], &ok, 1);
+      char byte;
+      (void)!read(release[0], &byte, 1);
+      _exit(0);
+    }
+    close(ready[1]);
+    close(release[0]);
+    char ok = 0;
+    EXPECT_EQ(read(ready[0], &ok, 1), 1);
+    EXPECT_EQ(ok, 'y');
+    close(ready[0]);
+    *release_fd = release[1];
+    return child;
+  }
+
+  void EndChild(pid_t child, int release_fd) {
+    close(release_fd);
+    int status = 0;
+    EXPECT_EQ(waitpid(child, &status, 0), child);
+  }
+
   ScratchDir scratch_;
   const std::string dir_ = scratch_.path();
 };
@@ -95,6 +130,91 @@ TEST_F(CounterClaimsTest, AnotherProcessIsRefusedWithTheHoldersName) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   auto claimed = claims.Claim("GPU-1234", "GPU instruction samples");
   EXPECT_TRUE(claimed.ok()) << claimed.status().message();
+}
+
+TEST_F(CounterClaimsTest, AClaimThatEndsTakesItsNameOutOfTheLockFile) {
+  CounterClaims claims(dir_);
+  const std::string path = claims.PathFor("GPU-1234");
+  claims.Claim("GPU-1234", "GPU instruction samples")->reset();
+  EXPECT_EQ(ReadFile(path), "");
+
+  // The next holder cannot write its own text: it is not taken for this
+  // process, which no longer holds the GPU.
+  int release = -1;
+  const pid_t child = LockWithoutTextInChild(path, &release);
+  auto refused = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("GPU GPU-1234 is in use by another process: "),
+            std::string::npos)
+      << refused.status().message();
+  EndChild(child, release);
+}
+
+TEST_F(CounterClaimsTest, AHolderThatEndedWithoutLettingGoIsNotNamed) {
+  // A process that crashed holding the GPU: the kernel dropped its lock,
+  // its text stayed.
+  const pid_t ended = fork();
+  if (ended == 0) _exit(0);
+  int status = 0;
+  ASSERT_EQ(waitpid(ended, &status, 0), ended);
+  CounterClaims claims(dir_);
+  const std::string path = claims.PathFor("GPU-1234");
+  std::ofstream(path) << "pid " << ended << " (python3 crashed.py), GPU hardware counters\n";
+
+  int release = -1;
+  const pid_t child = LockWithoutTextInChild(path, &release);
+  auto refused = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_FALSE(refused.ok());
+  const std::string& message = refused.status().message();
+  EXPECT_NE(message.find("is in use by another process: "), std::string::npos) << message;
+  EXPECT_EQ(message.find("crashed.py"), std::string::npos) << message;
+  EndChild(child, release);
+
+  // Free again, the file now names this process.
+  auto claim = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_TRUE(claim.ok()) << claim.status().message();
+  EXPECT_EQ(ReadFile(path).rfind("pid " + std::to_string(getpid()) + " (", 0), 0u);
+}
+
+TEST_F(CounterClaimsTest, AnotherUsersProcessClaimsThroughTheSameFile) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run a child as another user";
+  CounterClaims claims(dir_);
+  const std::string path = claims.PathFor("GPU-1234");
+  claims.Claim("GPU-1234", "GPU instruction samples")->reset();  // root's file now
+  ASSERT_EQ(chmod(dir_.c_str(), 01777), 0);  // as /tmp
+
+  int ready[2], release[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(release), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(ready[0]);
+    close(release[1]);
+    char ok = 'n';
+    if (setgid(65534) == 0 && setuid(65534) == 0) {
+      CounterClaims other_user(dir_);
+      auto claim = other_user.Claim("GPU-1234", "GPU hardware counters");
+      ok = claim.ok() && (*claim)->uncoordinated().empty() ? 'y' : 'n';
+      (void)!write(ready[1], &ok, 1);
+      char byte;
+      (void)!read(release[0], &byte, 1);
+      _exit(0);
+    }
+    (void)!write(ready[1], &ok, 1);
+    _exit(1);
+  }
+  close(ready[1]);
+  close(release[0]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  EXPECT_EQ(ok, 'y');
+  auto refused = claims.Claim("GPU-1234", "GPU instruction samples");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("in use by pid " + std::to_string(child) + " ("),
+            std::string::npos)
+      << refused.status().message();
+  EndChild(child, release[1]);
 }
 
 TEST_F(CounterClaimsTest, ClaimsInOneProcessNestAndTheLastOneGivesTheDeviceBack) {
