@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -26,9 +27,9 @@ class CounterClaimsTest : public ::testing::Test {
     return text.str();
   }
 
-  // A child process that claims `key` in `dir_`, says so on a pipe and
-  // holds the claim until its stdin-like pipe closes; returns its pid.
-  pid_t HoldInChild(const std::string& key, int* release_fd) {
+  // Runs `take` in a child process, which then holds what it took until
+  // *release_fd is closed (EndChild); `take` says whether it got it.
+  pid_t HoldInChild(const std::function<bool()>& take, int* release_fd) {
     int ready[2], release[2];
     EXPECT_EQ(pipe(ready), 0);
     EXPECT_EQ(pipe(release), 0);
@@ -36,9 +37,7 @@ class CounterClaimsTest : public ::testing::Test {
     if (child == 0) {
       close(ready[0]);
       close(release[1]);
-      CounterClaims claims(dir_);
-      auto claim = claims.Claim(key, "GPU hardware counters");
-      const char ok = claim.ok() ? 'y' : 'n';
+      const char ok = take() ? 'y' : 'n';
       (void)!write(ready[1], &ok, 1);
       char byte;
       (void)!read(release[0], &byte, 1);  // returns at EOF
@@ -54,32 +53,26 @@ class CounterClaimsTest : public ::testing::Test {
     return child;
   }
 
-  // A child process that locks `path` itself, writing nothing into it, as a
-  // holder that may only read another user's file does; held until
-  // *release_fd is closed.
+  // Claims `key` in `dir_` from `CounterClaims` of a child process.
+  bool ClaimHere(const std::string& key) {
+    auto* claims = new CounterClaims(dir_);  // kept: the child ends in _exit
+    auto claim = claims->Claim(key, "GPU hardware counters");
+    return claim.ok() && (*claim)->uncoordinated().empty() && claim->release() != nullptr;
+  }
+
+  pid_t ClaimInChild(const std::string& key, int* release_fd) {
+    return HoldInChild([&] { return ClaimHere(key); }, release_fd);
+  }
+
+  // Locks `path` in a child without writing into it, as a holder that may
+  // only read another user's file does.
   pid_t LockWithoutTextInChild(const std::string& path, int* release_fd) {
-    int ready[2], release[2];
-    EXPECT_EQ(pipe(ready), 0);
-    EXPECT_EQ(pipe(release), 0);
-    const pid_t child = fork();
-    if (child == 0) {
-      close(ready[0]);
-      close(release[1]);
-      const int fd = open(path.c_str(), O_RDONLY);
-      const char ok = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 ? 'y' : 'n';
-      (void)!write(ready[1], &ok, 1);
-      char byte;
-      (void)!read(release[0], &byte, 1);
-      _exit(0);
-    }
-    close(ready[1]);
-    close(release[0]);
-    char ok = 0;
-    EXPECT_EQ(read(ready[0], &ok, 1), 1);
-    EXPECT_EQ(ok, 'y');
-    close(ready[0]);
-    *release_fd = release[1];
-    return child;
+    return HoldInChild(
+        [&] {
+          const int fd = open(path.c_str(), O_RDONLY);
+          return fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+        },
+        release_fd);
   }
 
   void EndChild(pid_t child, int release_fd) {
@@ -109,7 +102,7 @@ TEST_F(CounterClaimsTest, AClaimWritesWhoHoldsTheDevice) {
 
 TEST_F(CounterClaimsTest, AnotherProcessIsRefusedWithTheHoldersName) {
   int release = -1;
-  const pid_t child = HoldInChild("GPU-1234", &release);
+  const pid_t child = ClaimInChild("GPU-1234", &release);
   CounterClaims claims(dir_);
   auto refused = claims.Claim("GPU-1234", "GPU instruction samples");
   ASSERT_FALSE(refused.ok());
@@ -179,42 +172,19 @@ TEST_F(CounterClaimsTest, AHolderThatEndedWithoutLettingGoIsNotNamed) {
 TEST_F(CounterClaimsTest, AnotherUsersProcessClaimsThroughTheSameFile) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root, to run a child as another user";
   CounterClaims claims(dir_);
-  const std::string path = claims.PathFor("GPU-1234");
   claims.Claim("GPU-1234", "GPU instruction samples")->reset();  // root's file now
   ASSERT_EQ(chmod(dir_.c_str(), 01777), 0);  // as /tmp
 
-  int ready[2], release[2];
-  ASSERT_EQ(pipe(ready), 0);
-  ASSERT_EQ(pipe(release), 0);
-  const pid_t child = fork();
-  if (child == 0) {
-    close(ready[0]);
-    close(release[1]);
-    char ok = 'n';
-    if (setgid(65534) == 0 && setuid(65534) == 0) {
-      CounterClaims other_user(dir_);
-      auto claim = other_user.Claim("GPU-1234", "GPU hardware counters");
-      ok = claim.ok() && (*claim)->uncoordinated().empty() ? 'y' : 'n';
-      (void)!write(ready[1], &ok, 1);
-      char byte;
-      (void)!read(release[0], &byte, 1);
-      _exit(0);
-    }
-    (void)!write(ready[1], &ok, 1);
-    _exit(1);
-  }
-  close(ready[1]);
-  close(release[0]);
-  char ok = 0;
-  ASSERT_EQ(read(ready[0], &ok, 1), 1);
-  close(ready[0]);
-  EXPECT_EQ(ok, 'y');
+  int release = -1;
+  const pid_t child = HoldInChild(
+      [&] { return setgid(65534) == 0 && setuid(65534) == 0 && ClaimHere("GPU-1234"); },
+      &release);
   auto refused = claims.Claim("GPU-1234", "GPU instruction samples");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("in use by pid " + std::to_string(child) + " ("),
             std::string::npos)
       << refused.status().message();
-  EndChild(child, release[1]);
+  EndChild(child, release);
 }
 
 TEST_F(CounterClaimsTest, ClaimsInOneProcessNestAndTheLastOneGivesTheDeviceBack) {
