@@ -21,7 +21,9 @@ prints, per op recorded (the profile's calls):
 
 Each build runs in its own process, all of them at once (one core each);
 startup (importing torch under valgrind) takes minutes. Needs valgrind and
-torch (Debian's python3-torch).
+torch (Debian's python3-torch). Where the CPU hides RDTSCP from CPUID (some
+virtual machines), the runs load the build's bench/rdtscp_audit.cc module,
+without which valgrind stops at the RDTSCP in libhwy, which torch loads.
 
 --around asks what the runtime's footprint costs the code around it: the
 same workload runs under the RecordFunction floor (a callback that does
@@ -104,6 +106,30 @@ def is_runtime(name):
         r"torch-.*-abi\d+-[0-9a-f]+\.so", name) is not None
 
 
+def cpu_advertises_rdtscp(cpuinfo="/proc/cpuinfo"):
+    """Whether CPUID says the processor has RDTSCP (the "flags" of
+    /proc/cpuinfo); True where that cannot be read."""
+    try:
+        with open(cpuinfo) as f:
+            flags = [line for line in f if line.startswith("flags")]
+    except OSError:
+        return True
+    return not flags or "rdtscp" in flags[0].split()
+
+
+def valgrind_env(build, env, cpuinfo="/proc/cpuinfo"):
+    """`env` for a run under valgrind. Where CPUID hides RDTSCP, valgrind
+    stops at the first one, and Debian's torch loads libhwy, whose
+    initializer executes one: the build's rtld-audit module
+    (bench/rdtscp_audit.cc) then rewrites them as libhwy is loaded."""
+    audit = os.path.join(os.path.abspath(build), "lib", "libdc_rdtscp_audit.so")
+    if cpu_advertises_rdtscp(cpuinfo) or not os.path.exists(audit):
+        return env
+    env = dict(env)
+    env["LD_AUDIT"] = ":".join(filter(None, [env.get("LD_AUDIT"), audit]))
+    return env
+
+
 def run_one(build, steps, kind, workdir, python):
     """Runs the MLP under callgrind; kind is "profiled" (deepcontext run),
     "plain" or "floor". Returns (label, totals by object, the profile's
@@ -114,8 +140,8 @@ def run_one(build, steps, kind, workdir, python):
     profile = os.path.join(out, "mlp.dctx")
     command = [python, WORKLOAD, "--model", "mlp", "--device", "cpu",
                "--steps", str(steps), "--warmup", "1"]
-    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(build), "python"),
-               DEEPCONTEXT_CPU_SAMPLE_US="50000")
+    env = valgrind_env(build, dict(os.environ, PYTHONPATH=os.path.join(
+        os.path.abspath(build), "python"), DEEPCONTEXT_CPU_SAMPLE_US="50000"))
     if kind == "floor":
         command += ["--floor", "floor"]
     elif kind == "profiled":

@@ -78,6 +78,63 @@ def test_callgrind_around_divides_the_extra_steps_by_their_ops():
     assert others[1][3] == 36 and others[2][3] == 40
 
 
+
+AUDIT = os.path.join(BUILD, "lib", "libdc_rdtscp_audit.so")
+FIXTURE = os.path.join(BUILD, "tests", "integration", "rdtscp_fixture",
+                       "libdc_test_rdtscp_fixture.so")
+# Loads the fixture, prints the first bytes of its function in hex, then
+# calls it when told to.
+READ_FIXTURE = """
+import ctypes, sys
+library = ctypes.CDLL(sys.argv[1])
+function = ctypes.cast(library.dc_fixture_read_tsc, ctypes.c_void_p).value
+print(ctypes.string_at(function, 64).hex())
+if sys.argv[2] == "call":
+    library.dc_fixture_read_tsc.restype = ctypes.c_uint64
+    print(library.dc_fixture_read_tsc())
+"""
+
+
+def read_fixture(patch, call):
+    import subprocess
+    env = dict(os.environ, LD_AUDIT=AUDIT, DEEPCONTEXT_RDTSCP_PATCH=patch)
+    result = subprocess.run([PYTHON, "-c", READ_FIXTURE, FIXTURE, "call" if call else "look"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+@pytest.mark.skipif(not os.path.exists(AUDIT), reason="x86-64 only (bench/rdtscp_audit.cc)")
+def test_rdtscp_audit_rewrites_rdtscp_in_the_libraries_it_names():
+    # Named: its RDTSCP becomes RDTSC; NOP before it runs, and still reads
+    # the counter.
+    code, counter = read_fixture("some-other-lib.so,rdtscp_fixture", call=True)
+    assert "0f3190" in code and "0f01f9" not in code, code
+    assert int(counter) > 0
+    # Not named (the default names libhwy only): left as it is.
+    (code,) = read_fixture("", call=False)
+    assert "0f01f9" in code and "0f3190" not in code, code
+
+
+def test_callgrind_loads_the_audit_only_where_the_cpu_hides_rdtscp(tmp_path):
+    bench = bench_module("op_path_callgrind")
+    hidden, shown = tmp_path / "hidden", tmp_path / "shown"
+    hidden.write_text("processor\t: 0\nflags\t\t: fpu tsc rdrand\n")
+    shown.write_text("processor\t: 0\nflags\t\t: fpu tsc rdtscp rdrand\n")
+    build = tmp_path / "build"
+    (build / "lib").mkdir(parents=True)
+    audit = build / "lib" / "libdc_rdtscp_audit.so"
+    env = {"PATH": "/usr/bin", "LD_AUDIT": "/opt/other.so"}
+    # Not built (an aarch64 build): nothing to load.
+    assert bench.valgrind_env(str(build), env, str(hidden)) == env
+    audit.write_bytes(b"")
+    assert bench.valgrind_env(str(build), env, str(shown)) == env
+    assert bench.valgrind_env(str(build), env, str(hidden)) == dict(
+        env, LD_AUDIT="/opt/other.so:" + str(audit))
+    assert env["LD_AUDIT"] == "/opt/other.so"  # the caller's stays as it was
+    assert bench.cpu_advertises_rdtscp(str(tmp_path / "missing"))
+
 def test_runtime_samples_parse_perf_reports_and_find_the_runtime():
     bench = bench_module("runtime_samples")
     # `perf report --stdio -n -t '\t' --sort comm,dso`: percent, samples,
