@@ -24,23 +24,20 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace {
 
 constexpr char kDefaultLibraries[] = "libhwy.so";
 
 // Whether `path` contains one of the comma-separated `parts`.
-bool Named(const char* path, const char* parts) {
-  while (*parts != '\0') {
-    const char* end = std::strchr(parts, ',');
-    const size_t length = end != nullptr ? static_cast<size_t>(end - parts) : std::strlen(parts);
-    if (length > 0) {
-      for (const char* at = path; (at = std::strchr(at, parts[0])) != nullptr; ++at) {
-        if (std::strncmp(at, parts, length) == 0) return true;
-      }
-    }
-    if (end == nullptr) break;
-    parts = end + 1;
+bool Named(std::string_view path, std::string_view parts) {
+  while (!parts.empty()) {
+    const size_t comma = parts.find(',');
+    const std::string_view part = parts.substr(0, comma);
+    if (!part.empty() && path.find(part) != std::string_view::npos) return true;
+    if (comma == std::string_view::npos) break;
+    parts.remove_prefix(comma + 1);
   }
   return false;
 }
