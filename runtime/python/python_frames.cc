@@ -75,7 +75,7 @@ Status DoInitialize() {
 
   ReaderState& state = g_state;
   state.layout = layout;
-  state.walk = SelectWalker(layout->family);
+  state.walk = WalkerFor(*layout);
   state.get_thread_state =
       LookUp<GetThreadStateFunction>("PyGILState_GetThisThreadState");
   state.addr2line = LookUp<Addr2LineFunction>("PyCode_Addr2Line");

@@ -25,10 +25,21 @@ using fake_cpython::FakeInterpreter;
 #define REQUIRE_LAYOUT(layout)                              \
   if ((layout) == nullptr) GTEST_SKIP() << "no layout here"
 
+// Walks with the walker compiled for the layout (WalkerFor) and checks that
+// the one reading the offsets at run time (SelectWalker) agrees.
 int Walk(FakeInterpreter& fake, const void* thread_state, RawFrame* out,
          int max) {
-  return SelectWalker(fake.layout().family)(fake.layout(), fake.code_type(),
-                                            thread_state, out, max);
+  const FrameLayout& layout = fake.layout();
+  const int count = WalkerFor(layout)(layout, fake.code_type(), thread_state, out, max);
+  std::vector<RawFrame> read_at_run_time(max > 0 ? max : 1);
+  const int run_time_count = SelectWalker(layout.family)(
+      layout, fake.code_type(), thread_state, read_at_run_time.data(), max);
+  EXPECT_EQ(count, run_time_count);
+  for (int i = 0; i < count && i < run_time_count; ++i) {
+    EXPECT_EQ(out[i], read_at_run_time[i]) << "frame " << i;
+    EXPECT_EQ(out[i].entry, read_at_run_time[i].entry) << "frame " << i;
+  }
+  return count;
 }
 
 RawFrame Expected(FakeInterpreter& fake, FakeBlock* code, int lasti) {
@@ -45,6 +56,22 @@ FakeBlock* Chain(FakeInterpreter& fake, int depth,
     frame = fake.Frame(code, 2 * i, frame);
   }
   return frame;
+}
+
+TEST(FrameWalkerTest, GeneratedLayoutsGetWalkersOfTheirOwn) {
+  int generated = 0;
+  for (int minor = 9; minor <= 13; ++minor) {
+    const FrameLayout* layout = LayoutFor(minor);
+    if (layout == nullptr) continue;
+    ++generated;
+    EXPECT_NE(WalkerFor(*layout), nullptr) << "3." << minor;
+    EXPECT_NE(WalkerFor(*layout), SelectWalker(layout->family)) << "3." << minor;
+    // A layout that is not one of the generated ones, even with the same
+    // offsets, is read at run time.
+    const FrameLayout copy = *layout;
+    EXPECT_EQ(WalkerFor(copy), SelectWalker(layout->family)) << "3." << minor;
+  }
+  if (generated == 0) GTEST_SKIP() << "no layout here";
 }
 
 TEST(FrameWalkerTest, InterpreterFramesComeOutermostFirst) {
