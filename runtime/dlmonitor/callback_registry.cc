@@ -1,6 +1,5 @@
 #include "runtime/dlmonitor/callback_registry.h"
 
-#include "runtime/common/hot_path.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -22,6 +21,7 @@ dlmonitor_callback_registration* CallbackRegistry::Register(
     slot.callback.store(callback, std::memory_order_release);
     if (i == used) used_[domain].store(used + 1, std::memory_order_release);
     active_[domain].fetch_add(1, std::memory_order_release);
+    UpdateSole(domain);
     return &slot;
   }
   return nullptr;
@@ -33,11 +33,25 @@ bool CallbackRegistry::Unregister(dlmonitor_callback_registration* handle) {
   if (handle->callback.load(std::memory_order_relaxed) == nullptr) return false;
   handle->callback.store(nullptr, std::memory_order_release);
   active_[handle->domain].fetch_sub(1, std::memory_order_release);
+  UpdateSole(handle->domain);
   return true;
 }
 
-DEEPCONTEXT_HOT
-void CallbackRegistry::Dispatch(const dlmonitor_event_t& event) const {
+void CallbackRegistry::UpdateSole(dlmonitor_domain_t domain) {
+  const dlmonitor_callback_registration* sole = nullptr;
+  if (active_[domain].load(std::memory_order_relaxed) == 1) {
+    const size_t used = used_[domain].load(std::memory_order_relaxed);
+    for (size_t i = 0; i < used; ++i) {
+      if (slots_[domain][i].callback.load(std::memory_order_relaxed) != nullptr) {
+        sole = &slots_[domain][i];
+        break;
+      }
+    }
+  }
+  sole_[domain].store(sole, std::memory_order_release);
+}
+
+void CallbackRegistry::DispatchAll(const dlmonitor_event_t& event) const {
   const dlmonitor_domain_t domain = event.domain;
   const size_t used = used_[domain].load(std::memory_order_acquire);
   for (size_t i = 0; i < used; ++i) {

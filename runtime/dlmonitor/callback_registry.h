@@ -2,6 +2,8 @@
 //
 // Dispatch happens on every framework op, so it reads a fixed array of
 // slots with atomics and never locks; registration is rare and takes a mutex.
+// A domain with one callback, the usual case (the profiler's own), has it
+// named directly: its events skip the loop over the slots.
 #pragma once
 
 #include <atomic>
@@ -34,13 +36,31 @@ class CallbackRegistry {
   }
 
   // Runs the domain's callbacks in registration order. [any thread]
-  void Dispatch(const dlmonitor_event_t& event) const;
+  void Dispatch(const dlmonitor_event_t& event) const {
+    const dlmonitor_callback_registration* sole =
+        sole_[event.domain].load(std::memory_order_acquire);
+    if (sole == nullptr) {
+      DispatchAll(event);
+      return;
+    }
+    const dlmonitor_callback_t callback = sole->callback.load(std::memory_order_acquire);
+    if (callback != nullptr) {
+      callback(&event, sole->user_data.load(std::memory_order_relaxed));
+    }
+  }
 
  private:
+  // Dispatch over every slot in use: none or several callbacks.
+  void DispatchAll(const dlmonitor_event_t& event) const;
+  // Names the domain's only callback in sole_, or none. [under mutex_]
+  void UpdateSole(dlmonitor_domain_t domain);
+
   std::mutex mutex_;  // serializes Register/Unregister
   dlmonitor_callback_registration slots_[DLMONITOR_DOMAIN_COUNT][kMaxPerDomain];
   std::atomic<size_t> used_[DLMONITOR_DOMAIN_COUNT]{};    // high-water mark
   std::atomic<int> active_[DLMONITOR_DOMAIN_COUNT]{};
+  // The slot of the domain's only callback; nullptr with none or several.
+  std::atomic<const dlmonitor_callback_registration*> sole_[DLMONITOR_DOMAIN_COUNT]{};
 };
 
 }  // namespace deepcontext::dlmonitor

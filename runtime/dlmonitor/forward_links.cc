@@ -7,13 +7,17 @@ namespace deepcontext::dlmonitor {
 ForwardLinks::ForwardLinks() = default;
 ForwardLinks::~ForwardLinks() = default;
 
-void ForwardLinks::Remember(uint64_t thread_id, int64_t sequence_number,
-                            ContextId anchor) {
-  if (sequence_number < 0 || anchor == kNoContext) return;
+void ForwardLinks::Allocate() {
   std::call_once(allocate_once_, [this] {
     storage_ = std::make_unique<Set[]>(kSets);
     sets_.store(storage_.get(), std::memory_order_release);
   });
+}
+
+void ForwardLinks::Remember(uint64_t thread_id, int64_t sequence_number,
+                            ContextId anchor) {
+  if (sequence_number < 0 || anchor == kNoContext) return;
+  if (sets_.load(std::memory_order_acquire) == nullptr) [[unlikely]] Allocate();
   const uint64_t key = Key(thread_id, sequence_number);
   Set& set = SetFor(thread_id, sequence_number);
   std::lock_guard<SpinLock> guard(set.lock);

@@ -74,6 +74,10 @@ class ForwardLinks {
         [(static_cast<uint64_t>(sequence_number) + start) % kSets];
   }
 
+  // Allocates the table, once. Out of the op path: std::call_once sets two
+  // thread-locals before it even looks at its flag, on every call.
+  [[gnu::noinline, gnu::cold]] void Allocate();
+
   // Allocated at the first Remember (kSets cache lines, 4 MiB): processes
   // without autograd ops never pay for the table.
   std::once_flag allocate_once_;

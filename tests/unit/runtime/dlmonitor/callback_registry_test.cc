@@ -55,6 +55,27 @@ TEST(CallbackRegistry, UnregisterStopsDeliveryAndFreesTheSlot) {
   }
 }
 
+// A domain with one callback names it directly; a second one, or the first
+// one's leaving, puts the domain back on the loop over its slots.
+TEST(CallbackRegistry, TheOnlyCallbackOfADomainComesAndGoesWithOthers) {
+  CallbackRegistry registry;
+  std::vector<int> calls;
+  auto* first = registry.Register(DLMONITOR_DOMAIN_FRAMEWORK_OP, &Record, &calls);
+  ASSERT_NE(first, nullptr);
+  registry.Dispatch(Event(DLMONITOR_DOMAIN_FRAMEWORK_OP, 1));
+  auto* second = registry.Register(DLMONITOR_DOMAIN_FRAMEWORK_OP, &RecordTimesTen, &calls);
+  ASSERT_NE(second, nullptr);
+  registry.Dispatch(Event(DLMONITOR_DOMAIN_FRAMEWORK_OP, 2));
+  ASSERT_TRUE(registry.Unregister(first));
+  registry.Dispatch(Event(DLMONITOR_DOMAIN_FRAMEWORK_OP, 3));
+  ASSERT_TRUE(registry.Unregister(second));
+  registry.Dispatch(Event(DLMONITOR_DOMAIN_FRAMEWORK_OP, 4));
+  auto* again = registry.Register(DLMONITOR_DOMAIN_FRAMEWORK_OP, &Record, &calls);
+  ASSERT_NE(again, nullptr);
+  registry.Dispatch(Event(DLMONITOR_DOMAIN_FRAMEWORK_OP, 5));
+  EXPECT_EQ(calls, (std::vector<int>{1, 2, 20, 30, 5}));
+}
+
 TEST(CallbackRegistry, LimitAndBadArguments) {
   CallbackRegistry registry;
   std::vector<int> calls;
