@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <span>
 #include <string>
@@ -98,6 +99,33 @@ namespace {
     if (name[i] != text[i]) return false;
   }
   return name[length] == '\0';
+}
+
+// SameName for an 8-byte aligned `name` against an entry's inline copy
+// (OpNameCacheEntry, terminated, kInlineOpName bytes of room): whole words,
+// the last one masked to the bytes up to the terminator, which it compares
+// as well; what follows the copy's terminator is never looked at. No byte
+// loops: most op names are heap strings, so aligned, and shorter than the
+// copy. The words read of `name` are those SameName reads, and end in the
+// word of a byte that exists.
+[[gnu::always_inline]] inline bool SameAlignedName(const char* name, const char* inline_text,
+                                                   uint32_t length) {
+  static_assert(std::endian::native == std::endian::little,
+                "the last word's mask keeps its low bytes");
+  const uint32_t last = length / 8;  // the word holding the terminator
+  for (uint32_t i = 0; i < last; ++i) {
+    uint64_t from_name;
+    uint64_t from_text;
+    std::memcpy(&from_name, name + 8 * i, 8);
+    std::memcpy(&from_text, inline_text + 8 * i, 8);
+    if (from_name != from_text) return false;
+  }
+  uint64_t from_name;
+  uint64_t from_text;
+  std::memcpy(&from_name, name + 8 * last, 8);
+  std::memcpy(&from_text, inline_text + 8 * last, 8);
+  const uint64_t through_terminator = ~uint64_t{0} >> (8 * (7 - length % 8));
+  return ((from_name ^ from_text) & through_terminator) == 0;
 }
 
 }  // namespace
@@ -288,9 +316,15 @@ StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
       state.op_name_cache[(reinterpret_cast<uintptr_t>(name) >> 3) %
                           kOpNameCacheSize];
   if (cached.pointer == name) [[likely]] {
-    const char* text =
-        cached.length < kInlineOpName ? cached.inline_text : cached.text;
-    if (SameName(name, text, cached.length)) [[likely]] return cached.id;
+    if (cached.length < kInlineOpName) [[likely]] {
+      if ((reinterpret_cast<uintptr_t>(name) & 7) == 0
+              ? SameAlignedName(name, cached.inline_text, cached.length)
+              : SameName(name, cached.inline_text, cached.length)) [[likely]] {
+        return cached.id;
+      }
+    } else if (SameName(name, cached.text, cached.length)) {
+      return cached.id;
+    }
   }
   return InternNewOpName(state, name, cached);
 }
