@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/common/flat_hash_map.h"
+#include "runtime/common/shadow_stack.h"
 #include "runtime/dlmonitor/call_path_builder.h"
 
 namespace deepcontext::dlmonitor {
@@ -80,52 +81,8 @@ struct OpEntry {
 };
 static_assert(sizeof(OpEntry) == 104, "a field added to OpEntry needs its store in Reset()");
 
-// A thread's op shadow stack: std::vector's interface as far as the
-// builder and EndedElsewhere use it, with a push that is inline and resets
-// the entry field by field. std::vector's emplace_back was an out-of-line
-// call on every op entry that saved six registers for its growing path and
-// value-initialized the entry with `rep stos`, slow to start for 104 bytes.
-class OpStack {
- public:
-  using value_type = OpEntry;
-
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  size_t capacity() const { return capacity_; }
-  OpEntry& operator[](size_t i) { return data_[i]; }
-  const OpEntry& operator[](size_t i) const { return data_[i]; }
-  OpEntry& back() { return data_[size_ - 1]; }
-  OpEntry* begin() { return data_.get(); }
-  OpEntry* end() { return data_.get() + size_; }
-
-  // The entry on top, reset; room must have been made (reserve).
-  OpEntry& Push() {
-    OpEntry& entry = data_[size_++];
-    entry.Reset();
-    return entry;
-  }
-  void pop_back() { --size_; }
-  // Drops the entries from `count` up (never grows the stack).
-  void resize(size_t count) {
-    if (count < size_) size_ = count;
-  }
-  void erase(OpEntry* at) {
-    std::move(at + 1, end(), at);
-    --size_;
-  }
-  void reserve(size_t count) {
-    if (count <= capacity_) return;
-    auto grown = std::make_unique<OpEntry[]>(count);
-    std::copy(begin(), end(), grown.get());
-    data_ = std::move(grown);
-    capacity_ = count;
-  }
-
- private:
-  std::unique_ptr<OpEntry[]> data_;
-  size_t size_ = 0;
-  size_t capacity_ = 0;
-};
+// A thread's op shadow stack (Push resets an entry with OpEntry::Reset).
+using OpStack = ShadowStack<OpEntry>;
 
 namespace call_path {
 

@@ -1,12 +1,13 @@
 #include "runtime/profiler/op_metrics.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
 
 #include "runtime/common/hot_path.h"
+#include "runtime/common/shadow_stack.h"
 #include "runtime/common/thread_instance.h"
 #include "runtime/cpu/clocks.h"
 #include "runtime/cpu/tsc_clock.h"
@@ -54,18 +55,24 @@ int64_t SamplingIntervalNs() {
 
 // A thread's open ops, shared by all OpMetrics objects (see g_next_generation).
 struct OpenOp {
-  uint64_t op_id;
-  int64_t cpu_start;
-  int64_t wall_start;  // in wall clock ticks (cpu::TscClock)
+  uint64_t op_id = 0;
+  int64_t cpu_start = 0;
+  int64_t wall_start = 0;  // in wall clock ticks (cpu::TscClock)
   int64_t child_cpu = 0;
   int64_t child_wall = 0;  // ticks
   ContextId context = 0;  // at entry; 0 for an engine wrapper
   uint64_t ends_seen = 0;  // TimerStack::ends_seen at entry
+
+  // The fields Enter does not set, one store each (ShadowStack::Push).
+  void Reset() {
+    child_cpu = 0;
+    child_wall = 0;
+  }
 };
 
 struct TimerStack {
   uint64_t generation = 0;
-  std::vector<OpenOp> ops;
+  ShadowStack<OpenOp> ops;
   // The framework's id of this thread (0 before its first op), and the
   // posts of ends of its ops by other threads it has looked at.
   uint64_t framework_thread = 0;
@@ -95,6 +102,10 @@ namespace {
   // Its samples belong to the previous OpMetrics (or the parent of a fork).
   if (stack.ring != nullptr) stack.ring->Orphan();
   stack.ring.reset();
+}
+
+[[gnu::noinline, gnu::cold]] void GrowStack(TimerStack& stack) {
+  stack.ops.reserve(std::max<size_t>(16, 2 * stack.ops.capacity()));
 }
 
 // The calling thread's stack; nullptr while the thread is exiting.
@@ -207,24 +218,9 @@ void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
   if (mode != CpuTimeMode::kSampled) sampler_.Stop();
 }
 
-DEEPCONTEXT_HOT
-void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
-  auto* self = static_cast<OpMetrics*>(user_data);
-  // Ops are timed even without a context yet (an engine wrapper learns its
-  // context from the backward function it runs); the EXIT event carries the
-  // final context.
-  if (event->domain != DLMONITOR_DOMAIN_FRAMEWORK_OP || event->op == nullptr) {
-    return;
-  }
-  if (event->phase == DLMONITOR_PHASE_ENTER) {
-    self->Enter(*event);
-  } else if (event->phase == DLMONITOR_PHASE_EXIT) {
-    self->Exit(*event);
-  }
-}
 
-DEEPCONTEXT_HOT
-void OpMetrics::Enter(const dlmonitor_event_t& event) {
+// Enter and Exit are inlined into OnEvent, the callback each event calls.
+[[gnu::always_inline]] inline void OpMetrics::Enter(const dlmonitor_event_t& event) {
   TimerStack* thread = Stack(generation_.load(std::memory_order_relaxed));
   if (thread == nullptr) return;
   TimerStack& stack = *thread;
@@ -237,7 +233,8 @@ void OpMetrics::Enter(const dlmonitor_event_t& event) {
   const CpuTimeMode mode = cpu_time_mode_.load(std::memory_order_relaxed);
   // Filled in place: a copy of a local built field by field reads back
   // stores not yet done (a store-forwarding stall, most of Enter's time).
-  OpenOp& open = stack.ops.emplace_back();
+  if (stack.ops.size() == stack.ops.capacity()) [[unlikely]] GrowStack(stack);
+  OpenOp& open = stack.ops.Push();
   open.op_id = event.op->op_id;
   open.cpu_start = kNoCpuTime;
   open.context = event.context;
@@ -263,8 +260,7 @@ void OpMetrics::StartSampling(TimerStack& stack, ContextId context) {
   }
 }
 
-DEEPCONTEXT_HOT
-void OpMetrics::Exit(const dlmonitor_event_t& event) {
+[[gnu::always_inline]] inline void OpMetrics::Exit(const dlmonitor_event_t& event) {
   // Clocks first, so that finding the op is not charged to it.
   int64_t cpu_end = cpu_time_mode_.load(std::memory_order_relaxed) == CpuTimeMode::kExact
                         ? cpu::ThreadCpuTimeNs()
@@ -322,6 +318,22 @@ void OpMetrics::Exit(const dlmonitor_event_t& event) {
   if (!stack.ops.empty()) {
     stack.ops.back().child_cpu += cpu_total;
     stack.ops.back().child_wall += wall_total;
+  }
+}
+
+DEEPCONTEXT_HOT
+void OpMetrics::OnEvent(const dlmonitor_event_t* event, void* user_data) {
+  auto* self = static_cast<OpMetrics*>(user_data);
+  // Ops are timed even without a context yet (an engine wrapper learns its
+  // context from the backward function it runs); the EXIT event carries the
+  // final context.
+  if (event->domain != DLMONITOR_DOMAIN_FRAMEWORK_OP || event->op == nullptr) {
+    return;
+  }
+  if (event->phase == DLMONITOR_PHASE_ENTER) {
+    self->Enter(*event);
+  } else if (event->phase == DLMONITOR_PHASE_EXIT) {
+    self->Exit(*event);
   }
 }
 

@@ -1,0 +1,63 @@
+// A thread's stack of open ops, for the per-op paths that keep one (the
+// call-path builder's, OpMetrics's timers): std::vector's interface as far
+// as they and EndedElsewhere use it, with a push that is inline and resets
+// the entry field by field (Entry::Reset()). std::vector's emplace_back was
+// an out-of-line call on every op entry that saved six registers for its
+// growing path and value-initialized the entry with `rep stos`; inline, it
+// also put the growing path's allocation and copy into the op path's code.
+// Growing is the caller's, out of line: room must be made (reserve) before
+// a Push.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+
+namespace deepcontext {
+
+template <typename Entry>
+class ShadowStack {
+ public:
+  using value_type = Entry;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t capacity() const { return capacity_; }
+  Entry& operator[](size_t i) { return data_[i]; }
+  const Entry& operator[](size_t i) const { return data_[i]; }
+  Entry& back() { return data_[size_ - 1]; }
+  const Entry& back() const { return data_[size_ - 1]; }
+  Entry* begin() { return data_.get(); }
+  Entry* end() { return data_.get() + size_; }
+
+  // The entry on top, reset; room must have been made (reserve).
+  Entry& Push() {
+    Entry& entry = data_[size_++];
+    entry.Reset();
+    return entry;
+  }
+  void pop_back() { --size_; }
+  // Drops the entries from `count` up (never grows the stack).
+  void resize(size_t count) {
+    if (count < size_) size_ = count;
+  }
+  void clear() { size_ = 0; }
+  void erase(Entry* at) {
+    std::move(at + 1, end(), at);
+    --size_;
+  }
+  void reserve(size_t count) {
+    if (count <= capacity_) return;
+    auto grown = std::make_unique<Entry[]>(count);
+    std::copy(begin(), end(), grown.get());
+    data_ = std::move(grown);
+    capacity_ = count;
+  }
+
+ private:
+  std::unique_ptr<Entry[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace deepcontext
