@@ -105,6 +105,12 @@ void RecordCapture(const CaptureSample& sample) {
   site.outcome_ns[outcome].fetch_add(sample.total_ns, relaxed);
 }
 
+uint64_t StartPathCall() { return CaptureClockNs(); }
+
+void EndPathCall(PathCall call, uint64_t start_ns) {
+  RecordPathCall(call, CaptureClockNs() - start_ns);
+}
+
 void RecordPathCall(PathCall call, uint64_t ns) {
   PathCallCounters& counters = g_path_calls[static_cast<int>(call)];
   counters.calls.fetch_add(1, std::memory_order_relaxed);

@@ -78,14 +78,20 @@ void RecordCapture(const CaptureSample& sample);
 // Adds one PathCall that took `ns`. [any thread]
 void RecordPathCall(PathCall call, uint64_t ns);
 
+// The clock read at a PathCall's start, and the sample at its end: out of
+// line, so that the op path, which times itself only when the statistics
+// are on, does not carry the clock's code.
+[[gnu::noinline, gnu::cold]] uint64_t StartPathCall();
+[[gnu::noinline, gnu::cold]] void EndPathCall(PathCall call, uint64_t start_ns);
+
 // Times a PathCall from construction to destruction when the statistics
 // are on.
 class PathCallTimer {
  public:
   explicit PathCallTimer(PathCall call)
-      : call_(call), start_ns_(CaptureStatsEnabled() ? CaptureClockNs() : 0) {}
+      : call_(call), start_ns_(CaptureStatsEnabled() ? StartPathCall() : 0) {}
   ~PathCallTimer() {
-    if (start_ns_ != 0) RecordPathCall(call_, CaptureClockNs() - start_ns_);
+    if (start_ns_ != 0) [[unlikely]] EndPathCall(call_, start_ns_);
   }
   PathCallTimer(const PathCallTimer&) = delete;
   PathCallTimer& operator=(const PathCallTimer&) = delete;
