@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace deepcontext {
@@ -39,7 +40,7 @@ class ShadowStack {
   void pop_back() { --size_; }
   // Drops the entries from `count` up (never grows the stack).
   void resize(size_t count) {
-    if (count < size_) size_ = count;
+    if (count < size_) size_ = static_cast<uint32_t>(count);
   }
   void clear() { size_ = 0; }
   void erase(Entry* at) {
@@ -51,13 +52,15 @@ class ShadowStack {
     auto grown = std::make_unique<Entry[]>(count);
     std::copy(begin(), end(), grown.get());
     data_ = std::move(grown);
-    capacity_ = count;
+    capacity_ = static_cast<uint32_t>(count);
   }
 
  private:
   std::unique_ptr<Entry[]> data_;
-  size_t size_ = 0;
-  size_t capacity_ = 0;
+  // 32-bit: with the pointer, 16 bytes of the line of per-thread state
+  // that holds the stack.
+  uint32_t size_ = 0;
+  uint32_t capacity_ = 0;
 };
 
 }  // namespace deepcontext

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 
@@ -70,24 +71,36 @@ struct OpenOp {
   }
 };
 
-struct TimerStack {
+// What every op reads comes first, on one cache line (64 bytes: the op
+// stack's counts are 32-bit, and the sampler's thread entry and the ring
+// are raw pointers there, their owners after).
+struct alignas(64) TimerStack {
   uint64_t generation = 0;
   ShadowStack<OpenOp> ops;
   // The framework's id of this thread (0 before its first op), and the
   // posts of ends of its ops by other threads it has looked at.
   uint64_t framework_thread = 0;
   uint64_t ends_seen = 0;
-  // This thread in the CPU sampler, once an op ran here in sampled mode.
+  // OpMetrics::sampling_epoch_ when this thread last made sure that the
+  // sampler runs.
+  uint64_t sampling_epoch = 0;
+  // This thread in the CPU sampler, once an op ran here in sampled mode
+  // (sampled_owner's), and its finished ops' samples, registered with the
+  // OpMetrics of `generation` (ring_owner's): the owners lie past the line.
+  CpuSampler::Thread* sampled = nullptr;
+  OpSampleRing* ring = nullptr;
+
+  std::shared_ptr<CpuSampler::Thread> sampled_owner;
+  std::shared_ptr<OpSampleRing> ring_owner;
   CpuSampler* sampler = nullptr;
-  std::shared_ptr<CpuSampler::Thread> sampled;
-  // Finished ops' samples, registered with the OpMetrics of `generation`.
-  std::shared_ptr<OpSampleRing> ring;
 
   ~TimerStack() {
-    if (sampler != nullptr) CpuSampler::UnregisterIfAlive(sampler, sampled);
-    if (ring != nullptr) ring->Orphan();
+    if (sampler != nullptr) CpuSampler::UnregisterIfAlive(sampler, sampled_owner);
+    if (ring_owner != nullptr) ring_owner->Orphan();
   }
 };
+static_assert(offsetof(TimerStack, ring) + sizeof(OpSampleRing*) <= 64,
+              "the fields every op reads fit one cache line");
 
 namespace {
 
@@ -97,11 +110,14 @@ namespace {
   stack.generation = generation;
   stack.framework_thread = 0;
   stack.ends_seen = 0;
+  stack.sampling_epoch = 0;
   stack.sampler = nullptr;  // after a fork the sampler forgot this thread
-  stack.sampled.reset();
+  stack.sampled_owner.reset();
+  stack.sampled = nullptr;
   // Its samples belong to the previous OpMetrics (or the parent of a fork).
-  if (stack.ring != nullptr) stack.ring->Orphan();
-  stack.ring.reset();
+  if (stack.ring_owner != nullptr) stack.ring_owner->Orphan();
+  stack.ring_owner.reset();
+  stack.ring = nullptr;
 }
 
 [[gnu::noinline, gnu::cold]] void GrowStack(TimerStack& stack) {
@@ -142,16 +158,23 @@ ContextId CurrentContext(const TimerStack& stack) {
 }  // namespace
 
 OpMetrics::OpMetrics(MetricStore& store, CpuSampler::TickHook also_on_tick)
-    : store_(store),
+    : generation_(g_next_generation.fetch_add(1)),
+      wall_clock_(cpu::TscClock::Process()),
+      store_(store),
       calls_(store.Register("calls", "count", "number of calls")),
       cpu_time_(store.Register("cpu_time", "ns",
                                "thread CPU time spent in the op itself")),
       wall_time_(store.Register("wall_time", "ns",
                                 "wall time spent in the op itself")),
       also_on_tick_(also_on_tick),
-      generation_(g_next_generation.fetch_add(1)),
-      wall_clock_(cpu::TscClock::Process()),
       sampler_(store, cpu_time_, CpuSampler::TickHook{&OpMetrics::OnTick, this}) {}
+
+void OpMetrics::StopSampler() {
+  sampler_.Stop();
+  sampling_epoch_.fetch_add(1, std::memory_order_release);
+}
+
+void OpMetrics::StopSampling() { StopSampler(); }
 
 void OpMetrics::OnTick(void* self) {
   auto* metrics = static_cast<OpMetrics*>(self);
@@ -165,6 +188,7 @@ void OpMetrics::ResetAfterFork() {
   generation_.store(g_next_generation.fetch_add(1), std::memory_order_relaxed);
   log_.ResetAfterFork();
   sampler_.ResetAfterFork();
+  sampling_epoch_.fetch_add(1, std::memory_order_release);
   ended_elsewhere_.ResetAfterFork();
 }
 
@@ -186,7 +210,8 @@ void OpMetrics::Apply(const OpSample& sample) {
 
 void OpMetrics::PushSlow(TimerStack& stack, const OpSample& sample) {
   if (stack.ring == nullptr) {
-    stack.ring = log_.Register();
+    stack.ring_owner = log_.Register();
+    stack.ring = stack.ring_owner.get();
   } else {
     // Full: no sampling thread drains it (exact or no CPU time), or it
     // fell behind.
@@ -215,7 +240,7 @@ void OpMetrics::TakeEndedElsewhere(TimerStack& stack) {
 void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
   cpu_time_mode_.store(mode, std::memory_order_relaxed);
   // The sampling thread starts with the first op in sampled mode.
-  if (mode != CpuTimeMode::kSampled) sampler_.Stop();
+  if (mode != CpuTimeMode::kSampled) StopSampler();
 }
 
 
@@ -240,7 +265,8 @@ void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
   open.context = event.context;
   open.ends_seen = stack.ends_seen;
   if (mode == CpuTimeMode::kSampled) {
-    if (!sampler_.running() || stack.sampled == nullptr) [[unlikely]] {
+    if (stack.sampling_epoch != sampling_epoch_.load(std::memory_order_relaxed) ||
+        stack.sampled == nullptr) [[unlikely]] {
       StartSampling(stack, event.context);
     }
     if (stack.sampled != nullptr && event.context != 0) {
@@ -253,9 +279,13 @@ void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
 }
 
 void OpMetrics::StartSampling(TimerStack& stack, ContextId context) {
+  // The epoch before the check: a stop that ends after it bumps the epoch
+  // past the one kept, and the thread's next op checks again.
+  stack.sampling_epoch = sampling_epoch_.load(std::memory_order_acquire);
   if (!sampler_.running()) sampler_.Start(SamplingIntervalNs());
   if (stack.sampled == nullptr && context != 0) {
-    stack.sampled = sampler_.RegisterCurrentThread(ThreadNodeOf(context));
+    stack.sampled_owner = sampler_.RegisterCurrentThread(ThreadNodeOf(context));
+    stack.sampled = stack.sampled_owner.get();
     if (stack.sampled != nullptr) stack.sampler = &sampler_;
   }
 }

@@ -49,7 +49,7 @@ class OpMetrics {
     return cpu_time_mode_.load(std::memory_order_relaxed);
   }
   // Stops the sampling thread after a last sample (session stop).
-  void StopSampling() { sampler_.Stop(); }
+  void StopSampling();
   // Samples every thread now (before a profile is written).
   void SampleNow() { sampler_.SampleAll(); }
   int64_t sampling_interval_ns() const { return sampler_.interval_ns(); }
@@ -76,19 +76,30 @@ class OpMetrics {
   // thread, out of the op path. [[gnu::cold]] keeps it out of line.
   [[gnu::noinline, gnu::cold]] void StartSampling(TimerStack& stack, ContextId context);
 
+  // Stops the sampler and tells the threads' next ops (sampling_epoch_).
+  void StopSampler();
+
+  // What every op's entry and exit reads of this object comes first, on
+  // one cache line: the step's own work between two ops evicts it, and an
+  // op then fetches one line of it where it fetched four.
+  alignas(64) std::atomic<uint64_t> generation_;
+  // Sampled by default: exact per-op clocks cost more than the rest of the
+  // profiler's per-op work together (bench/cpu_overhead.py, gpu_overhead.py).
+  std::atomic<CpuTimeMode> cpu_time_mode_{CpuTimeMode::kSampled};
+  // Bumped after each stop of the sampler. A thread whose ops last saw
+  // another epoch checks, out of the op path, that the sampler runs and
+  // starts it again; reading sampler_.running() at every op read a line the
+  // sampling thread writes at every tick (its condition variable).
+  std::atomic<uint64_t> sampling_epoch_{1};
+  // Wall time in ticks of the time-stamp counter where the kernel keeps
+  // time with it: half the cost of two CLOCK_MONOTONIC reads per op.
+  const cpu::TscClock wall_clock_;
+  EndedElsewhere ended_elsewhere_;  // its post count first
   MetricStore& store_;
   const MetricId calls_;
   const MetricId cpu_time_;
   const MetricId wall_time_;
   const CpuSampler::TickHook also_on_tick_;
-  std::atomic<uint64_t> generation_;
-  EndedElsewhere ended_elsewhere_;
-  // Sampled by default: exact per-op clocks cost more than the rest of the
-  // profiler's per-op work together (bench/cpu_overhead.py, gpu_overhead.py).
-  std::atomic<CpuTimeMode> cpu_time_mode_{CpuTimeMode::kSampled};
-  // Wall time in ticks of the time-stamp counter where the kernel keeps
-  // time with it: half the cost of two CLOCK_MONOTONIC reads per op.
-  const cpu::TscClock wall_clock_;
   // Before the sampler, whose thread drains it: destroyed after.
   OpSampleLog log_;
   CpuSampler sampler_;

@@ -206,6 +206,33 @@ TEST(OpMetrics, TheTickRunsTheExtraHook) {
   metrics.StopSampling();
 }
 
+// A stopped sampler (a session's stop, a switch away from sampled CPU time)
+// starts again at the next op in sampled mode, on a thread whose ops ran
+// while it was running as on a new one.
+TEST(OpMetrics, TheSamplerStartsAgainAfterAStop) {
+  MetricStore store;
+  OpMetrics metrics(store);
+  Send(metrics, 1, DLMONITOR_PHASE_ENTER, 10);
+  Send(metrics, 1, DLMONITOR_PHASE_EXIT, 10);
+  EXPECT_TRUE(metrics.sampler().running());
+  metrics.StopSampling();
+  EXPECT_FALSE(metrics.sampler().running());
+  Send(metrics, 2, DLMONITOR_PHASE_ENTER, 10);
+  EXPECT_TRUE(metrics.sampler().running());
+  Send(metrics, 2, DLMONITOR_PHASE_EXIT, 10);
+
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kOff);
+  EXPECT_FALSE(metrics.sampler().running());
+  Send(metrics, 3, DLMONITOR_PHASE_ENTER, 10);
+  Send(metrics, 3, DLMONITOR_PHASE_EXIT, 10);
+  EXPECT_FALSE(metrics.sampler().running());
+  metrics.SetCpuTimeMode(OpMetrics::CpuTimeMode::kSampled);
+  Send(metrics, 4, DLMONITOR_PHASE_ENTER, 10);
+  EXPECT_TRUE(metrics.sampler().running());
+  Send(metrics, 4, DLMONITOR_PHASE_EXIT, 10);
+  metrics.StopSampling();
+}
+
 TEST(OpMetrics, AScopeEndedOnAnotherThreadGetsItsCallAndWallTime) {
   MetricStore store;
   OpMetrics metrics(store);
