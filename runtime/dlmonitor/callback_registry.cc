@@ -1,6 +1,5 @@
 #include "runtime/dlmonitor/callback_registry.h"
 
-
 namespace deepcontext::dlmonitor {
 
 dlmonitor_callback_registration* CallbackRegistry::Register(
