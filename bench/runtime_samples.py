@@ -15,7 +15,9 @@ which samples the timed steps only (the workload switches it on and off
 through perf's control FIFO). It prints, per process, the samples in the
 runtime (libdeepcontext.so and the torch adapter), in CUPTI and in the
 whole process, and the median step; per build, the mean over rounds and
-the runtime's samples against the first build's; the objects (libraries,
+the runtime's samples against the first build's, and the runtime's share
+of each process's samples (which leaves out how fast the process ran, as
+the same build's processes differ by 10 % and more); the objects (libraries,
 the interpreter, the kernel) with the most samples on the application's
 threads, per build; then the runtime's functions with the most samples,
 summed over the rounds.
@@ -166,6 +168,14 @@ def summarize(by_thread_and_dso):
     return runtime[0], runtime[1], cupti, total
 
 
+def runtime_shares(per_process):
+    """The runtime's share of each process's samples (application threads
+    over all samples), from summarize()'s tuples; 0 for a process without
+    samples. Processes of one build run at different speeds, and the
+    runtime's samples follow the process's: the share leaves that out."""
+    return [counts[0] / counts[3] if counts[3] else 0.0 for counts in per_process]
+
+
 # Processes without DeepContext (--reference): none, or a workload floor.
 REFERENCES = ("plain", "floor", "floor-ids", "cupti-records", "cupti", "floor+cupti")
 
@@ -292,15 +302,21 @@ def main():
 
     print()
     print("| build | runtime samples, application threads, mean | against %s "
-          "| profiler threads, mean | CUPTI, mean | all, mean |" % builds[0])
-    print("|---|---|---|---|---|---|")
+          "| profiler threads, mean | CUPTI, mean | all, mean "
+          "| runtime's share of all samples, mean (rounds) | against %s |"
+          % (builds[0], builds[0]))
+    print("|---|---|---|---|---|---|---|---|")
     mean = lambda values: sum(values) / len(values)
     mean_of = lambda number, index: mean([counts[index] for counts in per_build[number]])
     first = mean_of(0, 0)
+    first_share = mean(runtime_shares(per_build[0]))
     for number, build in enumerate(map(column_name, columns)):
-        print("| %s | %.0f | %.3f | %.0f | %.0f | %.0f |" % (
+        shares = runtime_shares(per_build[number])
+        print("| %s | %.0f | %.3f | %.0f | %.0f | %.0f | %.2f %% (%s) | %.3f |" % (
             build, mean_of(number, 0), mean_of(number, 0) / first if first else float("nan"),
-            mean_of(number, 1), mean_of(number, 2), mean_of(number, 3)))
+            mean_of(number, 1), mean_of(number, 2), mean_of(number, 3),
+            100 * mean(shares), ", ".join("%.2f" % (100 * share) for share in shares),
+            mean(shares) / first_share if first_share else float("nan")))
     print()
     print("Objects on the application's threads, mean samples per round:")
     print("| object | " + " | ".join(map(column_name, columns)) + " |")

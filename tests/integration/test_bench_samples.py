@@ -194,6 +194,14 @@ def test_runtime_samples_parse_perf_reports_and_find_the_runtime():
                      ("python3.12", "_PyEval_EvalFrameDefault"): 300}
 
 
+def test_runtime_samples_share_leaves_out_the_process_speed():
+    bench = bench_module("runtime_samples")
+    # (runtime on application threads, on the profiler's, CUPTI, all): a
+    # process twice as slow has twice the samples everywhere, the same share.
+    assert bench.runtime_shares([(100, 10, 50, 2000), (200, 20, 100, 4000), (0, 0, 0, 0)]) == [
+        0.05, 0.05, 0.0]
+
+
 def test_runtime_samples_compare_with_processes_without_deepcontext():
     bench = bench_module("runtime_samples")
     # Functions that grew most first; a function only the reference runs
