@@ -32,17 +32,17 @@ std::atomic<uint64_t> g_next_generation{1};
 CallPathBuilder::CallPathBuilder(ContextTree& tree, StringTable& strings,
                                  ForwardLinks& links,
                                  PythonFrameCache& python, bool python_enabled)
-    : tree_(tree),
-      strings_(strings),
-      links_(links),
-      python_(python),
+    : generation_(g_next_generation.fetch_add(1)),
       python_enabled_(python_enabled),
       forward_name_(strings.Intern("[forward]")),
       backward_name_(strings.Intern("[backward]")),
       allocated_before_name_(strings.Intern("[allocated before profiling]")),
       truncated_name_(strings.Intern(kTruncatedPythonName)),
       compile_name_(strings.Intern("[compile]")),
-      generation_(g_next_generation.fetch_add(1)) {}
+      tree_(tree),
+      links_(links),
+      python_(python),
+      strings_(strings) {}
 
 CallPathBuilder::~CallPathBuilder() = default;
 

@@ -194,21 +194,23 @@ class CallPathBuilder {
   [[gnu::noinline, gnu::cold]] ContextId UncachedChild(
       ChildCacheEntry& entry, ContextId parent, const FrameKey& key);
 
-  ContextTree& tree_;
-  StringTable& strings_;
-  ForwardLinks& links_;
-  PythonFrameCache& python_;
+  // What every op's entry and exit reads of the builder, on one cache
+  // line: the step's own work between two ops evicts it.
+  alignas(64) std::atomic<uint64_t> generation_;
   const bool python_enabled_;
+  // Native frames: set up by the first EnableNative, then read-only.
+  std::atomic<bool> native_enabled_{false};
   const StringId forward_name_;
   const StringId backward_name_;
   const StringId allocated_before_name_;
   const StringId truncated_name_;
   const StringId compile_name_;
-  std::atomic<uint64_t> generation_;
-  EndedElsewhere ended_elsewhere_;
+  ContextTree& tree_;
+  ForwardLinks& links_;
+  PythonFrameCache& python_;
+  EndedElsewhere ended_elsewhere_;  // its post count first
 
-  // Native frames: set up by the first EnableNative, then read-only.
-  std::atomic<bool> native_enabled_{false};
+  StringTable& strings_;
   std::once_flag native_once_;
   // Unwinder::Default(), kept: constructing an Unwinder checks that its
   // kind is available, three guarded statics per capture.

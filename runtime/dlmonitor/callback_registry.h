@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 
 #include "deepcontext/dlmonitor.h"
@@ -32,7 +33,7 @@ class CallbackRegistry {
 
   // True when at least one callback is registered for `domain`.
   bool HasCallbacks(dlmonitor_domain_t domain) const {
-    return active_[domain].load(std::memory_order_acquire) > 0;
+    return active_[domain].load(std::memory_order_acquire) != 0;
   }
 
   // Runs the domain's callbacks in registration order. [any thread]
@@ -55,12 +56,15 @@ class CallbackRegistry {
   // Names the domain's only callback in sole_, or none. [under mutex_]
   void UpdateSole(dlmonitor_domain_t domain);
 
+  // What every event reads first, together: the slot of the domain's
+  // only callback (nullptr with none or several), and how many it has (at
+  // most kMaxPerDomain).
+  std::atomic<const dlmonitor_callback_registration*> sole_[DLMONITOR_DOMAIN_COUNT]{};
+  std::atomic<uint8_t> active_[DLMONITOR_DOMAIN_COUNT]{};
   std::mutex mutex_;  // serializes Register/Unregister
   dlmonitor_callback_registration slots_[DLMONITOR_DOMAIN_COUNT][kMaxPerDomain];
   std::atomic<size_t> used_[DLMONITOR_DOMAIN_COUNT]{};    // high-water mark
-  std::atomic<int> active_[DLMONITOR_DOMAIN_COUNT]{};
-  // The slot of the domain's only callback; nullptr with none or several.
-  std::atomic<const dlmonitor_callback_registration*> sole_[DLMONITOR_DOMAIN_COUNT]{};
 };
+static_assert(CallbackRegistry::kMaxPerDomain < 256, "active_ counts in 8 bits");
 
 }  // namespace deepcontext::dlmonitor

@@ -51,10 +51,12 @@ class Monitor {
  private:
   Monitor();
 
+  // Every event reads the count and the registry's head: one cache line.
+  alignas(64) std::atomic<int> init_count_{0};
+  CallbackRegistry callbacks_;
   StringTable strings_;
   ContextTree tree_;
   ForwardLinks links_;
-  CallbackRegistry callbacks_;
   std::string python_status_;
   bool python_enabled_ = false;
   PythonFrameCache python_frames_;
@@ -63,7 +65,6 @@ class Monitor {
   std::once_flag native_once_;
   std::string native_description_;  // written once, before native_described_
   std::atomic<bool> native_described_{false};
-  std::atomic<int> init_count_{0};
 };
 
 }  // namespace deepcontext::dlmonitor
