@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
-#include <cstring>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -70,62 +68,6 @@ namespace {
   state.~ThreadState();
   new (&state) ThreadState();
   state.generation = generation;
-}
-
-// Whether the C string `name` is the `length` bytes of `text` (which hold
-// no NUL). Inline, not strncmp: every op entry called into the C library's
-// code, which the step's own work had evicted between two ops. A word at a
-// time once `name` is 8-byte aligned, as C libraries compare: backward
-// functions' names share their first 37 bytes ("autograd::engine::
-// evaluate_function: "). Such a word may reach past the terminator, but
-// never past the page of a byte that exists (name[i]: the bytes before it
-// matched text's, none of which is NUL), and a word that holds the
-// terminator differs from text's there.
-// Inlined where AddressSanitizer is off (InternOpName), which that needs.
-[[gnu::always_inline]] inline bool SameName(const char* name, const char* text,
-                                            uint32_t length) {
-  uint32_t i = 0;
-  for (; i < length && (reinterpret_cast<uintptr_t>(name + i) & 7) != 0; ++i) {
-    if (name[i] != text[i]) return false;
-  }
-  for (; i + 8 <= length; i += 8) {
-    uint64_t from_name;
-    uint64_t from_text;
-    std::memcpy(&from_name, name + i, 8);
-    std::memcpy(&from_text, text + i, 8);
-    if (from_name != from_text) return false;
-  }
-  for (; i < length; ++i) {
-    if (name[i] != text[i]) return false;
-  }
-  return name[length] == '\0';
-}
-
-// SameName for an 8-byte aligned `name` against an entry's inline copy
-// (OpNameCacheEntry, terminated, kInlineOpName bytes of room): whole words,
-// the last one masked to the bytes up to the terminator, which it compares
-// as well; what follows the copy's terminator is never looked at. No byte
-// loops: most op names are heap strings, so aligned, and shorter than the
-// copy. The words read of `name` are those SameName reads, and end in the
-// word of a byte that exists.
-[[gnu::always_inline]] inline bool SameAlignedName(const char* name, const char* inline_text,
-                                                   uint32_t length) {
-  static_assert(std::endian::native == std::endian::little,
-                "the last word's mask keeps its low bytes");
-  const uint32_t last = length / 8;  // the word holding the terminator
-  for (uint32_t i = 0; i < last; ++i) {
-    uint64_t from_name;
-    uint64_t from_text;
-    std::memcpy(&from_name, name + 8 * i, 8);
-    std::memcpy(&from_text, inline_text + 8 * i, 8);
-    if (from_name != from_text) return false;
-  }
-  uint64_t from_name;
-  uint64_t from_text;
-  std::memcpy(&from_name, name + 8 * last, 8);
-  std::memcpy(&from_text, inline_text + 8 * last, 8);
-  const uint64_t through_terminator = ~uint64_t{0} >> (8 * (7 - length % 8));
-  return ((from_name ^ from_text) & through_terminator) == 0;
 }
 
 }  // namespace
@@ -304,29 +246,6 @@ bool CallPathBuilder::PythonInside(const OpEntry& top) const {
                         : python::CaptureCurrentThread(&innermost, 1);
   if (count == 0) return false;
   return top.python.count == 0 || !(innermost == top.python.top);
-}
-
-// Not instrumented by AddressSanitizer: SameName's words may reach past a
-// name's terminator (never past its page).
-DEEPCONTEXT_HOT [[gnu::no_sanitize_address]]
-StringId CallPathBuilder::InternOpName(ThreadState& state, const char* name) {
-  if (name == nullptr) name = "";
-  // Framework op names are mostly static strings: their address finds them.
-  OpNameCacheEntry& cached =
-      state.op_name_cache[(reinterpret_cast<uintptr_t>(name) >> 3) %
-                          kOpNameCacheSize];
-  if (cached.pointer == name) [[likely]] {
-    if (cached.length < kInlineOpName) [[likely]] {
-      if ((reinterpret_cast<uintptr_t>(name) & 7) == 0
-              ? SameAlignedName(name, cached.inline_text, cached.length)
-              : SameName(name, cached.inline_text, cached.length)) [[likely]] {
-        return cached.id;
-      }
-    } else if (SameName(name, cached.text, cached.length)) {
-      return cached.id;
-    }
-  }
-  return InternNewOpName(state, name, cached);
 }
 
 DEEPCONTEXT_HOT
