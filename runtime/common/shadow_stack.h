@@ -5,8 +5,9 @@
 // an out-of-line call on every op entry that saved six registers for its
 // growing path and value-initialized the entry with `rep stos`; inline, it
 // also put the growing path's allocation and copy into the op path's code.
-// Growing is the caller's, out of line: room must be made (reserve) before
-// a Push.
+// Room is made before a Push (MakeRoom: a check on the op path, the growth
+// out of line), so that references to the entries below stay valid while
+// the new one is filled.
 #pragma once
 
 #include <algorithm>
@@ -31,7 +32,11 @@ class ShadowStack {
   Entry* begin() { return data_.get(); }
   Entry* end() { return data_.get() + size_; }
 
-  // The entry on top, reset; room must have been made (reserve).
+  // Makes room for one more Push.
+  void MakeRoom() {
+    if (size_ == capacity_) [[unlikely]] Grow();
+  }
+  // The entry on top, reset; room must have been made (MakeRoom).
   Entry& Push() {
     Entry& entry = data_[size_++];
     entry.Reset();
@@ -47,15 +52,16 @@ class ShadowStack {
     std::move(at + 1, end(), at);
     --size_;
   }
-  void reserve(size_t count) {
-    if (count <= capacity_) return;
+
+ private:
+  [[gnu::noinline, gnu::cold]] void Grow() {
+    const size_t count = std::max<size_t>(16, 2 * size_t{capacity_});
     auto grown = std::make_unique<Entry[]>(count);
     std::copy(begin(), end(), grown.get());
     data_ = std::move(grown);
     capacity_ = static_cast<uint32_t>(count);
   }
 
- private:
   std::unique_ptr<Entry[]> data_;
   // 32-bit: with the pointer, 16 bytes of the line of per-thread state
   // that holds the stack.

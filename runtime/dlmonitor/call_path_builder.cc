@@ -285,10 +285,6 @@ ContextId CallPathBuilder::AllocatedBefore(const native::CallerFrame& caller) {
   return Phase(current, allocated_before_name_);
 }
 
-void CallPathBuilder::GrowOpStack(ThreadState& state) {
-  state.ops.reserve(std::max<size_t>(16, 2 * state.ops.capacity()));
-}
-
 DEEPCONTEXT_HOT
 ContextId CallPathBuilder::EntryPythonContext(
     ThreadState& state, const OpEntry* top, OpEntry& into,
@@ -328,7 +324,7 @@ ContextId CallPathBuilder::OnOpEnter(const dlmonitor_op_data_t& op,
   // one, built field by field, stalled on reading back its fresh stores
   // with wider loads. Room is made first, so that pointers to the entries
   // below it stay valid.
-  if (state.ops.size() == state.ops.capacity()) [[unlikely]] GrowOpStack(state);
+  state.ops.MakeRoom();
 
   // An engine wrapper gets its context from the backward function it runs
   // (see DLMONITOR_OP_BACKWARD_WRAPPER); until then it is pending.

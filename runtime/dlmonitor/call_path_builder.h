@@ -131,7 +131,6 @@ class CallPathBuilder {
   ThreadState* State();
   ContextId ThreadRoot(ThreadState& state);
   [[gnu::noinline, gnu::cold]] ContextId MakeThreadRoot(ThreadState& state);
-  [[gnu::noinline, gnu::cold]] static void GrowOpStack(ThreadState& state);
   // Whether another thread ended ops of this one since it last looked.
   bool EndsPosted(const ThreadState& state) const;
   // Takes those ops off the thread's stack, wherever they stand in it:

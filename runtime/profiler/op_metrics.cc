@@ -1,6 +1,5 @@
 #include "runtime/profiler/op_metrics.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -120,10 +119,6 @@ namespace {
   stack.ring = nullptr;
 }
 
-[[gnu::noinline, gnu::cold]] void GrowStack(TimerStack& stack) {
-  stack.ops.reserve(std::max<size_t>(16, 2 * stack.ops.capacity()));
-}
-
 // The calling thread's stack; nullptr while the thread is exiting.
 DEEPCONTEXT_HOT
 TimerStack* Stack(uint64_t generation) {
@@ -169,12 +164,11 @@ OpMetrics::OpMetrics(MetricStore& store, CpuSampler::TickHook also_on_tick)
       also_on_tick_(also_on_tick),
       sampler_(store, cpu_time_, CpuSampler::TickHook{&OpMetrics::OnTick, this}) {}
 
-void OpMetrics::StopSampler() {
+void OpMetrics::StopSampling() {
   sampler_.Stop();
+  // The threads' next ops make sure, out of line, that it runs again.
   sampling_epoch_.fetch_add(1, std::memory_order_release);
 }
-
-void OpMetrics::StopSampling() { StopSampler(); }
 
 void OpMetrics::OnTick(void* self) {
   auto* metrics = static_cast<OpMetrics*>(self);
@@ -240,9 +234,8 @@ void OpMetrics::TakeEndedElsewhere(TimerStack& stack) {
 void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
   cpu_time_mode_.store(mode, std::memory_order_relaxed);
   // The sampling thread starts with the first op in sampled mode.
-  if (mode != CpuTimeMode::kSampled) StopSampler();
+  if (mode != CpuTimeMode::kSampled) StopSampling();
 }
-
 
 // Enter and Exit are inlined into OnEvent, the callback each event calls.
 [[gnu::always_inline]] inline void OpMetrics::Enter(const dlmonitor_event_t& event) {
@@ -258,7 +251,7 @@ void OpMetrics::SetCpuTimeMode(CpuTimeMode mode) {
   const CpuTimeMode mode = cpu_time_mode_.load(std::memory_order_relaxed);
   // Filled in place: a copy of a local built field by field reads back
   // stores not yet done (a store-forwarding stall, most of Enter's time).
-  if (stack.ops.size() == stack.ops.capacity()) [[unlikely]] GrowStack(stack);
+  stack.ops.MakeRoom();
   OpenOp& open = stack.ops.Push();
   open.op_id = event.op->op_id;
   open.cpu_start = kNoCpuTime;

@@ -76,9 +76,6 @@ class OpMetrics {
   // thread, out of the op path. [[gnu::cold]] keeps it out of line.
   [[gnu::noinline, gnu::cold]] void StartSampling(TimerStack& stack, ContextId context);
 
-  // Stops the sampler and tells the threads' next ops (sampling_epoch_).
-  void StopSampler();
-
   // What every op's entry and exit reads of this object comes first, on
   // one cache line: the step's own work between two ops evicts it, and an
   // op then fetches one line of it where it fetched four.
