@@ -168,26 +168,26 @@ TEST_F(CallPathBuilderTest, NamesAtAnyAlignmentAreComparedToTheirEnd) {
   alignas(8) char buffer[80];
   for (const std::string base : {"autograd::engine::evaluate_function: AddmmBackward0",
                                  "aten::_scaled_dot_product_attention"}) {
-  for (size_t offset = 0; offset < 8; ++offset) {
-    char* name = buffer + offset;
-    for (size_t at = 1; at < base.size(); at += base.size() < 40 ? 1 : 5) {
-      std::snprintf(name, sizeof(buffer) - offset, "%s", base.c_str());
-      auto original = Op(name, DLMONITOR_OP_OPERATOR);
-      const ContextId first = builder_.OnOpEnter(original);
-      builder_.OnOpExit(original);
-      name[at] = '#';
-      auto changed = Op(name, DLMONITOR_OP_OPERATOR);
-      const ContextId second = builder_.OnOpEnter(changed);
-      builder_.OnOpExit(changed);
-      EXPECT_NE(second, first) << offset << " " << at;
-      EXPECT_EQ(Path(second), "thread/" + std::string(name)) << offset << " " << at;
-      name[at] = '\0';
-      auto shorter = Op(name, DLMONITOR_OP_OPERATOR);
-      const ContextId third = builder_.OnOpEnter(shorter);
-      builder_.OnOpExit(shorter);
-      EXPECT_EQ(Path(third), "thread/" + base.substr(0, at)) << offset << " " << at;
+    for (size_t offset = 0; offset < 8; ++offset) {
+      char* name = buffer + offset;
+      for (size_t at = 1; at < base.size(); at += base.size() < 40 ? 1 : 5) {
+        std::snprintf(name, sizeof(buffer) - offset, "%s", base.c_str());
+        auto original = Op(name, DLMONITOR_OP_OPERATOR);
+        const ContextId first = builder_.OnOpEnter(original);
+        builder_.OnOpExit(original);
+        name[at] = '#';
+        auto changed = Op(name, DLMONITOR_OP_OPERATOR);
+        const ContextId second = builder_.OnOpEnter(changed);
+        builder_.OnOpExit(changed);
+        EXPECT_NE(second, first) << offset << " " << at;
+        EXPECT_EQ(Path(second), "thread/" + std::string(name)) << offset << " " << at;
+        name[at] = '\0';
+        auto shorter = Op(name, DLMONITOR_OP_OPERATOR);
+        const ContextId third = builder_.OnOpEnter(shorter);
+        builder_.OnOpExit(shorter);
+        EXPECT_EQ(Path(third), "thread/" + base.substr(0, at)) << offset << " " << at;
+      }
     }
-  }
   }
 }
 
