@@ -3,7 +3,7 @@ torch training step, counted by valgrind's callgrind: numbers that do not
 drift with the machine's load, for changes too small for a timed run.
 
     python3 bench/op_path_callgrind.py [--build build] [--baseline BUILD]
-                                       [--steps 4] [--plain]
+                                       [--steps 4] [--plain] [--native]
     python3 bench/op_path_callgrind.py --around [--build build]
                                        [--steps 4] [--more-steps 10]
 
@@ -18,6 +18,10 @@ prints, per op recorded (the profile's calls):
   runtime Ir, I1mr, D1mr, D1mw   the runtime library and the torch adapter
   process Ir, I1mr               the whole process, per op (--plain adds a
                                  run without the profiler to compare with)
+
+--native profiles with native frames (`deepcontext run --native`), so that
+the per-op cost of unwinding and splicing native stacks is counted too;
+with --around it applies to the profiled runs.
 
 Each build runs in its own process, all of them at once (one core each);
 startup (importing torch under valgrind) takes minutes. Needs valgrind and
@@ -130,7 +134,20 @@ def valgrind_env(build, env, cpuinfo="/proc/cpuinfo"):
     return env
 
 
-def run_one(build, steps, kind, workdir, python):
+def workload_command(build, steps, kind, profile, python, native=False):
+    """The MLP's command line for one run: kind is "profiled" (deepcontext
+    run, with --native when `native`), "plain" or "floor"."""
+    command = [python, WORKLOAD, "--model", "mlp", "--device", "cpu",
+               "--steps", str(steps), "--warmup", "1"]
+    if kind == "floor":
+        return command + ["--floor", "floor"]
+    if kind == "profiled":
+        run = [os.path.join(build, "bin", "deepcontext"), "run", "-o", profile]
+        return run + (["--native"] if native else []) + ["--"] + command
+    return command
+
+
+def run_one(build, steps, kind, workdir, python, native=False):
     """Runs the MLP under callgrind; kind is "profiled" (deepcontext run),
     "plain" or "floor". Returns (label, totals by object, the profile's
     calls or None)."""
@@ -138,15 +155,9 @@ def run_one(build, steps, kind, workdir, python):
         "" if kind == "profiled" else "-" + kind)
     out = tempfile.mkdtemp(prefix="%s-%d-" % (label, steps), dir=workdir)
     profile = os.path.join(out, "mlp.dctx")
-    command = [python, WORKLOAD, "--model", "mlp", "--device", "cpu",
-               "--steps", str(steps), "--warmup", "1"]
+    command = workload_command(build, steps, kind, profile, python, native)
     env = valgrind_env(build, dict(os.environ, PYTHONPATH=os.path.join(
         os.path.abspath(build), "python"), DEEPCONTEXT_CPU_SAMPLE_US="50000"))
-    if kind == "floor":
-        command += ["--floor", "floor"]
-    elif kind == "profiled":
-        command = [os.path.join(build, "bin", "deepcontext"), "run", "-o", profile,
-                   "--"] + command
     valgrind = ["valgrind", "--tool=callgrind", "--trace-children=yes", "--cache-sim=yes",
                 "--callgrind-out-file=" + os.path.join(out, "callgrind.%p")]
     result = subprocess.run(valgrind + command, stdout=subprocess.PIPE,
@@ -200,7 +211,8 @@ def around(args, workdir):
             for kind in ("floor", "profiled")]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(
-            lambda job: run_one(args.build, job[1], job[0], workdir, args.python), jobs))
+            lambda job: run_one(args.build, job[1], job[0], workdir, args.python,
+                                args.native), jobs))
     (_, floor_short, _), (_, dc_short, calls_short), (_, floor_long, _), (_, dc_long, calls_long) = results
     ops = calls_long - calls_short
     if ops <= 0:
@@ -230,6 +242,8 @@ def main():
     parser.add_argument("--plain", action="store_true",
                         help="also run the workload without the profiler")
     parser.add_argument("--python", default="/usr/bin/python3")
+    parser.add_argument("--native", action="store_true",
+                        help="profile with native frames (deepcontext run --native)")
     parser.add_argument("--around", action="store_true",
                         help="compare with the RecordFunction floor per object")
     parser.add_argument("--more-steps", type=int, default=10,
@@ -247,7 +261,8 @@ def main():
         jobs.append((args.build, "plain"))
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         results = list(pool.map(
-            lambda job: run_one(job[0], args.steps, job[1], workdir, args.python), jobs))
+            lambda job: run_one(job[0], args.steps, job[1], workdir, args.python,
+                                args.native), jobs))
 
     calls = next(c for _, _, c in results if c)
     print("| run | ops | runtime Ir/op | I1mr/op | D1mr/op | D1mw/op "

@@ -79,6 +79,22 @@ def test_callgrind_around_divides_the_extra_steps_by_their_ops():
 
 
 
+def test_callgrind_profiles_with_native_frames_only_when_asked():
+    bench = bench_module("op_path_callgrind")
+    profiled = bench.workload_command("/b", 2, "profiled", "/o/mlp.dctx", "/py")
+    native = bench.workload_command("/b", 2, "profiled", "/o/mlp.dctx", "/py", native=True)
+    assert profiled[:4] == ["/b/bin/deepcontext", "run", "-o", "/o/mlp.dctx"]
+    assert "--native" not in profiled
+    # The flag goes to `deepcontext run`, before the workload's command.
+    assert native[:6] == ["/b/bin/deepcontext", "run", "-o", "/o/mlp.dctx", "--native", "--"]
+    assert native[6:] == profiled[5:]
+    # The floor and plain runs have no profiler to give it to.
+    floor = bench.workload_command("/b", 2, "floor", "/o/mlp.dctx", "/py", native=True)
+    assert floor[0] == "/py" and floor[-2:] == ["--floor", "floor"] and "--native" not in floor
+    plain = bench.workload_command("/b", 2, "plain", "/o/mlp.dctx", "/py", native=True)
+    assert plain == profiled[5:]
+
+
 AUDIT = os.path.join(BUILD, "lib", "libdc_rdtscp_audit.so")
 FIXTURE = os.path.join(BUILD, "tests", "integration", "rdtscp_fixture",
                        "libdc_test_rdtscp_fixture.so")
@@ -388,3 +404,55 @@ def test_region_samples_charge_what_the_runtime_calls_to_it():
                                ("libtorch_cpu.so", "at::RecordFunction::name"): 1,
                                ("[kernel.kallsyms]", "__handle_mm_fault"): 1}
 
+
+
+# A statistics line as the runtime prints it at exit (capture_stats.cc),
+# with both capture sites.
+NATIVE_STATS = (
+    "deepcontext: native_capture_stats op_enter: 136386 calls, 90.946 ms (667 ns each); "
+    "op_entry: 27836 captures on 1 threads (27835 anchored, 27835 on the previous capture), "
+    "frames walked 7.7 (max 39) copied 17.7 per capture, 28 new stacks; unwind 21.844 ms "
+    "(785 ns each), total 29.997 ms (1078 ns each); reused 0, cached 27775, new 61 (17.188 ms), "
+    "no stack 0, by time (<0.25/1/4/16/64/256/more us) 2233/25045/451/53/28/19/7; "
+    "inside_op: 23000 captures on 2 threads (22990 anchored, 12000 on the previous capture), "
+    "frames walked 14.8 (max 60) copied 26.5 per capture, 40 new stacks; unwind 15.525 ms "
+    "(675 ns each), total 20.447 ms (889 ns each); reused 9000, cached 13900, new 100 "
+    "(3.000 ms), no stack 0, by time (<0.25/1/4/16/64/256/more us) 1/2/3/4/5/6/7; "
+    "walk memo: 31 segments, 234652 steps replayed, 6932 stepped by rule")
+
+
+def test_native_capture_cost_reads_both_sites_of_the_statistics_line():
+    bench = bench_module("native_capture_cost")
+    stderr = "some warning\n" + NATIVE_STATS + "\ndeepcontext: wrote 1 profile: x.dctx\n"
+    sites = bench.parse_stats(stderr)
+    assert sites["op_entry"] == {"captures": 27836, "walked": 7.7, "copied": 17.7,
+                                 "unwind_ns": 785.0, "total_ns": 1078.0}
+    assert sites["inside_op"]["captures"] == 23000
+    assert sites["inside_op"]["total_ns"] == 889.0 and sites["inside_op"]["unwind_ns"] == 675.0
+    assert sites["inside_op"]["walked"] == 14.8
+    # A run without the statistics (not --native, or the variable unset)
+    # is an error, not an empty result.
+    with pytest.raises(RuntimeError, match="native_capture_stats"):
+        bench.parse_stats("deepcontext: wrote 1 profile: x.dctx\n")
+
+
+def test_native_capture_cost_summarizes_rounds_and_compares_builds():
+    bench = bench_module("native_capture_cost")
+
+    def site(captures, total, unwind=500.0):
+        return {"captures": captures, "walked": 5.0, "copied": 20.0,
+                "unwind_ns": unwind, "total_ns": total}
+
+    new = [(10.0, {"op_entry": site(550, 800.0)}), (11.0, {"op_entry": site(550, 900.0)}),
+           (12.0, {"op_entry": site(550, 700.0, 400.0)})]
+    old = [(10.0, {"op_entry": site(550, 1000.0), "inside_op": site(1100, 600.0)})]
+    summary = bench.summarize(new, steps=55)
+    assert summary["op_entry"]["per_step"] == 10
+    assert summary["op_entry"]["total_ns"] == (800.0, 700.0, 900.0)
+    assert summary["op_entry"]["unwind_ns"] == (500.0, 400.0, 500.0)
+    assert "inside_op" not in summary
+    rows = bench.table(["new", "old"], [summary, bench.summarize(old, steps=55)])
+    assert "| new | op_entry | 10 | 800 (700-900) | 500 (400-500) | 5.0 | 20.0 |" in rows
+    assert "| old | inside_op | 20 | 600 (600-600) | 500 (500-500) | 5.0 | 20.0 |" in rows
+    # Only sites both builds have are compared.
+    assert rows[-1] == "old op_entry: 1.250x of new's total per capture"
