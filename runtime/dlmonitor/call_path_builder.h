@@ -54,6 +54,11 @@ namespace deepcontext::dlmonitor {
 
 struct ThreadState;
 struct OpEntry;
+namespace call_path {
+struct NativeCapture;
+struct NativePathKey;
+struct InsidePathKey;
+}  // namespace call_path
 struct PythonMark;
 struct OpNameCacheEntry;
 struct ChildCacheEntry;
@@ -173,10 +178,24 @@ class CallPathBuilder {
   ContextId NativeContext(ThreadState& state, ContextId base, int start,
                           const native::CallerFrame& caller, bool drop_caller_module,
                           int* depth);
+  // A native path first seen: resolves, splices and builds it under
+  // key.base, and caches it. Out of line and cold, so that the code of a
+  // capture that finds its path stays on few cache lines: the step's own
+  // work between two ops evicts it.
+  [[gnu::noinline, gnu::cold]] ContextId NewNativePath(
+      ThreadState& state, const call_path::NativePathKey& key,
+      const call_path::NativeCapture& capture, const native::CallerFrame& caller,
+      bool drop_caller_module, int* depth);
   // Current() inside an op with a captured entry stack (cached per thread
   // by (op context, stack)).
   ContextId InsideOpContext(ThreadState& state, const OpEntry& op,
                             const native::CallerFrame& caller);
+  // A GPU API call's path first seen inside `op` (the `count` frames of
+  // `pcs`): built below the op and cached under `key`. Out of line, as
+  // NewNativePath.
+  [[gnu::noinline, gnu::cold]] ContextId NewInsidePath(
+      ThreadState& state, const OpEntry& op, const call_path::InsidePathKey& key,
+      const uintptr_t* pcs, int count);
   // The tree node of `pc` under `parent`, keyed by the address (Named()).
   ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);

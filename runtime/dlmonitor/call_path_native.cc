@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/common/hot_path.h"
 #include "runtime/dlmonitor/call_path_builder.h"
 #include "runtime/dlmonitor/call_path_thread_state.h"
 #include "runtime/native/capture_stats.h"
@@ -18,6 +19,7 @@ using call_path::InsidePathKey;
 using call_path::IsGpuDriverModule;
 using call_path::kCallerScan;
 using call_path::kMaxNativeVariants;
+using call_path::NativeCapture;
 using call_path::NativePathKey;
 using call_path::NativePathVariant;
 using native::CaptureOutcome;
@@ -82,6 +84,7 @@ bool SamePythonFrames(const std::vector<python::RawFrame>& known,
 
 }  // namespace
 
+DEEPCONTEXT_HOT
 ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
                                          int start, const native::CallerFrame& caller,
                                          bool drop_caller_module,
@@ -137,16 +140,33 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const int first_python = std::min(start, count);
 
   const NativePathKey key{base, start, stack};
-  std::vector<NativePathVariant>& variants = state.native_paths[key];
-  for (const NativePathVariant& variant : variants) {
-    if (SamePythonFrames(variant.python, frames + first_python, count - first_python)) {
-      *depth = variant.depth;
-      timer.Finish(CaptureOutcome::kCachedPath);
-      return variant.context;
+  // Found, not inserted: the insertion's code is NewNativePath's.
+  if (const std::vector<NativePathVariant>* known = state.native_paths.Find(key)) {
+    for (const NativePathVariant& variant : *known) {
+      if (SamePythonFrames(variant.python, frames + first_python, count - first_python)) {
+        *depth = variant.depth;
+        timer.Finish(CaptureOutcome::kCachedPath);
+        return variant.context;
+      }
     }
   }
+  const NativeCapture capture{pcs, native_count, frames, count, first_python};
+  const ContextId context =
+      NewNativePath(state, key, capture, caller, drop_caller_module, depth);
+  timer.Finish(CaptureOutcome::kNewPath);
+  return context;
+}
 
-  // First sight: resolve, splice, build the path.
+ContextId CallPathBuilder::NewNativePath(ThreadState& state, const NativePathKey& key,
+                                         const NativeCapture& capture,
+                                         const native::CallerFrame& caller,
+                                         bool drop_caller_module, int* depth) {
+  const uintptr_t* const pcs = capture.pcs;
+  const int native_count = capture.native_count;
+  const python::RawFrame* const frames = capture.frames;
+  const int count = capture.count;
+  const int first_python = capture.first_python;
+  // Resolve, splice, build the path.
   const call_path::BorrowedScratch<call_path::NativePathScratch> scratch(
       state.native_scratch);
   ResolvedPythonFrame* const resolved = scratch->resolved;
@@ -189,7 +209,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
       break;
     }
   }
-  ContextId parent = base;
+  ContextId parent = key.base;
   for (int j = first; j < total; ++j) {
     const native::SplicedFrame& frame = spliced[j];
     ContextId child = kNoContext;
@@ -213,7 +233,6 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   variant.depth = kept;
   state.native_paths[key].push_back(std::move(variant));
   ++state.native_variants;
-  timer.Finish(CaptureOutcome::kNewPath);
   return parent;
 }
 
@@ -244,6 +263,7 @@ FrameKey CallPathBuilder::Named(const FrameKey& key) {
   return native_keys_.emplace(pc, named).first->second;
 }
 
+DEEPCONTEXT_HOT
 ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
                                            const OpEntry& op,
                                            const native::CallerFrame& caller) {
@@ -336,9 +356,17 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     timer.Finish(CaptureOutcome::kCachedPath);
     return *known;
   }
-  // First sight: the frames this call adds beyond the op's entry stack
-  // (they diverge inside the op's dispatch), up to the first frame of the
-  // GPU driver or tracing library.
+  state.inside_answer = NewInsidePath(state, op, key, pcs, count);
+  timer.Finish(CaptureOutcome::kNewPath);
+  return state.inside_answer;
+}
+
+ContextId CallPathBuilder::NewInsidePath(ThreadState& state, const OpEntry& op,
+                                         const InsidePathKey& key, const uintptr_t* pcs,
+                                         int count) {
+  // The frames this call adds beyond the op's entry stack (they diverge
+  // inside the op's dispatch), up to the first frame of the GPU driver or
+  // tracing library.
   const std::span<const uintptr_t> entry = stacks_.Get(op.entry_stack);
   int first = 0;
   while (first < count && static_cast<size_t>(first) < entry.size() &&
@@ -359,8 +387,6 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
     state.inside_paths.clear();
   }
   state.inside_paths[key] = parent;
-  state.inside_answer = parent;
-  timer.Finish(CaptureOutcome::kNewPath);
   return parent;
 }
 

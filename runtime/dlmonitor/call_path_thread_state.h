@@ -203,6 +203,17 @@ struct NativePathVariant {
   int depth = 0;
 };
 
+// What an op entry's capture saw, for building a path first seen
+// (CallPathBuilder::NewNativePath): `native_count` return addresses,
+// outermost first, and Python frames [first_python, count) of `frames`.
+struct NativeCapture {
+  const uintptr_t* pcs = nullptr;
+  int native_count = 0;
+  const python::RawFrame* frames = nullptr;
+  int count = 0;
+  int first_python = 0;
+};
+
 // Per-thread bound on cached native paths; past it the cache starts over.
 constexpr size_t kMaxNativeVariants = 1 << 16;
 

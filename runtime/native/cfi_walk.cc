@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "runtime/common/hot_path.h"
 #include "runtime/native/cfi_rules.h"
 #include "runtime/native/walk_memo.h"
 
@@ -110,6 +111,82 @@ bool SlotOffset(uintptr_t slot, uintptr_t cfa, int32_t* offset) {
   return true;
 }
 
+enum class RuleStep { kStepped, kEnd, kFailed };
+
+// Where a step by rule leads: the caller's frame (its sp, stack address
+// and frame pointer) and return address.
+struct RuleStepResult {
+  RuleStep outcome = RuleStep::kFailed;
+  uintptr_t sp = 0;
+  uintptr_t key = 0;
+  uintptr_t fp = 0;
+  uintptr_t ret = 0;
+};
+
+// One step from the frame of `pc` (at `sp`, with frame pointer `fp`) by its
+// cached rule, where no recorded walk replays it; the step is recorded where
+// `memo` records. kEnd where the rule ends the stack, kFailed where the
+// rule is not modelled or leads off this thread's stack [low, high). Out
+// of line, its frame passed by value so that the walk's own stay in
+// registers: a walk in a steady run replays nearly every step, and the
+// replay loop's code then stays on fewer cache lines.
+__attribute__((noinline, no_sanitize("address"))) RuleStepResult StepByRule(
+    CfiThreadCache& rules, WalkMemo* const memo, const uintptr_t low, const uintptr_t high,
+    const uintptr_t pc, const uintptr_t sp, const uintptr_t fp) {
+  auto on_stack = [low, high](uintptr_t addr) {
+    return addr >= low && addr + sizeof(uintptr_t) <= high;
+  };
+  RuleStepResult result;
+  const CfiRule& rule = CachedCfiRule(rules, pc - 1);
+  if (rule.kind == CfiRule::Kind::kEnd) {
+    if (memo != nullptr && memo->recording()) memo->Record(WalkStep{});
+    result.outcome = RuleStep::kEnd;
+    return result;
+  }
+  if (rule.kind != CfiRule::Kind::kStep) return result;
+  WalkStep step;
+  if (rule.cfa_from_frame_pointer || (rule.frame_pointer_saved && rule.fp_saved_below_fp)) {
+    step.fp_in = fp;
+  }
+  uintptr_t cfa = (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
+  uintptr_t cfa_slot = 0;
+  if (rule.cfa_loaded) {
+    if (!on_stack(cfa)) return result;
+    cfa_slot = cfa;
+    cfa = *reinterpret_cast<const uintptr_t*>(cfa);
+  }
+  // Every step goes strictly outward and stays on this thread's stack;
+  // the return address was saved in the frame it leaves.
+  const uintptr_t ret_slot = cfa + ReturnAddressOffset(rule);
+  if (cfa <= sp || ret_slot < sp || ret_slot + sizeof(uintptr_t) > cfa ||
+      !on_stack(ret_slot)) {
+    return result;
+  }
+  result.ret = CodeAddress(*reinterpret_cast<const uintptr_t*>(ret_slot));
+  result.fp = fp;
+  uintptr_t fp_slot = 0;
+  if (rule.frame_pointer_saved) {
+    const uintptr_t slot = (rule.fp_saved_below_fp ? fp : cfa) + rule.saved_fp_offset;
+    if (!on_stack(slot)) return result;
+    fp_slot = slot;
+    result.fp = *reinterpret_cast<const uintptr_t*>(slot);
+  }
+  result.sp = cfa;
+  result.key = ret_slot + sizeof(uintptr_t);
+  if (memo != nullptr && memo->recording()) {
+    step.pc = result.ret;
+    step.sp = cfa;
+    if (SlotOffset(cfa_slot, cfa, &step.cfa_slot) && SlotOffset(fp_slot, cfa, &step.fp_slot) &&
+        SetStepKey(&step, result.key)) {
+      memo->Record(step);
+    } else {
+      memo->StopGrowing();
+    }
+  }
+  result.outcome = RuleStep::kStepped;
+  return result;
+}
+
 }  // namespace
 
 // Steps from frame to frame with the cached .eh_frame rule of each return
@@ -133,7 +210,7 @@ bool SlotOffset(uintptr_t slot, uintptr_t cfa, int32_t* offset) {
 // For an anchor not known to be live (`verify`), the frames outer of the
 // meeting point must also still hold their return addresses where the
 // anchor read them, or the walk goes on.
-__attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
+DEEPCONTEXT_HOT __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
     int anchor_count, CfiThreadCache* const rules, WalkMemo* const memo,
     const CallerFrame* const start) {
@@ -240,61 +317,16 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
       diverged = true;
     }
     ++stepped;
-    const CfiRule& rule = CachedCfiRule(*rules, pc - 1);
-    if (rule.kind == CfiRule::Kind::kEnd) {
-      if (memo != nullptr && memo->recording()) memo->Record(WalkStep{});
-      break;
-    }
-    if (rule.kind != CfiRule::Kind::kStep) {
+    const RuleStepResult next = StepByRule(*rules, memo, low, high, pc, sp, fp);
+    if (next.outcome == RuleStep::kEnd) break;
+    if (next.outcome == RuleStep::kFailed) {
       if (memo != nullptr) memo->EndWalk(replayed, stepped);
       return -1;
     }
-    WalkStep step;
-    if (rule.cfa_from_frame_pointer || (rule.frame_pointer_saved && rule.fp_saved_below_fp)) {
-      step.fp_in = fp;
-    }
-    uintptr_t cfa = (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
-    uintptr_t cfa_slot = 0;
-    if (rule.cfa_loaded) {
-      if (!on_stack(cfa)) {
-        if (memo != nullptr) memo->EndWalk(replayed, stepped);
-        return -1;
-      }
-      cfa_slot = cfa;
-      cfa = *reinterpret_cast<const uintptr_t*>(cfa);
-    }
-    // Every step goes strictly outward and stays on this thread's stack;
-    // the return address was saved in the frame it leaves.
-    const uintptr_t ret_slot = cfa + ReturnAddressOffset(rule);
-    if (cfa <= sp || ret_slot < sp || ret_slot + sizeof(uintptr_t) > cfa ||
-        !on_stack(ret_slot)) {
-      if (memo != nullptr) memo->EndWalk(replayed, stepped);
-      return -1;
-    }
-    const uintptr_t ret = CodeAddress(*reinterpret_cast<const uintptr_t*>(ret_slot));
-    uintptr_t fp_slot = 0;
-    if (rule.frame_pointer_saved) {
-      const uintptr_t slot =
-          (rule.fp_saved_below_fp ? fp : cfa) + rule.saved_fp_offset;
-      if (!on_stack(slot)) {
-        if (memo != nullptr) memo->EndWalk(replayed, stepped);
-        return -1;
-      }
-      fp_slot = slot;
-      fp = *reinterpret_cast<const uintptr_t*>(slot);
-    }
-    sp = cfa;
-    key = ret_slot + sizeof(uintptr_t);
-    if (memo != nullptr && memo->recording()) {
-      step.pc = ret;
-      step.sp = cfa;
-      if (SlotOffset(cfa_slot, cfa, &step.cfa_slot) && SlotOffset(fp_slot, cfa, &step.fp_slot) &&
-          SetStepKey(&step, key)) {
-        memo->Record(step);
-      } else {
-        memo->StopGrowing();
-      }
-    }
+    sp = next.sp;
+    key = next.key;
+    fp = next.fp;
+    const uintptr_t ret = next.ret;
     if (diverged) {
       diverged = false;
       look_up = true;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/common/hot_path.h"
 #include "runtime/common/thread_instance.h"
 #include "runtime/native/native_stack.h"
 
@@ -48,6 +49,7 @@ StackTable::StackTable()
 
 StackTable::~StackTable() = default;
 
+DEEPCONTEXT_HOT
 uint64_t StackTable::Hash(const uintptr_t* pcs, int count) {
   // Two independent lanes (even and odd frames): each step waits on a
   // multiply of the step before, and stacks run to a hundred frames, hashed
@@ -76,6 +78,7 @@ bool StackTable::Matches(const Entry& entry, uint64_t hash,
          std::memcmp(entry.pcs, pcs, sizeof(uintptr_t) * count) == 0;
 }
 
+DEEPCONTEXT_HOT
 StackId StackTable::Intern(const uintptr_t* pcs, int count) {
   if (pcs == nullptr || count <= 0 || count > kMaxNativeDepth) {
     return kNoStack;

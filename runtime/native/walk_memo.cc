@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "runtime/common/hot_path.h"
+
 namespace deepcontext::native::internal {
 namespace {
 
@@ -16,6 +18,7 @@ uint64_t WalkMemo::SetOf(const WalkState& state) {
   return (mixed >> (64 - kIndexBits)) & ~static_cast<uint64_t>(kWays - 1);
 }
 
+DEEPCONTEXT_HOT
 const WalkStep* WalkMemo::Find(const WalkState& start, int* count) const {
   const IndexSlot* set = &index_[SetOf(start)];
   for (int way = 0; way < kWays; ++way) {
