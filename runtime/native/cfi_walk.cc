@@ -210,7 +210,8 @@ __attribute__((noinline, no_sanitize("address"))) RuleStepResult StepByRule(
 // For an anchor not known to be live (`verify`), the frames outer of the
 // meeting point must also still hold their return addresses where the
 // anchor read them, or the walk goes on.
-DEEPCONTEXT_HOT __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
+DEEPCONTEXT_HOT
+__attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
     void** out, uintptr_t* sps, int max, AnchorFrames* const* anchors,
     int anchor_count, CfiThreadCache* const rules, WalkMemo* const memo,
     const CallerFrame* const start) {

@@ -139,7 +139,8 @@ std::atomic<uint64_t> g_cfi_fallbacks{0};
 
 // `sps` (optional) receives each frame's stack address where the unwinder
 // knows it; *have_sps says whether it did (cfi-cache without fallback).
-DEEPCONTEXT_HOT __attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
+DEEPCONTEXT_HOT
+__attribute__((noinline)) int UnwindRaw(UnwinderKind kind, void** raw,
                                         uintptr_t* sps, bool* have_sps,
                                         int max, AnchorFrames* const* anchors,
                                         int anchor_count,
@@ -306,7 +307,8 @@ __attribute__((noinline, cold)) int CaptureOnStack(
 // frames go to the thread's RawCapture, not the stack: a frame that large
 // is probed page by page on every call where the compiler guards against
 // stack clashes (-fstack-clash-protection, Ubuntu's and Fedora's default).
-DEEPCONTEXT_HOT __attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
+DEEPCONTEXT_HOT
+__attribute__((noinline)) int CaptureFrom(UnwinderKind kind,
                                           uintptr_t caller_return,
                                           uintptr_t* pcs, uintptr_t* sps,
                                           int max, int skip,
@@ -449,7 +451,8 @@ __attribute__((noinline)) int Unwinder::CaptureWithin(
   return n;
 }
 
-DEEPCONTEXT_HOT __attribute__((noinline)) int Unwinder::CaptureNear(const StackAnchor* anchors,
+DEEPCONTEXT_HOT
+__attribute__((noinline)) int Unwinder::CaptureNear(const StackAnchor* anchors,
                                                    int anchor_count, uintptr_t* pcs,
                                                    uintptr_t* sps, int max,
                                                    AnchorUse* use,
