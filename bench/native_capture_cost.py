@@ -14,7 +14,10 @@ at exit. Per build and capture site it prints the captures per step, the
 nanoseconds a capture took in all and unwinding (the median over rounds,
 with the lowest and highest round), and the frames walked and copied from
 an earlier capture per capture. With --baseline, each site's median total
-against the first build's.
+against the first build's, and in how many rounds the first build's
+capture took less than the baseline's of the same round: the builds' ranges
+overlap more often than not, and a count of rounds says which way they
+lean without pooling a slow round into either.
 """
 
 import argparse
@@ -99,9 +102,18 @@ def summarize(rounds, steps):
     return summary
 
 
-def table(builds, summaries):
+def rounds_lower(first, other, site):
+    """(rounds where `first`'s total per capture at `site` was below
+    `other`'s of the same round, rounds both saw the site)."""
+    pairs = [(a[site]["total_ns"], b[site]["total_ns"])
+             for (_, a), (_, b) in zip(first, other) if site in a and site in b]
+    return sum(1 for a, b in pairs if a < b), len(pairs)
+
+
+def table(builds, summaries, results=None):
     """Markdown rows: one per build and site, then each site's median total
-    against the first build's."""
+    against the first build's, with the rounds where the first build's was
+    lower when `results` (per build, its rounds) is given."""
     rows = ["| build | site | captures per step | total ns | unwind ns "
             "| frames walked | copied |", "|---|---|---|---|---|---|---|"]
     for build, summary in zip(builds, summaries):
@@ -110,12 +122,16 @@ def table(builds, summaries):
                 (build, site, entry["per_step"]) + entry["total_ns"] + entry["unwind_ns"] +
                 (entry["walked"], entry["copied"])))
     first = summaries[0]
-    for build, summary in zip(builds[1:], summaries[1:]):
+    for index, (build, summary) in enumerate(zip(builds[1:], summaries[1:]), start=1):
         for site in SITES:
             if site in first and site in summary:
-                rows.append("%s %s: %.3fx of %s's total per capture" % (
+                row = "%s %s: %.3fx of %s's total per capture" % (
                     build, site, summary[site]["total_ns"][0] / first[site]["total_ns"][0],
-                    builds[0]))
+                    builds[0])
+                if results is not None:
+                    lower, rounds = rounds_lower(results[0], results[index], site)
+                    row += "; %s's lower in %d of %d rounds" % (builds[0], lower, rounds)
+                rows.append(row)
     return rows
 
 
@@ -147,7 +163,7 @@ def main():
                               for site in SITES if site in sites)), flush=True)
     # Captures of the warm-up steps count too: they are spread over all.
     summaries = [summarize(results[build], args.steps + args.warmup) for build in builds]
-    for row in table(builds, summaries):
+    for row in table(builds, summaries, [results[build] for build in builds]):
         print(row)
     return 0
 

@@ -456,3 +456,26 @@ def test_native_capture_cost_summarizes_rounds_and_compares_builds():
     assert "| old | inside_op | 20 | 600 (600-600) | 500 (500-500) | 5.0 | 20.0 |" in rows
     # Only sites both builds have are compared.
     assert rows[-1] == "old op_entry: 1.250x of new's total per capture"
+
+
+def test_native_capture_cost_counts_the_rounds_each_build_was_lower():
+    bench = bench_module("native_capture_cost")
+
+    def process(op_entry, inside_op=None):
+        sites = {"op_entry": {"captures": 100, "walked": 5.0, "copied": 20.0,
+                              "unwind_ns": 1.0, "total_ns": op_entry}}
+        if inside_op is not None:
+            sites["inside_op"] = dict(sites["op_entry"], total_ns=inside_op)
+        return (10.0, sites)
+
+    # Rounds pair by position: new's first round against old's first.
+    new = [process(700.0, 500.0), process(900.0), process(650.0, 800.0)]
+    old = [process(800.0, 600.0), process(850.0, 400.0), process(700.0, 700.0)]
+    assert bench.rounds_lower(new, old, "op_entry") == (2, 3)
+    # A round where either build saw no GPU call is left out.
+    assert bench.rounds_lower(new, old, "inside_op") == (1, 2)
+    summaries = [bench.summarize(new, steps=10), bench.summarize(old, steps=10)]
+    rows = bench.table(["new", "old"], summaries, [new, old])
+    assert rows[-2] == ("old op_entry: 1.143x of new's total per capture; "
+                        "new's lower in 2 of 3 rounds")
+    assert rows[-1].endswith("new's lower in 1 of 2 rounds")
