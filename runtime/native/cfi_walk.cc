@@ -111,6 +111,12 @@ bool SlotOffset(uintptr_t slot, uintptr_t cfa, int32_t* offset) {
   return true;
 }
 
+// Whether the word at `addr` lies inside this thread's stack [low, high):
+// the only memory a walk reads.
+inline bool OnStack(uintptr_t addr, uintptr_t low, uintptr_t high) {
+  return addr >= low && addr + sizeof(uintptr_t) <= high;
+}
+
 enum class RuleStep { kStepped, kEnd, kFailed };
 
 // Where a step by rule leads: the caller's frame (its sp, stack address
@@ -133,9 +139,6 @@ struct RuleStepResult {
 __attribute__((noinline, no_sanitize("address"))) RuleStepResult StepByRule(
     CfiThreadCache& rules, WalkMemo* const memo, const uintptr_t low, const uintptr_t high,
     const uintptr_t pc, const uintptr_t sp, const uintptr_t fp) {
-  auto on_stack = [low, high](uintptr_t addr) {
-    return addr >= low && addr + sizeof(uintptr_t) <= high;
-  };
   RuleStepResult result;
   const CfiRule& rule = CachedCfiRule(rules, pc - 1);
   if (rule.kind == CfiRule::Kind::kEnd) {
@@ -151,7 +154,7 @@ __attribute__((noinline, no_sanitize("address"))) RuleStepResult StepByRule(
   uintptr_t cfa = (rule.cfa_from_frame_pointer ? fp : sp) + rule.cfa_offset;
   uintptr_t cfa_slot = 0;
   if (rule.cfa_loaded) {
-    if (!on_stack(cfa)) return result;
+    if (!OnStack(cfa, low, high)) return result;
     cfa_slot = cfa;
     cfa = *reinterpret_cast<const uintptr_t*>(cfa);
   }
@@ -159,7 +162,7 @@ __attribute__((noinline, no_sanitize("address"))) RuleStepResult StepByRule(
   // the return address was saved in the frame it leaves.
   const uintptr_t ret_slot = cfa + ReturnAddressOffset(rule);
   if (cfa <= sp || ret_slot < sp || ret_slot + sizeof(uintptr_t) > cfa ||
-      !on_stack(ret_slot)) {
+      !OnStack(ret_slot, low, high)) {
     return result;
   }
   result.ret = CodeAddress(*reinterpret_cast<const uintptr_t*>(ret_slot));
@@ -167,7 +170,7 @@ __attribute__((noinline, no_sanitize("address"))) RuleStepResult StepByRule(
   uintptr_t fp_slot = 0;
   if (rule.frame_pointer_saved) {
     const uintptr_t slot = (rule.fp_saved_below_fp ? fp : cfa) + rule.saved_fp_offset;
-    if (!on_stack(slot)) return result;
+    if (!OnStack(slot, low, high)) return result;
     fp_slot = slot;
     result.fp = *reinterpret_cast<const uintptr_t*>(slot);
   }
@@ -226,9 +229,6 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   // address again, a TLS-descriptor call per check.
   const uintptr_t low = bounds.low;
   const uintptr_t high = bounds.high;
-  auto on_stack = [low, high](uintptr_t addr) {
-    return addr >= low && addr + sizeof(uintptr_t) <= high;
-  };
   const auto self = reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa());
   uintptr_t pc = CodeAddress(reinterpret_cast<uintptr_t>(__builtin_return_address(0)));
   // sp is the CFA of pc's callee (the stack pointer pc's function had at
@@ -240,7 +240,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
 #if defined(__aarch64__)
   // This function's frame record {x29, x30} is where x29 points.
   key = reinterpret_cast<uintptr_t>(record) + 2 * sizeof(uintptr_t);
-  if (!on_stack(key - sizeof(uintptr_t)) || CodeAddress(record[1]) != pc) return -1;
+  if (!OnStack(key - sizeof(uintptr_t), low, high) || CodeAddress(record[1]) != pc) return -1;
   const uintptr_t start_key = start != nullptr ? start->record_end : 0;
 #else
   const uintptr_t start_key = start != nullptr ? start->cfa : 0;
@@ -251,7 +251,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   // walk would read it; otherwise the walk starts here, and the caller
   // drops the frames inner of start's pc as before.
   if (start != nullptr && start->pc != 0 && start->cfa > self && start_key > key &&
-      on_stack(start_key - sizeof(uintptr_t)) &&
+      OnStack(start_key - sizeof(uintptr_t), low, high) &&
       CodeAddress(*reinterpret_cast<const uintptr_t*>(start_key - sizeof(uintptr_t))) ==
           start->pc) {
     pc = start->pc;
