@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_process import step_ms
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
 SITES = ("op_entry", "inside_op")
@@ -36,7 +38,6 @@ SITE = re.compile(
     r"\b(?P<site>op_entry|inside_op): (?P<captures>\d+) captures on \d+ threads .*?"
     r"frames walked (?P<walked>[\d.]+) \(max \d+\) copied (?P<copied>[\d.]+) per capture.*?"
     r"unwind [\d.]+ ms \((?P<unwind>\d+) ns each\), total [\d.]+ ms \((?P<total>\d+) ns each\)")
-STEP = re.compile(r"\bstep_ms=([\d.]+)")
 
 
 def parse_stats(stderr):
@@ -72,10 +73,7 @@ def run_one(build, args, workdir):
                             env=env, check=False)
     if result.returncode != 0:
         raise RuntimeError("%s failed:\n%s" % (" ".join(command), result.stderr[-3000:]))
-    step = STEP.search(result.stdout)
-    if step is None:
-        raise RuntimeError("no step time in %r" % result.stdout)
-    return float(step.group(1)), parse_stats(result.stderr)
+    return step_ms(result.stdout), parse_stats(result.stderr)
 
 
 def summarize(rounds, steps):
