@@ -209,7 +209,8 @@ def in_process(args):
 
 
 # Regions that are floors, not DeepContext (gpu_models.py FLOOR_VARIANTS).
-FLOOR_REGIONS = ("floor", "floor-ids", "cupti-records", "cupti", "floor+cupti")
+FLOOR_REGIONS = ("floor", "floor-ids", "cupti-records", "cupti", "floor+cupti",
+                 "floor+records")
 # Regions of other profilers (gpu_models.py OTHER_PROFILERS).
 OTHER_PROFILER_REGIONS = ("proton", "torch-profiler")
 
@@ -411,7 +412,8 @@ def main():
                              "callback that does nothing: torch's own cost of observing ops), "
                              "floor-ids (the same asking for RecordFunction's ids), "
                              "cupti-records, cupti (CUPTI tracing every kernel without or with "
-                             "empty callbacks) and floor+cupti (both floors); proton and "
+                             "empty callbacks), floor+cupti (both floors) and floor+records "
+                             "(floor and cupti-records); proton and "
                              "torch-profiler (other profilers' regions, compared with "
                              "DeepContext's in the same process)")
     parser.add_argument("--settle-steps", type=non_negative, default=3,

@@ -24,7 +24,7 @@ summed over the rounds.
 
 --reference adds a process per round without DeepContext: `plain` (no
 profiler) or one of the workload's floors (`floor`, `cupti-records`,
-`cupti`, `floor+cupti`: gpu_models.py --floor). Its column in the objects'
+`cupti`, `floor+cupti`, `floor+records`: gpu_models.py --floor). Its column in the objects'
 table says which objects a profiled step spends more in than a bare one,
 and than the interfaces every profiler pays: what is left of DeepContext's
 share beyond its own code (torch, Python or the driver slowed down). A last
@@ -177,7 +177,8 @@ def runtime_shares(per_process):
 
 
 # Processes without DeepContext (--reference): none, or a workload floor.
-REFERENCES = ("plain", "floor", "floor-ids", "cupti-records", "cupti", "floor+cupti")
+REFERENCES = ("plain", "floor", "floor-ids", "cupti-records", "cupti", "floor+cupti",
+              "floor+records")
 
 
 def workload_command(column, args, output):

@@ -113,6 +113,17 @@ def test_in_process_own_share_subtracts_the_matching_floor():
     assert bench.own_share_rows("mlp", values, ["floor", "sampled"]) == []
 
 
+def test_every_script_knows_the_workloads_floors():
+    # A floor the workload gains and a script does not know would count as
+    # a DeepContext region there (gpu_overhead) or be refused (runtime_samples).
+    floors = set(_gpu_models().FLOOR_VARIANTS)
+    assert "floor+records" in floors
+    assert set(bench_module("gpu_overhead").FLOOR_REGIONS) == floors
+    assert set(bench_module("runtime_samples").REFERENCES) == floors | {"plain"}
+    assert bench_module("gpu_overhead").deepcontext_regions(
+        ["floor+records", "floor+cupti", "sampled"]) == ["sampled"]
+
+
 def test_in_process_compares_gpu_tracing_regions_with_other_profilers():
     bench = bench_module("gpu_overhead")
     values = _region_values({"plain": (10, 10), "sampled": (13.5, 13.2),
