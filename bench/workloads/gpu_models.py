@@ -240,8 +240,8 @@ def alternate_in(args, timed_steps, variants, work):
         # refused the floor's setup (torch 2.11, CUPTI 13), which stopped
         # the run half-way. DeepContext's own regions still start after it.
         raise SystemExit("--ab-variants: torch-profiler regions cannot be combined with the "
-                         "CUPTI floors (cupti-records, cupti, floor+cupti): time them in "
-                         "separate runs")
+                         "CUPTI floors (cupti-records, cupti, floor+cupti, floor+records): "
+                         "time them in separate runs")
     floor_region = FloorRegions([name for name in variants if name in FLOOR_VARIANTS])
 
     @contextlib.contextmanager
