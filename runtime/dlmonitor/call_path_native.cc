@@ -41,9 +41,11 @@ class CaptureTimer {
 
   // `previous_anchor`: the index of the thread's previous capture among
   // the walk's anchors (-1: not among them).
-  void Unwound(int captured, const native::AnchorUse& use, int previous_anchor) {
+  void Unwound(int captured, const native::AnchorUse& use, int previous_anchor,
+               const uintptr_t* pcs) {
     if (!enabled_) return;
     sample_.unwind_ns = native::CaptureClockNs() - start_ns_;
+    walked_pcs_ = pcs + use.copied;
     sample_.anchored = use.anchor >= 0;
     sample_.met_previous = use.anchor >= 0 && use.anchor == previous_anchor;
     sample_.copied = use.copied;
@@ -54,15 +56,31 @@ class CaptureTimer {
     if (enabled_) sample_.stack = stack;
   }
 
-  void Finish(CaptureOutcome outcome) {
+  // After the capture's time is taken, the modules of the frames it walked
+  // (looked up by address range).
+  void Finish(CaptureOutcome outcome, native::FrameResolver* resolver) {
     if (!enabled_) return;
     sample_.outcome = outcome;
     sample_.total_ns = native::CaptureClockNs() - start_ns_;
     native::RecordCapture(sample_);
+    if (resolver == nullptr || walked_pcs_ == nullptr) return;
+    std::string module;
+    int run = 0;
+    for (int i = 0; i < sample_.walked; ++i) {
+      std::string next = resolver->ModuleOf(walked_pcs_[i]);
+      if (run > 0 && next != module) {
+        native::RecordWalkedFrames(sample_.site, module, run);
+        run = 0;
+      }
+      module = std::move(next);
+      ++run;
+    }
+    native::RecordWalkedFrames(sample_.site, module, run);
   }
 
  private:
   const bool enabled_;
+  const uintptr_t* walked_pcs_ = nullptr;
   uint64_t start_ns_ = 0;
   native::CaptureSample sample_;
 };
@@ -100,7 +118,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   native::AnchorUse use;
   const int captured = unwinder_->CaptureNear(
       &previous, 1, pcs, state.anchor_sps, native::kMaxNativeDepth, &use, &caller);
-  timer.Unwound(captured, use, /*previous_anchor=*/0);
+  timer.Unwound(captured, use, /*previous_anchor=*/0, pcs);
   // Frames inner of the reporting caller are this monitor's own (the
   // capture left them out where it could).
   int native_count = captured;
@@ -125,7 +143,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   state.inside_live_prefix =
       use.anchor == 0 ? std::min(state.inside_live_prefix, use.copied) : 0;
   if (stack == native::kNoStack) {
-    timer.Finish(CaptureOutcome::kNoStack);
+    timer.Finish(CaptureOutcome::kNoStack, resolver_.get());
     return PythonContext(state, base, start, depth);
   }
   const call_path::BorrowedScratch<call_path::PythonCaptureBuffer> python_buffer(
@@ -145,7 +163,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
     for (const NativePathVariant& variant : *known) {
       if (SamePythonFrames(variant.python, frames + first_python, count - first_python)) {
         *depth = variant.depth;
-        timer.Finish(CaptureOutcome::kCachedPath);
+        timer.Finish(CaptureOutcome::kCachedPath, resolver_.get());
         return variant.context;
       }
     }
@@ -153,7 +171,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const NativeCapture capture{pcs, native_count, frames, count, first_python};
   const ContextId context =
       NewNativePath(state, key, capture, caller, drop_caller_module, depth);
-  timer.Finish(CaptureOutcome::kNewPath);
+  timer.Finish(CaptureOutcome::kNewPath, resolver_.get());
   return context;
 }
 
@@ -293,7 +311,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   const int captured = unwinder_->CaptureNear(
       anchors, anchor_count, pcs, state.inside_sps, native::kMaxNativeDepth, &use,
       &caller);
-  timer.Unwound(captured, use, previous_count > 0 ? previous_anchor : -1);
+  timer.Unwound(captured, use, previous_count > 0 ? previous_anchor : -1, pcs);
   int count = captured;  // frames inner of the caller are the monitor's
   for (int i = captured - 1; i >= 0 && i >= captured - kCallerScan; --i) {
     if (pcs[i] == caller.pc) {
@@ -310,7 +328,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   if (same_frames && state.inside_op == op.context &&
       state.inside_entry == op.entry_stack && previous_answer != kNoContext) {
     state.inside_answer = previous_answer;
-    timer.Finish(CaptureOutcome::kReused);
+    timer.Finish(CaptureOutcome::kReused, resolver_.get());
     return previous_answer;  // the previous call's frames, in the same op
   }
   // How many outermost frames are the op's entry stack's (the key's first
@@ -344,7 +362,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   state.inside_stack = stack;
   state.inside_copied = copied;
   if (stack == native::kNoStack) {
-    timer.Finish(CaptureOutcome::kNoStack);
+    timer.Finish(CaptureOutcome::kNoStack, resolver_.get());
     return op.context;
   }
   const InsidePathKey key{op.context, copied > 0 ? op.entry_stack : native::kNoStack,
@@ -353,11 +371,11 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   state.inside_entry = op.entry_stack;
   if (const ContextId* known = state.inside_paths.Find(key)) {
     state.inside_answer = *known;
-    timer.Finish(CaptureOutcome::kCachedPath);
+    timer.Finish(CaptureOutcome::kCachedPath, resolver_.get());
     return *known;
   }
   state.inside_answer = NewInsidePath(state, op, key, pcs, count);
-  timer.Finish(CaptureOutcome::kNewPath);
+  timer.Finish(CaptureOutcome::kNewPath, resolver_.get());
   return state.inside_answer;
 }
 

@@ -6,6 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/common/spin_lock.h"
 #include "runtime/native/cfi_rules.h"
@@ -63,6 +67,16 @@ void NoteThread(int site, const void* thread) {
 }
 std::atomic<uint32_t> g_highest_stack{0};
 
+// Frames walked per site and module, in order of first sight; modules past
+// the bound are counted together.
+constexpr size_t kMaxWalkedModules = 24;
+struct WalkedModule {
+  std::string name;
+  uint64_t frames[kCaptureSiteCount] = {};
+};
+SpinLock g_walked_lock;
+std::vector<WalkedModule>* g_walked = new std::vector<WalkedModule>();  // never freed: read at exit
+
 // Raises `value` to at least `candidate`; true when this call raised it.
 template <typename T>
 bool RaiseTo(std::atomic<T>& value, T candidate) {
@@ -103,6 +117,51 @@ void RecordCapture(const CaptureSample& sample) {
   const int outcome = static_cast<int>(sample.outcome);
   site.outcomes[outcome].fetch_add(1, relaxed);
   site.outcome_ns[outcome].fetch_add(sample.total_ns, relaxed);
+}
+
+void RecordWalkedFrames(CaptureSite site, const std::string& module, int count) {
+  if (count <= 0) return;
+  // The file name alone: paths differ between machines, names do not. A
+  // mapping of a file descriptor (libffi's trampolines, /proc/self/fd/N)
+  // keeps its path: its name is a number.
+  const size_t slash = module.rfind('/');
+  std::string name = slash == std::string::npos ? module : module.substr(slash + 1);
+  if (module.starts_with("/proc/")) name = module;
+  if (name.empty()) name = "(no module)";
+  std::lock_guard<SpinLock> guard(g_walked_lock);
+  std::vector<WalkedModule>& modules = *g_walked;
+  auto it = std::find_if(modules.begin(), modules.end(),
+                         [&](const WalkedModule& known) { return known.name == name; });
+  if (it == modules.end()) {
+    if (modules.size() >= kMaxWalkedModules) {
+      name = "(other modules)";
+      it = std::find_if(modules.begin(), modules.end(),
+                        [&](const WalkedModule& known) { return known.name == name; });
+    }
+    if (it == modules.end()) it = modules.insert(modules.end(), WalkedModule{name, {}});
+  }
+  it->frames[static_cast<int>(site)] += static_cast<uint64_t>(count);
+}
+
+// Frames walked per capture at `site`, by module, most first.
+std::string WalkedByModule(int site, uint64_t captures) {
+  std::vector<std::pair<uint64_t, std::string>> counts;
+  {
+    std::lock_guard<SpinLock> guard(g_walked_lock);
+    for (const WalkedModule& module : *g_walked) {
+      if (module.frames[site] != 0) counts.emplace_back(module.frames[site], module.name);
+    }
+  }
+  if (counts.empty()) return {};
+  std::sort(counts.begin(), counts.end(), std::greater<>());
+  std::string text = ", frames walked by module";
+  for (size_t i = 0; i < counts.size(); ++i) {
+    char part[160];
+    std::snprintf(part, sizeof(part), "%s%s %.2f", i == 0 ? ": " : ", ", counts[i].second.c_str(),
+                  static_cast<double>(counts[i].first) / static_cast<double>(captures));
+    text += part;
+  }
+  return text;
 }
 
 uint64_t StartPathCall() { return CaptureClockNs(); }
@@ -169,6 +228,7 @@ std::string CaptureStatsLine() {
       line += b == 0 ? " " : "/";
       line += std::to_string(g_time_buckets[s][b].load());
     }
+    line += WalkedByModule(s, captures);
   }
   if (const int rules = CfiRuleCacheSize(); rules > 0) {
     // How much of the cfi-cache walks the threads' memos replayed (counts

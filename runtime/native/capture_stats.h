@@ -75,6 +75,11 @@ inline bool CaptureStatsEnabled() {
 // Adds one capture. [any thread]
 void RecordCapture(const CaptureSample& sample);
 
+// Counts `count` frames a capture at `site` unwound (not copied from an
+// anchor) in `module` (a file name; empty: outside every module), so that
+// the statistics say which libraries a walk goes through. [any thread]
+void RecordWalkedFrames(CaptureSite site, const std::string& module, int count);
+
 // Adds one PathCall that took `ns`. [any thread]
 void RecordPathCall(PathCall call, uint64_t ns);
 

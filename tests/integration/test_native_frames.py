@@ -223,5 +223,16 @@ def test_native_capture_stats_say_where_the_time_goes(tmp_path, extension):
     assert reused + cached + new + no_stack == captures, stats
     assert 1 <= stacks <= captures and anchored <= captures, stats
     assert 0 < walked <= max_walked, stats
+    # Which libraries the walks went through: file names, per capture,
+    # adding up to the frames walked.
+    modules = re.search(r"by time \(<0.25/1/4/16/64/256/more us\) [\d/]+, frames walked by "
+                        r"module: ([^;]+)", stats)
+    assert modules, stats
+    by_module = {name: float(frames) for name, frames in
+                 (part.rsplit(" ", 1) for part in modules.group(1).split(", "))}
+    assert all(name and (name.startswith("/proc/") or "/" not in name) and frames > 0
+               for name, frames in by_module.items()), stats
+    assert "libtorch_cpu" in " ".join(by_module), stats
+    assert abs(sum(by_module.values()) - walked) <= 0.01 * len(by_module) + 0.05, stats
     plain = _run(tmp_path, "no_stats.dctx", "--native", env={"DEEPCONTEXT_UNWINDER": "cfi-cache"})
     assert "native_capture_stats" not in plain.metadata
