@@ -453,10 +453,10 @@ __attribute__((noinline)) int Unwinder::CaptureWithin(
 
 DEEPCONTEXT_HOT
 __attribute__((noinline)) int Unwinder::CaptureNear(const StackAnchor* anchors,
-                                                   int anchor_count, uintptr_t* pcs,
-                                                   uintptr_t* sps, int max,
-                                                   AnchorUse* use,
-                                                   const CallerFrame* start) const {
+                                                    int anchor_count, uintptr_t* pcs,
+                                                    uintptr_t* sps, int max,
+                                                    AnchorUse* use,
+                                                    const CallerFrame* start) const {
   AnchorFrames frames[kMaxAnchors];
   AnchorFrames* pointers[kMaxAnchors];
   int used = 0;
