@@ -13,7 +13,10 @@ process after the other, and reads the statistics line the runtime prints
 at exit. Per build and capture site it prints the captures per step, the
 nanoseconds a capture took in all and unwinding (the median over rounds,
 with the lowest and highest round), and the frames walked and copied from
-an earlier capture per capture. With --baseline, each site's median total
+an earlier capture per capture, and then the frames walked per capture by
+module (the library each walk went through: a GPU call's walk passes
+CUPTI, the driver and the CUDA runtime before the framework's own frames).
+With --baseline, each site's median total
 against the first build's, and in how many rounds the first build's
 capture took less than the baseline's of the same round: the builds' ranges
 overlap more often than not, and a count of rounds says which way they
@@ -38,6 +41,21 @@ SITE = re.compile(
     r"\b(?P<site>op_entry|inside_op): (?P<captures>\d+) captures on \d+ threads .*?"
     r"frames walked (?P<walked>[\d.]+) \(max \d+\) copied (?P<copied>[\d.]+) per capture.*?"
     r"unwind [\d.]+ ms \((?P<unwind>\d+) ns each\), total [\d.]+ ms \((?P<total>\d+) ns each\)")
+# Further on in the same site's part: "name frames, name frames, ..." up to
+# the next "; ".
+MODULES = re.compile(r"frames walked by module: (?P<modules>[^;]+)")
+
+
+def parse_modules(text):
+    """{module: frames walked per capture} of a "frames walked by module"
+    list; a module's name may hold spaces, its count is the last word."""
+    modules = {}
+    for part in text.strip().split(", "):
+        name, _, frames = part.rpartition(" ")
+        if not name:
+            raise ValueError("not a 'module frames' pair: %r" % part)
+        modules[name] = float(frames)
+    return modules
 
 
 def parse_stats(stderr):
@@ -48,14 +66,21 @@ def parse_stats(stderr):
     if not lines:
         raise RuntimeError("no native_capture_stats line (DEEPCONTEXT_NATIVE_STATS=1 "
                            "under --native prints one at exit):\n" + stderr[-2000:])
+    line = lines[-1]
+    matches = list(SITE.finditer(line))
     sites = {}
-    for match in SITE.finditer(lines[-1]):
+    for index, match in enumerate(matches):
+        # The site's part runs to the next site's (its list of modules, when
+        # it walked any frames, among it).
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(line)
+        modules = MODULES.search(line, match.end(), end)
         sites[match.group("site")] = {
             "captures": int(match.group("captures")),
             "walked": float(match.group("walked")),
             "copied": float(match.group("copied")),
             "unwind_ns": float(match.group("unwind")),
             "total_ns": float(match.group("total")),
+            "modules": parse_modules(modules.group("modules")) if modules else {},
         }
     return sites
 
@@ -96,6 +121,11 @@ def summarize(rounds, steps):
             "unwind_ns": spread("unwind_ns"),
             "walked": statistics.median(entry["walked"] for entry in seen),
             "copied": statistics.median(entry["copied"] for entry in seen),
+            # A module a round's walks never met counts 0 there.
+            "modules": {module: statistics.median(entry.get("modules", {}).get(module, 0.0)
+                                                  for entry in seen)
+                        for module in sorted({name for entry in seen
+                                              for name in entry.get("modules", {})})},
         }
     return summary
 
@@ -119,6 +149,15 @@ def table(builds, summaries, results=None):
             rows.append("| %s | %s | %.0f | %.0f (%.0f-%.0f) | %.0f (%.0f-%.0f) | %.1f | %.1f |" % (
                 (build, site, entry["per_step"]) + entry["total_ns"] + entry["unwind_ns"] +
                 (entry["walked"], entry["copied"])))
+    walked = [(build, site, entry["modules"]) for build, summary in zip(builds, summaries)
+              for site, entry in summary.items() if entry.get("modules")]
+    if walked:
+        rows += ["", "| build | site | frames walked per capture by module (median of rounds) |",
+                 "|---|---|---|"]
+        for build, site, modules in walked:
+            ranked = sorted(modules.items(), key=lambda item: (-item[1], item[0]))
+            rows.append("| %s | %s | %s |" % (build, site, ", ".join(
+                "%s %.2f" % (name, frames) for name, frames in ranked)))
     first = summaries[0]
     for index, (build, summary) in enumerate(zip(builds[1:], summaries[1:]), start=1):
         for site in SITES:

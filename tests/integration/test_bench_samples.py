@@ -426,7 +426,7 @@ def test_native_capture_cost_reads_both_sites_of_the_statistics_line():
     stderr = "some warning\n" + NATIVE_STATS + "\ndeepcontext: wrote 1 profile: x.dctx\n"
     sites = bench.parse_stats(stderr)
     assert sites["op_entry"] == {"captures": 27836, "walked": 7.7, "copied": 17.7,
-                                 "unwind_ns": 785.0, "total_ns": 1078.0}
+                                 "unwind_ns": 785.0, "total_ns": 1078.0, "modules": {}}
     assert sites["inside_op"]["captures"] == 23000
     assert sites["inside_op"]["total_ns"] == 889.0 and sites["inside_op"]["unwind_ns"] == 675.0
     assert sites["inside_op"]["walked"] == 14.8
@@ -434,6 +434,48 @@ def test_native_capture_cost_reads_both_sites_of_the_statistics_line():
     # is an error, not an empty result.
     with pytest.raises(RuntimeError, match="native_capture_stats"):
         bench.parse_stats("deepcontext: wrote 1 profile: x.dctx\n")
+
+
+# A GPU run's line (H100, the MLP): the inside-op site lists the modules its
+# walks went through; this op-entry part has no such list.
+NATIVE_STATS_BY_MODULE = (
+    "deepcontext: native_capture_stats "
+    "inside_op: 15596 captures on 1 threads (15596 anchored, 11997 on the previous capture), "
+    "frames walked 14.8 (max 28) copied 36.3 per capture, 32 new stacks; unwind 20.966 ms "
+    "(1344 ns each), total 22.969 ms (1473 ns each); reused 3201, cached 12331, new 64 "
+    "(16.607 ms), no stack 0, by time (<0.25/1/4/16/64/256/more us) 3107/12294/147/20/22/3/3, "
+    "frames walked by module: libcupti.so.13 3.37, libtorch_cpu.so 2.70, libcuda.so.1 1.12, "
+    "/proc/self/fd/4 0.23; "
+    "op_entry: 11221 captures on 1 threads (11220 anchored, 11220 on the previous capture), "
+    "frames walked 4.6 (max 42) copied 18.9 per capture, 27 new stacks; unwind 2.0 ms "
+    "(178 ns each), total 4.0 ms (356 ns each); reused 0, cached 11194, new 27 (1.0 ms), "
+    "no stack 0, by time (<0.25/1/4/16/64/256/more us) 1/2/3/4/5/6/7; "
+    "walk memo: 61 segments, 309278 steps replayed, 1182 stepped by rule")
+
+
+def test_native_capture_cost_reads_and_tables_the_frames_walked_by_module():
+    bench = bench_module("native_capture_cost")
+    sites = bench.parse_stats(NATIVE_STATS_BY_MODULE)
+    assert sites["inside_op"]["modules"] == {"libcupti.so.13": 3.37, "libtorch_cpu.so": 2.70,
+                                             "libcuda.so.1": 1.12, "/proc/self/fd/4": 0.23}
+    # The next site's part is not this one's: op_entry listed no modules.
+    assert sites["op_entry"]["modules"] == {}
+    # Per module, the median over rounds; a round that never met a module
+    # counts 0 for it.
+    other = bench.parse_stats(NATIVE_STATS_BY_MODULE.replace(
+        "libcupti.so.13 3.37, libtorch_cpu.so 2.70", "libcupti.so.13 3.01"))
+    summary = bench.summarize([(9.0, sites), (9.5, other), (9.2, sites)], steps=33)
+    assert summary["inside_op"]["modules"]["libcupti.so.13"] == 3.37
+    assert summary["inside_op"]["modules"]["libtorch_cpu.so"] == 2.70
+    assert bench.summarize([(9.0, sites), (9.5, other)], steps=33)["inside_op"]["modules"][
+        "libtorch_cpu.so"] == 1.35
+    rows = bench.table(["b"], [summary])
+    assert ("| b | inside_op | libcupti.so.13 3.37, libtorch_cpu.so 2.70, libcuda.so.1 1.12, "
+            "/proc/self/fd/4 0.23 |") in rows
+    assert not any(row.startswith("| b | op_entry | ") and "by module" in row for row in rows)
+    assert sum(1 for row in rows if row.startswith("| b | op_entry | ")) == 1
+    with pytest.raises(ValueError, match="module frames"):
+        bench.parse_modules("3.37")
 
 
 def test_native_capture_cost_summarizes_rounds_and_compares_builds():
