@@ -31,8 +31,9 @@ namespace {
 // nothing but read a flag when the statistics are off.
 class CaptureTimer {
  public:
-  CaptureTimer(CaptureSite site, const void* thread)
-      : enabled_(native::CaptureStatsEnabled()) {
+  // `resolver` names the modules of the frames walked (none: not counted).
+  CaptureTimer(CaptureSite site, const void* thread, native::FrameResolver* resolver)
+      : enabled_(native::CaptureStatsEnabled()), resolver_(resolver) {
     if (!enabled_) return;
     sample_.site = site;
     sample_.thread = thread;
@@ -58,16 +59,16 @@ class CaptureTimer {
 
   // After the capture's time is taken, the modules of the frames it walked
   // (looked up by address range).
-  void Finish(CaptureOutcome outcome, native::FrameResolver* resolver) {
+  void Finish(CaptureOutcome outcome) {
     if (!enabled_) return;
     sample_.outcome = outcome;
     sample_.total_ns = native::CaptureClockNs() - start_ns_;
     native::RecordCapture(sample_);
-    if (resolver == nullptr || walked_pcs_ == nullptr) return;
+    if (resolver_ == nullptr || walked_pcs_ == nullptr) return;
     std::string module;
     int run = 0;
     for (int i = 0; i < sample_.walked; ++i) {
-      std::string next = resolver->ModuleOf(walked_pcs_[i]);
+      std::string next = resolver_->ModuleOf(walked_pcs_[i]);
       if (run > 0 && next != module) {
         native::RecordWalkedFrames(sample_.site, module, run);
         run = 0;
@@ -80,6 +81,7 @@ class CaptureTimer {
 
  private:
   const bool enabled_;
+  native::FrameResolver* const resolver_;
   const uintptr_t* walked_pcs_ = nullptr;
   uint64_t start_ns_ = 0;
   native::CaptureSample sample_;
@@ -110,7 +112,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   // Captured into the thread's anchor: ops nested in this one start their
   // unwinds from it. The previous op's entry stack is the anchor of this
   // capture: consecutive ops from one Python loop share most frames.
-  CaptureTimer timer(CaptureSite::kOpEntry, &state);
+  CaptureTimer timer(CaptureSite::kOpEntry, &state, resolver_.get());
   uintptr_t* pcs = state.anchor_pcs;
   const int previous_count = state.anchor_count;
   const native::StackAnchor previous{state.anchor_pcs, state.anchor_sps,
@@ -143,7 +145,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   state.inside_live_prefix =
       use.anchor == 0 ? std::min(state.inside_live_prefix, use.copied) : 0;
   if (stack == native::kNoStack) {
-    timer.Finish(CaptureOutcome::kNoStack, resolver_.get());
+    timer.Finish(CaptureOutcome::kNoStack);
     return PythonContext(state, base, start, depth);
   }
   const call_path::BorrowedScratch<call_path::PythonCaptureBuffer> python_buffer(
@@ -163,7 +165,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
     for (const NativePathVariant& variant : *known) {
       if (SamePythonFrames(variant.python, frames + first_python, count - first_python)) {
         *depth = variant.depth;
-        timer.Finish(CaptureOutcome::kCachedPath, resolver_.get());
+        timer.Finish(CaptureOutcome::kCachedPath);
         return variant.context;
       }
     }
@@ -171,7 +173,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const NativeCapture capture{pcs, native_count, frames, count, first_python};
   const ContextId context =
       NewNativePath(state, key, capture, caller, drop_caller_module, depth);
-  timer.Finish(CaptureOutcome::kNewPath, resolver_.get());
+  timer.Finish(CaptureOutcome::kNewPath);
   return context;
 }
 
@@ -305,7 +307,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
         state.inside_pcs, state.inside_sps, previous_count, /*live=*/false,
         /*live_prefix=*/entry_anchor ? state.inside_live_prefix : 0};
   }
-  CaptureTimer timer(CaptureSite::kInsideOp, &state);
+  CaptureTimer timer(CaptureSite::kInsideOp, &state, resolver_.get());
   uintptr_t* pcs = state.inside_pcs;
   native::AnchorUse use;
   const int captured = unwinder_->CaptureNear(
@@ -328,7 +330,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   if (same_frames && state.inside_op == op.context &&
       state.inside_entry == op.entry_stack && previous_answer != kNoContext) {
     state.inside_answer = previous_answer;
-    timer.Finish(CaptureOutcome::kReused, resolver_.get());
+    timer.Finish(CaptureOutcome::kReused);
     return previous_answer;  // the previous call's frames, in the same op
   }
   // How many outermost frames are the op's entry stack's (the key's first
@@ -362,7 +364,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   state.inside_stack = stack;
   state.inside_copied = copied;
   if (stack == native::kNoStack) {
-    timer.Finish(CaptureOutcome::kNoStack, resolver_.get());
+    timer.Finish(CaptureOutcome::kNoStack);
     return op.context;
   }
   const InsidePathKey key{op.context, copied > 0 ? op.entry_stack : native::kNoStack,
@@ -371,11 +373,11 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   state.inside_entry = op.entry_stack;
   if (const ContextId* known = state.inside_paths.Find(key)) {
     state.inside_answer = *known;
-    timer.Finish(CaptureOutcome::kCachedPath, resolver_.get());
+    timer.Finish(CaptureOutcome::kCachedPath);
     return *known;
   }
   state.inside_answer = NewInsidePath(state, op, key, pcs, count);
-  timer.Finish(CaptureOutcome::kNewPath, resolver_.get());
+  timer.Finish(CaptureOutcome::kNewPath);
   return state.inside_answer;
 }
 

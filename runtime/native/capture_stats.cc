@@ -13,6 +13,7 @@
 
 #include "runtime/common/spin_lock.h"
 #include "runtime/native/cfi_rules.h"
+#include "runtime/native/module_map.h"
 #include "runtime/native/walk_memo.h"
 
 namespace deepcontext::native {
@@ -124,22 +125,20 @@ void RecordWalkedFrames(CaptureSite site, const std::string& module, int count) 
   // The file name alone: paths differ between machines, names do not. A
   // mapping of a file descriptor (libffi's trampolines, /proc/self/fd/N)
   // keeps its path: its name is a number.
-  const size_t slash = module.rfind('/');
-  std::string name = slash == std::string::npos ? module : module.substr(slash + 1);
-  if (module.starts_with("/proc/")) name = module;
+  std::string name = module.starts_with("/proc/") ? module : BaseName(module);
   if (name.empty()) name = "(no module)";
   std::lock_guard<SpinLock> guard(g_walked_lock);
   std::vector<WalkedModule>& modules = *g_walked;
-  auto it = std::find_if(modules.begin(), modules.end(),
-                         [&](const WalkedModule& known) { return known.name == name; });
-  if (it == modules.end()) {
-    if (modules.size() >= kMaxWalkedModules) {
-      name = "(other modules)";
-      it = std::find_if(modules.begin(), modules.end(),
-                        [&](const WalkedModule& known) { return known.name == name; });
-    }
-    if (it == modules.end()) it = modules.insert(modules.end(), WalkedModule{name, {}});
+  const auto find = [&modules](const std::string& wanted) {
+    return std::find_if(modules.begin(), modules.end(),
+                        [&wanted](const WalkedModule& known) { return known.name == wanted; });
+  };
+  auto it = find(name);
+  if (it == modules.end() && modules.size() >= kMaxWalkedModules) {
+    name = "(other modules)";
+    it = find(name);
   }
+  if (it == modules.end()) it = modules.insert(modules.end(), WalkedModule{name, {}});
   it->frames[static_cast<int>(site)] += static_cast<uint64_t>(count);
 }
 
