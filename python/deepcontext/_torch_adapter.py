@@ -150,12 +150,20 @@ def _cuda_include_dir():
     return None
 
 
+# The adapter runs at every op's entry and exit, between the framework's own
+# code, which evicts it from the instruction cache: packed without alignment
+# padding, as the runtime is (runtime/CMakeLists.txt), it spans fewer lines.
+# Part of the cache key: an adapter built with other flags is rebuilt.
+_COMPILE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-fvisibility=hidden",
+                  "-falign-functions=1", "-falign-jumps=1", "-falign-loops=1",
+                  "-falign-labels=1")
+
+
 def _build(torch, source, output, include_dirs, libraries, defines=()):
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     compiler = shlex.split(os.environ.get("CXX", "g++"))
-    command = compiler + [
-        "-std=c++17", "-O2", "-fPIC", "-shared", "-w",
-        "-fvisibility=hidden", "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
+    command = compiler + list(_COMPILE_FLAGS) + [
+        "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
         "-I", os.path.join(_paths.share(), "include"),
     ] + ["-D%s" % define for define in defines]
     for directory in include_dirs:
@@ -215,14 +223,14 @@ def cached_build(torch, source, folder, include_dirs, libraries, defines=(), inp
     cache folder `folder` (see _adapter_cache), building it first if needed
     or if the cached file does not match its recorded SHA-256. The cache key
     covers the torch version and ABI, `source` and the other `inputs` files,
-    the libraries, the defines and $CXX; concurrent processes serialize on a
-    lock. `announce` is written to stderr before a build. Load the result
-    with _adapter_cache.load()."""
+    the libraries, the defines, the compiler flags and $CXX; concurrent
+    processes serialize on a lock. `announce` is written to stderr before a
+    build. Load the result with _adapter_cache.load()."""
     digest = hashlib.sha256()
     for path in (source,) + tuple(inputs):
         with open(path, "rb") as f:
             digest.update(f.read())
-    digest.update(repr((list(libraries), list(defines))).encode())
+    digest.update(repr((list(libraries), list(defines), _COMPILE_FLAGS)).encode())
     digest.update(os.environ.get("CXX", "g++").encode())
     name = "torch-%s-abi%d-%s.so" % (torch.__version__.replace("+", "_").replace("/", "_"),
                                      int(torch._C._GLIBCXX_USE_CXX11_ABI),

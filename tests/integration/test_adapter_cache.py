@@ -35,12 +35,18 @@ print("answer", library.answer())
 """
 
 
-def _build_and_load(tmp_path, cache):
+def _build_and_load(tmp_path, cache, extra_flags=()):
+    """Builds and loads the tiny library; `extra_flags` are added to the
+    adapter's compiler flags in that process."""
     source = tmp_path / "lib.cc"
     source.write_text(_SOURCE)
     env = package_env()
     env["DEEPCONTEXT_CACHE_DIR"] = str(cache)
-    return subprocess.run([PYTHON, "-c", _BUILD_AND_LOAD, str(source)], env=env,
+    script = _BUILD_AND_LOAD
+    if extra_flags:
+        script = script.replace(
+            "try:\n", "_torch_adapter._COMPILE_FLAGS += %r\ntry:\n" % (tuple(extra_flags),), 1)
+    return subprocess.run([PYTHON, "-c", script, str(source)], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
 
 
@@ -59,6 +65,22 @@ def test_cache_is_private_per_user_and_hashed(tmp_path):
     assert path.startswith(str(user_dir) + "/")
     assert stat.S_IMODE(user_dir.stat().st_mode) == 0o700
     assert os.path.exists(path + ".sha256")
+
+
+def test_other_compiler_flags_build_another_library(tmp_path):
+    # A library built with other flags (an older release's) is not reused.
+    cache = tmp_path / "shared"
+    first = _build_and_load(tmp_path, cache)
+    again = _build_and_load(tmp_path, cache)
+    other = _build_and_load(tmp_path, cache, extra_flags=("-O1",))
+    for result in (first, again, other):
+        assert result.returncode == 0, result.stderr.decode() + result.stdout.decode()
+        assert b"answer 42" in result.stdout
+    path = first.stdout.decode().splitlines()[0]
+    assert again.stdout.decode().splitlines()[0] == path
+    other_path = other.stdout.decode().splitlines()[0]
+    assert other_path != path
+    assert os.path.exists(path) and os.path.exists(other_path)
 
 
 def test_planted_library_is_not_loaded(tmp_path):
