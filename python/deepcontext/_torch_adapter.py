@@ -155,8 +155,7 @@ def _cuda_include_dir():
 # padding, as the runtime is (runtime/CMakeLists.txt), it spans fewer lines.
 # Part of the cache key: an adapter built with other flags is rebuilt.
 _COMPILE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-fvisibility=hidden",
-                  "-falign-functions=1", "-falign-jumps=1", "-falign-loops=1",
-                  "-falign-labels=1")
+                  "-falign-functions=1", "-falign-jumps=1", "-falign-labels=1")
 
 
 def _build(torch, source, output, include_dirs, libraries, defines=()):
