@@ -16,11 +16,11 @@ with the lowest and highest round), and the frames walked and copied from
 an earlier capture per capture, and then the frames walked per capture by
 module (the library each walk went through: a GPU call's walk passes
 CUPTI, the driver and the CUDA runtime before the framework's own frames).
-With --baseline, each site's median total
-against the first build's, and in how many rounds the first build's
-capture took less than the baseline's of the same round: the builds' ranges
-overlap more often than not, and a count of rounds says which way they
-lean without pooling a slow round into either.
+With --baseline, each site's median total against the first build's, and
+in how many rounds the first build's capture took less than the baseline's
+of the same round: the builds' ranges overlap more often than not, and a
+count of rounds says which way they lean without pooling a slow round into
+either.
 """
 
 import argparse

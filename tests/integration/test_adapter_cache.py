@@ -18,12 +18,14 @@ _PLANTED = ("#include <stdio.h>\n"
             "extern \"C\" int answer() { return 666; }\n")
 
 # Builds a tiny library through cached_build (the path the adapter takes)
-# with a stand-in torch, loads it and prints answer().
+# with a stand-in torch, loads it and prints answer(). Arguments after the
+# source are added to the adapter's compiler flags.
 _BUILD_AND_LOAD = """
 import sys, types
 from deepcontext import _adapter_cache, _torch_adapter
 torch = types.SimpleNamespace(__version__="9.9", _C=types.SimpleNamespace(
     _GLIBCXX_USE_CXX11_ABI=1))
+_torch_adapter._COMPILE_FLAGS += tuple(sys.argv[2:])
 try:
     path = _torch_adapter.cached_build(torch, sys.argv[1], "test-folder", [], [])
     library = _adapter_cache.load(path)
@@ -42,12 +44,8 @@ def _build_and_load(tmp_path, cache, extra_flags=()):
     source.write_text(_SOURCE)
     env = package_env()
     env["DEEPCONTEXT_CACHE_DIR"] = str(cache)
-    script = _BUILD_AND_LOAD
-    if extra_flags:
-        script = script.replace(
-            "try:\n", "_torch_adapter._COMPILE_FLAGS += %r\ntry:\n" % (tuple(extra_flags),), 1)
-    return subprocess.run([PYTHON, "-c", script, str(source)], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    return subprocess.run([PYTHON, "-c", _BUILD_AND_LOAD, str(source), *extra_flags],
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
 
 
 def _compile(source_text, output, tmp_path):
