@@ -150,18 +150,30 @@ def _cuda_include_dir():
     return None
 
 
-# The adapter runs at every op's entry and exit, between the framework's own
-# code, which evicts it from the instruction cache: packed without alignment
-# padding, as the runtime is (runtime/CMakeLists.txt), it spans fewer lines.
-# Part of the cache key: an adapter built with other flags is rebuilt.
-_COMPILE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-fvisibility=hidden",
-                  "-falign-functions=1", "-falign-jumps=1", "-falign-labels=1")
+_COMPILE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-w", "-fvisibility=hidden")
 
 
-def _build(torch, source, output, include_dirs, libraries, defines=()):
+def _compile_flags():
+    """_COMPILE_FLAGS plus the code-packing flags the runtime was built with.
+    The adapter runs at every op's entry and exit, between the framework's
+    own code, which evicts it from the instruction cache: packed without
+    alignment padding, as the runtime is, it spans fewer lines. CMake stages
+    the flags it used (none where its compiler lacks them) as
+    share/deepcontext/code_packing_flags (runtime/CMakeLists.txt)."""
+    path = os.path.join(_paths.share(), "code_packing_flags")
+    try:
+        with open(path, encoding="utf-8") as f:
+            packing = f.read().split()
+    except OSError as error:
+        raise AdapterError("cannot read %s: %s" % (path, error.strerror),
+                           fix="reinstall DeepContext (cmake --install) or rebuild it") from None
+    return _COMPILE_FLAGS + tuple(packing)
+
+
+def _build(torch, source, output, include_dirs, libraries, defines=(), flags=()):
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     compiler = shlex.split(os.environ.get("CXX", "g++"))
-    command = compiler + list(_COMPILE_FLAGS) + [
+    command = compiler + list(flags) + [
         "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi,
         "-I", os.path.join(_paths.share(), "include"),
     ] + ["-D%s" % define for define in defines]
@@ -229,7 +241,8 @@ def cached_build(torch, source, folder, include_dirs, libraries, defines=(), inp
     for path in (source,) + tuple(inputs):
         with open(path, "rb") as f:
             digest.update(f.read())
-    digest.update(repr((list(libraries), list(defines), _COMPILE_FLAGS)).encode())
+    flags = _compile_flags()
+    digest.update(repr((list(libraries), list(defines), flags)).encode())
     digest.update(os.environ.get("CXX", "g++").encode())
     name = "torch-%s-abi%d-%s.so" % (torch.__version__.replace("+", "_").replace("/", "_"),
                                      int(torch._C._GLIBCXX_USE_CXX11_ABI),
@@ -253,7 +266,7 @@ def cached_build(torch, source, folder, include_dirs, libraries, defines=(), inp
             temporary = "%s.%d.tmp" % (name, os.getpid())
             try:
                 _build(torch, source, os.path.join(directory, temporary), include_dirs,
-                       libraries, defines)
+                       libraries, defines, flags)
                 os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             finally:
                 try:

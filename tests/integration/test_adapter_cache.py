@@ -2,13 +2,15 @@
 is said once, clearly, with its fix; libraries are never searched in the
 current directory."""
 
+import json
 import os
+import re
 import stat
 import subprocess
 
 import pytest
 
-from conftest import PYTHON, load_profile, package_env, run_profiled
+from conftest import BUILD, PYTHON, load_profile, package_env, run_profiled
 
 _SOURCE = "extern \"C\" __attribute__((visibility(\"default\"))) int answer() { return 42; }\n"
 _PLANTED = ("#include <stdio.h>\n"
@@ -37,13 +39,16 @@ print("answer", library.answer())
 """
 
 
-def _build_and_load(tmp_path, cache, extra_flags=()):
+def _build_and_load(tmp_path, cache, extra_flags=(), home=None):
     """Builds and loads the tiny library; `extra_flags` are added to the
-    adapter's compiler flags in that process."""
+    adapter's compiler flags in that process, `home` replaces the build as
+    DEEPCONTEXT_HOME."""
     source = tmp_path / "lib.cc"
     source.write_text(_SOURCE)
     env = package_env()
     env["DEEPCONTEXT_CACHE_DIR"] = str(cache)
+    if home is not None:
+        env["DEEPCONTEXT_HOME"] = str(home)
     return subprocess.run([PYTHON, "-c", _BUILD_AND_LOAD, str(source), *extra_flags],
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
 
@@ -79,6 +84,69 @@ def test_other_compiler_flags_build_another_library(tmp_path):
     other_path = other.stdout.decode().splitlines()[0]
     assert other_path != path
     assert os.path.exists(path) and os.path.exists(other_path)
+
+
+def _home_with_packing_flags(tmp_path, text):
+    """A DEEPCONTEXT_HOME that is the build's but for share/deepcontext's
+    code_packing_flags: `text`, or no such file when None."""
+    home = tmp_path / "home"
+    share = home / "share" / "deepcontext"
+    share.mkdir(parents=True)
+    (home / "lib").symlink_to(os.path.join(BUILD, "lib"))
+    for entry in os.listdir(os.path.join(BUILD, "share", "deepcontext")):
+        if entry != "code_packing_flags":
+            (share / entry).symlink_to(os.path.join(BUILD, "share", "deepcontext", entry))
+    if text is not None:
+        (share / "code_packing_flags").write_text(text)
+    return home
+
+
+def test_staged_packing_flags_are_the_runtimes():
+    # The adapter is packed as the runtime is: the flags CMake staged for it
+    # are those it compiled the runtime's sources with.
+    with open(os.path.join(BUILD, "share", "deepcontext", "code_packing_flags")) as f:
+        staged = f.read().split()
+    assert staged, "this compiler accepts the packing flags; none were staged"
+    with open(os.path.join(BUILD, "compile_commands.json")) as f:
+        commands = json.load(f)
+    # The objects of the injected library: runtime/CMakeFiles/deepcontext.dir
+    # and runtime/*/CMakeFiles/dc_*.dir, not the tests of the same sources.
+    library_object = re.compile(r" -o runtime/(\w+/)?CMakeFiles/(deepcontext|dc_\w+)\.dir/")
+    runtime = [entry["command"].split() for entry in commands
+               if library_object.search(entry["command"])]
+    assert len(runtime) > 20
+    for command in runtime:
+        assert [flag for flag in staged if flag not in command] == [], command
+
+
+def test_packing_flags_come_from_the_staged_file(tmp_path):
+    # Other staged flags (another release's) build another library, and the
+    # flags reach the compiler: one it rejects fails the build.
+    cache = tmp_path / "shared"
+    with open(os.path.join(BUILD, "share", "deepcontext", "code_packing_flags")) as f:
+        staged = f.read()
+    same = _build_and_load(tmp_path, cache, home=_home_with_packing_flags(tmp_path / "a", staged))
+    plain = _build_and_load(tmp_path, cache)
+    other = _build_and_load(tmp_path, cache, home=_home_with_packing_flags(tmp_path / "b", "-O1\n"))
+    for result in (same, plain, other):
+        assert result.returncode == 0, result.stderr.decode() + result.stdout.decode()
+        assert b"answer 42" in result.stdout
+    path = same.stdout.decode().splitlines()[0]
+    assert plain.stdout.decode().splitlines()[0] == path
+    assert other.stdout.decode().splitlines()[0] != path
+    rejected = _build_and_load(tmp_path, cache,
+                               home=_home_with_packing_flags(tmp_path / "c", "--no-such-flag\n"))
+    assert rejected.returncode == 3
+    assert b"compiling the PyTorch adapter failed" in rejected.stdout
+    assert b"--no-such-flag" in rejected.stdout
+
+
+def test_missing_packing_flags_file_is_a_clear_error(tmp_path):
+    result = _build_and_load(tmp_path, tmp_path / "shared",
+                             home=_home_with_packing_flags(tmp_path, None))
+    assert result.returncode == 3
+    out = result.stdout.decode()
+    assert "cannot read" in out and "code_packing_flags" in out, out
 
 
 def test_planted_library_is_not_loaded(tmp_path):
