@@ -19,6 +19,11 @@ prints, per op recorded (the profile's calls):
   process Ir, I1mr               the whole process, per op (--plain adds a
                                  run without the profiler to compare with)
 
+--functions N then lists, per build, the runtime's N functions with the
+most instructions per op and their misses: where an op's lines go. Those
+counts include start-up and the profiler's own threads; with --around,
+the functions' cost per op of the extra steps leaves start-up out.
+
 --native profiles with native frames (`deepcontext run --native`), so that
 the per-op cost of unwinding and splicing native stacks is counted too;
 with --around it applies to the profiled runs.
@@ -61,23 +66,18 @@ EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 NUMBER = re.compile(r"[\d,]+|\.")
 
 
-def object_totals(annotated):
-    """Sums callgrind_annotate's per-function lines by the object file each
-    names in brackets at its end; '.' stands for 0. Code inlined from a
-    header is listed as header:function without an object: it is charged
-    to the object of the same function's own line, or to "?". Call lines
-    ("=> callee") and annotated source lines repeat costs already counted
-    in a function's line: run callgrind_annotate with --auto=no, and they
-    are skipped here too."""
-    totals = {}
+def function_costs(annotated):
+    """callgrind_annotate's per-function lines as (function, object, costs),
+    costs indexed like EVENTS, '.' read as 0. The object is the file each
+    line names in brackets at its end. Code inlined from a header is listed
+    as header:function without an object: it is charged to the object of
+    the same function's own line, or to "?". Call lines ("=> callee") and
+    annotated source lines repeat costs already counted in a function's
+    line: run callgrind_annotate with --auto=no, and they are skipped here
+    too."""
+    placed = []
     object_of = {}
     unplaced = []
-
-    def add(name, values):
-        sums = totals.setdefault(name, [0] * len(EVENTS))
-        for i, value in enumerate(values):
-            sums[i] += value
-
     for line in annotated.splitlines():
         if "=>" in line:
             continue
@@ -94,13 +94,32 @@ def object_totals(annotated):
         if found:
             name = os.path.basename(found.group(1))
             object_of.setdefault(function, name)
+            placed.append((function, name, values))
         else:
             unplaced.append((function, values))
-            continue
-        add(name, values)
-    for function, values in unplaced:
-        add(object_of.get(function, "?"), values)
+    return placed + [(function, object_of.get(function, "?"), values)
+                     for function, values in unplaced]
+
+
+def _summed(rows, key):
+    totals = {}
+    for row in rows:
+        sums = totals.setdefault(key(row), [0] * len(EVENTS))
+        for i, value in enumerate(row[2]):
+            sums[i] += value
     return totals
+
+
+def object_totals(annotated):
+    """The costs of function_costs summed by object file."""
+    return _summed(function_costs(annotated), key=lambda row: row[1])
+
+
+def runtime_function_totals(annotated):
+    """The costs of the runtime's functions (is_runtime objects), summed by
+    function: its lines inlined from headers join the function's own."""
+    return _summed([row for row in function_costs(annotated) if is_runtime(row[1])],
+                   key=lambda row: row[0])
 
 
 def is_runtime(name):
@@ -150,7 +169,7 @@ def workload_command(build, steps, kind, profile, python, native=False):
 def run_one(build, steps, kind, workdir, python, native=False):
     """Runs the MLP under callgrind; kind is "profiled" (deepcontext run),
     "plain" or "floor". Returns (label, totals by object, the profile's
-    calls or None)."""
+    calls or None, the runtime's totals by function)."""
     label = os.path.basename(os.path.normpath(build)) + (
         "" if kind == "profiled" else "-" + kind)
     out = tempfile.mkdtemp(prefix="%s-%d-" % (label, steps), dir=workdir)
@@ -174,7 +193,7 @@ def run_one(build, steps, kind, workdir, python, native=False):
     calls = None
     if kind == "profiled":
         calls = total_calls(os.path.join(build, "bin", "deepcontext"), profile)
-    return label, totals, calls
+    return label, totals, calls, runtime_function_totals(annotated)
 
 
 def per_op_of_extra_steps(short, long, ops):
@@ -213,7 +232,8 @@ def around(args, workdir):
         results = list(pool.map(
             lambda job: run_one(args.build, job[1], job[0], workdir, args.python,
                                 args.native), jobs))
-    (_, floor_short, _), (_, dc_short, calls_short), (_, floor_long, _), (_, dc_long, calls_long) = results
+    (_, floor_short, _, _), (_, dc_short, calls_short, functions_short), \
+        (_, floor_long, _, _), (_, dc_long, calls_long, functions_long) = results
     ops = calls_long - calls_short
     if ops <= 0:
         raise RuntimeError("the longer run recorded no more calls than the shorter one")
@@ -228,6 +248,13 @@ def around(args, workdir):
         print("| %s | %s |" % (name, " | ".join(
             "%.1f / %.1f" % (under_floor[EVENTS.index(e)], under_dc[EVENTS.index(e)])
             for e in shown)))
+    if args.functions > 0:
+        # Per op of the extra steps: start-up and one-time work drop out.
+        extra = per_op_of_extra_steps(functions_short, functions_long, ops)
+        print()
+        print("the runtime's %d busiest functions per op of the extra steps, "
+              "under deepcontext run:" % args.functions)
+        print(function_table(extra, 1, args.functions))
     print("callgrind files under %s" % workdir)
     return 0
 
@@ -252,6 +279,8 @@ def main():
                         help="--around: objects listed")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="--around: processes at once")
+    parser.add_argument("--functions", type=int, default=0, metavar="N",
+                        help="also list the runtime's N busiest functions per op, per build")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="dc-callgrind-")
     if args.around:
@@ -264,11 +293,11 @@ def main():
             lambda job: run_one(job[0], args.steps, job[1], workdir, args.python,
                                 args.native), jobs))
 
-    calls = next(c for _, _, c in results if c)
+    calls = next(result[2] for result in results if result[2])
     print("| run | ops | runtime Ir/op | I1mr/op | D1mr/op | D1mw/op "
           "| process Ir/op | process I1mr/op |")
     print("|---|---|---|---|---|---|---|---|")
-    for label, totals, own_calls in results:
+    for label, totals, own_calls, _ in results:
         ops = own_calls or calls
         runtime = [sum(v[i] for name, v in totals.items() if is_runtime(name))
                    for i in range(len(EVENTS))]
@@ -279,8 +308,57 @@ def main():
             per_op(runtime, "D1mr"), per_op(runtime, "D1mw"),
             per_op(process, "Ir"), per_op(process, "I1mr")))
     print("(ops: the profile's calls; a plain run is divided by the profiled run's)")
+    for label, _, own_calls, functions in results:
+        if args.functions > 0 and own_calls:
+            print()
+            print("%s: the runtime's %d busiest functions, per op" % (label, args.functions))
+            print(function_table(functions, own_calls, args.functions))
     print("callgrind files under %s" % workdir)
     return 0
+
+
+def short_function_name(name):
+    """A demangled name without its return type, parameter list, qualifiers
+    and template arguments: "int ns::(anonymous namespace)::Walk<&x>(A
+    const&, int) const [clone .isra.0]" is "ns::(anonymous
+    namespace)::Walk"."""
+    name = re.sub(r"( \[clone [^\]]*\])+$", "", name.strip())
+    name = re.sub(r"( const| volatile|&|&&)+$", "", name)
+    if name.endswith(")"):  # the parameter list: from its matching "("
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i]
+                break
+    kept, depth = [], 0  # template arguments, however nested
+    for char in name:
+        if char == "<":
+            depth += 1
+        elif char == ">" and depth > 0:
+            depth -= 1
+        elif depth == 0:
+            kept.append(char)
+    name = "".join(kept)
+    # A return type is separated by a space outside any parentheses.
+    depth = 0
+    for i, char in enumerate(name):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == " " and depth == 0:
+            return short_function_name(name[i + 1:]) if name[i + 1:] else name
+    return name
+
+
+def function_table(functions, ops, count):
+    """A table of the `count` functions with the most instructions among
+    `functions` (name: costs indexed like EVENTS), per op."""
+    shown = ("Ir", "I1mr", "D1mr", "D1mw")
+    rows = ["| function | " + " | ".join(shown) + " |", "|---|" + "---|" * len(shown)]
+    busiest = sorted(functions.items(), key=lambda item: -item[1][0])[:count]
+    for name, costs in busiest:
+        rows.append("| %s | %s |" % (short_function_name(name), " | ".join(
+            "%.1f" % (costs[EVENTS.index(event)] / ops) for event in shown)))
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

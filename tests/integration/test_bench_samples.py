@@ -47,6 +47,46 @@ def test_callgrind_totals_sum_functions_by_object_and_find_the_runtime():
     assert not bench.is_runtime("libtorch_cpu.so.2.11")
 
 
+def test_callgrind_lists_the_runtimes_busiest_functions_per_op():
+    bench = bench_module("op_path_callgrind")
+    annotated = "\n".join([
+        " 1,000 (10.0%)  200  100  30  9  4  .  .  .  /src/op_metrics.cc:"
+        "deepcontext::OpMetrics::Exit(dlmonitor_event const&) [/b/lib/libdeepcontext.so]",
+        "   700 ( 7.0%)  100   50  20  2  .  .  .  .  /src/call_path_builder.cc:"
+        "CallPathBuilder::OnOpEnter(dlmonitor_op_data const&) [/b/lib/libdeepcontext.so]",
+        # Inlined from a header into OnOpEnter: joins its line.
+        "   600 ( 6.0%)  100  .  6  8  .  .  .  .  /src/object_access.h:"
+        "CallPathBuilder::OnOpEnter(dlmonitor_op_data const&)",
+        "   500 ( 5.0%)  100   50  10  1  .  .  .  .  ???:(anonymous namespace)::Emit("
+        "at::RecordFunction const&) [/c/torch-adapter/torch-2.11.0-abi1-0123abcd.so]",
+        " 9,000 (90.0%) 1,000 500 300 90  .  .  .  .  ./malloc/malloc.c:malloc "
+        "[/usr/lib/x86_64-linux-gnu/libc.so.6]",
+        "   700 ( 7.0%)  100   50  20  2  .  .  .  .  => /src/call_path_builder.cc:"
+        "CallPathBuilder::OnOpEnter(dlmonitor_op_data const&) (3x)",
+    ])
+    functions = bench.runtime_function_totals(annotated)
+    assert sorted(functions) == [
+        "(anonymous namespace)::Emit(at::RecordFunction const&)",
+        "CallPathBuilder::OnOpEnter(dlmonitor_op_data const&)",
+        "deepcontext::OpMetrics::Exit(dlmonitor_event const&)"]
+    assert functions["CallPathBuilder::OnOpEnter(dlmonitor_op_data const&)"][:5] == [
+        1300, 200, 50, 26, 10]
+    # Per op (10 ops), the busiest first, cut to the count asked for.
+    table = bench.function_table(functions, 10, 2).splitlines()
+    assert table[0] == "| function | Ir | I1mr | D1mr | D1mw |"
+    assert table[2:] == ["| CallPathBuilder::OnOpEnter | 130.0 | 2.6 | 1.0 | 0.0 |",
+                         "| deepcontext::OpMetrics::Exit | 100.0 | 3.0 | 0.9 | 0.4 |"]
+    # Names lose their return type, templates, parameters and clone suffixes.
+    assert bench.short_function_name(
+        "int ns::(anonymous namespace)::Walk<&ns::layouts::k3_11>(ns::Layout const&, int)"
+    ) == "ns::(anonymous namespace)::Walk"
+    assert bench.short_function_name(
+        "std::vector<std::pair<int, long> >::operator=(std::vector<std::pair<int, long> > "
+        "const&) [clone .isra.0]") == "std::vector::operator="
+    assert bench.short_function_name("ns::Store::Find(int) const") == "ns::Store::Find"
+    assert bench.short_function_name("dlmonitor_event_emit") == "dlmonitor_event_emit"
+
+
 def test_callgrind_around_divides_the_extra_steps_by_their_ops():
     bench = bench_module("op_path_callgrind")
     width = len(bench.EVENTS)
