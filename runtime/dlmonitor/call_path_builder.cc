@@ -203,7 +203,7 @@ ContextId CallPathBuilder::PythonContext(ThreadState& state, ContextId base,
     if (state.ctx[i] == kNoContext) {
       const ContextId from = i == compile_at ? Phase(parent, compile_name_) : parent;
       if (from == kNoContext) return parent;  // tree full
-      state.ctx[i] = tree_.Child(from, state.resolved[i].key);
+      state.ctx[i] = CachedChild(state, from, state.resolved[i].key);
       if (state.ctx[i] == kNoContext) return parent;  // tree full
     }
     parent = state.ctx[i];
@@ -251,26 +251,16 @@ bool CallPathBuilder::PythonInside(const OpEntry& top) const {
 DEEPCONTEXT_HOT
 ContextId CallPathBuilder::CachedChild(ThreadState& state, ContextId parent,
                                        const FrameKey& key) {
-  // Every op looks up its node under its parent; a node, once made, is never
-  // removed or moved, and a full tree folds a key the same way each time, so
-  // the answer can be kept per thread and the tree's lock skipped.
-  ChildCacheEntry& entry =
-      state.children[(parent * 0x9E3779B97F4A7C15ULL ^ key.name * 0x85EBCA6BULL ^
-                      key.kind) %
-                     kChildCacheSize];
-  if (entry.parent == parent && entry.name == key.name &&
-      entry.kind == key.kind && entry.child != kNoContext) [[likely]] {
-    return entry.child;
-  }
-  return UncachedChild(entry, parent, key);
+  ChildCache::Entry& slot = state.children.SlotOf(parent, key);
+  const ContextId child = ChildCache::Answer(slot, parent, key);
+  if (child != kNoContext) [[likely]] return child;
+  return UncachedChild(slot, parent, key);
 }
 
-ContextId CallPathBuilder::UncachedChild(ChildCacheEntry& entry, ContextId parent,
+ContextId CallPathBuilder::UncachedChild(ChildCache::Entry& slot, ContextId parent,
                                          const FrameKey& key) {
   const ContextId child = tree_.Child(parent, key);
-  if (child != kNoContext && key.file == 0 && key.line == 0) {
-    entry = ChildCacheEntry{parent, key.kind, key.name, child};
-  }
+  ChildCache::Remember(slot, parent, key, child);
   return child;
 }
 

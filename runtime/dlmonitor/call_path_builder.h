@@ -41,6 +41,7 @@
 
 #include "deepcontext/dlmonitor.h"
 #include "runtime/common/ended_elsewhere.h"
+#include "runtime/dlmonitor/child_cache.h"
 #include "runtime/dlmonitor/context_tree.h"
 #include "runtime/dlmonitor/forward_links.h"
 #include "runtime/dlmonitor/python_frame_cache.h"
@@ -61,7 +62,6 @@ struct InsidePathKey;
 }  // namespace call_path
 struct PythonMark;
 struct OpNameCacheEntry;
-struct ChildCacheEntry;
 
 class CallPathBuilder {
  public:
@@ -208,9 +208,9 @@ class CallPathBuilder {
   // tree_.Child(parent, key) through the thread's cache of recent answers.
   ContextId CachedChild(ThreadState& state, ContextId parent,
                         const FrameKey& key);
-  // The tree's answer, remembered in `entry`: out of the op path.
+  // The tree's answer, remembered in `slot`: out of the op path.
   [[gnu::noinline, gnu::cold]] ContextId UncachedChild(
-      ChildCacheEntry& entry, ContextId parent, const FrameKey& key);
+      ChildCache::Entry& slot, ContextId parent, const FrameKey& key);
 
   // What every op's entry and exit reads of the builder, on one cache
   // line: the step's own work between two ops evicts it.

@@ -252,15 +252,6 @@ constexpr size_t kOpNameCacheSize = 256;  // direct-mapped by address
 // map, whose lookup hashes the whole name and chases a node per bucket.
 constexpr size_t kOpNameTextCacheSize = 128;
 
-// One remembered ContextTree::Child answer for a key without file or line.
-struct ChildCacheEntry {
-  ContextId parent = kNoContext;
-  uint32_t kind = 0;
-  StringId name = 0;
-  ContextId child = kNoContext;
-};
-constexpr size_t kChildCacheSize = 512;
-
 struct ThreadState {
   uint64_t generation = 0;
   ContextId root = kNoContext;
@@ -331,9 +322,9 @@ struct ThreadState {
   ContextId inside_op = kNoContext;
   native::StackId inside_entry = native::kNoStack;
   ContextId inside_answer = kNoContext;
-  // Recent (parent, operator or phase) -> child answers of the tree (see
-  // CachedChild).
-  ChildCacheEntry children[kChildCacheSize];
+  // Recent (parent, operator, phase or Python frame) -> child answers of
+  // the tree (CachedChild).
+  ChildCache children;
 
   // Room for the Python capture of PythonContext, MarkPython and
   // NativeContext, and NativeContext's first-sight scratch, each made on
