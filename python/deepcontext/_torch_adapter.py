@@ -170,7 +170,7 @@ def _compile_flags():
     return _COMPILE_FLAGS + tuple(packing)
 
 
-def _build(torch, source, output, include_dirs, libraries, defines=(), flags=()):
+def _build(torch, source, output, include_dirs, libraries, defines, flags):
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     compiler = shlex.split(os.environ.get("CXX", "g++"))
     command = compiler + list(flags) + [

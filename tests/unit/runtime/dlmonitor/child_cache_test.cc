@@ -71,7 +71,7 @@ TEST(ChildCache, EntriesShareNoCacheLine) {
   auto cache = std::make_unique<ChildCache>();
   for (uint32_t line = 0; line < 4096; ++line) {
     const auto address = reinterpret_cast<uintptr_t>(&cache->SlotOf(line, Line(line)));
-    EXPECT_EQ(address % 64 + sizeof(ChildCache::Entry) <= 64, true) << line;
+    EXPECT_LE(address % 64 + sizeof(ChildCache::Entry), 64u) << line;
   }
 }
 
