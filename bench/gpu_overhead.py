@@ -15,7 +15,10 @@ the top-20 ops compared with torch.profiler's own numbers for the same steps.
 every profiler (bench/overhead_table.py; deepcontext run, --native, --trace-fraction 0.1,
 torch.profiler with_stack, Proton with context="python"): ratios to no
 profiler, the RSS the profiler adds (peak RSS of the process tree) and mean
-against median step (first-time pauses). One process per cell.
+against median step (first-time pauses). One process per cell. A floor
+column times the RecordFunction and CUPTI interfaces alone, with callbacks
+that do nothing (lib/libdc_cupti_floor.so), and the notes give DeepContext's
+columns less that floor.
 
     python3 bench/gpu_overhead.py --build build --table [--quick] [--steps 30 --repeats 2]
         [--blocks 3] [--cell-timeout 240] [--budget SECONDS]

@@ -14,7 +14,7 @@ source scripts/gpu-machine-deps.sh
 {
   gpu_machine_configure "$BUILD" "$PYTHON" -DCMAKE_BUILD_TYPE=RelWithDebInfo | tail -5
   cmake --build "$BUILD" -j"$(nproc)" --target deepcontext deepcontext_cli deepcontext_python \
-        deepcontext_torch_adapter_source | tail -3
+        deepcontext_torch_adapter_source dc_cupti_floor | tail -3
 } > "$OUT/build.txt" 2>&1
 tail -2 "$OUT/build.txt"
 export PYTHONUNBUFFERED=1

@@ -3,7 +3,11 @@ the launch-bound MLP, 100k tiny kernels launched through torch and through a
 Triton kernel), one column per profiler (deepcontext run, --native,
 --trace-fraction 0.1, torch.profiler with_stack, Proton with
 context="python"), one process per cell: ratios to no profiler, the RSS the
-profiler adds and mean against median step."""
+profiler adds and mean against median step. A floor column times what every
+such profiler pays before doing anything (a RecordFunction callback that
+does nothing, CUPTI set up as the runtime sets it up with empty callbacks:
+workloads/gpu_models.py --floor floor+cupti), and the notes give each of
+DeepContext's columns less that floor, round by round."""
 
 import json
 import os
@@ -18,12 +22,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
 
 TABLE_WORKLOADS = ("launch-torch", "launch-triton", "mlp", "resnet50", "gpt2")
-TABLE_COLUMNS = ("no profiler", "deepcontext run", "run --native", "run --trace-fraction 0.1",
+FLOOR_COLUMN = "floor (RecordFunction+CUPTI)"
+TABLE_COLUMNS = ("no profiler", FLOOR_COLUMN, "deepcontext run", "run --native", "run --trace-fraction 0.1",
                  "torch.profiler(with_stack)", "Proton (context=python)")
 
 
 def table_commands(args, cli, workload, work):
-    """({column: command}, {column: profile written}) for one workload."""
+    """({column: command}, {column: profile written}, {column: environment})
+    for one workload; a column without an environment inherits this one."""
     base = [args.python, WORKLOAD, "--model", workload, "--steps", str(args.steps),
             "--warmup", str(args.warmup), "--device", args.device, "--blocks", str(args.blocks)]
     if workload.startswith("launch-"):
@@ -39,7 +45,14 @@ def table_commands(args, cli, workload, work):
     commands["torch.profiler(with_stack)"] = base + ["--torch-profiler", stem + ".torch.json",
                                                      "--torch-profiler-timing-only"]
     commands["Proton (context=python)"] = base + ["--proton", stem + ".proton"]
-    return commands, profiles
+    # The floor loads the build's lib/libdc_cupti_floor.so through its
+    # Python package, as an in-process floor region does.
+    commands[FLOOR_COLUMN] = base + ["--floor", "floor+cupti"]
+    python_path = os.path.join(args.build, "python")
+    if os.environ.get("PYTHONPATH"):
+        python_path += os.pathsep + os.environ["PYTHONPATH"]
+    environments = {FLOOR_COLUMN: dict(os.environ, PYTHONPATH=python_path)}
+    return commands, profiles, environments
 
 
 def table_columns(names):
@@ -123,6 +136,21 @@ def ratio_cell(plain, profiled):
     return "%.3fx (%.2f\u2013%.2f)" % (ratio, min(paired), max(paired))
 
 
+def over_floor_cell(plain, floor, profiled):
+    """A column's ratio less the floor's ratio (what the profiler adds to
+    what every profiler on the same interfaces pays): the difference of the
+    two cells' ratios, then, with two rounds or more, the lowest and highest
+    difference within one round, whose three processes ran one after the
+    other. Same inputs as ratio_cell."""
+    plain_step = median_of(plain, 0)
+    share = median_of(profiled, 0) / plain_step - median_of(floor, 0) / plain_step
+    paired = [(mine[0] - theirs[0]) / base[0]
+              for base, theirs, mine in zip(plain, floor, profiled)]
+    if len(paired) < 2:
+        return "%+.3fx" % share
+    return "%+.3fx (%+.3f to %+.3f)" % (share, min(paired), max(paired))
+
+
 def table(args):
     """--table: one row per workload, one column per profiler, ratios to no
     profiler from the same invocation (interleaved repeats)."""
@@ -162,7 +190,7 @@ def table_in(args, work):
           % " | ".join(columns))
     print("|---|%s---|---|" % ("---|" * len(columns)), flush=True)
     for index, workload in enumerate(workloads):
-        commands, profiles = table_commands(args, cli, workload, work)
+        commands, profiles, environments = table_commands(args, cli, workload, work)
         cells = {column: [] for column in TABLE_COLUMNS}
         errors = {}
         workload_started = time.time()
@@ -181,7 +209,8 @@ def table_in(args, work):
                 if column in errors:
                     continue
                 try:
-                    cells[column].append(measure(commands[column], timeout=args.cell_timeout))
+                    cells[column].append(measure(commands[column], env=environments.get(column),
+                                                 timeout=args.cell_timeout))
                 except (RuntimeError, KeyError) as error:
                     errors[column] = str(error).strip().splitlines()[-1][:160]
         print("%s: %.0f s so far" % (workload, time.time() - started), file=sys.stderr)
@@ -189,6 +218,12 @@ def table_in(args, work):
             note("%s, %s: %s" % (workload, column, error))
         if args.repeats > 1:
             note(per_process_steps(workload, cells, columns))
+        if cells["no profiler"] and cells[FLOOR_COLUMN]:
+            shares = ["%s %s" % (column, over_floor_cell(cells["no profiler"], cells[FLOOR_COLUMN],
+                                                         cells[column]))
+                      for column in ("deepcontext run", "run --native") if cells[column]]
+            if shares:
+                note("%s over the floor: %s" % (workload, "; ".join(shares)))
         if workload == "launch-triton" and cells["deepcontext run"]:
             attributed, total = triton_attribution(cli, profiles["deepcontext run"])
             note("launch-triton: %d of %d Triton kernel launches attributed to their "

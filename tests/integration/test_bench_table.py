@@ -75,3 +75,39 @@ def test_gpu_table_cell_past_its_timeout_is_killed(tmp_path):
         [PYTHON, "-c", "print('step_ms=2.0 step_mean_ms=2.5')"], timeout=30)
     assert (step, mean) == (2.0, 2.5) and rss > 0
 
+
+
+def test_gpu_table_floor_column_runs_the_workload_under_the_interfaces_alone():
+    import argparse
+    import os
+    bench = bench_module("overhead_table")
+    assert bench.table_columns("floor,run") == (
+        "no profiler", bench.FLOOR_COLUMN, "deepcontext run")
+    args = argparse.Namespace(python="py", steps=20, warmup=3, device="cuda", blocks=1,
+                              launches=5000, build="/b")
+    commands, _, environments = bench.table_commands(args, "/b/bin/deepcontext", "mlp", "/w")
+    floor = commands[bench.FLOOR_COLUMN]
+    assert floor[:3] == ["py", WORKLOAD, "--model"]
+    assert floor[-2:] == ["--floor", "floor+cupti"]
+    # Its process imports the build's package (cupti_floor.py finds
+    # lib/libdc_cupti_floor.so through it); every other cell inherits the
+    # environment as it is.
+    path = environments[bench.FLOOR_COLUMN]["PYTHONPATH"].split(os.pathsep)
+    assert path[0] == "/b/python"
+    assert set(environments) == {bench.FLOOR_COLUMN}
+    assert commands["no profiler"] == floor[:-2]
+
+
+def test_gpu_table_gives_each_deepcontext_column_less_the_floor_round_by_round():
+    bench = bench_module("overhead_table")
+    # Round 2 ran in a slow phase: within the round the profiler added as
+    # much to the floor as in the others.
+    plain = [(10.0, 10.1, 900), (12.0, 12.2, 900), (8.0, 8.1, 900)]
+    floor = [(12.0, 12.1, 920), (14.4, 14.5, 920), (9.6, 9.7, 920)]
+    profiled = [(13.0, 13.1, 940), (15.6, 15.8, 940), (10.4, 10.5, 940)]
+    # Medians 10.0 / 12.0 / 13.0: +0.100x; rounds +0.100, +0.100, +0.100.
+    assert bench.over_floor_cell(plain, floor, profiled) == "+0.100x (+0.100 to +0.100)"
+    faster = [(11.5, 11.6, 940), (15.0, 15.1, 940), (9.2, 9.3, 940)]
+    # Below the floor in the first and third rounds, above it in the second.
+    assert bench.over_floor_cell(plain, floor, faster) == "-0.050x (-0.050 to +0.050)"
+    assert bench.over_floor_cell(plain[:1], floor[:1], profiled[:1]) == "+0.100x"
