@@ -40,7 +40,10 @@ def test_gpu_workload_removes_the_folder_its_regions_wrote(tmp_path, monkeypatch
     result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "2", "--ab-variants", "sampled")
     assert result.returncode == 0, result.stderr.decode()
     assert "ab_sampled_ms=" in result.stdout.decode()
-    assert sorted(p.name for p in scratch.iterdir()) == []
+    # torch 2.x keeps its compiler cache there too (torchinductor_<user>),
+    # which is torch's own and outlives any run.
+    assert sorted(p.name for p in scratch.iterdir()
+                  if not p.name.startswith("torchinductor_")) == []
 
 def alternate_gpu_off_with_log(tmp_path, option, steps):
     """Two rounds of plain and gpu-off blocks, writing the log `option`
