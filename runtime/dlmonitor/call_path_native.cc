@@ -28,23 +28,42 @@ using native::CaptureSite;
 namespace {
 
 // Feeds one capture to DEEPCONTEXT_NATIVE_STATS (capture_stats.h); does
-// nothing but read a flag when the statistics are off.
+// nothing but read a flag when the statistics are off. The statistics' own
+// work is out of line and cold, off the lines every capture runs on.
 class CaptureTimer {
  public:
   // `resolver` names the modules of the frames walked (none: not counted).
   CaptureTimer(CaptureSite site, const void* thread, native::FrameResolver* resolver)
       : enabled_(native::CaptureStatsEnabled()), resolver_(resolver) {
-    if (!enabled_) return;
-    sample_.site = site;
-    sample_.thread = thread;
-    start_ns_ = native::CaptureClockNs();
+    if (enabled_) Start(site, thread);
   }
 
   // `previous_anchor`: the index of the thread's previous capture among
   // the walk's anchors (-1: not among them).
   void Unwound(int captured, const native::AnchorUse& use, int previous_anchor,
                const uintptr_t* pcs) {
-    if (!enabled_) return;
+    if (enabled_) RecordUnwound(captured, use, previous_anchor, pcs);
+  }
+
+  void Interned(native::StackId stack) {
+    if (enabled_) [[unlikely]] sample_.stack = stack;
+  }
+
+  // After the capture's time is taken, the modules of the frames it walked
+  // (looked up by address range).
+  void Finish(CaptureOutcome outcome) {
+    if (enabled_) Record(outcome);
+  }
+
+ private:
+  [[gnu::cold, gnu::noinline]] void Start(CaptureSite site, const void* thread) {
+    sample_.site = site;
+    sample_.thread = thread;
+    start_ns_ = native::CaptureClockNs();
+  }
+
+  [[gnu::cold, gnu::noinline]] void RecordUnwound(int captured, const native::AnchorUse& use,
+                                                  int previous_anchor, const uintptr_t* pcs) {
     sample_.unwind_ns = native::CaptureClockNs() - start_ns_;
     walked_pcs_ = pcs + use.copied;
     sample_.anchored = use.anchor >= 0;
@@ -53,14 +72,7 @@ class CaptureTimer {
     sample_.walked = captured - use.copied;
   }
 
-  void Interned(native::StackId stack) {
-    if (enabled_) sample_.stack = stack;
-  }
-
-  // After the capture's time is taken, the modules of the frames it walked
-  // (looked up by address range).
-  void Finish(CaptureOutcome outcome) {
-    if (!enabled_) return;
+  [[gnu::cold, gnu::noinline]] void Record(CaptureOutcome outcome) {
     sample_.outcome = outcome;
     sample_.total_ns = native::CaptureClockNs() - start_ns_;
     native::RecordCapture(sample_);
@@ -79,7 +91,6 @@ class CaptureTimer {
     native::RecordWalkedFrames(sample_.site, module, run);
   }
 
- private:
   const bool enabled_;
   native::FrameResolver* const resolver_;
   const uintptr_t* walked_pcs_ = nullptr;
@@ -144,7 +155,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   // the new one as far as this capture kept the old one's frames in place.
   state.inside_live_prefix =
       use.anchor == 0 ? std::min(state.inside_live_prefix, use.copied) : 0;
-  if (stack == native::kNoStack) {
+  if (stack == native::kNoStack) [[unlikely]] {
     timer.Finish(CaptureOutcome::kNoStack);
     return PythonContext(state, base, start, depth);
   }
@@ -156,7 +167,7 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const int count =
       python_enabled_ ? CapturePython(python_frames, &truncated, &state.last_python) : 0;
   const python::RawFrame* frames = python_frames + (truncated ? 1 : 0);
-  if (truncated && start == 0) base = TruncationMarker(base);
+  if (truncated && start == 0) [[unlikely]] base = TruncationMarker(base);
   const int first_python = std::min(start, count);
 
   const NativePathKey key{base, start, stack};
@@ -363,7 +374,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   timer.Interned(stack);
   state.inside_stack = stack;
   state.inside_copied = copied;
-  if (stack == native::kNoStack) {
+  if (stack == native::kNoStack) [[unlikely]] {
     timer.Finish(CaptureOutcome::kNoStack);
     return op.context;
   }

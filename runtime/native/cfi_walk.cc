@@ -296,7 +296,9 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
       int count = 0;
       replay = memo->Find(WalkState{pc, sp}, &count);
       replay_left = replay != nullptr ? count : 0;
-      if (replay == nullptr && !memo->recording()) memo->BeginRecording(WalkState{pc, sp});
+      if (replay == nullptr && !memo->recording()) [[unlikely]] {
+        memo->BeginRecording(WalkState{pc, sp});
+      }
     }
     if (replay_left > 0) {
       const WalkStep& step = *replay;

@@ -34,7 +34,7 @@ struct ThreadCache {
 // -mtls-dialect in CMakeLists.txt).
 ThreadCache* LocalCache(uint64_t serial) {
   ThreadCache* cache = ThreadInstance<ThreadCache>();
-  if (cache != nullptr && cache->serial != serial) {
+  if (cache != nullptr && cache->serial != serial) [[unlikely]] {
     *cache = ThreadCache{};
     cache->serial = serial;
   }
@@ -89,7 +89,7 @@ StackId StackTable::Intern(const uintptr_t* pcs, int count) {
       cache != nullptr ? &cache->slots[hash % kThreadCacheSlots] : nullptr;
   if (slot != nullptr && slot->id != kNoStack && slot->hash == hash) {
     const Entry* entry = entries_.At(slot->id - 1);
-    if (entry != nullptr && Matches(*entry, hash, pcs, count)) return slot->id;
+    if (entry != nullptr && Matches(*entry, hash, pcs, count)) [[likely]] return slot->id;
   }
   StackId id;
   {

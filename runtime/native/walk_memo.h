@@ -112,7 +112,7 @@ __attribute__((always_inline, no_sanitize("address"))) inline bool ReplayStep(
   const bool has_cfa_slot = step.cfa_slot != WalkStep::kNoSlot;
   const bool has_fp_slot = step.fp_slot != WalkStep::kNoSlot;
   if (ret_slot < low || ret_slot > top || (has_cfa_slot && (cfa_slot < low || cfa_slot > top)) ||
-      (has_fp_slot && (fp_slot < low || fp_slot > top))) {
+      (has_fp_slot && (fp_slot < low || fp_slot > top))) [[unlikely]] {
     return false;
   }
   bool same = CodeAddress(*reinterpret_cast<const uintptr_t*>(ret_slot)) == step.pc;
@@ -163,19 +163,21 @@ class WalkMemo {
   // describe).
   void StopGrowing() { growing_ = false; }
   // Publishes the recorded steps (if any) under their start state.
-  void Commit();
+  [[gnu::cold]] void Commit();
   // A walk's end: commits its recording, counts the steps it replayed and
   // stepped by rule (added to the process's counters every kFlushWalks
   // walks: an atomic add per walk would cost more than a replayed step).
   void EndWalk(int replayed, int stepped) {
     steps_replayed_ += static_cast<uint64_t>(replayed);
     steps_stepped_ += static_cast<uint64_t>(stepped);
-    if (recording_) Commit();
-    if (++walks_ % kFlushWalks == 0) Flush();
+    // Both rare in a steady run, whose walks replay: kept off the lines the
+    // walk's own code runs on.
+    if (recording_) [[unlikely]] Commit();
+    if (++walks_ % kFlushWalks == 0) [[unlikely]] Flush();
   }
   static constexpr uint64_t kFlushWalks = 64;
   // Adds this thread's counts not yet added to the process's.
-  void Flush();
+  [[gnu::cold]] void Flush();
 
   // Segments published and steps replayed on this thread, for tests.
   uint64_t segments_published() const { return published_; }
