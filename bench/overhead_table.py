@@ -23,8 +23,9 @@ WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
 
 TABLE_WORKLOADS = ("launch-torch", "launch-triton", "mlp", "resnet50", "gpt2")
 FLOOR_COLUMN = "floor (RecordFunction+CUPTI)"
-TABLE_COLUMNS = ("no profiler", FLOOR_COLUMN, "deepcontext run", "run --native", "run --trace-fraction 0.1",
-                 "torch.profiler(with_stack)", "Proton (context=python)")
+TABLE_COLUMNS = ("no profiler", FLOOR_COLUMN, "deepcontext run", "run --native",
+                 "run --trace-fraction 0.1", "torch.profiler(with_stack)",
+                 "Proton (context=python)")
 
 
 def table_commands(args, cli, workload, work):
