@@ -28,6 +28,14 @@ the functions' cost per op of the extra steps leaves start-up out.
 the per-op cost of unwinding and splicing native stacks is counted too;
 with --around it applies to the profiled runs.
 
+--lines N (not with --around) has callgrind count each instruction
+(--dump-instr=yes) and lists, per build, the N functions of
+libdeepcontext.so with the most instruction-cache misses: their calls, the
+64-byte lines of their code they ran on, the lines one call touches on
+average and its misses (bench/callgrind_lines.py). A function that touches
+more lines per call than its hot code needs carries rarely run code among
+it; where that code moves out (cold paths), the lines per call fall.
+
 Each build runs in its own process, all of them at once (one core each);
 startup (importing torch under valgrind) takes minutes. Needs valgrind and
 torch (Debian's python3-torch). Where the CPU hides RDTSCP from CPUID (some
@@ -58,6 +66,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+import callgrind_lines
 from cpu_overhead import total_calls
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -166,7 +175,7 @@ def workload_command(build, steps, kind, profile, python, native=False):
     return command
 
 
-def run_one(build, steps, kind, workdir, python, native=False):
+def run_one(build, steps, kind, workdir, python, native=False, dump_instr=False):
     """Runs the MLP under callgrind; kind is "profiled" (deepcontext run),
     "plain" or "floor". Returns (label, totals by object, the profile's
     calls or None, the runtime's totals by function)."""
@@ -179,6 +188,8 @@ def run_one(build, steps, kind, workdir, python, native=False):
         os.path.abspath(build), "python"), DEEPCONTEXT_CPU_SAMPLE_US="50000"))
     valgrind = ["valgrind", "--tool=callgrind", "--trace-children=yes", "--cache-sim=yes",
                 "--callgrind-out-file=" + os.path.join(out, "callgrind.%p")]
+    if dump_instr:  # costs per instruction, for --lines
+        valgrind.append("--dump-instr=yes")
     result = subprocess.run(valgrind + command, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, check=False)
     if result.returncode != 0:
@@ -281,6 +292,11 @@ def main():
                         help="--around: processes at once")
     parser.add_argument("--functions", type=int, default=0, metavar="N",
                         help="also list the runtime's N busiest functions per op, per build")
+    parser.add_argument("--lines", type=int, default=0, metavar="N",
+                        help="also list, per build, the N functions of libdeepcontext.so "
+                             "with the most instruction-cache misses: the 64-byte lines "
+                             "of their code a call runs on, and its misses "
+                             "(bench/callgrind_lines.py; callgrind --dump-instr=yes)")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="dc-callgrind-")
     if args.around:
@@ -291,7 +307,7 @@ def main():
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         results = list(pool.map(
             lambda job: run_one(job[0], args.steps, job[1], workdir, args.python,
-                                args.native), jobs))
+                                args.native, dump_instr=args.lines > 0), jobs))
 
     calls = next(result[2] for result in results if result[2])
     print("| run | ops | runtime Ir/op | I1mr/op | D1mr/op | D1mw/op "
@@ -313,8 +329,29 @@ def main():
             print()
             print("%s: the runtime's %d busiest functions, per op" % (label, args.functions))
             print(function_table(functions, own_calls, args.functions))
+    if args.lines > 0:
+        for build in [args.build] + args.baseline:
+            print()
+            print(build_lines_table(build, args.steps, workdir, args.lines))
     print("callgrind files under %s" % workdir)
     return 0
+
+
+def build_lines_table(build, steps, workdir, count):
+    """--lines: the table of callgrind_lines.py for one build's profiled run
+    (its callgrind files, written with --dump-instr=yes, are in workdir)."""
+    label = os.path.basename(os.path.normpath(build))
+    outs = [os.path.join(workdir, d) for d in os.listdir(workdir)
+            if d.startswith("%s-%d-" % (label, steps))]
+    files = [os.path.join(out, f) for out in outs for f in os.listdir(out)
+             if f.startswith("callgrind.")]
+    largest = max(files, key=os.path.getsize)
+    costs = callgrind_lines.instruction_costs(largest, "libdeepcontext.so")
+    starts = callgrind_lines.function_starts(os.path.join(build, "lib", "libdeepcontext.so"))
+    rows = callgrind_lines.line_rows(costs, starts)
+    return "%s: the %d functions of libdeepcontext.so with the most instruction-cache " \
+        "misses, per call\n%s" % (label, count, callgrind_lines.lines_table(
+            rows, count, short_function_name))
 
 
 def short_function_name(name):

@@ -47,6 +47,55 @@ def test_callgrind_totals_sum_functions_by_object_and_find_the_runtime():
     assert not bench.is_runtime("libtorch_cpu.so.2.11")
 
 
+def test_callgrind_lines_counts_the_code_lines_a_call_runs_on(tmp_path):
+    lines = bench_module("callgrind_lines")
+    # Compressed as callgrind writes it: names by id, positions relative to
+    # the previous line's, a call's inclusive cost (after calls=) that is
+    # not the caller's own, and another object's function left out.
+    path = tmp_path / "callgrind.1"
+    path.write_text("""version: 1
+positions: instr line
+events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+ob=(1) /x/lib/libdeepcontext.so
+fl=(1) walk.cc
+fn=(1) Walk(int)
+0x1000 10 10 0 0 3 0 0 0 0 0
++8 +1 10 0 0 2 0 0 0 0 0
++56 * 10 0 0 0 0 0 0 0 0
+cob=(2) /lib/libc.so.6
+cfn=(2) memcpy
+calls=10 0x9000 0
++4 * 500 0 0 0 0 0 0 0 0
+* * 10 0 0 1 0 0 0 0 0
++64 +2 1 0 0 1 0 0 0 0 0
+fn=(3) Rare()
+0x2000 5 5 0 0 5 0 0 0 0 0
+ob=(2)
+fn=(2)
+0x9000 1 500 0 0 0 0 0 0 0 0
+""")
+    costs = lines.instruction_costs(str(path), "libdeepcontext.so")
+    assert set(costs) == {"Walk(int)", "Rare()"}
+    walk = costs["Walk(int)"]
+    # Every call ran 0x1000 to the call at 0x1044 (whose inclusive 500
+    # are memcpy's), one call in ten went on to 0x1084.
+    assert walk == {0x1000: [10, 3], 0x1008: [10, 2], 0x1040: [10, 0], 0x1044: [10, 1],
+                    0x1084: [1, 1]}
+    rows = {row[0]: row[1:] for row in lines.line_rows(
+        costs, {"Walk(int)": 0x1000, "Rare()": 0x2000, "Unused()": 0x3000})}
+    # Three lines: two that every call runs on, one in ten calls.
+    calls, lines_run, touched, misses = rows["Walk(int)"]
+    assert (calls, lines_run) == (10, 3)
+    assert touched == pytest.approx(2.1)
+    assert misses == pytest.approx(0.7)
+    assert rows["Rare()"] == (5, 1, 1.0, 1.0)
+    table = lines.lines_table(lines.line_rows(costs, {"Walk(int)": 0x1000, "Rare()": 0x2000}),
+                              1)
+    # The most misses in all first: Walk's 7, then Rare's 5.
+    assert table.splitlines()[2] == "| Walk(int) | 10 | 3 | 2.1 | 0.7 |"
+    assert len(table.splitlines()) == 3
+
+
 def test_callgrind_lists_the_runtimes_busiest_functions_per_op():
     bench = bench_module("op_path_callgrind")
     annotated = "\n".join([
