@@ -298,6 +298,8 @@ def main():
                              "of their code a call runs on, and its misses "
                              "(bench/callgrind_lines.py; callgrind --dump-instr=yes)")
     args = parser.parse_args()
+    if args.around and args.lines > 0:
+        parser.error("--lines counts one run per build: it does not go with --around")
     workdir = tempfile.mkdtemp(prefix="dc-callgrind-")
     if args.around:
         return around(args, workdir)
