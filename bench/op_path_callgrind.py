@@ -175,10 +175,13 @@ def workload_command(build, steps, kind, profile, python, native=False):
     return command
 
 
-def run_one(build, steps, kind, workdir, python, native=False, dump_instr=False):
+def run_one(build, steps, kind, workdir, python, native=False, lines=False):
     """Runs the MLP under callgrind; kind is "profiled" (deepcontext run),
     "plain" or "floor". Returns (label, totals by object, the profile's
-    calls or None, the runtime's totals by function)."""
+    calls or None, the runtime's totals by function, and, for a profiled
+    run with `lines`, callgrind_lines.line_rows of libdeepcontext.so or
+    None)."""
+    lines = lines and kind == "profiled"
     label = os.path.basename(os.path.normpath(build)) + (
         "" if kind == "profiled" else "-" + kind)
     out = tempfile.mkdtemp(prefix="%s-%d-" % (label, steps), dir=workdir)
@@ -188,7 +191,7 @@ def run_one(build, steps, kind, workdir, python, native=False, dump_instr=False)
         os.path.abspath(build), "python"), DEEPCONTEXT_CPU_SAMPLE_US="50000"))
     valgrind = ["valgrind", "--tool=callgrind", "--trace-children=yes", "--cache-sim=yes",
                 "--callgrind-out-file=" + os.path.join(out, "callgrind.%p")]
-    if dump_instr:  # costs per instruction, for --lines
+    if lines:  # costs per instruction
         valgrind.append("--dump-instr=yes")
     result = subprocess.run(valgrind + command, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, check=False)
@@ -204,7 +207,13 @@ def run_one(build, steps, kind, workdir, python, native=False, dump_instr=False)
     calls = None
     if kind == "profiled":
         calls = total_calls(os.path.join(build, "bin", "deepcontext"), profile)
-    return label, totals, calls, runtime_function_totals(annotated)
+    line_rows = None
+    if lines:
+        library = os.path.join(build, "lib", "libdeepcontext.so")
+        line_rows = callgrind_lines.line_rows(
+            callgrind_lines.instruction_costs(largest, "libdeepcontext.so"),
+            callgrind_lines.function_starts(library))
+    return label, totals, calls, runtime_function_totals(annotated), line_rows
 
 
 def per_op_of_extra_steps(short, long, ops):
@@ -243,8 +252,8 @@ def around(args, workdir):
         results = list(pool.map(
             lambda job: run_one(args.build, job[1], job[0], workdir, args.python,
                                 args.native), jobs))
-    (_, floor_short, _, _), (_, dc_short, calls_short, functions_short), \
-        (_, floor_long, _, _), (_, dc_long, calls_long, functions_long) = results
+    (_, floor_short, _, _, _), (_, dc_short, calls_short, functions_short, _), \
+        (_, floor_long, _, _, _), (_, dc_long, calls_long, functions_long, _) = results
     ops = calls_long - calls_short
     if ops <= 0:
         raise RuntimeError("the longer run recorded no more calls than the shorter one")
@@ -309,13 +318,13 @@ def main():
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         results = list(pool.map(
             lambda job: run_one(job[0], args.steps, job[1], workdir, args.python,
-                                args.native, dump_instr=args.lines > 0), jobs))
+                                args.native, lines=args.lines > 0), jobs))
 
     calls = next(result[2] for result in results if result[2])
     print("| run | ops | runtime Ir/op | I1mr/op | D1mr/op | D1mw/op "
           "| process Ir/op | process I1mr/op |")
     print("|---|---|---|---|---|---|---|---|")
-    for label, totals, own_calls, _ in results:
+    for label, totals, own_calls, _, _ in results:
         ops = own_calls or calls
         runtime = [sum(v[i] for name, v in totals.items() if is_runtime(name))
                    for i in range(len(EVENTS))]
@@ -326,34 +335,19 @@ def main():
             per_op(runtime, "D1mr"), per_op(runtime, "D1mw"),
             per_op(process, "Ir"), per_op(process, "I1mr")))
     print("(ops: the profile's calls; a plain run is divided by the profiled run's)")
-    for label, _, own_calls, functions in results:
+    for label, _, own_calls, functions, _ in results:
         if args.functions > 0 and own_calls:
             print()
             print("%s: the runtime's %d busiest functions, per op" % (label, args.functions))
             print(function_table(functions, own_calls, args.functions))
-    if args.lines > 0:
-        for build in [args.build] + args.baseline:
+    for label, _, _, _, line_rows in results:
+        if line_rows is not None:
             print()
-            print(build_lines_table(build, args.steps, workdir, args.lines))
+            print("%s: the %d functions of libdeepcontext.so with the most instruction-cache "
+                  "misses, per call" % (label, args.lines))
+            print(callgrind_lines.lines_table(line_rows, args.lines, short_function_name))
     print("callgrind files under %s" % workdir)
     return 0
-
-
-def build_lines_table(build, steps, workdir, count):
-    """--lines: the table of callgrind_lines.py for one build's profiled run
-    (its callgrind files, written with --dump-instr=yes, are in workdir)."""
-    label = os.path.basename(os.path.normpath(build))
-    outs = [os.path.join(workdir, d) for d in os.listdir(workdir)
-            if d.startswith("%s-%d-" % (label, steps))]
-    files = [os.path.join(out, f) for out in outs for f in os.listdir(out)
-             if f.startswith("callgrind.")]
-    largest = max(files, key=os.path.getsize)
-    costs = callgrind_lines.instruction_costs(largest, "libdeepcontext.so")
-    starts = callgrind_lines.function_starts(os.path.join(build, "lib", "libdeepcontext.so"))
-    rows = callgrind_lines.line_rows(costs, starts)
-    return "%s: the %d functions of libdeepcontext.so with the most instruction-cache " \
-        "misses, per call\n%s" % (label, count, callgrind_lines.lines_table(
-            rows, count, short_function_name))
 
 
 def short_function_name(name):
