@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -48,6 +50,11 @@ const char* CallPathBuilder::EnableNative(bool on) {
   if (on) {
     std::call_once(native_once_, [this] {
       unwinder_ = &native::Unwinder::Default();
+      // DEEPCONTEXT_INSIDE_TRAILS=0 unwinds every call inside an op, to
+      // time or check the trails against it.
+      const char* trails = std::getenv("DEEPCONTEXT_INSIDE_TRAILS");
+      trails_usable_ = unwinder_->kind() == native::UnwinderKind::kCfiCache &&
+                       !(trails != nullptr && std::string_view(trails) == "0");
       interpreter_.Detect();
       resolver_ = std::make_unique<native::FrameResolver>();
     });

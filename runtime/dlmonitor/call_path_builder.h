@@ -44,6 +44,7 @@
 #include "runtime/dlmonitor/child_cache.h"
 #include "runtime/dlmonitor/context_tree.h"
 #include "runtime/dlmonitor/forward_links.h"
+#include "runtime/dlmonitor/inside_trails.h"
 #include "runtime/dlmonitor/python_frame_cache.h"
 #include "runtime/dlmonitor/string_table.h"
 #include "runtime/native/frame_resolver.h"
@@ -196,6 +197,14 @@ class CallPathBuilder {
   [[gnu::noinline, gnu::cold]] ContextId NewInsidePath(
       ThreadState& state, const OpEntry& op, const call_path::InsidePathKey& key,
       const uintptr_t* pcs, int count);
+  // Keeps `answer` of a call inside an op with the trail that proves it for
+  // the next call from the same frame (inside_trails.h). Out of line, as
+  // NewNativePath: it steps by rule.
+  [[gnu::noinline, gnu::cold]] void KeepInsideTrail(ThreadState& state,
+                                                    const InsideTrails::Key& key,
+                                                    ContextId answer,
+                                                    const native::CallerFrame& caller,
+                                                    const native::StackAnchor& live);
   // The tree node of `pc` under `parent`, keyed by the address (Named()).
   ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);
@@ -233,6 +242,9 @@ class CallPathBuilder {
   // Unwinder::Default(), kept: constructing an Unwinder checks that its
   // kind is available, three guarded statics per capture.
   const native::Unwinder* unwinder_ = nullptr;
+  // Calls inside ops may be answered by trails (InsideOpContext): only the
+  // cfi-cache unwinder gives anchors the stack addresses trails meet.
+  bool trails_usable_ = false;
   native::InterpreterRanges interpreter_;
   native::StackTable stacks_;
   std::unique_ptr<native::FrameResolver> resolver_;

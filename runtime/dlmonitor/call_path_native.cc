@@ -307,9 +307,27 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   int anchor_count = 0;
   const bool entry_anchor =
       op.entry_stack == state.last_native_stack && state.anchor_count > 0;
-  if (entry_anchor) {
-    anchors[anchor_count++] = native::StackAnchor{state.anchor_pcs, state.anchor_sps,
-                                                  state.anchor_count, /*live=*/true};
+  const native::StackAnchor live{state.anchor_pcs, state.anchor_sps, state.anchor_count,
+                                 /*live=*/true};
+  if (entry_anchor) anchors[anchor_count++] = live;
+  CaptureTimer timer(CaptureSite::kInsideOp, &state, resolver_.get());
+  // A call from the same caller frame in an op of the same context and
+  // entry stack as a recent one, whose trail to the entry capture still
+  // holds: the same frames, so the same answer, without unwinding
+  // (inside_trails.h).
+  const bool trails = entry_anchor && caller.cfa != 0 && trails_usable_;
+  const InsideTrails::Key trail_key{op.context, op.entry_stack, caller.pc, caller.cfa};
+  if (trails && state.inside_trails != nullptr) {
+    const ContextId answer = state.inside_trails->Answer(trail_key, caller, live);
+    if (answer != kNoContext) {
+      // The previous call's frames are not known now: the next unwind
+      // goes to the op's entry capture.
+      state.inside_count = 0;
+      state.inside_answer = kNoContext;
+      timer.Unwound(0, native::AnchorUse{}, -1, nullptr);
+      timer.Finish(CaptureOutcome::kReused);
+      return answer;
+    }
   }
   const int previous_anchor = anchor_count;
   const int previous_count = state.inside_count;
@@ -318,7 +336,6 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
         state.inside_pcs, state.inside_sps, previous_count, /*live=*/false,
         /*live_prefix=*/entry_anchor ? state.inside_live_prefix : 0};
   }
-  CaptureTimer timer(CaptureSite::kInsideOp, &state, resolver_.get());
   uintptr_t* pcs = state.inside_pcs;
   native::AnchorUse use;
   const int captured = unwinder_->CaptureNear(
@@ -341,6 +358,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   if (same_frames && state.inside_op == op.context &&
       state.inside_entry == op.entry_stack && previous_answer != kNoContext) {
     state.inside_answer = previous_answer;
+    if (trails) KeepInsideTrail(state, trail_key, previous_answer, caller, live);
     timer.Finish(CaptureOutcome::kReused);
     return previous_answer;  // the previous call's frames, in the same op
   }
@@ -384,12 +402,22 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   state.inside_entry = op.entry_stack;
   if (const ContextId* known = state.inside_paths.Find(key)) {
     state.inside_answer = *known;
+    if (trails) KeepInsideTrail(state, trail_key, *known, caller, live);
     timer.Finish(CaptureOutcome::kCachedPath);
     return *known;
   }
   state.inside_answer = NewInsidePath(state, op, key, pcs, count);
+  if (trails) KeepInsideTrail(state, trail_key, state.inside_answer, caller, live);
   timer.Finish(CaptureOutcome::kNewPath);
   return state.inside_answer;
+}
+
+void CallPathBuilder::KeepInsideTrail(ThreadState& state, const InsideTrails::Key& key,
+                                      ContextId answer, const native::CallerFrame& caller,
+                                      const native::StackAnchor& live) {
+  if (state.inside_trails == nullptr) state.inside_trails = std::make_unique<InsideTrails>();
+  state.inside_trails->Keep(key, answer, caller, live, state.inside_pcs, state.inside_sps,
+                            state.inside_count);
 }
 
 ContextId CallPathBuilder::NewInsidePath(ThreadState& state, const OpEntry& op,

@@ -19,6 +19,7 @@
 #include "runtime/common/flat_hash_map.h"
 #include "runtime/common/shadow_stack.h"
 #include "runtime/dlmonitor/call_path_builder.h"
+#include "runtime/dlmonitor/inside_trails.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -322,6 +323,9 @@ struct ThreadState {
   ContextId inside_op = kNoContext;
   native::StackId inside_entry = native::kNoStack;
   ContextId inside_answer = kNoContext;
+  // Answers of recent such calls with the trails that prove them
+  // (inside_trails.h), made at the first call kept there.
+  std::unique_ptr<InsideTrails> inside_trails;
   // Recent (parent, operator, phase or Python frame) -> child answers of
   // the tree (CachedChild).
   ChildCache children;

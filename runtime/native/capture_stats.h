@@ -20,7 +20,8 @@ inline constexpr int kCaptureSiteCount = 2;
 
 // What the capture's path lookup came to.
 enum class CaptureOutcome : uint8_t {
-  kReused = 0,      // the same frames as the previous capture: its answer
+  kReused = 0,      // the same frames as the previous capture, or as a kept
+                    // trail (dlmonitor/inside_trails.h): their answer
   kCachedPath = 1,  // a path found in the thread's cache
   kNewPath = 2,     // first sight: spliced and added to the tree on this thread
   kNoStack = 3,     // nothing interned (table full, empty stack)

@@ -111,38 +111,19 @@ bool SlotOffset(uintptr_t slot, uintptr_t cfa, int32_t* offset) {
   return true;
 }
 
-// Whether the word at `addr` lies inside this thread's stack [low, high):
-// the only memory a walk reads.
-inline bool OnStack(uintptr_t addr, uintptr_t low, uintptr_t high) {
-  return addr >= low && addr + sizeof(uintptr_t) <= high;
-}
+}  // namespace
 
-enum class RuleStep { kStepped, kEnd, kFailed };
-
-// Where a step by rule leads: the caller's frame (its sp, stack address
-// and frame pointer) and return address.
-struct RuleStepResult {
-  RuleStep outcome = RuleStep::kFailed;
-  uintptr_t sp = 0;
-  uintptr_t key = 0;
-  uintptr_t fp = 0;
-  uintptr_t ret = 0;
-};
-
-// One step from the frame of `pc` (at `sp`, with frame pointer `fp`) by its
-// cached rule, where no recorded walk replays it; the step is recorded where
-// `memo` records. kEnd where the rule ends the stack, kFailed where the
-// rule is not modelled or leads off this thread's stack [low, high). Out
-// of line, its frame passed by value so that the walk's own stay in
+// Out of line, its frame passed by value so that the walk's own stay in
 // registers: a walk in a steady run replays nearly every step, and the
 // replay loop's code then stays on fewer cache lines.
 __attribute__((noinline, no_sanitize("address"))) RuleStepResult StepByRule(
     CfiThreadCache& rules, WalkMemo* const memo, const uintptr_t low, const uintptr_t high,
-    const uintptr_t pc, const uintptr_t sp, const uintptr_t fp) {
+    const uintptr_t pc, const uintptr_t sp, const uintptr_t fp, WalkStep* const made) {
   RuleStepResult result;
   const CfiRule& rule = CachedCfiRule(rules, pc - 1);
   if (rule.kind == CfiRule::Kind::kEnd) {
     if (memo != nullptr && memo->recording()) memo->Record(WalkStep{});
+    if (made != nullptr) *made = WalkStep{};
     result.outcome = RuleStep::kEnd;
     return result;
   }
@@ -176,21 +157,27 @@ __attribute__((noinline, no_sanitize("address"))) RuleStepResult StepByRule(
   }
   result.sp = cfa;
   result.key = ret_slot + sizeof(uintptr_t);
-  if (memo != nullptr && memo->recording()) {
+  const bool recording = memo != nullptr && memo->recording();
+  if (recording || made != nullptr) {
     step.pc = result.ret;
     step.sp = cfa;
-    if (SlotOffset(cfa_slot, cfa, &step.cfa_slot) && SlotOffset(fp_slot, cfa, &step.fp_slot) &&
-        SetStepKey(&step, result.key)) {
-      memo->Record(step);
-    } else {
-      memo->StopGrowing();
+    const bool fits = SlotOffset(cfa_slot, cfa, &step.cfa_slot) &&
+                      SlotOffset(fp_slot, cfa, &step.fp_slot) && SetStepKey(&step, result.key);
+    if (recording) {
+      if (fits) {
+        memo->Record(step);
+      } else {
+        memo->StopGrowing();
+      }
+    }
+    if (made != nullptr) {
+      if (!fits) return RuleStepResult{};
+      *made = step;
     }
   }
   result.outcome = RuleStep::kStepped;
   return result;
 }
-
-}  // namespace
 
 // Steps from frame to frame with the cached .eh_frame rule of each return
 // address (cfi_rules.h). Starts from its own frame record (this file keeps
@@ -320,7 +307,7 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
       diverged = true;
     }
     ++stepped;
-    const RuleStepResult next = StepByRule(*rules, memo, low, high, pc, sp, fp);
+    const RuleStepResult next = StepByRule(*rules, memo, low, high, pc, sp, fp, nullptr);
     if (next.outcome == RuleStep::kEnd) break;
     if (next.outcome == RuleStep::kFailed) {
       if (memo != nullptr) memo->EndWalk(replayed, stepped);

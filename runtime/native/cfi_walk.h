@@ -56,6 +56,33 @@ struct ThreadUnwindState {
 // exits.
 ThreadUnwindState* ThisThreadUnwindState();
 
+// Whether the word at `addr` lies inside this thread's stack [low, high):
+// the only memory a walk reads.
+inline bool OnStack(uintptr_t addr, uintptr_t low, uintptr_t high) {
+  return addr >= low && addr + sizeof(uintptr_t) <= high;
+}
+
+enum class RuleStep { kStepped, kEnd, kFailed };
+
+// Where a step by rule leads: the caller's frame (its sp, stack address
+// and frame pointer) and return address.
+struct RuleStepResult {
+  RuleStep outcome = RuleStep::kFailed;
+  uintptr_t sp = 0;
+  uintptr_t key = 0;
+  uintptr_t fp = 0;
+  uintptr_t ret = 0;
+};
+
+// One step from the frame of `pc` (at `sp`, with frame pointer `fp`) by its
+// cached rule, where no recorded walk replays it; the step is recorded where
+// `memo` records, and written to `made` when given (kFailed where a
+// WalkStep cannot describe it). kEnd where the rule ends the stack, kFailed
+// where the rule is not modelled or leads off this thread's stack [low,
+// high).
+RuleStepResult StepByRule(CfiThreadCache& rules, WalkMemo* memo, uintptr_t low, uintptr_t high,
+                          uintptr_t pc, uintptr_t sp, uintptr_t fp, WalkStep* made);
+
 // Return addresses from the caller of WalkCfiRules outward (innermost
 // first), or from `start` (Unwinder::CaptureNear) when it is a frame outer
 // of this one, with each frame's stack address in `sps` when given; -1 when

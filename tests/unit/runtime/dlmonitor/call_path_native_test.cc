@@ -292,6 +292,61 @@ TEST_F(CallPathBuilderTest, GpuCallsAfterAnOpFromElsewhereGetItsOuterFrames) {
   }
 }
 
+// Two callers of GpuCallB with frames of one size, called from one call
+// site: the call's caller frame (the return into GpuCallC, AskContext's
+// CFA) is the same under either, and only a frame outer of it differs.
+extern "C" {
+__attribute__((noinline, visibility("default"))) ContextId CallPathTestViaX(
+    CallPathBuilder* builder) {
+  volatile int tag = 1;
+  (void)tag;
+  const ContextId context = CallPathTestGpuCallB(builder);
+  asm volatile("" ::: "memory");
+  return context;
+}
+__attribute__((noinline, visibility("default"))) ContextId CallPathTestViaY(
+    CallPathBuilder* builder) {
+  volatile int tag = 2;
+  (void)tag;
+  const ContextId context = CallPathTestGpuCallB(builder);
+  asm volatile("" ::: "memory");
+  return context;
+}
+}
+
+// A call answered from the trail of an earlier call from the same frame in
+// the same op must still be the same stack: calls through ViaX and ViaY,
+// alternating, each keep their own path, in this op and in the next op
+// from the same place.
+TEST_F(CallPathBuilderTest, GpuCallsFromOneFrameThroughOtherCallersKeepTheirPaths) {
+  builder_.EnableNative(true);
+  using Via = ContextId (*)(CallPathBuilder*);
+  const Via vias[] = {&CallPathTestViaX, &CallPathTestViaY};
+  const char* const names[] = {"CallPathTestViaX", "CallPathTestViaY"};
+  volatile int ops = 2;
+  std::vector<ContextId> answers[2];
+  for (int o = 0; o < ops; ++o) {
+    auto op = Op("aten::mm", DLMONITOR_OP_OPERATOR);
+    const ContextId op_context = CallPathTestChainA(&builder_, &op);
+    volatile int calls = 6;
+    for (int i = 0; i < calls; ++i) {
+      Via volatile via = vias[i % 2];
+      const ContextId answer = via(&builder_);
+      const std::string path = Path(answer);
+      EXPECT_TRUE(path.starts_with(Path(op_context) + "/")) << path;
+      EXPECT_TRUE(path.ends_with(std::string("/") + names[i % 2] +
+                                 "/CallPathTestGpuCallB/CallPathTestGpuCallC"))
+          << "op " << o << " call " << i << ": " << path;
+      answers[i % 2].push_back(answer);
+    }
+    builder_.OnOpExit(op);
+  }
+  for (const std::vector<ContextId>& same : answers) {
+    for (ContextId answer : same) EXPECT_EQ(answer, same[0]);
+  }
+  EXPECT_NE(answers[0][0], answers[1][0]);
+}
+
 TEST_F(CallPathBuilderTest, NestedOpsDoNotCaptureNativeFrames) {
   builder_.EnableNative(true);
   auto outer = Op("aten::linear", DLMONITOR_OP_OPERATOR);

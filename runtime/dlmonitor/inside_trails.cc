@@ -1,0 +1,79 @@
+#include "runtime/dlmonitor/inside_trails.h"
+
+#include "runtime/common/hot_path.h"
+
+namespace deepcontext::dlmonitor {
+
+int InsideTrails::SetOf(const Key& key) {
+  uint64_t h = key.op * 0x9E3779B97F4A7C15ULL ^ key.cfa ^ (key.pc << 17) ^
+               (static_cast<uint64_t>(key.entry) << 40);
+  h *= 0xBF58476D1CE4E5B9ULL;
+  return static_cast<int>((h >> (64 - kSetBits)) * kWays);
+}
+
+DEEPCONTEXT_HOT
+ContextId InsideTrails::Answer(const Key& key, const native::CallerFrame& start,
+                               const native::StackAnchor& anchor) {
+  const int set = SetOf(key);
+  for (int way = 0; way < kWays; ++way) {
+    Entry& entry = entries_[set + way];
+    if (entry.used == 0 || !(entry.key == key)) continue;
+    if (native::StackTrailHolds(trails_[set + way], start, anchor)) {
+      if (++tick_ == 0) tick_ = 1;
+      entry.used = tick_;
+      return entry.answer;
+    }
+  }
+  return kNoContext;
+}
+
+namespace {
+
+// Whether the trail's stack (the anchor's frames [0, met + 1], then the
+// trail's inner frames outward in) is the `count` frames of `pcs`/`sps`.
+bool DescribesStack(const native::StackTrail& trail, const native::CallerFrame& start,
+                    const native::StackAnchor& anchor, const uintptr_t* pcs,
+                    const uintptr_t* sps, int count) {
+  uintptr_t trail_pcs[native::StackTrail::kMaxSteps + 1];
+  uintptr_t trail_sps[native::StackTrail::kMaxSteps + 1];
+  const int frames = native::StackTrailFrames(trail, start, trail_pcs, trail_sps,
+                                              native::StackTrail::kMaxSteps + 1);
+  // The last two trail frames are the anchor's met + 1 and met.
+  const int outer = trail.met + 2;
+  const int inner = frames - 2;
+  if (frames < 2 || outer > anchor.count || count != outer + inner) return false;
+  for (int i = 0; i < outer; ++i) {
+    if (pcs[i] != anchor.pcs[i] || sps[i] != anchor.sps[i]) return false;
+  }
+  for (int i = 0; i < inner; ++i) {
+    if (pcs[count - 1 - i] != trail_pcs[i] || sps[count - 1 - i] != trail_sps[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFrame& start,
+                        const native::StackAnchor& anchor, const uintptr_t* pcs,
+                        const uintptr_t* sps, int count) {
+  if (answer == kNoContext) return false;
+  const int set = SetOf(key);
+  int victim = set;
+  for (int way = 0; way < kWays; ++way) {
+    const Entry& entry = entries_[set + way];
+    if (entry.used != 0 && entry.key == key && trails_[set + way].count == 0) return false;
+    if (entry.used < entries_[victim].used) victim = set + way;
+  }
+  if (++tick_ == 0) tick_ = 1;
+  Entry& entry = entries_[victim];
+  entry.key = key;
+  entry.used = tick_;
+  native::StackTrail& trail = trails_[victim];
+  const bool recorded = native::RecordStackTrail(start, anchor, &trail) &&
+                        DescribesStack(trail, start, anchor, pcs, sps, count);
+  if (!recorded) trail.count = 0;
+  entry.answer = recorded ? answer : kNoContext;
+  return recorded;
+}
+
+}  // namespace deepcontext::dlmonitor

@@ -1,0 +1,168 @@
+// InsideTrails (runtime/dlmonitor/inside_trails.h): a call inside an op is
+// answered from a kept trail only while its stack is the one the answer was
+// found for, several stacks of one caller frame keep their own answers, and
+// a trail that does not describe the stack it was kept for is never used.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "runtime/dlmonitor/inside_trails.h"
+#include "runtime/native/native_stack.h"
+
+namespace deepcontext::dlmonitor {
+namespace {
+
+struct Scene {
+  InsideTrails* trails = nullptr;
+  uintptr_t anchor_pcs[native::kMaxNativeDepth];
+  uintptr_t anchor_sps[native::kMaxNativeDepth];
+  int anchor_count = 0;
+  ContextId op = 7;
+  bool keep = false;
+  ContextId answer = kNoContext;  // to keep
+  bool corrupt = false;           // keep it with a stack one frame off
+  bool kept = false;
+  ContextId found = kNoContext;
+};
+
+// Where a GPU API callback would ask for its context.
+__attribute__((noinline)) void Ask(Scene* scene) {
+  const native::CallerFrame caller = DEEPCONTEXT_CALLER_FRAME();
+  const native::StackAnchor live{scene->anchor_pcs, scene->anchor_sps, scene->anchor_count,
+                                 /*live=*/true};
+  const InsideTrails::Key key{scene->op, /*entry=*/3, caller.pc, caller.cfa};
+  if (scene->keep) {
+    uintptr_t pcs[native::kMaxNativeDepth];
+    uintptr_t sps[native::kMaxNativeDepth];
+    native::AnchorUse use;
+    const int count = native::Unwinder(native::UnwinderKind::kCfiCache)
+                          .CaptureNear(&live, 1, pcs, sps, native::kMaxNativeDepth, &use, &caller);
+    if (scene->corrupt && count > 0) pcs[count - 1] += 1;
+    scene->kept = scene->trails->Keep(key, scene->answer, caller, live, pcs, sps, count);
+  } else {
+    scene->found = scene->trails->Answer(key, caller, live);
+  }
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void Inner(Scene* scene) {
+  Ask(scene);
+  asm volatile("" ::: "memory");
+}
+
+// Two callers of Inner with frames of one size, called from one call site.
+extern "C" {
+__attribute__((noinline, visibility("default"))) void InsideTrailsTestViaX(Scene* scene) {
+  volatile int tag = 1;
+  (void)tag;
+  Inner(scene);
+  asm volatile("" ::: "memory");
+}
+__attribute__((noinline, visibility("default"))) void InsideTrailsTestViaY(Scene* scene) {
+  volatile int tag = 2;
+  (void)tag;
+  Inner(scene);
+  asm volatile("" ::: "memory");
+}
+}
+
+using Via = void (*)(Scene*);
+
+// The op: its entry capture, then a call inside it through `via`.
+__attribute__((noinline)) void Op(Scene* scene, Via via) {
+  if (scene->anchor_count == 0) {
+    scene->anchor_count =
+        native::Unwinder(native::UnwinderKind::kCfiCache)
+            .CaptureWithStackPointers(scene->anchor_pcs, scene->anchor_sps,
+                                      native::kMaxNativeDepth);
+  }
+  Via volatile call = via;
+  call(scene);
+  asm volatile("" ::: "memory");
+}
+
+// One call inside the op: keep `answer` for it, or find one.
+struct Step {
+  Via via;
+  bool keep = false;
+  ContextId answer = kNoContext;
+  bool corrupt = false;
+  ContextId op = 7;
+};
+
+struct Outcome {
+  bool kept = false;
+  ContextId found = kNoContext;
+};
+
+class InsideTrailsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!native::UnwinderAvailable(native::UnwinderKind::kCfiCache)) {
+      GTEST_SKIP() << "no cfi rules here";
+    }
+  }
+
+  // Every step from one call instruction, so that the frames outer of the
+  // op are the same for all of them and only `via` tells them apart.
+  std::vector<Outcome> RunAll(const std::vector<Step>& steps) {
+    std::vector<Outcome> outcomes;
+    for (const Step& step : steps) {
+      scene_.op = step.op;
+      scene_.keep = step.keep;
+      scene_.answer = step.answer;
+      scene_.corrupt = step.corrupt;
+      scene_.found = kNoContext;
+      scene_.kept = false;
+      Op(&scene_, step.via);
+      outcomes.push_back(Outcome{scene_.kept, scene_.found});
+    }
+    return outcomes;
+  }
+
+  std::unique_ptr<InsideTrails> trails_ = std::make_unique<InsideTrails>();
+  Scene scene_{trails_.get()};
+};
+
+TEST_F(InsideTrailsTest, AnswersOnlyTheStackItWasKeptFor) {
+  const Via x = &InsideTrailsTestViaX;
+  const Via y = &InsideTrailsTestViaY;
+  const std::vector<Outcome> got = RunAll({
+      {x},                             // 0: nothing kept yet
+      {x, /*keep=*/true, 101},         // 1
+      {x},                             // 2: found
+      {y},                             // 3: one frame outer of the caller differs
+      {y, /*keep=*/true, 202},         // 4: the same caller frame, a way of its own
+      {x},                             // 5
+      {y},                             // 6
+      {x},                             // 7
+      {x, false, kNoContext, false, 8},  // 8: another op's context, another key
+  });
+  EXPECT_EQ(got[0].found, kNoContext);
+  EXPECT_TRUE(got[1].kept);
+  EXPECT_EQ(got[2].found, 101u);
+  EXPECT_EQ(got[3].found, kNoContext);
+  EXPECT_TRUE(got[4].kept);
+  EXPECT_EQ(got[5].found, 101u);
+  EXPECT_EQ(got[6].found, 202u);
+  EXPECT_EQ(got[7].found, 101u);
+  EXPECT_EQ(got[8].found, kNoContext);
+}
+
+TEST_F(InsideTrailsTest, KeepsNoTrailThatDescribesAnotherStack) {
+  const Via x = &InsideTrailsTestViaX;
+  const std::vector<Outcome> got = RunAll({
+      {x, /*keep=*/true, 101, /*corrupt=*/true},  // 0: kept for a stack one frame off
+      {x},                                        // 1
+      {x, /*keep=*/true, 101},                    // 2: the key is marked: not again
+      {x},                                        // 3
+  });
+  EXPECT_FALSE(got[0].kept);
+  EXPECT_EQ(got[1].found, kNoContext);
+  EXPECT_FALSE(got[2].kept);
+  EXPECT_EQ(got[3].found, kNoContext);
+}
+
+}  // namespace
+}  // namespace deepcontext::dlmonitor

@@ -1,0 +1,195 @@
+// Stack trails (runtime/native/stack_trail.h): recorded from a caller frame
+// to a live anchor, they describe the same stack a capture from that frame
+// gives, hold while the stack between them is the same, and no longer hold
+// once one frame between them differs or the anchor is another activation.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "runtime/native/native_stack.h"
+#include "runtime/native/stack_trail.h"
+
+namespace deepcontext::native {
+namespace {
+
+struct Anchor {
+  uintptr_t pcs[kMaxNativeDepth];
+  uintptr_t sps[kMaxNativeDepth];
+  int count = 0;
+  StackAnchor Live() const { return StackAnchor{pcs, sps, count, /*live=*/true}; }
+};
+
+enum class Action { kRecord, kCheck };
+
+// What the innermost frame does, and what it found.
+struct Ask {
+  Action action = Action::kRecord;
+  const Anchor* anchor = nullptr;
+  StackTrail* trail = nullptr;
+  bool result = false;
+  // kRecord: the capture of the same stack from the same frame, and the
+  // trail's own frames.
+  uintptr_t pcs[kMaxNativeDepth];
+  uintptr_t sps[kMaxNativeDepth];
+  int count = 0;
+  AnchorUse use;
+  uintptr_t trail_pcs[StackTrail::kMaxSteps + 1];
+  uintptr_t trail_sps[StackTrail::kMaxSteps + 1];
+  int trail_frames = 0;
+};
+
+// The frame a runtime entry point would report (DEEPCONTEXT_CALLER_FRAME).
+__attribute__((noinline)) void Probe(Ask* ask) {
+  const CallerFrame caller = DEEPCONTEXT_CALLER_FRAME();
+  const StackAnchor live = ask->anchor->Live();
+  if (ask->action == Action::kRecord) {
+    ask->result = RecordStackTrail(caller, live, ask->trail);
+    ask->count = Unwinder(UnwinderKind::kCfiCache)
+                     .CaptureNear(&live, 1, ask->pcs, ask->sps, kMaxNativeDepth, &ask->use,
+                                  &caller);
+    ask->trail_frames = StackTrailFrames(*ask->trail, caller, ask->trail_pcs, ask->trail_sps,
+                                         StackTrail::kMaxSteps + 1);
+  } else {
+    ask->result = StackTrailHolds(*ask->trail, caller, live);
+  }
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void Mid(Ask* ask) {
+  Probe(ask);
+  asm volatile("" ::: "memory");
+}
+
+// Two callers of Mid with frames of one size, called from one call site:
+// Mid and Probe run at the same stack addresses under either, and only
+// the return address into them differs.
+extern "C" {
+__attribute__((noinline, visibility("default"))) void StackTrailTestViaX(Ask* ask) {
+  volatile int tag = 1;
+  (void)tag;
+  Mid(ask);
+  asm volatile("" ::: "memory");
+}
+__attribute__((noinline, visibility("default"))) void StackTrailTestViaY(Ask* ask) {
+  volatile int tag = 2;
+  (void)tag;
+  Mid(ask);
+  asm volatile("" ::: "memory");
+}
+}
+
+using Via = void (*)(Ask*);
+
+// Stands in for an op: its entry takes the anchor, then a call inside it
+// goes through `via`.
+__attribute__((noinline)) void OpBody(Anchor* anchor, Via via, Ask* ask) {
+  if (anchor->count == 0) {
+    anchor->count = Unwinder(UnwinderKind::kCfiCache)
+                        .CaptureWithStackPointers(anchor->pcs, anchor->sps, kMaxNativeDepth);
+  }
+  Via volatile call = via;
+  call(ask);
+  asm volatile("" ::: "memory");
+}
+
+class StackTrailTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!UnwinderAvailable(UnwinderKind::kCfiCache)) GTEST_SKIP() << "no cfi rules here";
+  }
+};
+
+TEST_F(StackTrailTest, DescribesTheStackACaptureFromTheSameFrameGives) {
+  Anchor anchor;
+  StackTrail trail;
+  Ask ask;
+  ask.anchor = &anchor;
+  ask.trail = &trail;
+  // The anchor is taken in the first call; the op's frames stay the same
+  // for the second (one loop, one call instruction).
+  volatile int calls = 2;
+  for (int i = 0; i < calls; ++i) OpBody(&anchor, &StackTrailTestViaX, &ask);
+  ASSERT_TRUE(ask.result);
+  ASSERT_GT(anchor.count, 2);
+  ASSERT_GE(trail.count, 2);  // Probe's caller frame, Mid, ViaX, then OpBody's frames
+  ASSERT_EQ(ask.use.anchor, 0);
+  // The capture: the anchor's frames [0, copied), then the walked ones,
+  // innermost last. The trail: its frames innermost first, its last two
+  // the anchor's frames met + 1 and met.
+  EXPECT_EQ(ask.trail_frames, trail.count + 1);
+  EXPECT_EQ(ask.trail_pcs[trail.count], anchor.pcs[trail.met]);
+  EXPECT_EQ(ask.trail_sps[trail.count], anchor.sps[trail.met]);
+  EXPECT_EQ(ask.trail_pcs[trail.count - 1], anchor.pcs[trail.met + 1]);
+  EXPECT_EQ(ask.trail_sps[trail.count - 1], anchor.sps[trail.met + 1]);
+  const int outer = trail.met + 2;
+  const int inner = ask.trail_frames - 2;
+  ASSERT_EQ(ask.count, outer + inner);
+  for (int i = 0; i < outer; ++i) {
+    EXPECT_EQ(ask.pcs[i], anchor.pcs[i]) << i;
+    EXPECT_EQ(ask.sps[i], anchor.sps[i]) << i;
+  }
+  for (int i = 0; i < inner; ++i) {
+    EXPECT_EQ(ask.pcs[ask.count - 1 - i], ask.trail_pcs[i]) << i;
+    EXPECT_EQ(ask.sps[ask.count - 1 - i], ask.trail_sps[i]) << i;
+  }
+}
+
+TEST_F(StackTrailTest, HoldsOnlyWhileEveryFrameToTheAnchorIsTheSame) {
+  Anchor anchor;
+  StackTrail trail;
+  Ask ask;
+  ask.anchor = &anchor;
+  ask.trail = &trail;
+  const Via vias[] = {&StackTrailTestViaX, &StackTrailTestViaX, &StackTrailTestViaY,
+                      &StackTrailTestViaX};
+  const Action actions[] = {Action::kRecord, Action::kCheck, Action::kCheck, Action::kCheck};
+  bool results[4] = {};
+  volatile int calls = 4;
+  for (int i = 0; i < calls; ++i) {
+    ask.action = actions[i];
+    OpBody(&anchor, vias[i], &ask);
+    results[i] = ask.result;
+  }
+  EXPECT_TRUE(results[0]);   // recorded through ViaX
+  EXPECT_TRUE(results[1]);   // ViaX again: the same frames
+  EXPECT_FALSE(results[2]);  // ViaY: one return address differs
+  EXPECT_TRUE(results[3]);   // ViaX once more
+
+  // The same frames against another activation of the op (its frames at
+  // other stack addresses): not the anchor the trail met.
+  Anchor moved = anchor;
+  moved.sps[trail.met] += 64;
+  ask.anchor = &moved;
+  ask.action = Action::kCheck;
+  OpBody(&moved, &StackTrailTestViaX, &ask);
+  EXPECT_FALSE(ask.result);
+}
+
+TEST_F(StackTrailTest, RecordsNothingWithoutALiveAnchorOnTheWay) {
+  Anchor anchor;
+  StackTrail trail;
+  Ask ask;
+  ask.anchor = &anchor;
+  ask.trail = &trail;
+  OpBody(&anchor, &StackTrailTestViaX, &ask);
+  ASSERT_TRUE(ask.result);
+  // Frames no walk meets (other stack addresses): no trail, and an empty
+  // trail holds nowhere.
+  Anchor elsewhere = anchor;
+  for (int i = 0; i < elsewhere.count; ++i) elsewhere.sps[i] += 8;
+  ask.anchor = &elsewhere;
+  OpBody(&elsewhere, &StackTrailTestViaX, &ask);
+  EXPECT_FALSE(ask.result);
+  EXPECT_EQ(trail.count, 0);
+  ask.action = Action::kCheck;
+  ask.anchor = &anchor;
+  OpBody(&anchor, &StackTrailTestViaX, &ask);
+  EXPECT_FALSE(ask.result);
+  // An anchor not known to be live gives none either.
+  const StackAnchor not_live{anchor.pcs, anchor.sps, anchor.count, /*live=*/false};
+  const CallerFrame here = DEEPCONTEXT_CALLER_FRAME();
+  EXPECT_FALSE(RecordStackTrail(here, not_live, &trail));
+}
+
+}  // namespace
+}  // namespace deepcontext::native
