@@ -31,22 +31,18 @@ namespace {
 
 // Whether the trail's stack (the anchor's frames [0, met + 1], then the
 // trail's inner frames outward in) is the `count` frames of `pcs`/`sps`.
-bool DescribesStack(const native::StackTrail& trail, const native::CallerFrame& start,
+bool DescribesStack(const native::StackTrail& trail, const native::StackTrailFrames& frames,
                     const native::StackAnchor& anchor, const uintptr_t* pcs,
                     const uintptr_t* sps, int count) {
-  uintptr_t trail_pcs[native::StackTrail::kMaxSteps + 1];
-  uintptr_t trail_sps[native::StackTrail::kMaxSteps + 1];
-  const int frames = native::StackTrailFrames(trail, start, trail_pcs, trail_sps,
-                                              native::StackTrail::kMaxSteps + 1);
   // The last two trail frames are the anchor's met + 1 and met.
   const int outer = trail.met + 2;
-  const int inner = frames - 2;
-  if (frames < 2 || outer > anchor.count || count != outer + inner) return false;
+  const int inner = frames.count - 2;
+  if (frames.count < 2 || outer > anchor.count || count != outer + inner) return false;
   for (int i = 0; i < outer; ++i) {
     if (pcs[i] != anchor.pcs[i] || sps[i] != anchor.sps[i]) return false;
   }
   for (int i = 0; i < inner; ++i) {
-    if (pcs[count - 1 - i] != trail_pcs[i] || sps[count - 1 - i] != trail_sps[i]) return false;
+    if (pcs[count - 1 - i] != frames.pcs[i] || sps[count - 1 - i] != frames.sps[i]) return false;
   }
   return true;
 }
@@ -61,7 +57,7 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
   int victim = set;
   for (int way = 0; way < kWays; ++way) {
     const Entry& entry = entries_[set + way];
-    if (entry.used != 0 && entry.key == key && trails_[set + way].count == 0) return false;
+    if (entry.used != 0 && entry.key == key && trails_[set + way].words == 0) return false;
     if (entry.used < entries_[victim].used) victim = set + way;
   }
   if (++tick_ == 0) tick_ = 1;
@@ -69,9 +65,10 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
   entry.key = key;
   entry.used = tick_;
   native::StackTrail& trail = trails_[victim];
-  const bool recorded = native::RecordStackTrail(start, anchor, &trail) &&
-                        DescribesStack(trail, start, anchor, pcs, sps, count);
-  if (!recorded) trail.count = 0;
+  native::StackTrailFrames frames;
+  const bool recorded = native::RecordStackTrail(start, anchor, &trail, &frames) &&
+                        DescribesStack(trail, frames, anchor, pcs, sps, count);
+  if (!recorded) trail.words = 0;
   entry.answer = recorded ? answer : kNoContext;
   return recorded;
 }

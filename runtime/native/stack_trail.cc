@@ -1,5 +1,7 @@
 #include "runtime/native/stack_trail.h"
 
+#include <algorithm>
+
 #include "runtime/common/hot_path.h"
 #include "runtime/native/cfi_rules.h"
 #include "runtime/native/cfi_walk.h"
@@ -30,18 +32,23 @@ int AnchorIndex(const StackAnchor& anchor, uintptr_t pc, uintptr_t key) {
   return -1;
 }
 
-bool UsableAnchor(const StackAnchor& anchor) {
-  return anchor.pcs != nullptr && anchor.sps != nullptr && anchor.count >= 2 && anchor.live;
+// Adds the word at `address` (on this thread's stack) to the trail; false
+// when the trail is full.
+__attribute__((no_sanitize("address"))) bool AddWord(StackTrail* trail, uintptr_t address) {
+  if (trail->words >= StackTrail::kMaxWords) return false;
+  const uintptr_t value = *reinterpret_cast<const uintptr_t*>(address);
+  trail->word[trail->words++] = StackTrail::Word{address, value};
+  trail->lowest = trail->words == 1 ? address : std::min(trail->lowest, address);
+  trail->highest = std::max(trail->highest, address);
+  return true;
 }
 
-}  // namespace
-
-__attribute__((no_sanitize("address"))) bool RecordStackTrail(const CallerFrame& start,
-                                                              const StackAnchor& anchor,
-                                                              StackTrail* trail) {
-  trail->count = 0;
-  trail->met = -1;
-  if (start.pc == 0 || start.cfa == 0 || !UsableAnchor(anchor)) return false;
+bool Record(const CallerFrame& start, const StackAnchor& anchor, StackTrail* trail,
+            StackTrailFrames* frames) {
+  if (start.pc == 0 || start.cfa == 0) return false;
+  if (anchor.pcs == nullptr || anchor.sps == nullptr || anchor.count < 2 || !anchor.live) {
+    return false;
+  }
   if (!CfiRulesSupported()) return false;
   const internal::StackBounds& bounds = internal::ThreadStackBounds();
   if (!bounds.known) return false;
@@ -53,29 +60,68 @@ __attribute__((no_sanitize("address"))) bool RecordStackTrail(const CallerFrame&
   // The caller frame holds its return address where a walk reads it, as
   // WalkCfiRules requires of a start.
   if (!OnStack(key - sizeof(uintptr_t), low, high) ||
-      CodeAddress(*reinterpret_cast<const uintptr_t*>(key - sizeof(uintptr_t))) != start.pc) {
+      CodeAddress(*reinterpret_cast<const uintptr_t*>(key - sizeof(uintptr_t))) != start.pc ||
+      !AddWord(trail, key - sizeof(uintptr_t))) {
     return false;
   }
+  trail->start_pc = start.pc;
+  trail->start_cfa = start.cfa;
   uintptr_t pc = start.pc;
   uintptr_t sp = start.cfa;
   uintptr_t fp = start.fp;
+  // Where the rbp the next step may compute from was restored from (0: it
+  // is the caller frame's), and whether that word is among the trail's.
+  uintptr_t fp_slot = 0;
+  bool fp_slot_kept = false;
+  if (frames != nullptr) {
+    frames->pcs[0] = pc;
+    frames->sps[0] = key;
+    frames->count = 1;
+  }
   int previous = AnchorIndex(anchor, pc, key);
   for (int n = 0; n < StackTrail::kMaxSteps; ++n) {
     WalkStep step;
     const internal::RuleStepResult next =
         internal::StepByRule(thread->rules, nullptr, low, high, pc, sp, fp, &step);
     if (next.outcome != internal::RuleStep::kStepped || next.ret == 0) return false;
-    trail->steps[n] = step;
+    if (step.fp_in != 0) {
+      if (fp_slot == 0) {
+        trail->uses_start_fp = true;
+        trail->start_fp = start.fp;
+      } else if (!fp_slot_kept) {
+        if (!AddWord(trail, fp_slot)) return false;
+        fp_slot_kept = true;
+      }
+    }
+    if (step.cfa_slot != WalkStep::kNoSlot &&
+        !AddWord(trail, step.sp + static_cast<intptr_t>(step.cfa_slot))) {
+      return false;
+    }
+    if (!AddWord(trail, StepKey(step) - sizeof(uintptr_t))) return false;
+    if (step.fp_slot != WalkStep::kNoSlot) {
+      fp_slot = step.sp + static_cast<intptr_t>(step.fp_slot);
+      fp_slot_kept = false;
+    }
+    const uintptr_t inner_pc = pc;
+    const uintptr_t inner_key = key;
     sp = next.sp;
     key = next.key;
     fp = next.fp;
     pc = next.ret;
+    if (frames != nullptr) {
+      frames->pcs[frames->count] = pc;
+      frames->sps[frames->count] = key;
+      ++frames->count;
+    }
     // Met as a walk meets an anchor: this frame and the one before it are
     // consecutive anchor frames.
     const int match = AnchorIndex(anchor, pc, key);
     if (match >= 0 && previous == match + 1) {
-      trail->count = n + 1;
       trail->met = match;
+      trail->inner_pc = inner_pc;
+      trail->inner_key = inner_key;
+      trail->outer_pc = pc;
+      trail->outer_key = key;
       return true;
     }
     previous = match;
@@ -83,47 +129,46 @@ __attribute__((no_sanitize("address"))) bool RecordStackTrail(const CallerFrame&
   return false;
 }
 
+}  // namespace
+
+bool RecordStackTrail(const CallerFrame& start, const StackAnchor& anchor, StackTrail* trail,
+                      StackTrailFrames* frames) {
+  *trail = StackTrail{};
+  if (frames != nullptr) frames->count = 0;
+  if (Record(start, anchor, trail, frames)) return true;
+  trail->words = 0;
+  trail->met = -1;
+  return false;
+}
+
 DEEPCONTEXT_HOT
 __attribute__((no_sanitize("address"))) bool StackTrailHolds(const StackTrail& trail,
                                                              const CallerFrame& start,
                                                              const StackAnchor& anchor) {
-  const int count = trail.count;
+  const int words = trail.words;
   const int met = trail.met;
-  if (count <= 0 || met < 0 || met + 1 >= anchor.count) return false;
-  const internal::StackBounds& bounds = internal::ThreadStackBounds();
-  if (!bounds.known) return false;
-  const uintptr_t low = bounds.low;
-  const uintptr_t high = bounds.high;
-  const uintptr_t start_key = StartKey(start);
-  if (!OnStack(start_key - sizeof(uintptr_t), low, high) ||
-      CodeAddress(*reinterpret_cast<const uintptr_t*>(start_key - sizeof(uintptr_t))) !=
-          start.pc) {
+  if (words <= 0 || met < 0 || met + 1 >= anchor.count || start.pc != trail.start_pc ||
+      start.cfa != trail.start_cfa) {
     return false;
   }
-  // Every step from the same state finding the same words reaches the same
-  // state (walk_memo.h), so the frames are the trail's.
-  uintptr_t fp = start.fp;
-  for (int i = 0; i < count; ++i) {
-    if (!internal::ReplayStep(trail.steps[i], &fp, low, high)) return false;
+  // The words were on this thread's stack when recorded; a thread that
+  // took over another's state (and so its trails) may have a stack
+  // elsewhere, and then reads none of them.
+  const internal::StackBounds& bounds = internal::ThreadStackBounds();
+  if (!bounds.known || trail.lowest < bounds.low ||
+      trail.highest + sizeof(uintptr_t) > bounds.high) {
+    return false;
   }
-  const WalkStep& last = trail.steps[count - 1];
-  const uintptr_t inner_pc = count >= 2 ? trail.steps[count - 2].pc : start.pc;
-  const uintptr_t inner_key = count >= 2 ? StepKey(trail.steps[count - 2]) : start_key;
-  return anchor.pcs[met] == last.pc && anchor.sps[met] == StepKey(last) &&
-         anchor.pcs[met + 1] == inner_pc && anchor.sps[met + 1] == inner_key;
-}
-
-int StackTrailFrames(const StackTrail& trail, const CallerFrame& start, uintptr_t* pcs,
-                     uintptr_t* sps, int max) {
-  if (trail.count <= 0 || max <= 0) return 0;
-  pcs[0] = start.pc;
-  sps[0] = StartKey(start);
-  int n = 1;
-  for (int i = 0; i < trail.count && n < max; ++i, ++n) {
-    pcs[n] = trail.steps[i].pc;
-    sps[n] = StepKey(trail.steps[i]);
+  if (trail.uses_start_fp && start.fp != trail.start_fp) return false;
+  // All loads, then one test: their addresses are known ahead and none
+  // depends on another.
+  uintptr_t differ = 0;
+  for (int i = 0; i < words; ++i) {
+    differ |= *reinterpret_cast<const uintptr_t*>(trail.word[i].address) ^ trail.word[i].value;
   }
-  return n;
+  if (differ != 0) return false;
+  return anchor.pcs[met] == trail.outer_pc && anchor.sps[met] == trail.outer_key &&
+         anchor.pcs[met + 1] == trail.inner_pc && anchor.sps[met + 1] == trail.inner_key;
 }
 
 }  // namespace deepcontext::native

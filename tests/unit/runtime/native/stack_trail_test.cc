@@ -2,6 +2,9 @@
 // to a live anchor, they describe the same stack a capture from that frame
 // gives, hold while the stack between them is the same, and no longer hold
 // once one frame between them differs or the anchor is another activation.
+// Built with frame pointers (tests/unit/runtime/native/CMakeLists.txt):
+// every frame's CFA comes from rbp, which the trail must then check too.
+// The dlmonitor tests' frames (inside_trails_test.cc) are rsp-based.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -33,9 +36,7 @@ struct Ask {
   uintptr_t sps[kMaxNativeDepth];
   int count = 0;
   AnchorUse use;
-  uintptr_t trail_pcs[StackTrail::kMaxSteps + 1];
-  uintptr_t trail_sps[StackTrail::kMaxSteps + 1];
-  int trail_frames = 0;
+  StackTrailFrames frames;
 };
 
 // The frame a runtime entry point would report (DEEPCONTEXT_CALLER_FRAME).
@@ -43,12 +44,10 @@ __attribute__((noinline)) void Probe(Ask* ask) {
   const CallerFrame caller = DEEPCONTEXT_CALLER_FRAME();
   const StackAnchor live = ask->anchor->Live();
   if (ask->action == Action::kRecord) {
-    ask->result = RecordStackTrail(caller, live, ask->trail);
+    ask->result = RecordStackTrail(caller, live, ask->trail, &ask->frames);
     ask->count = Unwinder(UnwinderKind::kCfiCache)
                      .CaptureNear(&live, 1, ask->pcs, ask->sps, kMaxNativeDepth, &ask->use,
                                   &caller);
-    ask->trail_frames = StackTrailFrames(*ask->trail, caller, ask->trail_pcs, ask->trail_sps,
-                                         StackTrail::kMaxSteps + 1);
   } else {
     ask->result = StackTrailHolds(*ask->trail, caller, live);
   }
@@ -111,26 +110,34 @@ TEST_F(StackTrailTest, DescribesTheStackACaptureFromTheSameFrameGives) {
   for (int i = 0; i < calls; ++i) OpBody(&anchor, &StackTrailTestViaX, &ask);
   ASSERT_TRUE(ask.result);
   ASSERT_GT(anchor.count, 2);
-  ASSERT_GE(trail.count, 2);  // Probe's caller frame, Mid, ViaX, then OpBody's frames
+  // Probe's caller frame, Mid, ViaX, then OpBody's frames: a step and a
+  // return address each, and this file keeps frame pointers, so each
+  // step but the first computes from the rbp the one before restored.
+  const StackTrailFrames& frames = ask.frames;
+  ASSERT_GE(frames.count, 4);
+  EXPECT_GE(trail.words, frames.count);
+#if defined(__x86_64__)
+  EXPECT_GE(trail.words, 2 * frames.count - 3) << "saved rbp words missing";
+#endif
   ASSERT_EQ(ask.use.anchor, 0);
   // The capture: the anchor's frames [0, copied), then the walked ones,
   // innermost last. The trail: its frames innermost first, its last two
   // the anchor's frames met + 1 and met.
-  EXPECT_EQ(ask.trail_frames, trail.count + 1);
-  EXPECT_EQ(ask.trail_pcs[trail.count], anchor.pcs[trail.met]);
-  EXPECT_EQ(ask.trail_sps[trail.count], anchor.sps[trail.met]);
-  EXPECT_EQ(ask.trail_pcs[trail.count - 1], anchor.pcs[trail.met + 1]);
-  EXPECT_EQ(ask.trail_sps[trail.count - 1], anchor.sps[trail.met + 1]);
+  const int last = frames.count - 1;
+  EXPECT_EQ(frames.pcs[last], anchor.pcs[trail.met]);
+  EXPECT_EQ(frames.sps[last], anchor.sps[trail.met]);
+  EXPECT_EQ(frames.pcs[last - 1], anchor.pcs[trail.met + 1]);
+  EXPECT_EQ(frames.sps[last - 1], anchor.sps[trail.met + 1]);
   const int outer = trail.met + 2;
-  const int inner = ask.trail_frames - 2;
+  const int inner = frames.count - 2;
   ASSERT_EQ(ask.count, outer + inner);
   for (int i = 0; i < outer; ++i) {
     EXPECT_EQ(ask.pcs[i], anchor.pcs[i]) << i;
     EXPECT_EQ(ask.sps[i], anchor.sps[i]) << i;
   }
   for (int i = 0; i < inner; ++i) {
-    EXPECT_EQ(ask.pcs[ask.count - 1 - i], ask.trail_pcs[i]) << i;
-    EXPECT_EQ(ask.sps[ask.count - 1 - i], ask.trail_sps[i]) << i;
+    EXPECT_EQ(ask.pcs[ask.count - 1 - i], frames.pcs[i]) << i;
+    EXPECT_EQ(ask.sps[ask.count - 1 - i], frames.sps[i]) << i;
   }
 }
 
@@ -180,7 +187,7 @@ TEST_F(StackTrailTest, RecordsNothingWithoutALiveAnchorOnTheWay) {
   ask.anchor = &elsewhere;
   OpBody(&elsewhere, &StackTrailTestViaX, &ask);
   EXPECT_FALSE(ask.result);
-  EXPECT_EQ(trail.count, 0);
+  EXPECT_EQ(trail.words, 0);
   ask.action = Action::kCheck;
   ask.anchor = &anchor;
   OpBody(&anchor, &StackTrailTestViaX, &ask);
