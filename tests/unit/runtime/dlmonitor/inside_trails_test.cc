@@ -69,14 +69,21 @@ __attribute__((noinline, visibility("default"))) void InsideTrailsTestViaY(Scene
 
 using Via = void (*)(Scene*);
 
-// The op: its entry capture, then a call inside it through `via`.
-__attribute__((noinline)) void Op(Scene* scene, Via via) {
+// The op's entry capture, the first time.
+__attribute__((noinline)) void TakeAnchorOnce(Scene* scene) {
   if (scene->anchor_count == 0) {
     scene->anchor_count =
         native::Unwinder(native::UnwinderKind::kCfiCache)
             .CaptureWithStackPointers(scene->anchor_pcs, scene->anchor_sps,
                                       native::kMaxNativeDepth);
   }
+  asm volatile("" ::: "memory");
+}
+
+// The op: its entry capture, then a call inside it through `via`, with no
+// branch before it (which may make two call instructions of one).
+__attribute__((noinline)) void Op(Scene* scene, Via via) {
+  TakeAnchorOnce(scene);
   Via volatile call = via;
   call(scene);
   asm volatile("" ::: "memory");

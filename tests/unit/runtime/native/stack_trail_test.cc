@@ -79,13 +79,21 @@ __attribute__((noinline, visibility("default"))) void StackTrailTestViaY(Ask* as
 
 using Via = void (*)(Ask*);
 
-// Stands in for an op: its entry takes the anchor, then a call inside it
-// goes through `via`.
-__attribute__((noinline)) void OpBody(Anchor* anchor, Via via, Ask* ask) {
+// The op's entry capture, the first time.
+__attribute__((noinline)) void TakeAnchorOnce(Anchor* anchor) {
   if (anchor->count == 0) {
     anchor->count = Unwinder(UnwinderKind::kCfiCache)
                         .CaptureWithStackPointers(anchor->pcs, anchor->sps, kMaxNativeDepth);
   }
+  asm volatile("" ::: "memory");
+}
+
+// Stands in for an op: its entry takes the anchor, then a call inside it
+// goes through `via`. No branch before that call: GCC for AArch64 made two
+// call instructions of one behind a branch, and calls from the two return
+// to different addresses.
+__attribute__((noinline)) void OpBody(Anchor* anchor, Via via, Ask* ask) {
+  TakeAnchorOnce(anchor);
   Via volatile call = via;
   call(ask);
   asm volatile("" ::: "memory");
