@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "runtime/native/native_stack.h"
+#include "tests/unit/runtime/native/test_anchor.h"
 #include "tests/unit/runtime/native/unwinder_params.h"
 
 #if defined(__x86_64__)
@@ -37,11 +38,7 @@ extern "C" void dc_anchor_trampoline(void (*fn)(void*), void* arg);
 namespace deepcontext::native {
 namespace {
 
-struct Anchor {
-  uintptr_t pcs[kMaxNativeDepth];
-  uintptr_t sps[kMaxNativeDepth];
-  int count = 0;
-};
+using test::Anchor;
 
 // A capture inside the "op": both ways, from one frame.
 struct Inside {

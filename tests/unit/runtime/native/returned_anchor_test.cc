@@ -8,16 +8,13 @@
 #include <cstdint>
 
 #include "runtime/native/native_stack.h"
+#include "tests/unit/runtime/native/test_anchor.h"
 #include "tests/unit/runtime/native/unwinder_params.h"
 
 namespace deepcontext::native {
 namespace {
 
-struct Anchor {
-  uintptr_t pcs[kMaxNativeDepth];
-  uintptr_t sps[kMaxNativeDepth];
-  int count = 0;
-};
+using test::Anchor;
 
 struct Capture {
   uintptr_t near[kMaxNativeDepth];

@@ -11,16 +11,12 @@
 
 #include "runtime/native/native_stack.h"
 #include "runtime/native/stack_trail.h"
+#include "tests/unit/runtime/native/test_anchor.h"
 
 namespace deepcontext::native {
 namespace {
 
-struct Anchor {
-  uintptr_t pcs[kMaxNativeDepth];
-  uintptr_t sps[kMaxNativeDepth];
-  int count = 0;
-  StackAnchor Live() const { return StackAnchor{pcs, sps, count, /*live=*/true}; }
-};
+using test::Anchor;
 
 enum class Action { kRecord, kCheck };
 
@@ -103,67 +99,63 @@ class StackTrailTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!UnwinderAvailable(UnwinderKind::kCfiCache)) GTEST_SKIP() << "no cfi rules here";
+    ask_.anchor = &anchor_;
+    ask_.trail = &trail_;
   }
+
+  Anchor anchor_;
+  StackTrail trail_;
+  Ask ask_;
 };
 
 TEST_F(StackTrailTest, DescribesTheStackACaptureFromTheSameFrameGives) {
-  Anchor anchor;
-  StackTrail trail;
-  Ask ask;
-  ask.anchor = &anchor;
-  ask.trail = &trail;
   // The anchor is taken in the first call; the op's frames stay the same
   // for the second (one loop, one call instruction).
   volatile int calls = 2;
-  for (int i = 0; i < calls; ++i) OpBody(&anchor, &StackTrailTestViaX, &ask);
-  ASSERT_TRUE(ask.result);
-  ASSERT_GT(anchor.count, 2);
+  for (int i = 0; i < calls; ++i) OpBody(&anchor_, &StackTrailTestViaX, &ask_);
+  ASSERT_TRUE(ask_.result);
+  ASSERT_GT(anchor_.count, 2);
   // Probe's caller frame, Mid, ViaX, then OpBody's frames: a step and a
   // return address each, and this file keeps frame pointers, so each
   // step but the first computes from the rbp the one before restored.
-  const StackTrailFrames& frames = ask.frames;
+  const StackTrailFrames& frames = ask_.frames;
   ASSERT_GE(frames.count, 4);
-  EXPECT_GE(trail.words, frames.count);
+  EXPECT_GE(trail_.words, frames.count);
 #if defined(__x86_64__)
-  EXPECT_GE(trail.words, 2 * frames.count - 3) << "saved rbp words missing";
+  EXPECT_GE(trail_.words, 2 * frames.count - 3) << "saved rbp words missing";
 #endif
-  ASSERT_EQ(ask.use.anchor, 0);
+  ASSERT_EQ(ask_.use.anchor, 0);
   // The capture: the anchor's frames [0, copied), then the walked ones,
   // innermost last. The trail: its frames innermost first, its last two
   // the anchor's frames met + 1 and met.
   const int last = frames.count - 1;
-  EXPECT_EQ(frames.pcs[last], anchor.pcs[trail.met]);
-  EXPECT_EQ(frames.sps[last], anchor.sps[trail.met]);
-  EXPECT_EQ(frames.pcs[last - 1], anchor.pcs[trail.met + 1]);
-  EXPECT_EQ(frames.sps[last - 1], anchor.sps[trail.met + 1]);
-  const int outer = trail.met + 2;
+  EXPECT_EQ(frames.pcs[last], anchor_.pcs[trail_.met]);
+  EXPECT_EQ(frames.sps[last], anchor_.sps[trail_.met]);
+  EXPECT_EQ(frames.pcs[last - 1], anchor_.pcs[trail_.met + 1]);
+  EXPECT_EQ(frames.sps[last - 1], anchor_.sps[trail_.met + 1]);
+  const int outer = trail_.met + 2;
   const int inner = frames.count - 2;
-  ASSERT_EQ(ask.count, outer + inner);
+  ASSERT_EQ(ask_.count, outer + inner);
   for (int i = 0; i < outer; ++i) {
-    EXPECT_EQ(ask.pcs[i], anchor.pcs[i]) << i;
-    EXPECT_EQ(ask.sps[i], anchor.sps[i]) << i;
+    EXPECT_EQ(ask_.pcs[i], anchor_.pcs[i]) << i;
+    EXPECT_EQ(ask_.sps[i], anchor_.sps[i]) << i;
   }
   for (int i = 0; i < inner; ++i) {
-    EXPECT_EQ(ask.pcs[ask.count - 1 - i], frames.pcs[i]) << i;
-    EXPECT_EQ(ask.sps[ask.count - 1 - i], frames.sps[i]) << i;
+    EXPECT_EQ(ask_.pcs[ask_.count - 1 - i], frames.pcs[i]) << i;
+    EXPECT_EQ(ask_.sps[ask_.count - 1 - i], frames.sps[i]) << i;
   }
 }
 
 TEST_F(StackTrailTest, HoldsOnlyWhileEveryFrameToTheAnchorIsTheSame) {
-  Anchor anchor;
-  StackTrail trail;
-  Ask ask;
-  ask.anchor = &anchor;
-  ask.trail = &trail;
   const Via vias[] = {&StackTrailTestViaX, &StackTrailTestViaX, &StackTrailTestViaY,
                       &StackTrailTestViaX};
   const Action actions[] = {Action::kRecord, Action::kCheck, Action::kCheck, Action::kCheck};
   bool results[4] = {};
   volatile int calls = 4;
   for (int i = 0; i < calls; ++i) {
-    ask.action = actions[i];
-    OpBody(&anchor, vias[i], &ask);
-    results[i] = ask.result;
+    ask_.action = actions[i];
+    OpBody(&anchor_, vias[i], &ask_);
+    results[i] = ask_.result;
   }
   EXPECT_TRUE(results[0]);   // recorded through ViaX
   EXPECT_TRUE(results[1]);   // ViaX again: the same frames
@@ -172,38 +164,33 @@ TEST_F(StackTrailTest, HoldsOnlyWhileEveryFrameToTheAnchorIsTheSame) {
 
   // The same frames against another activation of the op (its frames at
   // other stack addresses): not the anchor the trail met.
-  Anchor moved = anchor;
-  moved.sps[trail.met] += 64;
-  ask.anchor = &moved;
-  ask.action = Action::kCheck;
-  OpBody(&moved, &StackTrailTestViaX, &ask);
-  EXPECT_FALSE(ask.result);
+  Anchor moved = anchor_;
+  moved.sps[trail_.met] += 64;
+  ask_.anchor = &moved;
+  ask_.action = Action::kCheck;
+  OpBody(&moved, &StackTrailTestViaX, &ask_);
+  EXPECT_FALSE(ask_.result);
 }
 
 TEST_F(StackTrailTest, RecordsNothingWithoutALiveAnchorOnTheWay) {
-  Anchor anchor;
-  StackTrail trail;
-  Ask ask;
-  ask.anchor = &anchor;
-  ask.trail = &trail;
-  OpBody(&anchor, &StackTrailTestViaX, &ask);
-  ASSERT_TRUE(ask.result);
+  OpBody(&anchor_, &StackTrailTestViaX, &ask_);
+  ASSERT_TRUE(ask_.result);
   // Frames no walk meets (other stack addresses): no trail, and an empty
   // trail holds nowhere.
-  Anchor elsewhere = anchor;
+  Anchor elsewhere = anchor_;
   for (int i = 0; i < elsewhere.count; ++i) elsewhere.sps[i] += 8;
-  ask.anchor = &elsewhere;
-  OpBody(&elsewhere, &StackTrailTestViaX, &ask);
-  EXPECT_FALSE(ask.result);
-  EXPECT_EQ(trail.words, 0);
-  ask.action = Action::kCheck;
-  ask.anchor = &anchor;
-  OpBody(&anchor, &StackTrailTestViaX, &ask);
-  EXPECT_FALSE(ask.result);
+  ask_.anchor = &elsewhere;
+  OpBody(&elsewhere, &StackTrailTestViaX, &ask_);
+  EXPECT_FALSE(ask_.result);
+  EXPECT_EQ(trail_.words, 0);
+  ask_.action = Action::kCheck;
+  ask_.anchor = &anchor_;
+  OpBody(&anchor_, &StackTrailTestViaX, &ask_);
+  EXPECT_FALSE(ask_.result);
   // An anchor not known to be live gives none either.
-  const StackAnchor not_live{anchor.pcs, anchor.sps, anchor.count, /*live=*/false};
+  const StackAnchor not_live{anchor_.pcs, anchor_.sps, anchor_.count, /*live=*/false};
   const CallerFrame here = DEEPCONTEXT_CALLER_FRAME();
-  EXPECT_FALSE(RecordStackTrail(here, not_live, &trail));
+  EXPECT_FALSE(RecordStackTrail(here, not_live, &trail_));
 }
 
 }  // namespace
