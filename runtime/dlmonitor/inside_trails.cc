@@ -1,6 +1,7 @@
 #include "runtime/dlmonitor/inside_trails.h"
 
 #include "runtime/common/hot_path.h"
+#include "runtime/native/capture_stats.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -66,9 +67,18 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
   entry.used = tick_;
   native::StackTrail& trail = trails_[victim];
   native::StackTrailFrames frames;
-  const bool recorded = native::RecordStackTrail(start, anchor, &trail, &frames) &&
+  const native::StackTrailRecord record =
+      native::RecordStackTrail(start, anchor, &trail, &frames);
+  const bool recorded = record == native::StackTrailRecord::kRecorded &&
                         DescribesStack(trail, frames, anchor, pcs, sps, count);
   if (!recorded) trail.words = 0;
+  if (native::CaptureStatsEnabled()) {
+    native::RecordTrailOutcome(
+        recorded ? native::TrailOutcome::kKept
+        : record == native::StackTrailRecord::kRecorded ? native::TrailOutcome::kOtherStack
+        : record == native::StackTrailRecord::kTooLong  ? native::TrailOutcome::kTooLong
+                                                        : native::TrailOutcome::kFailed);
+  }
   entry.answer = recorded ? answer : kNoContext;
   return recorded;
 }

@@ -38,6 +38,7 @@ SiteCounters g_sites[kCaptureSiteCount];
 // Capture times by power of four, from under 256 ns to 256 us and over.
 constexpr int kTimeBuckets = 7;
 std::atomic<uint64_t> g_time_buckets[kCaptureSiteCount][kTimeBuckets] = {};
+std::atomic<uint64_t> g_trail_outcomes[kTrailOutcomeCount] = {};
 
 int TimeBucket(uint64_t ns) {
   int bucket = 0;
@@ -169,6 +170,10 @@ void EndPathCall(PathCall call, uint64_t start_ns) {
   RecordPathCall(call, CaptureClockNs() - start_ns);
 }
 
+void RecordTrailOutcome(TrailOutcome outcome) {
+  g_trail_outcomes[static_cast<int>(outcome)].fetch_add(1, std::memory_order_relaxed);
+}
+
 void RecordPathCall(PathCall call, uint64_t ns) {
   PathCallCounters& counters = g_path_calls[static_cast<int>(call)];
   counters.calls.fetch_add(1, std::memory_order_relaxed);
@@ -228,6 +233,14 @@ std::string CaptureStatsLine() {
       line += std::to_string(g_time_buckets[s][b].load());
     }
     line += WalkedByModule(s, captures);
+  }
+  uint64_t trails[kTrailOutcomeCount];
+  for (int o = 0; o < kTrailOutcomeCount; ++o) trails[o] = g_trail_outcomes[o].load();
+  if (trails[0] + trails[1] + trails[2] + trails[3] > 0) {
+    // Why calls inside ops keep unwinding: their trails were not kept.
+    line += "; inside-op trails: " + std::to_string(trails[0]) + " kept, " +
+            std::to_string(trails[1]) + " too long, " + std::to_string(trails[2]) +
+            " not recorded, " + std::to_string(trails[3]) + " not the unwound stack";
   }
   if (const int rules = CfiRuleCacheSize(); rules > 0) {
     // How much of the cfi-cache walks the threads' memos replayed (counts

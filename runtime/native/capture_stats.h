@@ -81,6 +81,19 @@ void RecordCapture(const CaptureSample& sample);
 // the statistics say which libraries a walk goes through. [any thread]
 void RecordWalkedFrames(CaptureSite site, const std::string& module, int count);
 
+// What became of a trail recorded for a call inside an op
+// (dlmonitor/inside_trails.h), for the statistics line.
+enum class TrailOutcome : uint8_t {
+  kKept = 0,
+  kTooLong = 1,     // more steps or words than a trail keeps
+  kFailed = 2,      // no trail (an unmodelled rule, no anchor met)
+  kOtherStack = 3,  // not the stack the call's unwind gave
+};
+inline constexpr int kTrailOutcomeCount = 4;
+
+// Adds one trail's outcome. [any thread]
+void RecordTrailOutcome(TrailOutcome outcome);
+
 // Adds one PathCall that took `ns`. [any thread]
 void RecordPathCall(PathCall call, uint64_t ns);
 

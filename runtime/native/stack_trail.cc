@@ -33,7 +33,7 @@ int AnchorIndex(const StackAnchor& anchor, uintptr_t pc, uintptr_t key) {
 }
 
 // Adds the word at `address` (on this thread's stack) to the trail; false
-// when the trail is full.
+// when the trail is full (Record then says kTooLong).
 __attribute__((no_sanitize("address"))) bool AddWord(StackTrail* trail, uintptr_t address) {
   if (trail->words >= StackTrail::kMaxWords) return false;
   const uintptr_t value = *reinterpret_cast<const uintptr_t*>(address);
@@ -43,17 +43,19 @@ __attribute__((no_sanitize("address"))) bool AddWord(StackTrail* trail, uintptr_
   return true;
 }
 
-bool Record(const CallerFrame& start, const StackAnchor& anchor, StackTrail* trail,
-            StackTrailFrames* frames) {
-  if (start.pc == 0 || start.cfa == 0) return false;
+StackTrailRecord Record(const CallerFrame& start, const StackAnchor& anchor,
+                        StackTrail* trail, StackTrailFrames* frames) {
+  constexpr StackTrailRecord kFailed = StackTrailRecord::kFailed;
+  constexpr StackTrailRecord kTooLong = StackTrailRecord::kTooLong;
+  if (start.pc == 0 || start.cfa == 0) return kFailed;
   if (anchor.pcs == nullptr || anchor.sps == nullptr || anchor.count < 2 || !anchor.live) {
-    return false;
+    return kFailed;
   }
-  if (!CfiRulesSupported()) return false;
+  if (!CfiRulesSupported()) return kFailed;
   const internal::StackBounds& bounds = internal::ThreadStackBounds();
-  if (!bounds.known) return false;
+  if (!bounds.known) return kFailed;
   internal::ThreadUnwindState* const thread = internal::ThisThreadUnwindState();
-  if (thread == nullptr) return false;
+  if (thread == nullptr) return kFailed;
   const uintptr_t low = bounds.low;
   const uintptr_t high = bounds.high;
   uintptr_t key = StartKey(start);
@@ -62,7 +64,7 @@ bool Record(const CallerFrame& start, const StackAnchor& anchor, StackTrail* tra
   if (!OnStack(key - sizeof(uintptr_t), low, high) ||
       CodeAddress(*reinterpret_cast<const uintptr_t*>(key - sizeof(uintptr_t))) != start.pc ||
       !AddWord(trail, key - sizeof(uintptr_t))) {
-    return false;
+    return kFailed;
   }
   trail->start_pc = start.pc;
   trail->start_cfa = start.cfa;
@@ -83,21 +85,21 @@ bool Record(const CallerFrame& start, const StackAnchor& anchor, StackTrail* tra
     WalkStep step;
     const internal::RuleStepResult next =
         internal::StepByRule(thread->rules, nullptr, low, high, pc, sp, fp, &step);
-    if (next.outcome != internal::RuleStep::kStepped || next.ret == 0) return false;
+    if (next.outcome != internal::RuleStep::kStepped || next.ret == 0) return kFailed;
     if (step.fp_in != 0) {
       if (fp_slot == 0) {
         trail->uses_start_fp = true;
         trail->start_fp = start.fp;
       } else if (!fp_slot_kept) {
-        if (!AddWord(trail, fp_slot)) return false;
+        if (!AddWord(trail, fp_slot)) return kTooLong;
         fp_slot_kept = true;
       }
     }
     if (step.cfa_slot != WalkStep::kNoSlot &&
         !AddWord(trail, step.sp + static_cast<intptr_t>(step.cfa_slot))) {
-      return false;
+      return kTooLong;
     }
-    if (!AddWord(trail, StepKey(step) - sizeof(uintptr_t))) return false;
+    if (!AddWord(trail, StepKey(step) - sizeof(uintptr_t))) return kTooLong;
     if (step.fp_slot != WalkStep::kNoSlot) {
       fp_slot = step.sp + static_cast<intptr_t>(step.fp_slot);
       fp_slot_kept = false;
@@ -122,23 +124,25 @@ bool Record(const CallerFrame& start, const StackAnchor& anchor, StackTrail* tra
       trail->inner_key = inner_key;
       trail->outer_pc = pc;
       trail->outer_key = key;
-      return true;
+      return StackTrailRecord::kRecorded;
     }
     previous = match;
   }
-  return false;
+  return kTooLong;
 }
 
 }  // namespace
 
-bool RecordStackTrail(const CallerFrame& start, const StackAnchor& anchor, StackTrail* trail,
-                      StackTrailFrames* frames) {
+StackTrailRecord RecordStackTrail(const CallerFrame& start, const StackAnchor& anchor,
+                                  StackTrail* trail, StackTrailFrames* frames) {
   *trail = StackTrail{};
   if (frames != nullptr) frames->count = 0;
-  if (Record(start, anchor, trail, frames)) return true;
-  trail->words = 0;
-  trail->met = -1;
-  return false;
+  const StackTrailRecord record = Record(start, anchor, trail, frames);
+  if (record != StackTrailRecord::kRecorded) {
+    trail->words = 0;
+    trail->met = -1;
+  }
+  return record;
 }
 
 DEEPCONTEXT_HOT

@@ -25,10 +25,12 @@
 namespace deepcontext::native {
 
 struct StackTrail {
-  // Longer walks are not kept (a GPU call inside an op walks 15 to 18
-  // frames on the MLP and ResNet-50: docs/OVERHEAD.md).
-  static constexpr int kMaxSteps = 32;
-  static constexpr int kMaxWords = 48;
+  // Longer walks are not kept. A GPU call inside an op walks 15 to 18
+  // frames on the MLP and ResNet-50 before it meets an earlier capture
+  // (docs/OVERHEAD.md), and further to the op's entry capture; through
+  // frames whose CFA comes from rbp a step reads two words.
+  static constexpr int kMaxSteps = 48;
+  static constexpr int kMaxWords = 96;
   struct Word {
     uintptr_t address = 0;
     uintptr_t value = 0;
@@ -61,15 +63,21 @@ struct StackTrailFrames {
   int count = 0;
 };
 
+enum class StackTrailRecord : uint8_t {
+  kRecorded = 0,
+  kTooLong = 1,  // more than kMaxSteps steps or kMaxWords words
+  kFailed = 2,   // no cfi rules, an unmodelled rule, the stack's end, no anchor
+};
+
 // Records the cfi-cache walk from `start` (a frame of a function still
 // running on this thread, outer of this call) outward, up to the first two
 // consecutive frames that are consecutive frames of `anchor`, which must be
-// live; its frames go to `frames` when given. False where there is no such
-// trail: no cfi rules in this process, a frame whose rule is not modelled,
-// the stack's end, or more than kMaxSteps steps (or kMaxWords words) before
-// meeting the anchor. Steps by rule: not for a hot path.
-bool RecordStackTrail(const CallerFrame& start, const StackAnchor& anchor, StackTrail* trail,
-                      StackTrailFrames* frames = nullptr);
+// live; its frames go to `frames` when given. kFailed where there is no
+// such trail: no cfi rules in this process, a frame whose rule is not
+// modelled, or the stack's end before meeting the anchor. Steps by rule:
+// not for a hot path.
+StackTrailRecord RecordStackTrail(const CallerFrame& start, const StackAnchor& anchor,
+                                  StackTrail* trail, StackTrailFrames* frames = nullptr);
 
 // Whether this thread's stack, from `start` (the frame `trail` was
 // recorded from: the same return address and CFA), still holds every word

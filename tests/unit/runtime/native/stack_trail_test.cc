@@ -26,6 +26,7 @@ struct Ask {
   const Anchor* anchor = nullptr;
   StackTrail* trail = nullptr;
   bool result = false;
+  StackTrailRecord record = StackTrailRecord::kFailed;
   // kRecord: the capture of the same stack from the same frame, and the
   // trail's own frames.
   uintptr_t pcs[kMaxNativeDepth];
@@ -40,7 +41,8 @@ __attribute__((noinline)) void Probe(Ask* ask) {
   const CallerFrame caller = DEEPCONTEXT_CALLER_FRAME();
   const StackAnchor live = ask->anchor->Live();
   if (ask->action == Action::kRecord) {
-    ask->result = RecordStackTrail(caller, live, ask->trail, &ask->frames);
+    ask->record = RecordStackTrail(caller, live, ask->trail, &ask->frames);
+    ask->result = ask->record == StackTrailRecord::kRecorded;
     ask->count = Unwinder(UnwinderKind::kCfiCache)
                      .CaptureNear(&live, 1, ask->pcs, ask->sps, kMaxNativeDepth, &ask->use,
                                   &caller);
@@ -69,6 +71,22 @@ __attribute__((noinline, visibility("default"))) void StackTrailTestViaY(Ask* as
   volatile int tag = 2;
   (void)tag;
   Mid(ask);
+  asm volatile("" ::: "memory");
+}
+}
+
+// Mid, more frames below the op than a trail keeps.
+__attribute__((noinline)) void Deep(Ask* ask, int depth) {
+  if (depth == 0) {
+    Mid(ask);
+  } else {
+    Deep(ask, depth - 1);
+  }
+  asm volatile("" ::: "memory");
+}
+extern "C" {
+__attribute__((noinline, visibility("default"))) void StackTrailTestDeep(Ask* ask) {
+  Deep(ask, StackTrail::kMaxSteps);
   asm volatile("" ::: "memory");
 }
 }
@@ -187,10 +205,14 @@ TEST_F(StackTrailTest, RecordsNothingWithoutALiveAnchorOnTheWay) {
   ask_.anchor = &anchor_;
   OpBody(&anchor_, &StackTrailTestViaX, &ask_);
   EXPECT_FALSE(ask_.result);
+  // Nor does a walk longer than a trail keeps.
+  ask_.action = Action::kRecord;
+  OpBody(&anchor_, &StackTrailTestDeep, &ask_);
+  EXPECT_EQ(ask_.record, StackTrailRecord::kTooLong);
   // An anchor not known to be live gives none either.
   const StackAnchor not_live{anchor_.pcs, anchor_.sps, anchor_.count, /*live=*/false};
   const CallerFrame here = DEEPCONTEXT_CALLER_FRAME();
-  EXPECT_FALSE(RecordStackTrail(here, not_live, &trail_));
+  EXPECT_EQ(RecordStackTrail(here, not_live, &trail_), StackTrailRecord::kFailed);
 }
 
 }  // namespace
