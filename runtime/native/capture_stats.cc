@@ -238,7 +238,8 @@ std::string CaptureStatsLine() {
   for (int o = 0; o < kTrailOutcomeCount; ++o) trails[o] = g_trail_outcomes[o].load();
   if (trails[0] + trails[1] + trails[2] + trails[3] > 0) {
     // Why calls inside ops keep unwinding: their trails were not kept.
-    line += "; inside-op trails: " + std::to_string(trails[0]) + " kept, " +
+    line += line.empty() ? "" : "; ";
+    line += "inside-op trails: " + std::to_string(trails[0]) + " kept, " +
             std::to_string(trails[1]) + " too long, " + std::to_string(trails[2]) +
             " not recorded, " + std::to_string(trails[3]) + " not the unwound stack";
   }
