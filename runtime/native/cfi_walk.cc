@@ -228,19 +228,15 @@ __attribute__((noinline, no_sanitize("address"))) int WalkCfiRules(
   // This function's frame record {x29, x30} is where x29 points.
   key = reinterpret_cast<uintptr_t>(record) + 2 * sizeof(uintptr_t);
   if (!OnStack(key - sizeof(uintptr_t), low, high) || CodeAddress(record[1]) != pc) return -1;
-  const uintptr_t start_key = start != nullptr ? start->record_end : 0;
-#else
-  const uintptr_t start_key = start != nullptr ? start->cfa : 0;
 #endif
+  const uintptr_t start_key = start != nullptr ? CallerFrameKey(*start) : 0;
   // A given start skips the runtime's own frames between it and here (a
   // step each, replayed or not, at every capture). It is taken only where
   // it is a frame outer of this one that holds its return address where a
   // walk would read it; otherwise the walk starts here, and the caller
   // drops the frames inner of start's pc as before.
   if (start != nullptr && start->pc != 0 && start->cfa > self && start_key > key &&
-      OnStack(start_key - sizeof(uintptr_t), low, high) &&
-      CodeAddress(*reinterpret_cast<const uintptr_t*>(start_key - sizeof(uintptr_t))) ==
-          start->pc) {
+      CallerFrameInPlace(*start, low, high)) {
     pc = start->pc;
     sp = start->cfa;
     key = start_key;

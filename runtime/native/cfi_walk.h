@@ -62,6 +62,26 @@ inline bool OnStack(uintptr_t addr, uintptr_t low, uintptr_t high) {
   return addr >= low && addr + sizeof(uintptr_t) <= high;
 }
 
+// The stack address a walk gives the frame `start` names, above the slot
+// its return address is read from: its CFA on x86-64, the end of its frame
+// record {x29, x30} on AArch64.
+inline uintptr_t CallerFrameKey(const CallerFrame& start) {
+#if defined(__aarch64__)
+  return start.record_end;
+#else
+  return start.cfa;
+#endif
+}
+
+// Whether `start` holds its return address where a walk reads it, on this
+// thread's stack [low, high): the condition for a walk to begin there.
+__attribute__((always_inline, no_sanitize("address"))) inline bool CallerFrameInPlace(
+    const CallerFrame& start, uintptr_t low, uintptr_t high) {
+  const uintptr_t slot = CallerFrameKey(start) - sizeof(uintptr_t);
+  return OnStack(slot, low, high) &&
+         CodeAddress(*reinterpret_cast<const uintptr_t*>(slot)) == start.pc;
+}
+
 enum class RuleStep { kStepped, kEnd, kFailed };
 
 // Where a step by rule leads: the caller's frame (its sp, stack address

@@ -9,19 +9,8 @@
 namespace deepcontext::native {
 namespace {
 
-using internal::OnStack;
 using internal::StepKey;
 using internal::WalkStep;
-
-// The stack address a walk gives the caller frame (cfi_walk.cc's start
-// key): above its return address's slot.
-uintptr_t StartKey(const CallerFrame& start) {
-#if defined(__aarch64__)
-  return start.record_end;
-#else
-  return start.cfa;
-#endif
-}
 
 // The index of the anchor frame with this return address at this stack
 // address, or -1.
@@ -58,11 +47,10 @@ StackTrailRecord Record(const CallerFrame& start, const StackAnchor& anchor,
   if (thread == nullptr) return kFailed;
   const uintptr_t low = bounds.low;
   const uintptr_t high = bounds.high;
-  uintptr_t key = StartKey(start);
-  // The caller frame holds its return address where a walk reads it, as
-  // WalkCfiRules requires of a start.
-  if (!OnStack(key - sizeof(uintptr_t), low, high) ||
-      CodeAddress(*reinterpret_cast<const uintptr_t*>(key - sizeof(uintptr_t))) != start.pc ||
+  // A walk begins at the caller frame only where it holds its return
+  // address, as WalkCfiRules requires of a start.
+  uintptr_t key = internal::CallerFrameKey(start);
+  if (!internal::CallerFrameInPlace(start, low, high) ||
       !AddWord(trail, key - sizeof(uintptr_t))) {
     return kFailed;
   }
