@@ -176,13 +176,16 @@ DEEPCONTEXT_HOT int WalkGenerated(const FrameLayout& /*kLayout*/, const void* co
 
 // WalkGenerated<kLayout> when `layout` is kLayout; nullptr otherwise, and
 // where this architecture has no such layout (kLayout is nullptr).
+// (A specialization, not `if constexpr (kLayout == nullptr)`: GCC's
+// -fsanitize=undefined makes that comparison not a constant expression.)
 template <const FrameLayout* kLayout>
 WalkFunction GeneratedWalkerIf(const FrameLayout& layout) {
-  if constexpr (kLayout == nullptr) {
-    return nullptr;
-  } else {
-    return &layout == kLayout ? &WalkGenerated<kLayout> : nullptr;
-  }
+  return &layout == kLayout ? &WalkGenerated<kLayout> : nullptr;
+}
+
+template <>
+[[maybe_unused]] WalkFunction GeneratedWalkerIf<nullptr>(const FrameLayout& /*layout*/) {
+  return nullptr;
 }
 
 }  // namespace
