@@ -49,6 +49,12 @@ class CaptureTimer {
     if (enabled_) [[unlikely]] sample_.stack = stack;
   }
 
+  // Why no trail answered a call inside an op (where not counted by
+  // InsideTrails itself).
+  void NoTrail(native::TrailOutcome why) {
+    if (enabled_) [[unlikely]] native::RecordTrailOutcome(why);
+  }
+
   // After the capture's time is taken, the modules of the frames it walked
   // (looked up by address range).
   void Finish(CaptureOutcome outcome) {
@@ -328,6 +334,8 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
       timer.Finish(CaptureOutcome::kReused);
       return answer;
     }
+  } else if (!entry_anchor && trails_usable_) {
+    timer.NoTrail(native::TrailOutcome::kNoEntryAnchor);
   }
   const int previous_anchor = anchor_count;
   const int previous_count = state.inside_count;

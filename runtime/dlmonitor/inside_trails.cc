@@ -16,6 +16,7 @@ DEEPCONTEXT_HOT
 ContextId InsideTrails::Answer(const Key& key, const native::CallerFrame& start,
                                const native::StackAnchor& anchor) {
   const int set = SetOf(key);
+  bool had_trail = false;
   for (int way = 0; way < kWays; ++way) {
     Entry& entry = entries_[set + way];
     if (entry.used == 0 || !(entry.key == key)) continue;
@@ -24,6 +25,10 @@ ContextId InsideTrails::Answer(const Key& key, const native::CallerFrame& start,
       entry.used = tick_;
       return entry.answer;
     }
+    had_trail |= trails_[set + way].words > 0;
+  }
+  if (had_trail && native::CaptureStatsEnabled()) [[unlikely]] {
+    native::RecordTrailOutcome(native::TrailOutcome::kDidNotHold);
   }
   return kNoContext;
 }
@@ -57,14 +62,26 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
   const int set = SetOf(key);
   int victim = set;
   for (int way = 0; way < kWays; ++way) {
-    const Entry& entry = entries_[set + way];
-    if (entry.used != 0 && entry.key == key && trails_[set + way].words == 0) return false;
+    Entry& entry = entries_[set + way];
+    if (entry.used != 0 && entry.key == key && trails_[set + way].words == 0) {
+      // Marked: recorded again only once in a while, in case what kept
+      // its first trail from being recorded has passed.
+      if (++entry.skipped < kRecordMarkedEvery) {
+        if (native::CaptureStatsEnabled()) {
+          native::RecordTrailOutcome(native::TrailOutcome::kMarked);
+        }
+        return false;
+      }
+      victim = set + way;
+      break;
+    }
     if (entry.used < entries_[victim].used) victim = set + way;
   }
   if (++tick_ == 0) tick_ = 1;
   Entry& entry = entries_[victim];
   entry.key = key;
   entry.used = tick_;
+  entry.skipped = 0;
   native::StackTrail& trail = trails_[victim];
   native::StackTrailFrames frames;
   const native::StackTrailRecord record =

@@ -10,7 +10,9 @@
 // several ways: an op that reaches the same caller frame through two
 // different paths (two launch sites at one stack depth) keeps both trails.
 // A key whose trail could not be recorded keeps an entry without one, so
-// that its next calls neither find a trail nor record one again.
+// that its next calls neither find a trail nor record one again, but for
+// every kRecordMarkedEvery-th: what kept it from being recorded may have
+// been the first call's alone.
 #ifndef DEEPCONTEXT_RUNTIME_DLMONITOR_INSIDE_TRAILS_H_
 #define DEEPCONTEXT_RUNTIME_DLMONITOR_INSIDE_TRAILS_H_
 
@@ -34,6 +36,7 @@ class InsideTrails {
 
   static constexpr int kSetBits = 7;
   static constexpr int kWays = 4;
+  static constexpr uint32_t kRecordMarkedEvery = 64;
 
   // The answer kept for `key` whose trail holds from `start` to `anchor`
   // (the op's live entry capture), or kNoContext.
@@ -42,7 +45,7 @@ class InsideTrails {
 
   // Keeps `answer` for `key` with the trail from `start` to `anchor` as the
   // stack is now, unless an entry of `key` without a trail says none can be
-  // recorded. `pcs` and `sps` (`count` frames, outermost first) are the
+  // recorded (but for every kRecordMarkedEvery-th call). `pcs` and `sps` (`count` frames, outermost first) are the
   // stack the answer was found for, as the call's unwind gave it: a trail
   // that describes another stack is not kept. Returns whether a trail was
   // kept. Steps by rule: cold.
@@ -55,7 +58,8 @@ class InsideTrails {
   struct Entry {
     Key key;
     ContextId answer = kNoContext;
-    uint32_t used = 0;  // tick of the last use; 0: empty
+    uint32_t used = 0;     // tick of the last use; 0: empty
+    uint32_t skipped = 0;  // calls not recorded since it was marked
   };
   static constexpr int kEntries = kWays << kSetBits;
   static int SetOf(const Key& key);

@@ -236,12 +236,18 @@ std::string CaptureStatsLine() {
   }
   uint64_t trails[kTrailOutcomeCount];
   for (int o = 0; o < kTrailOutcomeCount; ++o) trails[o] = g_trail_outcomes[o].load();
-  if (trails[0] + trails[1] + trails[2] + trails[3] > 0) {
-    // Why calls inside ops keep unwinding: their trails were not kept.
+  uint64_t any_trail = 0;
+  for (const uint64_t count : trails) any_trail += count;
+  if (any_trail > 0) {
+    // Why calls inside ops keep unwinding: their trails were not kept, or
+    // not tried, or did not hold.
     line += line.empty() ? "" : "; ";
     line += "inside-op trails: " + std::to_string(trails[0]) + " kept, " +
             std::to_string(trails[1]) + " too long, " + std::to_string(trails[2]) +
-            " not recorded, " + std::to_string(trails[3]) + " not the unwound stack";
+            " not recorded, " + std::to_string(trails[3]) + " not the unwound stack; " +
+            "calls unwound: " + std::to_string(trails[4]) + " in an op not the latest captured, " +
+            std::to_string(trails[5]) + " whose trails did not hold, " +
+            std::to_string(trails[6]) + " of keys without one";
   }
   if (const int rules = CfiRuleCacheSize(); rules > 0) {
     // How much of the cfi-cache walks the threads' memos replayed (counts

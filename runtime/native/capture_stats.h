@@ -82,14 +82,19 @@ void RecordCapture(const CaptureSample& sample);
 void RecordWalkedFrames(CaptureSite site, const std::string& module, int count);
 
 // What became of a trail recorded for a call inside an op
-// (dlmonitor/inside_trails.h), for the statistics line.
+// (dlmonitor/inside_trails.h), and why a call that unwound was not
+// answered by one, for the statistics line.
 enum class TrailOutcome : uint8_t {
   kKept = 0,
   kTooLong = 1,     // more steps or words than a trail keeps
   kFailed = 2,      // no trail (an unmodelled rule, no anchor met)
   kOtherStack = 3,  // not the stack the call's unwind gave
+  // Calls that unwound:
+  kNoEntryAnchor = 4,  // the thread's latest entry capture is not the op's
+  kDidNotHold = 5,     // its key had trails, none of which held
+  kMarked = 6,         // its key had none, and none was recorded again
 };
-inline constexpr int kTrailOutcomeCount = 4;
+inline constexpr int kTrailOutcomeCount = 7;
 
 // Adds one trail's outcome. [any thread]
 void RecordTrailOutcome(TrailOutcome outcome);

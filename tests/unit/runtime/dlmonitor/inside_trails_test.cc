@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/dlmonitor/inside_trails.h"
+#include "runtime/native/capture_stats.h"
 #include "runtime/native/native_stack.h"
 
 namespace deepcontext::dlmonitor {
@@ -169,6 +171,47 @@ TEST_F(InsideTrailsTest, KeepsNoTrailThatDescribesAnotherStack) {
   EXPECT_EQ(got[1].found, kNoContext);
   EXPECT_FALSE(got[2].kept);
   EXPECT_EQ(got[3].found, kNoContext);
+}
+
+TEST_F(InsideTrailsTest, RecordsAMarkedKeyAgainOnceInAWhile) {
+  const Via x = &InsideTrailsTestViaX;
+  std::vector<Step> steps = {{x, /*keep=*/true, 101, /*corrupt=*/true}};
+  // The marked key's calls are not recorded again until the last of these.
+  for (uint32_t i = 1; i <= InsideTrails::kRecordMarkedEvery; ++i) {
+    steps.push_back({x, /*keep=*/true, 101});
+  }
+  steps.push_back({x});
+  const std::vector<Outcome> got = RunAll(steps);
+  ASSERT_EQ(got.size(), InsideTrails::kRecordMarkedEvery + 2);
+  EXPECT_FALSE(got[0].kept);
+  for (uint32_t i = 1; i < InsideTrails::kRecordMarkedEvery; ++i) {
+    EXPECT_FALSE(got[i].kept) << "call " << i;
+  }
+  EXPECT_TRUE(got[InsideTrails::kRecordMarkedEvery].kept);
+  EXPECT_EQ(got.back().found, 101u);
+}
+
+// With DEEPCONTEXT_NATIVE_STATS=1 (read once per process: ctest runs this
+// test alone with it set, tests/unit/runtime/dlmonitor/CMakeLists.txt), the
+// statistics line says why calls were not answered by a trail.
+TEST_F(InsideTrailsTest, StatisticsSayWhyCallsWereNotAnswered) {
+  if (!native::CaptureStatsEnabled()) GTEST_SKIP() << "DEEPCONTEXT_NATIVE_STATS=1 is not set";
+  const Via x = &InsideTrailsTestViaX;
+  const Via y = &InsideTrailsTestViaY;
+  RunAll({
+      {x, /*keep=*/true, 101, /*corrupt=*/true, /*op=*/7},  // not the unwound stack
+      {x, /*keep=*/true, 101, false, 7},                    // a key without one
+      {x, /*keep=*/true, 101, false, 7},                    // again
+      {x, /*keep=*/true, 102, false, 8},                    // kept
+      {y, false, kNoContext, false, 8},                     // did not hold
+      {x, false, kNoContext, false, 8},                     // answered
+  });
+  const std::string line = native::CaptureStatsLine();
+  EXPECT_NE(line.find("inside-op trails: 1 kept, 0 too long, 0 not recorded, "
+                      "1 not the unwound stack; calls unwound: 0 in an op not the latest "
+                      "captured, 1 whose trails did not hold, 2 of keys without one"),
+            std::string::npos)
+      << line;
 }
 
 }  // namespace

@@ -18,9 +18,13 @@ TEST(CaptureStats, CountsWhyTrailsWereNotKept) {
   RecordTrailOutcome(TrailOutcome::kKept);
   RecordTrailOutcome(TrailOutcome::kTooLong);
   RecordTrailOutcome(TrailOutcome::kOtherStack);
+  RecordTrailOutcome(TrailOutcome::kNoEntryAnchor);
+  RecordTrailOutcome(TrailOutcome::kMarked);
+  RecordTrailOutcome(TrailOutcome::kMarked);
   const std::string line = CaptureStatsLine();
   EXPECT_NE(line.find("inside-op trails: 2 kept, 1 too long, 0 not recorded, "
-                      "1 not the unwound stack"),
+                      "1 not the unwound stack; calls unwound: 1 in an op not the latest "
+                      "captured, 0 whose trails did not hold, 2 of keys without one"),
             std::string::npos)
       << line;
 }
