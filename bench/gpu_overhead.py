@@ -204,7 +204,8 @@ def in_process(args):
     if differences:
         print()
         print("Round by round: a region's ratio minus that of its floor, or of another "
-              "profiler's region, in the same round; median and quartiles over the rounds.")
+              "profiler's region (native: of native-no-trails), in the same round; median "
+              "and quartiles over the rounds.")
         print("| model | region | against | difference (quartiles) |")
         print("|---|---|---|---|")
         for line in differences:
@@ -288,6 +289,12 @@ def versus_other_profiler_pairs(variants):
             for other in OTHER_PROFILER_REGIONS if other in variants]
 
 
+def trail_pairs(variants):
+    """(native, native-no-trails) where both ran: what the trails of GPU
+    calls inside ops save, round by round."""
+    return [("native", "native-no-trails")] if {"native", "native-no-trails"} <= set(variants) else []
+
+
 def round_rows(model, steps, variants):
     """Table rows of one --in-process run's step log, round by round
     (round_pairs.py): each region's ratio to the plain block of its own
@@ -303,7 +310,8 @@ def round_rows(model, steps, variants):
     differences = [
         "| %s | %s | %s | %s |" % (model, name, against, round_pairs.difference_cell(
             round_pairs.round_differences(steps, name, against)))
-        for name, against in own_share_pairs(variants) + versus_other_profiler_pairs(variants)]
+        for name, against in (own_share_pairs(variants) + versus_other_profiler_pairs(variants) +
+                              trail_pairs(variants))]
     return ratios, differences
 
 
@@ -411,7 +419,8 @@ def main():
                              "windows-min-gpu-off "
                              "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
                              "--steps so that a region spans many windows), native and native-gpu-off "
-                             "(sampled and gpu-off with native frames), floor (a RecordFunction "
+                             "(sampled and gpu-off with native frames), native-no-trails (native "
+                             "with every GPU call inside an op unwound), floor (a RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops), "
                              "floor-ids (the same asking for RecordFunction's ids), "
                              "cupti-records, cupti (CUPTI tracing every kernel without or with "

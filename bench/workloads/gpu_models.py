@@ -30,8 +30,9 @@ sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000), windows-10 and windows-25
 (sampled, tracing in windows of --trace-window-ms covering 10 % or 25 % of
 each region: use regions several windows long), windows-min (0.1 %: the
 cost left between windows), windows-min-gpu-off (the same without CUPTI),
-native and native-gpu-off (sampled and gpu-off with native frames) and
-floor (no deepcontext: a
+native and native-gpu-off (sampled and gpu-off with native frames),
+native-no-trails (native with DEEPCONTEXT_INSIDE_TRAILS=0: every GPU call
+inside an op unwound, none answered by a trail) and floor (no deepcontext: a
 RecordFunction callback that does nothing, what torch itself spends on
 observing each op; see record_function_floor.py), floor-ids (the same
 callback asking for RecordFunction's ids), cupti-records and cupti
@@ -181,7 +182,8 @@ AB_VARIANTS = {**{name: None for name in FLOOR_VARIANTS},
                "windows-min": ("sampled", True, None, 0.001),
                "windows-min-gpu-off": ("sampled", False, None, 0.001),
                "native": ("sampled", True, None, 1.0),
-               "native-gpu-off": ("sampled", False, None, 1.0)}
+               "native-gpu-off": ("sampled", False, None, 1.0),
+               "native-no-trails": ("sampled", True, None, 1.0)}
 # Other profilers' regions: not deepcontext, for comparing with it in one
 # process. Each starts and ends its profiler around the region's steps.
 OTHER_PROFILERS = ("proton", "torch-profiler")
@@ -189,7 +191,7 @@ AB_VARIANTS.update({name: None for name in OTHER_PROFILERS})
 # Variants profiled with native frames (deepcontext.profile(native=True)):
 # against "sampled" and "gpu-off", what native frames cost at op entries
 # alone (gpu-off: no GPU calls to capture) and with GPU calls.
-NATIVE_VARIANTS = ("native", "native-gpu-off")
+NATIVE_VARIANTS = ("native", "native-gpu-off", "native-no-trails")
 
 
 class FloorRegions:
@@ -243,6 +245,7 @@ def alternate_in(args, timed_steps, variants, work):
                          "CUPTI floors (cupti-records, cupti, floor+cupti, floor+records): "
                          "time them in separate runs")
     floor_region = FloorRegions([name for name in variants if name in FLOOR_VARIANTS])
+    trails_given = os.environ.get("DEEPCONTEXT_INSIDE_TRAILS")
 
     @contextlib.contextmanager
     def region(name):
@@ -265,6 +268,14 @@ def alternate_in(args, timed_steps, variants, work):
             os.environ.pop("DEEPCONTEXT_CPU_SAMPLE_US", None)
         else:
             os.environ["DEEPCONTEXT_CPU_SAMPLE_US"] = str(sample_us)
+        # Read when native frames are turned on, at each region's start;
+        # other regions keep what the process was given.
+        if name == "native-no-trails":
+            os.environ["DEEPCONTEXT_INSIDE_TRAILS"] = "0"
+        elif trails_given is None:
+            os.environ.pop("DEEPCONTEXT_INSIDE_TRAILS", None)
+        else:
+            os.environ["DEEPCONTEXT_INSIDE_TRAILS"] = trails_given
         with deepcontext.profile(path, cpu_time=cpu_time, trace_fraction=fraction,
                                  trace_window_ms=args.trace_window_ms,
                                  native=name in NATIVE_VARIANTS):

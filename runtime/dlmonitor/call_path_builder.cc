@@ -50,14 +50,15 @@ const char* CallPathBuilder::EnableNative(bool on) {
   if (on) {
     std::call_once(native_once_, [this] {
       unwinder_ = &native::Unwinder::Default();
-      // DEEPCONTEXT_INSIDE_TRAILS=0 unwinds every call inside an op, to
-      // time or check the trails against it.
-      const char* trails = std::getenv("DEEPCONTEXT_INSIDE_TRAILS");
-      trails_usable_ = unwinder_->kind() == native::UnwinderKind::kCfiCache &&
-                       !(trails != nullptr && std::string_view(trails) == "0");
       interpreter_.Detect();
       resolver_ = std::make_unique<native::FrameResolver>();
     });
+    // DEEPCONTEXT_INSIDE_TRAILS=0 unwinds every call inside an op, to time
+    // or check the trails against it; read at each start.
+    const char* trails = std::getenv("DEEPCONTEXT_INSIDE_TRAILS");
+    trails_usable_.store(unwinder_->kind() == native::UnwinderKind::kCfiCache &&
+                             !(trails != nullptr && std::string_view(trails) == "0"),
+                         std::memory_order_relaxed);
   }
   native_enabled_.store(on, std::memory_order_release);
   return native::Unwinder::Default().Name();

@@ -243,8 +243,10 @@ class CallPathBuilder {
   // kind is available, three guarded statics per capture.
   const native::Unwinder* unwinder_ = nullptr;
   // Calls inside ops may be answered by trails (InsideOpContext): only the
-  // cfi-cache unwinder gives anchors the stack addresses trails meet.
-  bool trails_usable_ = false;
+  // cfi-cache unwinder gives anchors the stack addresses trails meet. Set
+  // at every EnableNative(true), so that one process can time regions with
+  // and without them.
+  std::atomic<bool> trails_usable_{false};
   native::InterpreterRanges interpreter_;
   native::StackTable stacks_;
   std::unique_ptr<native::FrameResolver> resolver_;

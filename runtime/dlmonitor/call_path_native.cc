@@ -321,7 +321,8 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   // entry stack as a recent one, whose trail to the entry capture still
   // holds: the same frames, so the same answer, without unwinding
   // (inside_trails.h).
-  const bool trails = entry_anchor && caller.cfa != 0 && trails_usable_;
+  const bool trails_usable = trails_usable_.load(std::memory_order_relaxed);
+  const bool trails = entry_anchor && caller.cfa != 0 && trails_usable;
   const InsideTrails::Key trail_key{op.context, op.entry_stack, caller.pc, caller.cfa};
   if (trails && state.inside_trails != nullptr) {
     const ContextId answer = state.inside_trails->Answer(trail_key, caller, live);
@@ -334,7 +335,7 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
       timer.Finish(CaptureOutcome::kReused);
       return answer;
     }
-  } else if (!entry_anchor && trails_usable_) {
+  } else if (!entry_anchor && trails_usable) {
     timer.NoTrail(native::TrailOutcome::kNoEntryAnchor);
   }
   const int previous_anchor = anchor_count;

@@ -295,10 +295,11 @@ def test_gpu_workload_times_blocks_in_one_process():
 
 def test_gpu_workload_times_native_regions():
     result = run_mlp_on_cpu("--ab-rounds", "1", "--steps", "2", "--ab-variants",
-                            "native,native-gpu-off")
+                            "native,native-gpu-off,native-no-trails")
     assert result.returncode == 0, result.stderr.decode()
     values = dict(token.split("=", 1) for token in result.stdout.decode().split())
     assert float(values["ab_native_ms"]) > 0 and float(values["ab_native-gpu-off_ms"]) > 0
+    assert float(values["ab_native-no-trails_ms"]) > 0
 
 
 def test_small_resnet_workload_runs():
@@ -351,6 +352,16 @@ def test_in_process_round_rows_pair_regions_with_floors_and_other_profilers():
         "| mlp | sampled | floor+cupti | +0.200x (+0.150 to +0.200) |",
         "| mlp | sampled | proton | -0.100x (-0.200 to -0.100) |",
     ]
+
+
+def test_in_process_round_rows_compare_native_regions_with_and_without_trails():
+    bench = bench_module("gpu_overhead")
+    steps = {"plain": [[10], [10], [20]], "native": [[13], [12], [26]],
+             "native-no-trails": [[14], [14], [27]]}
+    _, differences = bench.round_rows("mlp", steps, ["native", "native-no-trails"])
+    assert differences == ["| mlp | native | native-no-trails | -0.100x (-0.150 to -0.075) |"]
+    _, differences = bench.round_rows("mlp", steps, ["native"])
+    assert differences == []
 
 
 def test_gpu_overhead_in_process_prints_the_rounds_table():

@@ -2,9 +2,13 @@
 // they sit between the thread and an op, and the frames of GPU calls made
 // inside ops. Known call chains of exported functions stand in for a
 // framework's native code.
+#include <cstdlib>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "runtime/native/capture_stats.h"
 #include "tests/unit/runtime/dlmonitor/call_path_builder_fixture.h"
 
 namespace deepcontext::dlmonitor {
@@ -345,6 +349,51 @@ TEST_F(CallPathBuilderTest, GpuCallsFromOneFrameThroughOtherCallersKeepTheirPath
     for (ContextId answer : same) EXPECT_EQ(answer, same[0]);
   }
   EXPECT_NE(answers[0][0], answers[1][0]);
+}
+
+// The trails kept so far, from the statistics line (0 before any).
+uint64_t TrailsKept() {
+  const std::string line = native::CaptureStatsLine();
+  constexpr std::string_view kPart = "inside-op trails: ";
+  const size_t at = line.find(kPart);
+  return at == std::string::npos ? 0 : std::strtoull(line.c_str() + at + kPart.size(), nullptr, 10);
+}
+
+// DEEPCONTEXT_INSIDE_TRAILS is read at every start, so one process can time
+// regions with and without trails (bench/workloads/gpu_models.py's
+// native-no-trails). Needs the statistics, read once per process: ctest runs
+// this test alone with DEEPCONTEXT_NATIVE_STATS=1
+// (tests/unit/runtime/dlmonitor/CMakeLists.txt).
+TEST_F(CallPathBuilderTest, GpuCallTrailsFollowTheSwitchAtEachStart) {
+  if (!native::CaptureStatsEnabled()) GTEST_SKIP() << "DEEPCONTEXT_NATIVE_STATS=1 is not set";
+  const char* const given = std::getenv("DEEPCONTEXT_INSIDE_TRAILS");
+  const std::optional<std::string> saved =
+      given != nullptr ? std::optional<std::string>(given) : std::nullopt;
+  // Calls through both callers in a new op each time (a key not seen yet).
+  auto calls_in_op = [this](const char* name) {
+    auto op = Op(name, DLMONITOR_OP_OPERATOR);
+    CallPathTestChainA(&builder_, &op);
+    volatile int calls = 4;
+    for (int i = 0; i < calls; ++i) {
+      i % 2 == 0 ? CallPathTestViaX(&builder_) : CallPathTestViaY(&builder_);
+    }
+    builder_.OnOpExit(op);
+  };
+  setenv("DEEPCONTEXT_INSIDE_TRAILS", "0", 1);
+  if (std::string_view(builder_.EnableNative(true)) != "cfi-cache") {
+    GTEST_SKIP() << "trails need the cfi-cache unwinder";
+  }
+  const uint64_t before = TrailsKept();
+  calls_in_op("aten::mm");
+  const uint64_t while_off = TrailsKept();
+  builder_.EnableNative(false);
+  unsetenv("DEEPCONTEXT_INSIDE_TRAILS");
+  builder_.EnableNative(true);
+  calls_in_op("aten::bmm");
+  const uint64_t while_on = TrailsKept();
+  if (saved) setenv("DEEPCONTEXT_INSIDE_TRAILS", saved->c_str(), 1);
+  EXPECT_EQ(while_off, before);
+  EXPECT_GT(while_on, while_off);
 }
 
 TEST_F(CallPathBuilderTest, NestedOpsDoNotCaptureNativeFrames) {
