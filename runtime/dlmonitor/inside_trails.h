@@ -45,10 +45,10 @@ class InsideTrails {
 
   // Keeps `answer` for `key` with the trail from `start` to `anchor` as the
   // stack is now, unless an entry of `key` without a trail says none can be
-  // recorded (but for every kRecordMarkedEvery-th call). `pcs` and `sps` (`count` frames, outermost first) are the
-  // stack the answer was found for, as the call's unwind gave it: a trail
-  // that describes another stack is not kept. Returns whether a trail was
-  // kept. Steps by rule: cold.
+  // recorded (but for every kRecordMarkedEvery-th call). `pcs` and `sps`
+  // (`count` frames, outermost first) are the stack the answer was found
+  // for, as the call's unwind gave it: a trail that describes another stack
+  // is not kept. Returns whether a trail was kept. Steps by rule: cold.
   [[gnu::noinline, gnu::cold]] bool Keep(const Key& key, ContextId answer,
                                          const native::CallerFrame& start,
                                          const native::StackAnchor& anchor,
