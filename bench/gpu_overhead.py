@@ -290,9 +290,10 @@ def versus_other_profiler_pairs(variants):
 
 
 def trail_pairs(variants):
-    """(native, native-no-trails) where both ran: what the trails of GPU
-    calls inside ops save, round by round."""
-    return [("native", "native-no-trails")] if {"native", "native-no-trails"} <= set(variants) else []
+    """(native, native-no-trails) where both ran: what the trails of op
+    entries and GPU calls inside ops save, round by round."""
+    both = {"native", "native-no-trails"} <= set(variants)
+    return [("native", "native-no-trails")] if both else []
 
 
 def round_rows(model, steps, variants):
@@ -420,7 +421,8 @@ def main():
                              "(trace windows covering 10 %%, 25 %% or 0.1 %% of each region; use "
                              "--steps so that a region spans many windows), native and native-gpu-off "
                              "(sampled and gpu-off with native frames), native-no-trails (native "
-                             "with every GPU call inside an op unwound), floor (a RecordFunction "
+                             "with every op entry and GPU call inside an op unwound), floor (a "
+                             "RecordFunction "
                              "callback that does nothing: torch's own cost of observing ops), "
                              "floor-ids (the same asking for RecordFunction's ids), "
                              "cupti-records, cupti (CUPTI tracing every kernel without or with "

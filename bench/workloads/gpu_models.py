@@ -31,8 +31,9 @@ sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000), windows-10 and windows-25
 each region: use regions several windows long), windows-min (0.1 %: the
 cost left between windows), windows-min-gpu-off (the same without CUPTI),
 native and native-gpu-off (sampled and gpu-off with native frames),
-native-no-trails (native with DEEPCONTEXT_INSIDE_TRAILS=0: every GPU call
-inside an op unwound, none answered by a trail) and floor (no deepcontext: a
+native-no-trails (native with DEEPCONTEXT_INSIDE_TRAILS=0 and
+DEEPCONTEXT_ENTRY_TRAILS=0: every op entry and GPU call inside an op
+unwound, none answered by a trail) and floor (no deepcontext: a
 RecordFunction callback that does nothing, what torch itself spends on
 observing each op; see record_function_floor.py), floor-ids (the same
 callback asking for RecordFunction's ids), cupti-records and cupti
@@ -192,6 +193,8 @@ AB_VARIANTS.update({name: None for name in OTHER_PROFILERS})
 # against "sampled" and "gpu-off", what native frames cost at op entries
 # alone (gpu-off: no GPU calls to capture) and with GPU calls.
 NATIVE_VARIANTS = ("native", "native-gpu-off", "native-no-trails")
+# What native-no-trails sets to 0 (read at each start of native frames).
+TRAIL_SWITCHES = ("DEEPCONTEXT_INSIDE_TRAILS", "DEEPCONTEXT_ENTRY_TRAILS")
 
 
 class FloorRegions:
@@ -245,7 +248,7 @@ def alternate_in(args, timed_steps, variants, work):
                          "CUPTI floors (cupti-records, cupti, floor+cupti, floor+records): "
                          "time them in separate runs")
     floor_region = FloorRegions([name for name in variants if name in FLOOR_VARIANTS])
-    trails_given = os.environ.get("DEEPCONTEXT_INSIDE_TRAILS")
+    trails_given = {name: os.environ.get(name) for name in TRAIL_SWITCHES}
 
     @contextlib.contextmanager
     def region(name):
@@ -270,12 +273,13 @@ def alternate_in(args, timed_steps, variants, work):
             os.environ["DEEPCONTEXT_CPU_SAMPLE_US"] = str(sample_us)
         # Read when native frames are turned on, at each region's start;
         # other regions keep what the process was given.
-        if name == "native-no-trails":
-            os.environ["DEEPCONTEXT_INSIDE_TRAILS"] = "0"
-        elif trails_given is None:
-            os.environ.pop("DEEPCONTEXT_INSIDE_TRAILS", None)
-        else:
-            os.environ["DEEPCONTEXT_INSIDE_TRAILS"] = trails_given
+        for switch, given in trails_given.items():
+            if name == "native-no-trails":
+                os.environ[switch] = "0"
+            elif given is None:
+                os.environ.pop(switch, None)
+            else:
+                os.environ[switch] = given
         with deepcontext.profile(path, cpu_time=cpu_time, trace_fraction=fraction,
                                  trace_window_ms=args.trace_window_ms,
                                  native=name in NATIVE_VARIANTS):

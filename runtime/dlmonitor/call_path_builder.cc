@@ -55,10 +55,15 @@ const char* CallPathBuilder::EnableNative(bool on) {
     });
     // DEEPCONTEXT_INSIDE_TRAILS=0 unwinds every call inside an op, to time
     // or check the trails against it; read at each start.
-    const char* trails = std::getenv("DEEPCONTEXT_INSIDE_TRAILS");
-    trails_usable_.store(unwinder_->kind() == native::UnwinderKind::kCfiCache &&
-                             !(trails != nullptr && std::string_view(trails) == "0"),
-                         std::memory_order_relaxed);
+    // DEEPCONTEXT_ENTRY_TRAILS=0 does so for op entries.
+    auto on_unless_zero = [this](const char* variable) {
+      const char* value = std::getenv(variable);
+      return unwinder_->kind() == native::UnwinderKind::kCfiCache &&
+             !(value != nullptr && std::string_view(value) == "0");
+    };
+    trails_usable_.store(on_unless_zero("DEEPCONTEXT_INSIDE_TRAILS"), std::memory_order_relaxed);
+    entry_trails_usable_.store(on_unless_zero("DEEPCONTEXT_ENTRY_TRAILS"),
+                               std::memory_order_relaxed);
   }
   native_enabled_.store(on, std::memory_order_release);
   return native::Unwinder::Default().Name();

@@ -43,6 +43,7 @@
 #include "runtime/common/ended_elsewhere.h"
 #include "runtime/dlmonitor/child_cache.h"
 #include "runtime/dlmonitor/context_tree.h"
+#include "runtime/dlmonitor/entry_trails.h"
 #include "runtime/dlmonitor/forward_links.h"
 #include "runtime/dlmonitor/inside_trails.h"
 #include "runtime/dlmonitor/python_frame_cache.h"
@@ -205,6 +206,14 @@ class CallPathBuilder {
                                                     ContextId answer,
                                                     const native::CallerFrame& caller,
                                                     const native::StackAnchor& live);
+  // Keeps an op entry's `stack` with the trail that proves it for the next
+  // entry from the same frame after the same entry capture
+  // (entry_trails.h). Out of line: it steps by rule.
+  [[gnu::noinline, gnu::cold]] void KeepEntryTrail(ThreadState& state,
+                                                   const EntryTrails::Key& key,
+                                                   native::StackId stack,
+                                                   const native::CallerFrame& caller, int count,
+                                                   int copied);
   // The tree node of `pc` under `parent`, keyed by the address (Named()).
   ContextId NativeChild(ContextId parent, uintptr_t pc);
   StringId InternOpName(ThreadState& state, const char* name);
@@ -247,6 +256,10 @@ class CallPathBuilder {
   // at every EnableNative(true), so that one process can time regions with
   // and without them.
   std::atomic<bool> trails_usable_{false};
+  // Op entries may be answered by trails too (NativeContext); cfi-cache
+  // only, DEEPCONTEXT_ENTRY_TRAILS=0 turns them off. Set at every
+  // EnableNative(true).
+  std::atomic<bool> entry_trails_usable_{false};
   native::InterpreterRanges interpreter_;
   native::StackTable stacks_;
   std::unique_ptr<native::FrameResolver> resolver_;

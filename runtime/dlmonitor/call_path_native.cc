@@ -135,9 +135,26 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const native::StackAnchor previous{state.anchor_pcs, state.anchor_sps,
                                      previous_count, /*live=*/false};
   native::AnchorUse use;
-  const int captured = unwinder_->CaptureNear(
-      &previous, 1, pcs, state.anchor_sps, native::kMaxNativeDepth, &use, &caller);
-  timer.Unwound(captured, use, /*previous_anchor=*/0, pcs);
+  int captured = 0;
+  // An entry from the same caller frame after the same entry capture as a
+  // recent one, whose trail to that capture still holds: the same frames,
+  // written out, and the same stack (entry_trails.h).
+  const bool trails = caller.cfa != 0 && state.anchor_stack != native::kNoStack &&
+                      entry_trails_usable_.load(std::memory_order_relaxed);
+  const EntryTrails::Key trail_key{state.anchor_stack, caller.pc, caller.cfa};
+  native::StackId replayed = native::kNoStack;
+  if (trails && state.entry_trails != nullptr) {
+    replayed = state.entry_trails->Replay(trail_key, caller, previous, pcs, state.anchor_sps,
+                                          &captured, &use.copied);
+  }
+  if (replayed != native::kNoStack) {
+    use.anchor = 0;
+    timer.Unwound(captured, native::AnchorUse{0, captured}, /*previous_anchor=*/0, pcs);
+  } else {
+    captured = unwinder_->CaptureNear(&previous, 1, pcs, state.anchor_sps,
+                                      native::kMaxNativeDepth, &use, &caller);
+    timer.Unwound(captured, use, /*previous_anchor=*/0, pcs);
+  }
   // Frames inner of the reporting caller are this monitor's own (the
   // capture left them out where it could).
   int native_count = captured;
@@ -151,9 +168,14 @@ ContextId CallPathBuilder::NativeContext(ThreadState& state, ContextId base,
   const bool same_stack = use.anchor == 0 && use.copied == native_count &&
                           native_count == previous_count &&
                           state.anchor_stack != native::kNoStack;
-  const native::StackId stack =
-      same_stack ? state.anchor_stack : stacks_.Intern(pcs, native_count);
+  const native::StackId stack = replayed != native::kNoStack ? replayed
+                                : same_stack ? state.anchor_stack
+                                             : stacks_.Intern(pcs, native_count);
   timer.Interned(stack);
+  if (trails && replayed == native::kNoStack && use.anchor == 0 && native_count == captured &&
+      stack != native::kNoStack) {
+    KeepEntryTrail(state, trail_key, stack, caller, captured, use.copied);
+  }
   state.last_native_stack = stack;
   state.anchor_stack = stack;
   state.anchor_count = stack != native::kNoStack ? native_count : 0;
@@ -419,6 +441,13 @@ ContextId CallPathBuilder::InsideOpContext(ThreadState& state,
   if (trails) KeepInsideTrail(state, trail_key, state.inside_answer, caller, live);
   timer.Finish(CaptureOutcome::kNewPath);
   return state.inside_answer;
+}
+
+void CallPathBuilder::KeepEntryTrail(ThreadState& state, const EntryTrails::Key& key,
+                                     native::StackId stack, const native::CallerFrame& caller,
+                                     int count, int copied) {
+  if (state.entry_trails == nullptr) state.entry_trails = std::make_unique<EntryTrails>();
+  state.entry_trails->Keep(key, stack, caller, state.anchor_pcs, state.anchor_sps, count, copied);
 }
 
 void CallPathBuilder::KeepInsideTrail(ThreadState& state, const InsideTrails::Key& key,

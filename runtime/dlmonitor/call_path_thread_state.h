@@ -304,6 +304,9 @@ struct ThreadState {
   uintptr_t anchor_sps[native::kMaxNativeDepth];
   int anchor_count = 0;
   native::StackId anchor_stack = native::kNoStack;  // their stack's id
+  // Recent op entries' stacks with the trails that prove them against the
+  // entry capture before them (entry_trails.h), made at the first kept.
+  std::unique_ptr<EntryTrails> entry_trails;
   // GPU API call paths inside ops (see InsideOpContext).
   FlatHashMap<call_path::InsidePathKey, ContextId, call_path::InsidePathKeyHash> inside_paths;
   // The latest such call's frames, with stack addresses: the next call

@@ -33,39 +33,18 @@ ContextId InsideTrails::Answer(const Key& key, const native::CallerFrame& start,
   return kNoContext;
 }
 
-namespace {
-
-// Whether the trail's stack (the anchor's frames [0, met + 1], then the
-// trail's inner frames outward in) is the `count` frames of `pcs`/`sps`.
-bool DescribesStack(const native::StackTrail& trail, const native::StackTrailFrames& frames,
-                    const native::StackAnchor& anchor, const uintptr_t* pcs,
-                    const uintptr_t* sps, int count) {
-  // The last two trail frames are the anchor's met + 1 and met.
-  const int outer = trail.met + 2;
-  const int inner = frames.count - 2;
-  if (frames.count < 2 || outer > anchor.count || count != outer + inner) return false;
-  for (int i = 0; i < outer; ++i) {
-    if (pcs[i] != anchor.pcs[i] || sps[i] != anchor.sps[i]) return false;
-  }
-  for (int i = 0; i < inner; ++i) {
-    if (pcs[count - 1 - i] != frames.pcs[i] || sps[count - 1 - i] != frames.sps[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFrame& start,
                         const native::StackAnchor& anchor, const uintptr_t* pcs,
                         const uintptr_t* sps, int count) {
   if (answer == kNoContext) return false;
   const int set = SetOf(key);
   int victim = set;
+  bool seen = false;
   for (int way = 0; way < kWays; ++way) {
     Entry& entry = entries_[set + way];
     if (entry.used != 0 && entry.key == key && trails_[set + way].words == 0) {
-      // Marked: recorded again only once in a while, in case what kept
-      // its first trail from being recorded has passed.
+      // Seen once, or marked: recorded again only once in a while, in case
+      // what kept its first trail from being recorded has passed.
       if (++entry.skipped < kRecordMarkedEvery) {
         if (native::CaptureStatsEnabled()) {
           native::RecordTrailOutcome(native::TrailOutcome::kMarked);
@@ -73,6 +52,7 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
         return false;
       }
       victim = set + way;
+      seen = true;
       break;
     }
     if (entry.used < entries_[victim].used) victim = set + way;
@@ -83,11 +63,21 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
   entry.used = tick_;
   entry.skipped = 0;
   native::StackTrail& trail = trails_[victim];
+  if (!seen) {
+    // First sight: an entry without a trail, recorded at the key's next
+    // unwound call. A key that does not come back before it is replaced
+    // (more keys than entries, a program of many call sites) then costs
+    // no recording at all.
+    trail.words = 0;
+    entry.answer = kNoContext;
+    entry.skipped = kRecordMarkedEvery - 1;
+    return false;
+  }
   native::StackTrailFrames frames;
   const native::StackTrailRecord record =
       native::RecordStackTrail(start, anchor, &trail, &frames);
   const bool recorded = record == native::StackTrailRecord::kRecorded &&
-                        DescribesStack(trail, frames, anchor, pcs, sps, count);
+                        native::StackTrailDescribes(trail, frames, anchor, pcs, sps, count);
   if (!recorded) trail.words = 0;
   if (native::CaptureStatsEnabled()) {
     native::RecordTrailOutcome(

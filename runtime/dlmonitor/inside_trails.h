@@ -9,10 +9,13 @@
 // Sets of kWays entries, least recently used replaced. One key may take
 // several ways: an op that reaches the same caller frame through two
 // different paths (two launch sites at one stack depth) keeps both trails.
-// A key whose trail could not be recorded keeps an entry without one, so
-// that its next calls neither find a trail nor record one again, but for
-// every kRecordMarkedEvery-th: what kept it from being recorded may have
-// been the first call's alone.
+// A trail is recorded at a key's second unwound call: its first keeps an
+// entry without one, so that keys that do not come back before they are
+// replaced (a program with more call sites than entries) cost no
+// recording. A key whose trail could not be recorded keeps an entry
+// without one too, so that its next calls neither find a trail nor record
+// one again, but for every kRecordMarkedEvery-th: what kept it from being
+// recorded may have been that call's alone.
 #ifndef DEEPCONTEXT_RUNTIME_DLMONITOR_INSIDE_TRAILS_H_
 #define DEEPCONTEXT_RUNTIME_DLMONITOR_INSIDE_TRAILS_H_
 
@@ -44,8 +47,9 @@ class InsideTrails {
                    const native::StackAnchor& anchor);
 
   // Keeps `answer` for `key` with the trail from `start` to `anchor` as the
-  // stack is now, unless an entry of `key` without a trail says none can be
-  // recorded (but for every kRecordMarkedEvery-th call). `pcs` and `sps`
+  // stack is now, unless this is the key's first sight (then it keeps an
+  // entry without a trail) or an entry of `key` without a trail says none
+  // can be recorded (but for every kRecordMarkedEvery-th call). `pcs` and `sps`
   // (`count` frames, outermost first) are the stack the answer was found
   // for, as the call's unwind gave it: a trail that describes another stack
   // is not kept. Returns whether a trail was kept. Steps by rule: cold.

@@ -37,9 +37,7 @@ StackTrailRecord Record(const CallerFrame& start, const StackAnchor& anchor,
   constexpr StackTrailRecord kFailed = StackTrailRecord::kFailed;
   constexpr StackTrailRecord kTooLong = StackTrailRecord::kTooLong;
   if (start.pc == 0 || start.cfa == 0) return kFailed;
-  if (anchor.pcs == nullptr || anchor.sps == nullptr || anchor.count < 2 || !anchor.live) {
-    return kFailed;
-  }
+  if (anchor.pcs == nullptr || anchor.sps == nullptr || anchor.count < 2) return kFailed;
   if (!CfiRulesSupported()) return kFailed;
   const internal::StackBounds& bounds = internal::ThreadStackBounds();
   if (!bounds.known) return kFailed;
@@ -159,8 +157,42 @@ __attribute__((no_sanitize("address"))) bool StackTrailHolds(const StackTrail& t
     differ |= *reinterpret_cast<const uintptr_t*>(trail.word[i].address) ^ trail.word[i].value;
   }
   if (differ != 0) return false;
-  return anchor.pcs[met] == trail.outer_pc && anchor.sps[met] == trail.outer_key &&
-         anchor.pcs[met + 1] == trail.inner_pc && anchor.sps[met + 1] == trail.inner_key;
+  if (anchor.pcs[met] != trail.outer_pc || anchor.sps[met] != trail.outer_key ||
+      anchor.pcs[met + 1] != trail.inner_pc || anchor.sps[met + 1] != trail.inner_key) {
+    return false;
+  }
+  if (anchor.live || met == 0) return true;
+  // An anchor not known to be live: its frames outer of the two met must
+  // still hold their return addresses where it read them, as a walk that
+  // meets such an anchor checks (cfi_walk.cc). Their stack addresses rise
+  // toward index 0.
+  if (anchor.sps[met - 1] < bounds.low + sizeof(uintptr_t) || anchor.sps[0] > bounds.high) {
+    return false;
+  }
+  uintptr_t moved = 0;
+  for (int i = 0; i < met; ++i) {
+    moved |= CodeAddress(*reinterpret_cast<const uintptr_t*>(anchor.sps[i] - sizeof(uintptr_t))) ^
+             anchor.pcs[i];
+  }
+  return moved == 0;
+}
+
+bool StackTrailDescribes(const StackTrail& trail, const StackTrailFrames& frames,
+                         const StackAnchor& anchor, const uintptr_t* pcs, const uintptr_t* sps,
+                         int count) {
+  // The last two trail frames are the anchor's met + 1 and met.
+  const int outer = trail.met + 2;
+  const int inner = frames.count - 2;
+  if (trail.words == 0 || frames.count < 2 || outer > anchor.count || count != outer + inner) {
+    return false;
+  }
+  for (int i = 0; i < outer; ++i) {
+    if (pcs[i] != anchor.pcs[i] || sps[i] != anchor.sps[i]) return false;
+  }
+  for (int i = 0; i < inner; ++i) {
+    if (pcs[count - 1 - i] != frames.pcs[i] || sps[count - 1 - i] != frames.sps[i]) return false;
+  }
+  return true;
 }
 
 }  // namespace deepcontext::native

@@ -71,10 +71,12 @@ enum class StackTrailRecord : uint8_t {
 
 // Records the cfi-cache walk from `start` (a frame of a function still
 // running on this thread, outer of this call) outward, up to the first two
-// consecutive frames that are consecutive frames of `anchor`, which must be
-// live; its frames go to `frames` when given. kFailed where there is no
-// such trail: no cfi rules in this process, a frame whose rule is not
-// modelled, or the stack's end before meeting the anchor. Steps by rule:
+// consecutive frames that are consecutive frames of `anchor`; its frames go
+// to `frames` when given. kFailed where there is no such trail: no cfi
+// rules in this process, a frame whose rule is not modelled, or the stack's
+// end before meeting the anchor. For an anchor not known to be live the
+// frames outer of the meeting point are not checked here: keep a trail
+// only where StackTrailDescribes the stack an unwind gave. Steps by rule:
 // not for a hot path.
 StackTrailRecord RecordStackTrail(const CallerFrame& start, const StackAnchor& anchor,
                                   StackTrail* trail, StackTrailFrames* frames = nullptr);
@@ -82,10 +84,20 @@ StackTrailRecord RecordStackTrail(const CallerFrame& start, const StackAnchor& a
 // Whether this thread's stack, from `start` (the frame `trail` was
 // recorded from: the same return address and CFA), still holds every word
 // the trail's walk read, and the frames it ends at are frames met + 1 and
-// met of `anchor` (live). Where it does, the stack is the trail's frames
+// met of `anchor`; for an anchor not known to be live, whether the
+// anchor's frames outer of them also still hold their return addresses
+// where it read them. Where it does, the stack is the trail's frames
 // (innermost first, the last two excepted) followed, outward, by the
 // anchor's frames [0, met + 1].
 bool StackTrailHolds(const StackTrail& trail, const CallerFrame& start, const StackAnchor& anchor);
+
+// Whether the stack a recorded trail describes (the anchor's frames
+// [0, met + 1], then the trail's inner frames outward in) is the `count`
+// frames of `pcs`/`sps` (outermost first), return addresses and stack
+// addresses alike: the check before a trail is kept for an unwind's answer.
+bool StackTrailDescribes(const StackTrail& trail, const StackTrailFrames& frames,
+                         const StackAnchor& anchor, const uintptr_t* pcs, const uintptr_t* sps,
+                         int count);
 
 }  // namespace deepcontext::native
 

@@ -138,56 +138,62 @@ TEST_F(InsideTrailsTest, AnswersOnlyTheStackItWasKeptFor) {
   const Via x = &InsideTrailsTestViaX;
   const Via y = &InsideTrailsTestViaY;
   const std::vector<Outcome> got = RunAll({
-      {x},                             // 0: nothing kept yet
-      {x, /*keep=*/true, 101},         // 1
-      {x},                             // 2: found
-      {y},                             // 3: one frame outer of the caller differs
-      {y, /*keep=*/true, 202},         // 4: the same caller frame, a way of its own
-      {x},                             // 5
-      {y},                             // 6
-      {x},                             // 7
-      {x, false, kNoContext, false, 8},  // 8: another op's context, another key
+      {x},                               // 0: nothing kept yet
+      {x, /*keep=*/true, 101},           // 1: the key's first sight: not yet
+      {x, /*keep=*/true, 101},           // 2: its second: kept
+      {x},                               // 3: found
+      {y},                               // 4: one frame outer of the caller differs
+      {y, /*keep=*/true, 202},           // 5: the same caller frame, a way of its own
+      {y, /*keep=*/true, 202},           // 6
+      {x},                               // 7
+      {y},                               // 8
+      {x},                               // 9
+      {x, false, kNoContext, false, 8},  // 10: another op's context, another key
   });
   EXPECT_EQ(got[0].found, kNoContext);
-  EXPECT_TRUE(got[1].kept);
-  EXPECT_EQ(got[2].found, 101u);
-  EXPECT_EQ(got[3].found, kNoContext);
-  EXPECT_TRUE(got[4].kept);
-  EXPECT_EQ(got[5].found, 101u);
-  EXPECT_EQ(got[6].found, 202u);
+  EXPECT_FALSE(got[1].kept);
+  EXPECT_TRUE(got[2].kept);
+  EXPECT_EQ(got[3].found, 101u);
+  EXPECT_EQ(got[4].found, kNoContext);
+  EXPECT_FALSE(got[5].kept);
+  EXPECT_TRUE(got[6].kept);
   EXPECT_EQ(got[7].found, 101u);
-  EXPECT_EQ(got[8].found, kNoContext);
+  EXPECT_EQ(got[8].found, 202u);
+  EXPECT_EQ(got[9].found, 101u);
+  EXPECT_EQ(got[10].found, kNoContext);
 }
 
 TEST_F(InsideTrailsTest, KeepsNoTrailThatDescribesAnotherStack) {
   const Via x = &InsideTrailsTestViaX;
   const std::vector<Outcome> got = RunAll({
-      {x, /*keep=*/true, 101, /*corrupt=*/true},  // 0: kept for a stack one frame off
-      {x},                                        // 1
-      {x, /*keep=*/true, 101},                    // 2: the key is marked: not again
-      {x},                                        // 3
+      {x, /*keep=*/true, 101, /*corrupt=*/true},  // 0: first sight
+      {x, /*keep=*/true, 101, /*corrupt=*/true},  // 1: kept for a stack one frame off
+      {x},                                        // 2
+      {x, /*keep=*/true, 101},                    // 3: the key is marked: not again
+      {x},                                        // 4
   });
   EXPECT_FALSE(got[0].kept);
-  EXPECT_EQ(got[1].found, kNoContext);
-  EXPECT_FALSE(got[2].kept);
-  EXPECT_EQ(got[3].found, kNoContext);
+  EXPECT_FALSE(got[1].kept);
+  EXPECT_EQ(got[2].found, kNoContext);
+  EXPECT_FALSE(got[3].kept);
+  EXPECT_EQ(got[4].found, kNoContext);
 }
 
 TEST_F(InsideTrailsTest, RecordsAMarkedKeyAgainOnceInAWhile) {
   const Via x = &InsideTrailsTestViaX;
-  std::vector<Step> steps = {{x, /*keep=*/true, 101, /*corrupt=*/true}};
+  // First sight, then a trail for a stack one frame off: marked.
+  std::vector<Step> steps = {{x, /*keep=*/true, 101, /*corrupt=*/true},
+                             {x, /*keep=*/true, 101, /*corrupt=*/true}};
   // The marked key's calls are not recorded again until the last of these.
   for (uint32_t i = 1; i <= InsideTrails::kRecordMarkedEvery; ++i) {
     steps.push_back({x, /*keep=*/true, 101});
   }
   steps.push_back({x});
   const std::vector<Outcome> got = RunAll(steps);
-  ASSERT_EQ(got.size(), InsideTrails::kRecordMarkedEvery + 2);
-  EXPECT_FALSE(got[0].kept);
-  for (uint32_t i = 1; i < InsideTrails::kRecordMarkedEvery; ++i) {
-    EXPECT_FALSE(got[i].kept) << "call " << i;
-  }
-  EXPECT_TRUE(got[InsideTrails::kRecordMarkedEvery].kept);
+  const uint32_t last_keep = InsideTrails::kRecordMarkedEvery + 1;
+  ASSERT_EQ(got.size(), last_keep + 2);
+  for (uint32_t i = 0; i < last_keep; ++i) EXPECT_FALSE(got[i].kept) << "call " << i;
+  EXPECT_TRUE(got[last_keep].kept);
   EXPECT_EQ(got.back().found, 101u);
 }
 
@@ -199,9 +205,11 @@ TEST_F(InsideTrailsTest, StatisticsSayWhyCallsWereNotAnswered) {
   const Via x = &InsideTrailsTestViaX;
   const Via y = &InsideTrailsTestViaY;
   RunAll({
+      {x, /*keep=*/true, 101, /*corrupt=*/true, /*op=*/7},  // first sight
       {x, /*keep=*/true, 101, /*corrupt=*/true, /*op=*/7},  // not the unwound stack
       {x, /*keep=*/true, 101, false, 7},                    // a key without one
       {x, /*keep=*/true, 101, false, 7},                    // again
+      {x, /*keep=*/true, 102, false, 8},                    // first sight
       {x, /*keep=*/true, 102, false, 8},                    // kept
       {y, false, kNoContext, false, 8},                     // did not hold
       {x, false, kNoContext, false, 8},                     // answered

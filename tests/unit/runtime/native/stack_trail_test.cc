@@ -1,5 +1,5 @@
 // Stack trails (runtime/native/stack_trail.h): recorded from a caller frame
-// to a live anchor, they describe the same stack a capture from that frame
+// to an anchor, they describe the same stack a capture from that frame
 // gives, hold while the stack between them is the same, and no longer hold
 // once one frame between them differs or the anchor is another activation.
 // Built with frame pointers (tests/unit/runtime/native/CMakeLists.txt):
@@ -7,6 +7,7 @@
 // The dlmonitor tests' frames (inside_trails_test.cc) are rsp-based.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "runtime/native/native_stack.h"
@@ -24,6 +25,7 @@ enum class Action { kRecord, kCheck };
 struct Ask {
   Action action = Action::kRecord;
   const Anchor* anchor = nullptr;
+  bool live = true;  // the anchor is given as live (an op still running)
   StackTrail* trail = nullptr;
   bool result = false;
   StackTrailRecord record = StackTrailRecord::kFailed;
@@ -39,7 +41,8 @@ struct Ask {
 // The frame a runtime entry point would report (DEEPCONTEXT_CALLER_FRAME).
 __attribute__((noinline)) void Probe(Ask* ask) {
   const CallerFrame caller = DEEPCONTEXT_CALLER_FRAME();
-  const StackAnchor live = ask->anchor->Live();
+  StackAnchor live = ask->anchor->Live();
+  live.live = ask->live;
   if (ask->action == Action::kRecord) {
     ask->record = RecordStackTrail(caller, live, ask->trail, &ask->frames);
     ask->result = ask->record == StackTrailRecord::kRecorded;
@@ -190,7 +193,7 @@ TEST_F(StackTrailTest, HoldsOnlyWhileEveryFrameToTheAnchorIsTheSame) {
   EXPECT_FALSE(ask_.result);
 }
 
-TEST_F(StackTrailTest, RecordsNothingWithoutALiveAnchorOnTheWay) {
+TEST_F(StackTrailTest, RecordsNothingWithoutAnAnchorOnTheWay) {
   OpBody(&anchor_, &StackTrailTestViaX, &ask_);
   ASSERT_TRUE(ask_.result);
   // Frames no walk meets (other stack addresses): no trail, and an empty
@@ -209,10 +212,59 @@ TEST_F(StackTrailTest, RecordsNothingWithoutALiveAnchorOnTheWay) {
   ask_.action = Action::kRecord;
   OpBody(&anchor_, &StackTrailTestDeep, &ask_);
   EXPECT_EQ(ask_.record, StackTrailRecord::kTooLong);
-  // An anchor not known to be live gives none either.
+}
+
+// An anchor not known to be live (the previous op's entry capture, as an
+// op entry meets it): the trail describes the same stack as a capture
+// against it, and holds only while the anchor's frames outer of the two it
+// met still hold their return addresses where the anchor read them.
+TEST_F(StackTrailTest, AgainstAnAnchorNotLiveChecksItsOuterFramesToo) {
+  // An outer frame the anchor read one way where the stack now holds
+  // another: the anchor's frames are not this stack's, whatever the
+  // trail's words say (set up after the first call takes the anchor).
+  Anchor stale;
+  struct Call {
+    Action action;
+    Via via;
+    bool stale;
+    bool live;
+  };
+  const Call calls[] = {
+      {Action::kRecord, &StackTrailTestViaX, false, false},  // 0: recorded
+      {Action::kCheck, &StackTrailTestViaX, false, false},   // 1: the same frames
+      {Action::kCheck, &StackTrailTestViaY, false, false},   // 2: one differs
+      {Action::kCheck, &StackTrailTestViaX, true, false},    // 3: an outer frame moved
+      {Action::kCheck, &StackTrailTestViaX, true, true},     // 4: live: taken at its word
+  };
+  bool results[5] = {};
+  StackTrailFrames frames;
+  int count = 0;
+  uintptr_t pcs[kMaxNativeDepth];
+  uintptr_t sps[kMaxNativeDepth];
+  volatile int n = 5;
+  for (int i = 0; i < n; ++i) {
+    if (i == 1) {
+      frames = ask_.frames;
+      count = ask_.count;
+      std::copy(ask_.pcs, ask_.pcs + count, pcs);
+      std::copy(ask_.sps, ask_.sps + count, sps);
+      stale = anchor_;
+      if (trail_.met > 0) stale.pcs[trail_.met - 1] += 1;
+    }
+    ask_.action = calls[i].action;
+    ask_.live = calls[i].live;
+    ask_.anchor = calls[i].stale ? &stale : &anchor_;
+    OpBody(&anchor_, calls[i].via, &ask_);
+    results[i] = ask_.result;
+  }
+  ASSERT_TRUE(results[0]);
   const StackAnchor not_live{anchor_.pcs, anchor_.sps, anchor_.count, /*live=*/false};
-  const CallerFrame here = DEEPCONTEXT_CALLER_FRAME();
-  EXPECT_EQ(RecordStackTrail(here, not_live, &trail_), StackTrailRecord::kFailed);
+  EXPECT_TRUE(StackTrailDescribes(trail_, frames, not_live, pcs, sps, count));
+  ASSERT_GT(trail_.met, 0) << "no anchor frame outer of the two met";
+  EXPECT_TRUE(results[1]);
+  EXPECT_FALSE(results[2]);
+  EXPECT_FALSE(results[3]);
+  EXPECT_TRUE(results[4]);
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+#include "runtime/dlmonitor/entry_trails.h"
+
+#include "runtime/common/hot_path.h"
+
+namespace deepcontext::dlmonitor {
+
+int EntryTrails::SetOf(const Key& key) {
+  uint64_t h = key.cfa * 0x9E3779B97F4A7C15ULL ^ (key.pc << 17) ^
+               (static_cast<uint64_t>(key.previous) << 40);
+  h *= 0xBF58476D1CE4E5B9ULL;
+  return static_cast<int>((h >> (64 - kSetBits)) * kWays);
+}
+
+DEEPCONTEXT_HOT
+native::StackId EntryTrails::Replay(const Key& key, const native::CallerFrame& start,
+                                    const native::StackAnchor& previous, uintptr_t* pcs,
+                                    uintptr_t* sps, int* count, int* copied) {
+  const int set = SetOf(key);
+  for (int way = 0; way < kWays; ++way) {
+    Entry& entry = entries_[set + way];
+    if (entry.used == 0 || !(entry.key == key)) continue;
+    const native::StackTrail& trail = trails_[set + way];
+    if (!native::StackTrailHolds(trail, start, previous)) continue;
+    // The trail's frames but its last two (the previous capture's met + 1
+    // and met), innermost first, go after the previous capture's [0, met + 1].
+    const native::StackTrailFrames& frames = frames_[set + way];
+    const int outer = trail.met + 2;
+    const int inner = frames.count - 2;
+    const int total = outer + inner;
+    for (int i = 0; i < inner; ++i) {
+      pcs[total - 1 - i] = frames.pcs[i];
+      sps[total - 1 - i] = frames.sps[i];
+    }
+    *count = total;
+    *copied = outer;
+    if (++tick_ == 0) tick_ = 1;
+    entry.used = tick_;
+    return entry.stack;
+  }
+  return native::kNoStack;
+}
+
+bool EntryTrails::Keep(const Key& key, native::StackId stack, const native::CallerFrame& start,
+                       const uintptr_t* pcs, const uintptr_t* sps, int count, int copied) {
+  if (stack == native::kNoStack || copied < 2 || copied >= count) return false;
+  const int set = SetOf(key);
+  int victim = set;
+  bool seen = false;
+  for (int way = 0; way < kWays; ++way) {
+    Entry& entry = entries_[set + way];
+    if (entry.used != 0 && entry.key == key && trails_[set + way].words == 0) {
+      if (++entry.skipped < kRecordMarkedEvery) return false;
+      victim = set + way;
+      seen = true;
+      break;
+    }
+    if (entry.used < entries_[victim].used) victim = set + way;
+  }
+  if (++tick_ == 0) tick_ = 1;
+  Entry& entry = entries_[victim];
+  entry.key = key;
+  entry.used = tick_;
+  entry.skipped = 0;
+  native::StackTrail& trail = trails_[victim];
+  native::StackTrailFrames& frames = frames_[victim];
+  if (!seen) {
+    // First sight: recorded at the key's next unwound entry, so that keys
+    // that do not come back before they are replaced cost no recording.
+    trail.words = 0;
+    entry.stack = native::kNoStack;
+    entry.skipped = kRecordMarkedEvery - 1;
+    return false;
+  }
+  // The previous capture as the capture kept it: its first `copied` frames.
+  const native::StackAnchor met{pcs, sps, copied, /*live=*/false};
+  const bool kept =
+      native::RecordStackTrail(start, met, &trail, &frames) ==
+          native::StackTrailRecord::kRecorded &&
+      native::StackTrailDescribes(trail, frames, met, pcs, sps, count);
+  if (!kept) trail.words = 0;
+  entry.stack = kept ? stack : native::kNoStack;
+  return kept;
+}
+
+}  // namespace deepcontext::dlmonitor
