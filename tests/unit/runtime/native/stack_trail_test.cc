@@ -26,6 +26,9 @@ struct Ask {
   Action action = Action::kRecord;
   const Anchor* anchor = nullptr;
   bool live = true;  // the anchor is given as live (an op still running)
+  // kCheck: the anchor as read with the frame outer of the two the trail
+  // met holding another return address than the stack holds now.
+  bool stale_outer = false;
   StackTrail* trail = nullptr;
   bool result = false;
   StackTrailRecord record = StackTrailRecord::kFailed;
@@ -50,6 +53,13 @@ __attribute__((noinline)) void Probe(Ask* ask) {
                      .CaptureNear(&live, 1, ask->pcs, ask->sps, kMaxNativeDepth, &ask->use,
                                   &caller);
   } else {
+    uintptr_t stale_pcs[kMaxNativeDepth];
+    const int moved = ask->trail->met - 1;
+    if (ask->stale_outer && moved >= 0) {
+      std::copy(live.pcs, live.pcs + live.count, stale_pcs);
+      stale_pcs[moved] += 1;
+      live.pcs = stale_pcs;
+    }
     ask->result = StackTrailHolds(*ask->trail, caller, live);
   }
   asm volatile("" ::: "memory");
@@ -219,14 +229,10 @@ TEST_F(StackTrailTest, RecordsNothingWithoutAnAnchorOnTheWay) {
 // against it, and holds only while the anchor's frames outer of the two it
 // met still hold their return addresses where the anchor read them.
 TEST_F(StackTrailTest, AgainstAnAnchorNotLiveChecksItsOuterFramesToo) {
-  // An outer frame the anchor read one way where the stack now holds
-  // another: the anchor's frames are not this stack's, whatever the
-  // trail's words say (set up after the first call takes the anchor).
-  Anchor stale;
   struct Call {
     Action action;
     Via via;
-    bool stale;
+    bool stale_outer;
     bool live;
   };
   const Call calls[] = {
@@ -237,29 +243,20 @@ TEST_F(StackTrailTest, AgainstAnAnchorNotLiveChecksItsOuterFramesToo) {
       {Action::kCheck, &StackTrailTestViaX, true, true},     // 4: live: taken at its word
   };
   bool results[5] = {};
-  StackTrailFrames frames;
-  int count = 0;
-  uintptr_t pcs[kMaxNativeDepth];
-  uintptr_t sps[kMaxNativeDepth];
+  // One call instruction for all of them, no branch before it.
   volatile int n = 5;
   for (int i = 0; i < n; ++i) {
-    if (i == 1) {
-      frames = ask_.frames;
-      count = ask_.count;
-      std::copy(ask_.pcs, ask_.pcs + count, pcs);
-      std::copy(ask_.sps, ask_.sps + count, sps);
-      stale = anchor_;
-      if (trail_.met > 0) stale.pcs[trail_.met - 1] += 1;
-    }
     ask_.action = calls[i].action;
     ask_.live = calls[i].live;
-    ask_.anchor = calls[i].stale ? &stale : &anchor_;
+    ask_.stale_outer = calls[i].stale_outer;
     OpBody(&anchor_, calls[i].via, &ask_);
     results[i] = ask_.result;
   }
+  // The record's capture and trail frames stay in ask_ (checks keep them).
   ASSERT_TRUE(results[0]);
   const StackAnchor not_live{anchor_.pcs, anchor_.sps, anchor_.count, /*live=*/false};
-  EXPECT_TRUE(StackTrailDescribes(trail_, frames, not_live, pcs, sps, count));
+  EXPECT_TRUE(
+      StackTrailDescribes(trail_, ask_.frames, not_live, ask_.pcs, ask_.sps, ask_.count));
   ASSERT_GT(trail_.met, 0) << "no anchor frame outer of the two met";
   EXPECT_TRUE(results[1]);
   EXPECT_FALSE(results[2]);
