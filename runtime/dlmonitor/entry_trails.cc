@@ -1,6 +1,7 @@
 #include "runtime/dlmonitor/entry_trails.h"
 
 #include "runtime/common/hot_path.h"
+#include "runtime/dlmonitor/trail_ways.h"
 
 namespace deepcontext::dlmonitor {
 
@@ -43,34 +44,15 @@ native::StackId EntryTrails::Replay(const Key& key, const native::CallerFrame& s
 bool EntryTrails::Keep(const Key& key, native::StackId stack, const native::CallerFrame& start,
                        const uintptr_t* pcs, const uintptr_t* sps, int count, int copied) {
   if (stack == native::kNoStack || copied < 2 || copied >= count) return false;
-  const int set = SetOf(key);
-  int victim = set;
-  bool seen = false;
-  for (int way = 0; way < kWays; ++way) {
-    Entry& entry = entries_[set + way];
-    if (entry.used != 0 && entry.key == key && trails_[set + way].words == 0) {
-      if (++entry.skipped < kRecordMarkedEvery) return false;
-      victim = set + way;
-      seen = true;
-      break;
-    }
-    if (entry.used < entries_[victim].used) victim = set + way;
-  }
-  if (++tick_ == 0) tick_ = 1;
+  int victim = 0;
+  const TrailClaim claim = ClaimTrailWay(entries_, trails_, SetOf(key), kWays, key,
+                                         kRecordMarkedEvery, &tick_, &victim);
+  if (claim == TrailClaim::kMarked) return false;
   Entry& entry = entries_[victim];
-  entry.key = key;
-  entry.used = tick_;
-  entry.skipped = 0;
+  entry.stack = native::kNoStack;
+  if (claim == TrailClaim::kFirstSight) return false;
   native::StackTrail& trail = trails_[victim];
   native::StackTrailFrames& frames = frames_[victim];
-  if (!seen) {
-    // First sight: recorded at the key's next unwound entry, so that keys
-    // that do not come back before they are replaced cost no recording.
-    trail.words = 0;
-    entry.stack = native::kNoStack;
-    entry.skipped = kRecordMarkedEvery - 1;
-    return false;
-  }
   // The previous capture as the capture kept it: its first `copied` frames.
   const native::StackAnchor met{pcs, sps, copied, /*live=*/false};
   const bool kept =

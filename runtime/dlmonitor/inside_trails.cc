@@ -1,6 +1,7 @@
 #include "runtime/dlmonitor/inside_trails.h"
 
 #include "runtime/common/hot_path.h"
+#include "runtime/dlmonitor/trail_ways.h"
 #include "runtime/native/capture_stats.h"
 
 namespace deepcontext::dlmonitor {
@@ -37,42 +38,17 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
                         const native::StackAnchor& anchor, const uintptr_t* pcs,
                         const uintptr_t* sps, int count) {
   if (answer == kNoContext) return false;
-  const int set = SetOf(key);
-  int victim = set;
-  bool seen = false;
-  for (int way = 0; way < kWays; ++way) {
-    Entry& entry = entries_[set + way];
-    if (entry.used != 0 && entry.key == key && trails_[set + way].words == 0) {
-      // Seen once, or marked: recorded again only once in a while, in case
-      // what kept its first trail from being recorded has passed.
-      if (++entry.skipped < kRecordMarkedEvery) {
-        if (native::CaptureStatsEnabled()) {
-          native::RecordTrailOutcome(native::TrailOutcome::kMarked);
-        }
-        return false;
-      }
-      victim = set + way;
-      seen = true;
-      break;
-    }
-    if (entry.used < entries_[victim].used) victim = set + way;
-  }
-  if (++tick_ == 0) tick_ = 1;
-  Entry& entry = entries_[victim];
-  entry.key = key;
-  entry.used = tick_;
-  entry.skipped = 0;
-  native::StackTrail& trail = trails_[victim];
-  if (!seen) {
-    // First sight: an entry without a trail, recorded at the key's next
-    // unwound call. A key that does not come back before it is replaced
-    // (more keys than entries, a program of many call sites) then costs
-    // no recording at all.
-    trail.words = 0;
-    entry.answer = kNoContext;
-    entry.skipped = kRecordMarkedEvery - 1;
+  int victim = 0;
+  const TrailClaim claim = ClaimTrailWay(entries_, trails_, SetOf(key), kWays, key,
+                                         kRecordMarkedEvery, &tick_, &victim);
+  if (claim == TrailClaim::kMarked) {
+    if (native::CaptureStatsEnabled()) native::RecordTrailOutcome(native::TrailOutcome::kMarked);
     return false;
   }
+  Entry& entry = entries_[victim];
+  entry.answer = kNoContext;
+  if (claim == TrailClaim::kFirstSight) return false;
+  native::StackTrail& trail = trails_[victim];
   native::StackTrailFrames frames;
   const native::StackTrailRecord record =
       native::RecordStackTrail(start, anchor, &trail, &frames);
