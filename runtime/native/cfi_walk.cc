@@ -43,9 +43,8 @@ AnchorCursor CursorOn(AnchorFrames* anchor) {
 }
 
 // Whether the return addresses of anchor frames [0, below) are still
-// stored where the anchor saw them (pcs[i] at sps[i] - 8, as the walk read
-// them: a frame's stack address is its return address's slot plus 8),
-// checked innermost first; records the first changed one. Frames
+// stored where the anchor saw them (FirstMovedAnchorFrame); records the
+// first changed one. Frames
 // outer of the anchor's last two shared with a live anchor are not read:
 // those two in place, they are in place as well.
 __attribute__((always_inline, no_sanitize("address"))) inline bool StillInPlace(
@@ -61,21 +60,8 @@ __attribute__((always_inline, no_sanitize("address"))) inline bool StillInPlace(
   if (cursor.changed >= 0) return false;
   const int from = cursor.checked_from;
   if (below <= from) return true;
-  // An anchor's stack addresses rise toward index 0 (each frame's is above
-  // its callee's), except for a tail of zeros where an unwinder without
-  // them took over: the two ends bound them all on this stack.
-  if (cursor.sps[below - 1] < low + sizeof(uintptr_t) || cursor.sps[from] > high) {
-    cursor.changed = below - 1;
-    return false;
-  }
-  for (int i = below - 1; i >= from; --i) {
-    if (CodeAddress(*reinterpret_cast<const uintptr_t*>(cursor.sps[i] - sizeof(uintptr_t))) !=
-        cursor.pcs[i]) {
-      cursor.changed = i;
-      return false;
-    }
-  }
-  return true;
+  cursor.changed = FirstMovedAnchorFrame(cursor.pcs, cursor.sps, from, below, low, high);
+  return cursor.changed < 0;
 }
 
 // Whether the walk's frame (pc at stack address sp) meets the anchor:

@@ -82,6 +82,26 @@ __attribute__((always_inline, no_sanitize("address"))) inline bool CallerFrameIn
          CodeAddress(*reinterpret_cast<const uintptr_t*>(slot)) == start.pc;
 }
 
+// The innermost of anchor frames [from, below) (outermost first, as
+// captured) whose return address is no longer stored where the anchor saw
+// it (pcs[i] at sps[i] - 8: a frame's stack address is its return
+// address's slot plus 8), checked innermost first; -1 when all still are.
+// An anchor's stack addresses rise toward index 0 (each frame's is above
+// its callee's), except for a tail of zeros where an unwinder without them
+// took over: the two ends bound them all on this stack [low, high), and
+// ends outside it count as frame below - 1 moved. Needs from < below.
+__attribute__((always_inline, no_sanitize("address"))) inline int FirstMovedAnchorFrame(
+    const uintptr_t* pcs, const uintptr_t* sps, int from, int below, uintptr_t low,
+    uintptr_t high) {
+  if (sps[below - 1] < low + sizeof(uintptr_t) || sps[from] > high) return below - 1;
+  for (int i = below - 1; i >= from; --i) {
+    if (CodeAddress(*reinterpret_cast<const uintptr_t*>(sps[i] - sizeof(uintptr_t))) != pcs[i]) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 enum class RuleStep { kStepped, kEnd, kFailed };
 
 // Where a step by rule leads: the caller's frame (its sp, stack address

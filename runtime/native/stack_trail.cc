@@ -164,17 +164,9 @@ __attribute__((no_sanitize("address"))) bool StackTrailHolds(const StackTrail& t
   if (anchor.live || met == 0) return true;
   // An anchor not known to be live: its frames outer of the two met must
   // still hold their return addresses where it read them, as a walk that
-  // meets such an anchor checks (cfi_walk.cc). Their stack addresses rise
-  // toward index 0.
-  if (anchor.sps[met - 1] < bounds.low + sizeof(uintptr_t) || anchor.sps[0] > bounds.high) {
-    return false;
-  }
-  uintptr_t moved = 0;
-  for (int i = 0; i < met; ++i) {
-    moved |= CodeAddress(*reinterpret_cast<const uintptr_t*>(anchor.sps[i] - sizeof(uintptr_t))) ^
-             anchor.pcs[i];
-  }
-  return moved == 0;
+  // meets such an anchor checks (cfi_walk.cc).
+  return internal::FirstMovedAnchorFrame(anchor.pcs, anchor.sps, 0, met, bounds.low,
+                                         bounds.high) < 0;
 }
 
 bool StackTrailDescribes(const StackTrail& trail, const StackTrailFrames& frames,
