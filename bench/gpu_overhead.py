@@ -36,7 +36,12 @@ start-up or machine drift between the two, so the ratio is steadier on a
 shared machine; it prints the plain steps before the first region too,
 and ends with the ratios taken round by round (round_pairs.py): each
 region's block against the plain block of its own round, as the median
-over the rounds with the first and third quartiles.
+over the rounds with the first and third quartiles (bench/in_process.py).
+--processes N runs N such processes per model and adds the median over
+them of each one's round-by-round median, with the lowest and highest.
+
+    python3 bench/gpu_overhead.py --build build --in-process 16 --processes 4
+        --models mlp --variants floor+cupti,sampled,native,native-no-trails
 """
 
 import argparse
@@ -52,7 +57,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_process import run, step_ms  # noqa: E402
 from overhead_table import WORKLOAD, table  # noqa: E402
-import round_pairs  # noqa: E402
+from in_process import in_process  # noqa: E402
 
 
 def machine_line():
@@ -104,218 +109,6 @@ def cpu_text(cpus):
     return ",".join(str(a) if a == b else "%d-%d" % (a, b) for a, b in ranges)
 
 
-def in_process(args):
-    """--in-process: per model, one process alternating plain steps and
-    deepcontext.profile() regions (see gpu_models.py --ab-rounds)."""
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(args.build, "python")))
-    variants = args.variants.split(",")
-    print("Each cell: median step (ratio to plain), then mean step (ratio to the plain "
-          "mean); with trace windows only the mean counts the traced steps.")
-    print("| model | plain, before any region (ms) | plain (ms) | %s |" % " | ".join(
-        "region %s (ms, ratio)" % name for name in variants))
-    print("|---|---|---|%s" % ("---|" * len(variants)))
-    steady_rows = []
-    by_round = []
-    for model in args.models.split(","):
-        with tempfile.TemporaryDirectory(prefix="dc-in-process-") as work:
-            step_log = os.path.join(work, "steps.json")
-            output = run([args.python, WORKLOAD, "--model", model, "--steps", str(args.steps),
-                          "--ab-rounds", str(args.in_process), "--ab-variants", args.variants,
-                          "--ab-settle-steps", str(args.settle_steps),
-                          "--device", args.device, "--step-log", step_log], env=env)
-            with open(step_log) as f:
-                by_round.append(round_rows(model, json.load(f), variants))
-        values = dict(token.split("=", 1) for token in output.split() if "=" in token)
-        if "ab_plain_ms" not in values:
-            raise RuntimeError("no alternating timings in %r" % output)
-        plain = float(values["ab_plain_ms"])
-        plain_mean = float(values["ab_plain_mean_ms"])
-        cells = []
-        for name in variants:
-            ms = float(values["ab_%s_ms" % name])
-            mean = float(values["ab_%s_mean_ms" % name])
-            cells.append("%.2f (%.3fx), mean %.2f (%.3fx)" % (ms, ms / plain, mean,
-                                                             mean / plain_mean))
-        print("| %s | %.2f | %.2f, mean %.2f | %s |" % (
-            model, float(values["ab_first_plain_ms"]), plain, plain_mean, " | ".join(cells)))
-        steady_rows.append((model, values))
-    # A long profile pays the steady cost per step and the start once.
-    print()
-    print("Steady state: mean step after the first %d steps of each block (ratio to the "
-          "plain steady mean); start: what those first steps took beyond steady ones, "
-          "per block (ms)." % args.settle_steps)
-    print("| model | plain steady (ms), start | %s |" % " | ".join(
-        "region %s steady (ratio), start" % name for name in variants))
-    print("|---|---|%s" % ("---|" * len(variants)))
-    for model, values in steady_rows:
-        plain_steady = float(values["ab_plain_steady_ms"])
-        print("| %s | %.2f, %+.1f | %s |" % (
-            model, plain_steady, float(values["ab_plain_start_ms"]), " | ".join(
-                "%.2f (%.3fx), %+.1f" % (float(values["ab_%s_steady_ms" % name]),
-                                         float(values["ab_%s_steady_ms" % name]) / plain_steady,
-                                         float(values["ab_%s_start_ms" % name]))
-                for name in variants)))
-    cpu_rows = [row for row in (cpu_side_row(model, values, variants)
-                                for model, values in steady_rows) if row]
-    if cpu_rows:
-        print()
-        print("CPU side: median time to queue a step's work, before its synchronize "
-              "(ratio to plain, and ms more). A step that waits for the GPU inside "
-              "(a full launch queue, a synchronizing op) counts that wait too.")
-        print("| model | plain (ms) | %s |" % " | ".join("region %s (ms)" % name
-                                                       for name in variants))
-        print("|---|---|%s" % ("---|" * len(variants)))
-        for row in cpu_rows:
-            print(row)
-    shares = [line for model, values in steady_rows
-              for line in own_share_rows(model, values, variants)]
-    if shares:
-        print()
-        print("DeepContext's own share: a region's ratio minus that of the floor every "
-              "profiler observing each op (and kernel) through RecordFunction (and CUPTI) "
-              "pays: floor+cupti for regions that trace the GPU, floor for those that do not.")
-        print("| model | region | against | median step: ratio (ms per step) "
-              "| steady mean: ratio (ms per step) |")
-        print("|---|---|---|---|---|")
-        for line in shares:
-            print(line)
-    versus = [line for model, values in steady_rows
-              for line in versus_other_profiler_rows(model, values, variants)]
-    if versus:
-        print()
-        print("Against other profilers in the same process: a DeepContext region's ratio "
-              "minus the other profiler's (below zero, DeepContext costs less).")
-        print("| model | region | against | median step: ratio (ms per step) "
-              "| steady mean: ratio (ms per step) |")
-        print("|---|---|---|---|---|")
-        for line in versus:
-            print(line)
-    print()
-    print("Round by round: each region's median step over that of the plain block of its "
-          "own round (the blocks of a round ran back to back, so phases of a slow machine "
-          "longer than a round fall on both); the median over the rounds, and the first "
-          "and third quartiles in brackets. Trace windows compare mean steps, since their "
-          "median step is an untraced one.")
-    print("| model | rounds | %s |" % " | ".join("region %s" % name for name in variants))
-    print("|---|---|%s" % ("---|" * len(variants)))
-    for ratios, _ in by_round:
-        print(ratios)
-    differences = [line for _, lines in by_round for line in lines]
-    if differences:
-        print()
-        print("Round by round: a region's ratio minus that of its floor, or of another "
-              "profiler's region (native: of native-no-trails), in the same round; median "
-              "and quartiles over the rounds.")
-        print("| model | region | against | difference (quartiles) |")
-        print("|---|---|---|---|")
-        for line in differences:
-            print(line)
-
-
-# Regions that are floors, not DeepContext (gpu_models.py FLOOR_VARIANTS).
-FLOOR_REGIONS = ("floor", "floor-ids", "cupti-records", "cupti", "floor+cupti",
-                 "floor+records")
-# Regions of other profilers (gpu_models.py OTHER_PROFILERS).
-OTHER_PROFILER_REGIONS = ("proton", "torch-profiler")
-
-
-def deepcontext_regions(variants):
-    """The DeepContext regions of a run that a median step compares: not the
-    floors, not other profilers, and not trace windows (under those the
-    median step is an untraced one)."""
-    return [name for name in variants
-            if name not in FLOOR_REGIONS and name not in OTHER_PROFILER_REGIONS
-            and not name.startswith("windows")]
-
-
-def difference_row(model, values, name, against):
-    """One table row: region `name`'s ratio to plain minus region
-    `against`'s, for the median step and the steady mean, and in ms."""
-    cells = []
-    for key, base in (("ms", float(values["ab_plain_ms"])),
-                      ("steady_ms", float(values["ab_plain_steady_ms"]))):
-        added = float(values["ab_%s_%s" % (name, key)]) - float(values["ab_%s_%s" % (against, key)])
-        cells.append("%+.3fx (%+.2f)" % (added / base, added))
-    return "| %s | %s | %s | %s |" % (model, name, against, " | ".join(cells))
-
-
-def own_share_pairs(variants):
-    """(DeepContext region, its floor) of each region whose floor ran:
-    floor+cupti for regions that trace the GPU, floor for those that do not."""
-    pairs = []
-    for name in deepcontext_regions(variants):
-        floor = "floor" if name.endswith("gpu-off") else "floor+cupti"
-        if floor in variants:
-            pairs.append((name, floor))
-    return pairs
-
-
-def own_share_rows(model, values, variants):
-    """Table rows of what each DeepContext region of one --in-process run
-    adds to its floor, from gpu_models.py's ab_* values (ms)."""
-    return [difference_row(model, values, name, floor)
-            for name, floor in own_share_pairs(variants)]
-
-
-def cpu_side_row(model, values, variants):
-    """One table row of the time each block of an --in-process run took to
-    queue a step's work (gpu_models.py ab_*_issue_ms), against the plain
-    steps': what a profiler costs the CPU even where the GPU's share of the
-    step hides it. The plain cell gives that time's share of the plain step
-    (near 100 %: the step is bound by its CPU side). None for output of a
-    gpu_models.py that did not time it."""
-    if "ab_plain_issue_ms" not in values:
-        return None
-    plain = float(values["ab_plain_issue_ms"])
-    cells = ["%.2f (%.0f %% of the step)" % (plain, 100 * plain / float(values["ab_plain_ms"]))]
-    for name in variants:
-        issue = float(values["ab_%s_issue_ms" % name])
-        cells.append("%.2f (%.3fx, %+.2f ms)" % (issue, issue / plain, issue - plain))
-    return "| %s | %s |" % (model, " | ".join(cells))
-
-
-def versus_other_profiler_rows(model, values, variants):
-    """Table rows of each DeepContext region that traces the GPU against each
-    other profiler's region of the same run: below zero, DeepContext costs
-    less."""
-    return [difference_row(model, values, name, other)
-            for name, other in versus_other_profiler_pairs(variants)]
-
-
-def versus_other_profiler_pairs(variants):
-    """(DeepContext region that traces the GPU, other profiler's region)."""
-    return [(name, other)
-            for name in deepcontext_regions(variants) if not name.endswith("gpu-off")
-            for other in OTHER_PROFILER_REGIONS if other in variants]
-
-
-def trail_pairs(variants):
-    """(native, native-no-trails) where both ran: what the trails of op
-    entries and GPU calls inside ops save, round by round."""
-    both = {"native", "native-no-trails"} <= set(variants)
-    return [("native", "native-no-trails")] if both else []
-
-
-def round_rows(model, steps, variants):
-    """Table rows of one --in-process run's step log, round by round
-    (round_pairs.py): each region's ratio to the plain block of its own
-    round; then each region's difference from its floor and from the other
-    profilers' regions. Medians over the rounds, quartiles in brackets."""
-    def statistic(name):
-        # Under trace windows the median step is an untraced one.
-        return statistics.mean if name.startswith("windows") else statistics.median
-
-    ratios = "| %s | %d | %s |" % (model, len(steps["plain"]), " | ".join(
-        round_pairs.ratio_cell(round_pairs.round_ratios(steps, name, statistic(name)))
-        for name in variants))
-    differences = [
-        "| %s | %s | %s | %s |" % (model, name, against, round_pairs.difference_cell(
-            round_pairs.round_differences(steps, name, against)))
-        for name, against in (own_share_pairs(variants) + versus_other_profiler_pairs(variants) +
-                              trail_pairs(variants))]
-    return ratios, differences
-
-
 def per_op_from_profile(cli, path):
     """{op name: (device time us, activity count)} with each kernel, memset and
     copy charged to its nearest operator ancestor — what torch.profiler calls
@@ -358,6 +151,14 @@ def non_negative(text):
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more, not %d" % value)
+    return value
+
+
+def positive(text):
+    """argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more, not %d" % value)
     return value
 
 
@@ -413,6 +214,11 @@ def main():
     parser.add_argument("--in-process", type=int, metavar="ROUNDS", default=0,
                         help="instead: alternate plain steps and deepcontext.profile() "
                              "regions ROUNDS times in one process per model")
+    parser.add_argument("--processes", type=positive, default=1,
+                        help="with --in-process: processes per model, one after the other; "
+                             "with more than one, a last table gives the median over "
+                             "processes of each one's round-by-round median, lowest and "
+                             "highest")
     parser.add_argument("--variants", default="sampled,off,gpu-off",
                         help="with --in-process: the regions of each round, comma-separated: "
                              "sampled, exact, off (cpu_time), gpu-off (no CUPTI) and "

@@ -67,3 +67,21 @@ def difference_cell(values):
     then the first and third quartiles."""
     first, median, third = quartiles(values)
     return "%+.3fx (%+.3f to %+.3f)" % (median, first, third)
+
+
+def spread_cell(values):
+    """'1.309x (1.248-1.432)': the median of `values` (one per process),
+    then the lowest and highest of them."""
+    values = list(values)
+    if not values:
+        raise ValueError("no processes")
+    return "%.3fx (%.3f-%.3f)" % (statistics.median(values), min(values), max(values))
+
+
+def difference_spread_cell(values):
+    """'+0.008x (-0.116 to +0.068)': the median of `values` (one per
+    process), then the lowest and highest of them."""
+    values = list(values)
+    if not values:
+        raise ValueError("no processes")
+    return "%+.3fx (%+.3f to %+.3f)" % (statistics.median(values), min(values), max(values))

@@ -100,7 +100,7 @@ def test_block_summary_splits_a_region_start_from_its_steady_steps():
 
 
 def test_in_process_own_share_subtracts_the_matching_floor():
-    bench = bench_module("gpu_overhead")
+    bench = bench_module("in_process")
     values = _region_values({"plain": (10, 10), "floor": (11, 11), "floor+cupti": (12.5, 12),
                              "sampled": (13.5, 13.2), "gpu-off": (11.5, 11.4),
                              "windows-10": (10.1, 10.3)})
@@ -121,14 +121,14 @@ def test_every_script_knows_the_workloads_floors():
     # a DeepContext region there (gpu_overhead) or be refused (runtime_samples).
     floors = set(_gpu_models().FLOOR_VARIANTS)
     assert "floor+records" in floors
-    assert set(bench_module("gpu_overhead").FLOOR_REGIONS) == floors
+    assert set(bench_module("in_process").FLOOR_REGIONS) == floors
     assert set(bench_module("runtime_samples").REFERENCES) == floors | {"plain"}
-    assert bench_module("gpu_overhead").deepcontext_regions(
+    assert bench_module("in_process").deepcontext_regions(
         ["floor+records", "floor+cupti", "sampled"]) == ["sampled"]
 
 
 def test_in_process_compares_gpu_tracing_regions_with_other_profilers():
-    bench = bench_module("gpu_overhead")
+    bench = bench_module("in_process")
     values = _region_values({"plain": (10, 10), "sampled": (13.5, 13.2),
                              "gpu-off": (11.5, 11.4), "proton": (12.5, 13.6),
                              "torch-profiler": (20, 21)})
@@ -143,7 +143,7 @@ def test_in_process_compares_gpu_tracing_regions_with_other_profilers():
 
 
 def test_in_process_cpu_side_compares_the_time_to_queue_a_step():
-    bench = bench_module("gpu_overhead")
+    bench = bench_module("in_process")
     values = _region_values({"plain": (10, 10), "floor+cupti": (10.2, 10.2),
                              "sampled": (10.5, 10.4)})
     values.update({"ab_plain_issue_ms": "6", "ab_floor+cupti_issue_ms": "7.5",
@@ -342,7 +342,7 @@ def test_round_pairs_divide_each_region_by_the_plain_block_of_its_own_round():
 
 
 def test_in_process_round_rows_pair_regions_with_floors_and_other_profilers():
-    bench = bench_module("gpu_overhead")
+    bench = bench_module("in_process")
     steps = {"plain": [[10], [10], [20]], "floor+cupti": [[12], [12], [24]],
              "sampled": [[14], [13], [28]], "proton": [[15], [16], [30]]}
     ratios, differences = bench.round_rows("mlp", steps, ["floor+cupti", "sampled", "proton"])
@@ -355,7 +355,7 @@ def test_in_process_round_rows_pair_regions_with_floors_and_other_profilers():
 
 
 def test_in_process_round_rows_compare_native_regions_with_and_without_trails():
-    bench = bench_module("gpu_overhead")
+    bench = bench_module("in_process")
     steps = {"plain": [[10], [10], [20]], "native": [[13], [12], [26]],
              "native-no-trails": [[14], [14], [27]]}
     _, differences = bench.round_rows("mlp", steps, ["native", "native-no-trails"])
@@ -378,8 +378,62 @@ def test_gpu_overhead_in_process_prints_the_rounds_table():
             if line.startswith("| mlp | gpu-off | floor | ")], output
 
 
+def test_round_pairs_spread_cells_give_the_median_then_lowest_and_highest():
+    pairs = bench_module("round_pairs")
+    assert pairs.spread_cell([1.30, 1.25, 1.43]) == "1.300x (1.250-1.430)"
+    assert pairs.difference_spread_cell([0.01, -0.12, 0.07, 0.03]) == (
+        "+0.020x (-0.120 to +0.070)")
+    with pytest.raises(ValueError):
+        pairs.spread_cell([])
+    with pytest.raises(ValueError):
+        pairs.difference_spread_cell([])
+
+
+def test_in_process_rows_over_processes_take_each_process_round_median():
+    bench = bench_module("in_process")
+    # Three rounds per process. The second process ran in a slower phase
+    # throughout: its plain steps as much as its regions, so its ratios
+    # read as the first's would, but for one slow native round.
+    first = {"plain": [[10], [10], [10]], "sampled": [[12], [13], [12]],
+             "native": [[13], [13], [12]]}
+    second = {"plain": [[20], [20], [20]], "sampled": [[26], [24], [24]],
+              "native": [[24], [30], [26]]}
+    ratios, differences = bench.over_processes_rows("mlp", [first, second],
+                                                    ["sampled", "native"])
+    # Round medians: sampled 1.2 and 1.2, native 1.3 and 1.3.
+    assert ratios == "| mlp | 2 | 1.200x (1.200-1.200) | 1.300x (1.300-1.300) |"
+    assert differences == []
+    floors = {"plain": [[10], [10]], "floor+cupti": [[12], [12]], "sampled": [[13], [14]]}
+    ratios, differences = bench.over_processes_rows(
+        "mlp", [floors, {"plain": [[10], [10]], "floor+cupti": [[12], [13]],
+                         "sampled": [[12], [15]]}], ["floor+cupti", "sampled"])
+    # Per process, the median of the rounds' differences: +0.15 and +0.10.
+    assert differences == ["| mlp | sampled | floor+cupti | +0.125x (+0.100 to +0.150) |"]
+
+
+def test_gpu_overhead_in_process_over_several_processes():
+    script = os.path.join(BENCH, "gpu_overhead.py")
+    result = run_with_package([PYTHON, script, "--in-process", "1", "--processes", "2",
+                               "--models", "mlp", "--steps", "2", "--device", "cpu",
+                               "--variants", "floor,gpu-off", "--python", PYTHON,
+                               "--build", BUILD])
+    output = result.stdout.decode()
+    assert result.returncode == 0, output + result.stderr.decode()
+    lines = output.splitlines()
+    # A row per process in the round-by-round table, then one over both.
+    assert [line for line in lines if line.startswith("| mlp #1 | 1 | ")], output
+    assert [line for line in lines if line.startswith("| mlp #2 | 1 | ")], output
+    assert "| model | processes | region floor | region gpu-off |" in output
+    over = [line for line in lines if line.startswith("| mlp | 2 | ")]
+    assert len(over) == 1 and over[0].count("x (") == 2, output
+    assert [line for line in lines if line.startswith("| mlp | gpu-off | floor | ")], output
+    refused = run_with_package([PYTHON, script, "--in-process", "1", "--processes", "0"])
+    assert refused.returncode != 0
+    assert b"--processes: must be 1 or more" in refused.stderr, refused.stderr
+
+
 def test_in_process_round_rows_compare_trace_windows_by_their_mean_step():
-    bench = bench_module("gpu_overhead")
+    bench = bench_module("in_process")
     # One traced step in four: the median step is an untraced one (1.0x),
     # the mean counts the traced step (13/10).
     steps = {"plain": [[10, 10, 10, 10]], "windows-25": [[10, 10, 10, 22]]}
