@@ -108,72 +108,72 @@ def print_process_tables(runs, variants, settle_steps):
         print("|---|---|%s" % ("---|" * len(variants)))
         for row in cpu_rows:
             print(row)
-    shares = [line for label, _, values, _ in runs
-              for line in own_share_rows(label, values, variants)]
-    if shares:
-        print()
-        print("DeepContext's own share: a region's ratio minus that of the floor every "
-              "profiler observing each op (and kernel) through RecordFunction (and CUPTI) "
-              "pays: floor+cupti for regions that trace the GPU, floor for those that do not.")
-        print("| model | region | against | median step: ratio (ms per step) "
-              "| steady mean: ratio (ms per step) |")
-        print("|---|---|---|---|---|")
-        for line in shares:
-            print(line)
-    versus = [line for label, _, values, _ in runs
-              for line in versus_other_profiler_rows(label, values, variants)]
-    if versus:
-        print()
-        print("Against other profilers in the same process: a DeepContext region's ratio "
-              "minus the other profiler's (below zero, DeepContext costs less).")
-        print("| model | region | against | median step: ratio (ms per step) "
-              "| steady mean: ratio (ms per step) |")
-        print("|---|---|---|---|---|")
-        for line in versus:
-            print(line)
-    by_round = [round_rows(label, steps, variants) for label, _, _, steps in runs]
+    print_difference_table(
+        [line for label, _, values, _ in runs
+         for line in own_share_rows(label, values, variants)],
+        "DeepContext's own share: a region's ratio minus that of the floor every "
+        "profiler observing each op (and kernel) through RecordFunction (and CUPTI) "
+        "pays: floor+cupti for regions that trace the GPU, floor for those that do not.")
+    print_difference_table(
+        [line for label, _, values, _ in runs
+         for line in versus_other_profiler_rows(label, values, variants)],
+        "Against other profilers in the same process: a DeepContext region's ratio "
+        "minus the other profiler's (below zero, DeepContext costs less).")
+    print_ratio_tables(
+        [round_rows(label, steps, variants) for label, _, _, steps in runs], variants, "rounds",
+        "Round by round: each region's median step over that of the plain block of its "
+        "own round (the blocks of a round ran back to back, so phases of a slow machine "
+        "longer than a round fall on both); the median over the rounds, and the first "
+        "and third quartiles in brackets. Trace windows compare mean steps, since their "
+        "median step is an untraced one.",
+        "Round by round: a region's ratio minus that of its floor, or of another "
+        "profiler's region (native: of native-no-trails), in the same round; median "
+        "and quartiles over the rounds.", "quartiles")
+
+def print_difference_table(lines, text):
+    """A table of difference_row lines after the paragraph that says how to
+    read it; nothing without lines."""
+    if not lines:
+        return
     print()
-    print("Round by round: each region's median step over that of the plain block of its "
-          "own round (the blocks of a round ran back to back, so phases of a slow machine "
-          "longer than a round fall on both); the median over the rounds, and the first "
-          "and third quartiles in brackets. Trace windows compare mean steps, since their "
-          "median step is an untraced one.")
-    print("| model | rounds | %s |" % " | ".join("region %s" % name for name in variants))
-    print("|---|---|%s" % ("---|" * len(variants)))
-    for ratios, _ in by_round:
-        print(ratios)
-    differences = [line for _, lines in by_round for line in lines]
-    if differences:
-        print()
-        print("Round by round: a region's ratio minus that of its floor, or of another "
-              "profiler's region (native: of native-no-trails), in the same round; median "
-              "and quartiles over the rounds.")
-        print("| model | region | against | difference (quartiles) |")
-        print("|---|---|---|---|")
-        for line in differences:
-            print(line)
+    print(text)
+    print("| model | region | against | median step: ratio (ms per step) "
+          "| steady mean: ratio (ms per step) |")
+    print("|---|---|---|---|---|")
+    for line in lines:
+        print(line)
 
 
 def print_over_processes(runs, variants):
     """With --processes: what the processes of each model agree on."""
     models = list(dict.fromkeys(model for _, model, _, _ in runs))
-    rows = [over_processes_rows(model, [steps for _, m, _, steps in runs if m == model],
-                                variants) for model in models]
+    print_ratio_tables(
+        [over_processes_rows(model, [steps for _, m, _, steps in runs if m == model], variants)
+         for model in models], variants, "processes",
+        "Over processes: the median of each process's round-by-round median, then the "
+        "lowest and highest of them in brackets. Processes of one build disagree by more "
+        "than the rounds of one process (where the scheduler put their threads, what the "
+        "machine ran meanwhile); the spread says by how much.",
+        "Over processes: each process's round-by-round median difference (as above); "
+        "their median, lowest and highest.", "lowest to highest")
+
+
+def print_ratio_tables(rows, variants, count, ratios_text, differences_text, spread):
+    """A table of ratio rows and one of difference rows (round_rows,
+    over_processes_rows: (ratio row, [difference rows]) each), each after
+    the paragraph that says how to read it; `count` names the second
+    column (rounds or processes), `spread` the differences' brackets."""
     print()
-    print("Over processes: the median of each process's round-by-round median, then the "
-          "lowest and highest of them in brackets. Processes of one build disagree by more "
-          "than the rounds of one process (where the scheduler put their threads, what the "
-          "machine ran meanwhile); the spread says by how much.")
-    print("| model | processes | %s |" % " | ".join("region %s" % name for name in variants))
+    print(ratios_text)
+    print("| model | %s | %s |" % (count, " | ".join("region %s" % name for name in variants)))
     print("|---|---|%s" % ("---|" * len(variants)))
     for ratios, _ in rows:
         print(ratios)
     differences = [line for _, lines in rows for line in lines]
     if differences:
         print()
-        print("Over processes: each process's round-by-round median difference (as above); "
-              "their median, lowest and highest.")
-        print("| model | region | against | difference (lowest to highest) |")
+        print(differences_text)
+        print("| model | region | against | difference (%s) |" % spread)
         print("|---|---|---|---|")
         for line in differences:
             print(line)
