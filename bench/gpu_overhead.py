@@ -269,6 +269,8 @@ def main():
                              "to keep where the scheduler puts a process's threads out of "
                              "the scatter between processes")
     args = parser.parse_args()
+    if args.processes > 1 and args.in_process == 0:
+        parser.error("--processes needs --in-process")
     if args.cpus is not None:
         try:
             os.sched_setaffinity(0, args.cpus)  # inherited by every process started

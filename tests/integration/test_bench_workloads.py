@@ -430,6 +430,10 @@ def test_gpu_overhead_in_process_over_several_processes():
     refused = run_with_package([PYTHON, script, "--in-process", "1", "--processes", "0"])
     assert refused.returncode != 0
     assert b"--processes: must be 1 or more" in refused.stderr, refused.stderr
+    # Processes of the separate-process comparisons are --repeats.
+    refused = run_with_package([PYTHON, script, "--processes", "2", "--models", "mlp"])
+    assert refused.returncode != 0
+    assert b"--processes needs --in-process" in refused.stderr, refused.stderr
 
 
 def test_in_process_round_rows_compare_trace_windows_by_their_mean_step():
