@@ -59,7 +59,8 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
     native::RecordTrailOutcome(
         recorded ? native::TrailOutcome::kKept
         : record == native::StackTrailRecord::kRecorded ? native::TrailOutcome::kOtherStack
-        : record == native::StackTrailRecord::kTooLong  ? native::TrailOutcome::kTooLong
+        : record == native::StackTrailRecord::kTooManySteps ? native::TrailOutcome::kTooManySteps
+        : record == native::StackTrailRecord::kTooManyWords ? native::TrailOutcome::kTooManyWords
                                                         : native::TrailOutcome::kFailed);
   }
   entry.answer = recorded ? answer : kNoContext;

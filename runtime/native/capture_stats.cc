@@ -14,6 +14,7 @@
 #include "runtime/common/spin_lock.h"
 #include "runtime/native/cfi_rules.h"
 #include "runtime/native/module_map.h"
+#include "runtime/native/stack_trail.h"
 #include "runtime/native/walk_memo.h"
 
 namespace deepcontext::native {
@@ -242,9 +243,13 @@ std::string CaptureStatsLine() {
     // Why calls inside ops keep unwinding: their trails were not kept, or
     // not tried, or did not hold.
     line += line.empty() ? "" : "; ";
+    // Which limit a trail too long reached says which one to raise.
     line += "inside-op trails: " + std::to_string(trails[0]) + " kept, " +
-            std::to_string(trails[1]) + " too long, " + std::to_string(trails[2]) +
-            " not recorded, " + std::to_string(trails[3]) + " not the unwound stack; " +
+            std::to_string(trails[1] + trails[7]) + " too long (" + std::to_string(trails[1]) +
+            " past " + std::to_string(StackTrail::kMaxSteps) + " steps, " +
+            std::to_string(trails[7]) + " past " + std::to_string(StackTrail::kMaxWords) +
+            " words), " + std::to_string(trails[2]) + " not recorded, " +
+            std::to_string(trails[3]) + " not the unwound stack; " +
             "calls unwound: " + std::to_string(trails[4]) + " in an op not the latest captured, " +
             std::to_string(trails[5]) + " whose trails did not hold, " +
             std::to_string(trails[6]) + " of keys without one";

@@ -86,15 +86,19 @@ void RecordWalkedFrames(CaptureSite site, const std::string& module, int count);
 // answered by one, for the statistics line.
 enum class TrailOutcome : uint8_t {
   kKept = 0,
-  kTooLong = 1,     // more steps or words than a trail keeps
+  kTooManySteps = 1,  // more steps than a trail keeps
   kFailed = 2,      // no trail (an unmodelled rule, no anchor met)
   kOtherStack = 3,  // not the stack the call's unwind gave
   // Calls that unwound:
   kNoEntryAnchor = 4,  // the thread's latest entry capture is not the op's
   kDidNotHold = 5,     // its key had trails, none of which held
   kMarked = 6,         // its key had none, and none was recorded again
+  // Not kept, as kTooManySteps: more words than a trail keeps (steps
+  // through frames whose CFA or rbp comes from a stack slot read more than
+  // a return address).
+  kTooManyWords = 7,
 };
-inline constexpr int kTrailOutcomeCount = 7;
+inline constexpr int kTrailOutcomeCount = 8;
 
 // Adds one trail's outcome. [any thread]
 void RecordTrailOutcome(TrailOutcome outcome);

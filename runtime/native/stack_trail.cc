@@ -22,7 +22,7 @@ int AnchorIndex(const StackAnchor& anchor, uintptr_t pc, uintptr_t key) {
 }
 
 // Adds the word at `address` (on this thread's stack) to the trail; false
-// when the trail is full (Record then says kTooLong).
+// when the trail is full (Record then says kTooManyWords).
 __attribute__((no_sanitize("address"))) bool AddWord(StackTrail* trail, uintptr_t address) {
   if (trail->words >= StackTrail::kMaxWords) return false;
   const uintptr_t value = *reinterpret_cast<const uintptr_t*>(address);
@@ -35,7 +35,7 @@ __attribute__((no_sanitize("address"))) bool AddWord(StackTrail* trail, uintptr_
 StackTrailRecord Record(const CallerFrame& start, const StackAnchor& anchor,
                         StackTrail* trail, StackTrailFrames* frames) {
   constexpr StackTrailRecord kFailed = StackTrailRecord::kFailed;
-  constexpr StackTrailRecord kTooLong = StackTrailRecord::kTooLong;
+  constexpr StackTrailRecord kTooManyWords = StackTrailRecord::kTooManyWords;
   if (start.pc == 0 || start.cfa == 0) return kFailed;
   if (anchor.pcs == nullptr || anchor.sps == nullptr || anchor.count < 2) return kFailed;
   if (!CfiRulesSupported()) return kFailed;
@@ -77,15 +77,15 @@ StackTrailRecord Record(const CallerFrame& start, const StackAnchor& anchor,
         trail->uses_start_fp = true;
         trail->start_fp = start.fp;
       } else if (!fp_slot_kept) {
-        if (!AddWord(trail, fp_slot)) return kTooLong;
+        if (!AddWord(trail, fp_slot)) return kTooManyWords;
         fp_slot_kept = true;
       }
     }
     if (step.cfa_slot != WalkStep::kNoSlot &&
         !AddWord(trail, step.sp + static_cast<intptr_t>(step.cfa_slot))) {
-      return kTooLong;
+      return kTooManyWords;
     }
-    if (!AddWord(trail, StepKey(step) - sizeof(uintptr_t))) return kTooLong;
+    if (!AddWord(trail, StepKey(step) - sizeof(uintptr_t))) return kTooManyWords;
     if (step.fp_slot != WalkStep::kNoSlot) {
       fp_slot = step.sp + static_cast<intptr_t>(step.fp_slot);
       fp_slot_kept = false;
@@ -114,7 +114,7 @@ StackTrailRecord Record(const CallerFrame& start, const StackAnchor& anchor,
     }
     previous = match;
   }
-  return kTooLong;
+  return StackTrailRecord::kTooManySteps;
 }
 
 }  // namespace

@@ -65,8 +65,9 @@ struct StackTrailFrames {
 
 enum class StackTrailRecord : uint8_t {
   kRecorded = 0,
-  kTooLong = 1,  // more than kMaxSteps steps or kMaxWords words
-  kFailed = 2,   // no cfi rules, an unmodelled rule, the stack's end, no anchor
+  kTooManySteps = 1,  // no anchor met within kMaxSteps steps
+  kFailed = 2,        // no cfi rules, an unmodelled rule, the stack's end, no anchor
+  kTooManyWords = 3,  // more than kMaxWords words read before it met one
 };
 
 // Records the cfi-cache walk from `start` (a frame of a function still

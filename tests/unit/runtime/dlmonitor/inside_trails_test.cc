@@ -215,7 +215,8 @@ TEST_F(InsideTrailsTest, StatisticsSayWhyCallsWereNotAnswered) {
       {x, false, kNoContext, false, 8},                     // answered
   });
   const std::string line = native::CaptureStatsLine();
-  EXPECT_NE(line.find("inside-op trails: 1 kept, 0 too long, 0 not recorded, "
+  EXPECT_NE(line.find("inside-op trails: 1 kept, 0 too long (0 past 48 steps, 0 past 96 "
+                      "words), 0 not recorded, "
                       "1 not the unwound stack; calls unwound: 0 in an op not the latest "
                       "captured, 1 whose trails did not hold, 2 of keys without one"),
             std::string::npos)

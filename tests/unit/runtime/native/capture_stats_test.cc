@@ -16,13 +16,16 @@ TEST(CaptureStats, CountsWhyTrailsWereNotKept) {
   EXPECT_EQ(CaptureStatsLine().find("inside-op trails"), std::string::npos);
   RecordTrailOutcome(TrailOutcome::kKept);
   RecordTrailOutcome(TrailOutcome::kKept);
-  RecordTrailOutcome(TrailOutcome::kTooLong);
+  RecordTrailOutcome(TrailOutcome::kTooManySteps);
+  RecordTrailOutcome(TrailOutcome::kTooManyWords);
+  RecordTrailOutcome(TrailOutcome::kTooManyWords);
   RecordTrailOutcome(TrailOutcome::kOtherStack);
   RecordTrailOutcome(TrailOutcome::kNoEntryAnchor);
   RecordTrailOutcome(TrailOutcome::kMarked);
   RecordTrailOutcome(TrailOutcome::kMarked);
   const std::string line = CaptureStatsLine();
-  EXPECT_NE(line.find("inside-op trails: 2 kept, 1 too long, 0 not recorded, "
+  EXPECT_NE(line.find("inside-op trails: 2 kept, 3 too long (1 past 48 steps, 2 past 96 "
+                      "words), 0 not recorded, "
                       "1 not the unwound stack; calls unwound: 1 in an op not the latest "
                       "captured, 0 whose trails did not hold, 2 of keys without one"),
             std::string::npos)

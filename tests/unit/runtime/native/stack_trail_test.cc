@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "runtime/native/cfi_rules.h"
 #include "runtime/native/native_stack.h"
 #include "runtime/native/stack_trail.h"
 #include "tests/unit/runtime/native/test_anchor.h"
@@ -97,9 +98,28 @@ __attribute__((noinline)) void Deep(Ask* ask, int depth) {
   }
   asm volatile("" ::: "memory");
 }
+// Realigned through a DRAP register (over-aligned locals plus alloca, as in
+// libtorch's AVX kernels): a step through it also reads its CFA from a
+// stack slot, so fewer steps than a trail keeps fill its words.
+__attribute__((noinline)) void DeepRealigned(Ask* ask, int depth, int size) {
+  alignas(32) volatile char aligned[32] = {};
+  auto* dynamic = static_cast<volatile char*>(__builtin_alloca(size));
+  dynamic[0] = aligned[0];
+  if (depth == 0) {
+    Mid(ask);
+  } else {
+    DeepRealigned(ask, depth - 1, size);
+  }
+  asm volatile("" ::: "memory");
+}
 extern "C" {
 __attribute__((noinline, visibility("default"))) void StackTrailTestDeep(Ask* ask) {
   Deep(ask, StackTrail::kMaxSteps);
+  asm volatile("" ::: "memory");
+}
+__attribute__((noinline, visibility("default"))) void StackTrailTestDeepRealigned(Ask* ask) {
+  volatile int size = 64;
+  DeepRealigned(ask, StackTrail::kMaxWords / 3 + 1, size);
   asm volatile("" ::: "memory");
 }
 }
@@ -218,10 +238,25 @@ TEST_F(StackTrailTest, RecordsNothingWithoutAnAnchorOnTheWay) {
   ask_.anchor = &anchor_;
   OpBody(&anchor_, &StackTrailTestViaX, &ask_);
   EXPECT_FALSE(ask_.result);
-  // Nor does a walk longer than a trail keeps.
+  // Nor does a walk longer than a trail keeps: more steps than it keeps
+  // (two words each, a return address and a saved rbp, fit in its words).
   ask_.action = Action::kRecord;
   OpBody(&anchor_, &StackTrailTestDeep, &ask_);
-  EXPECT_EQ(ask_.record, StackTrailRecord::kTooLong);
+  EXPECT_EQ(ask_.record, StackTrailRecord::kTooManySteps);
+}
+
+// Fewer steps than a trail keeps, each reading three words or more: the
+// words are what it runs out of, and it says so (the statistics tell the
+// two limits apart).
+TEST_F(StackTrailTest, SaysWhenItRanOutOfWordsBeforeSteps) {
+  OpBody(&anchor_, &StackTrailTestDeepRealigned, &ask_);
+  bool realigned = false;
+  for (int i = 0; i < ask_.frames.count; ++i) {
+    realigned = realigned || CachedCfiRule(ask_.frames.pcs[i] - 1).cfa_loaded;
+  }
+  if (!realigned) GTEST_SKIP() << "the compiler did not realign through a DRAP register";
+  EXPECT_EQ(ask_.record, StackTrailRecord::kTooManyWords);
+  EXPECT_LT(ask_.frames.count, StackTrail::kMaxSteps);
 }
 
 // An anchor not known to be live (the previous op's entry capture, as an
