@@ -58,10 +58,10 @@ bool InsideTrails::Keep(const Key& key, ContextId answer, const native::CallerFr
   if (native::CaptureStatsEnabled()) {
     native::RecordTrailOutcome(
         recorded ? native::TrailOutcome::kKept
-        : record == native::StackTrailRecord::kRecorded ? native::TrailOutcome::kOtherStack
+        : record == native::StackTrailRecord::kRecorded     ? native::TrailOutcome::kOtherStack
         : record == native::StackTrailRecord::kTooManySteps ? native::TrailOutcome::kTooManySteps
         : record == native::StackTrailRecord::kTooManyWords ? native::TrailOutcome::kTooManyWords
-                                                        : native::TrailOutcome::kFailed);
+                                                            : native::TrailOutcome::kFailed);
   }
   entry.answer = recorded ? answer : kNoContext;
   return recorded;

@@ -87,8 +87,8 @@ void RecordWalkedFrames(CaptureSite site, const std::string& module, int count);
 enum class TrailOutcome : uint8_t {
   kKept = 0,
   kTooManySteps = 1,  // more steps than a trail keeps
-  kFailed = 2,      // no trail (an unmodelled rule, no anchor met)
-  kOtherStack = 3,  // not the stack the call's unwind gave
+  kFailed = 2,        // no trail (an unmodelled rule, no anchor met)
+  kOtherStack = 3,    // not the stack the call's unwind gave
   // Calls that unwound:
   kNoEntryAnchor = 4,  // the thread's latest entry capture is not the op's
   kDidNotHold = 5,     // its key had trails, none of which held
