@@ -16,29 +16,22 @@ DEEPCONTEXT_HOT
 native::StackId EntryTrails::Replay(const Key& key, const native::CallerFrame& start,
                                     const native::StackAnchor& previous, uintptr_t* pcs,
                                     uintptr_t* sps, int* count, int* copied) {
-  const int set = SetOf(key);
-  for (int way = 0; way < kWays; ++way) {
-    Entry& entry = entries_[set + way];
-    if (entry.used == 0 || !(entry.key == key)) continue;
-    const native::StackTrail& trail = trails_[set + way];
-    if (!native::StackTrailHolds(trail, start, previous)) continue;
-    // The trail's frames but its last two (the previous capture's met + 1
-    // and met), innermost first, go after the previous capture's [0, met + 1].
-    const native::StackTrailFrames& frames = frames_[set + way];
-    const int outer = trail.met + 2;
-    const int inner = frames.count - 2;
-    const int total = outer + inner;
-    for (int i = 0; i < inner; ++i) {
-      pcs[total - 1 - i] = frames.pcs[i];
-      sps[total - 1 - i] = frames.sps[i];
-    }
-    *count = total;
-    *copied = outer;
-    if (++tick_ == 0) tick_ = 1;
-    entry.used = tick_;
-    return entry.stack;
+  const int way = HoldingTrailWay(entries_, trails_, SetOf(key), kWays, key, start, previous,
+                                  &tick_, /*had_trail=*/nullptr);
+  if (way < 0) return native::kNoStack;
+  // The trail's frames but its last two (the previous capture's met + 1
+  // and met), innermost first, go after the previous capture's [0, met + 1].
+  const native::StackTrailFrames& frames = frames_[way];
+  const int outer = trails_[way].met + 2;
+  const int inner = frames.count - 2;
+  const int total = outer + inner;
+  for (int i = 0; i < inner; ++i) {
+    pcs[total - 1 - i] = frames.pcs[i];
+    sps[total - 1 - i] = frames.sps[i];
   }
-  return native::kNoStack;
+  *count = total;
+  *copied = outer;
+  return entries_[way].stack;
 }
 
 bool EntryTrails::Keep(const Key& key, native::StackId stack, const native::CallerFrame& start,

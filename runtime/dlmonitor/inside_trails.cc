@@ -16,18 +16,10 @@ int InsideTrails::SetOf(const Key& key) {
 DEEPCONTEXT_HOT
 ContextId InsideTrails::Answer(const Key& key, const native::CallerFrame& start,
                                const native::StackAnchor& anchor) {
-  const int set = SetOf(key);
   bool had_trail = false;
-  for (int way = 0; way < kWays; ++way) {
-    Entry& entry = entries_[set + way];
-    if (entry.used == 0 || !(entry.key == key)) continue;
-    if (native::StackTrailHolds(trails_[set + way], start, anchor)) {
-      if (++tick_ == 0) tick_ = 1;
-      entry.used = tick_;
-      return entry.answer;
-    }
-    had_trail |= trails_[set + way].words > 0;
-  }
+  const int way = HoldingTrailWay(entries_, trails_, SetOf(key), kWays, key, start, anchor,
+                                  &tick_, &had_trail);
+  if (way >= 0) return entries_[way].answer;
   if (had_trail && native::CaptureStatsEnabled()) [[unlikely]] {
     native::RecordTrailOutcome(native::TrailOutcome::kDidNotHold);
   }
