@@ -69,19 +69,24 @@ def difference_cell(values):
     return "%+.3fx (%+.3f to %+.3f)" % (median, first, third)
 
 
-def spread_cell(values):
-    """'1.309x (1.248-1.432)': the median of `values` (one per process),
-    then the lowest and highest of them."""
+def extremes(values):
+    """(lowest, median, highest) of `values` (one per process), as
+    quartiles() gives the inner spread of one process's rounds."""
     values = list(values)
     if not values:
         raise ValueError("no processes")
-    return "%.3fx (%.3f-%.3f)" % (statistics.median(values), min(values), max(values))
+    return min(values), statistics.median(values), max(values)
+
+
+def spread_cell(values):
+    """'1.309x (1.248-1.432)': the median of `values` (one per process),
+    then the lowest and highest of them."""
+    lowest, median, highest = extremes(values)
+    return "%.3fx (%.3f-%.3f)" % (median, lowest, highest)
 
 
 def difference_spread_cell(values):
     """'+0.008x (-0.116 to +0.068)': the median of `values` (one per
     process), then the lowest and highest of them."""
-    values = list(values)
-    if not values:
-        raise ValueError("no processes")
-    return "%+.3fx (%+.3f to %+.3f)" % (statistics.median(values), min(values), max(values))
+    lowest, median, highest = extremes(values)
+    return "%+.3fx (%+.3f to %+.3f)" % (median, lowest, highest)
