@@ -42,6 +42,13 @@ them of each one's round-by-round median, with the lowest and highest.
 
     python3 bench/gpu_overhead.py --build build --in-process 16 --processes 4
         --models mlp --variants floor+cupti,sampled,native,native-no-trails
+
+--keep-runs DIR also writes each such process's results to DIR, and
+--from-runs DIR [DIR ...] prints the tables of every run kept there, as one
+call with all those processes would (bench/kept_runs.py): several calls,
+each under a time limit, add up to one summary.
+
+    python3 bench/gpu_overhead.py --from-runs runs/ [--models mlp]
 """
 
 import argparse
@@ -57,7 +64,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_process import run, step_ms  # noqa: E402
 from overhead_table import WORKLOAD, table  # noqa: E402
-from in_process import in_process  # noqa: E402
+from in_process import from_kept_runs, in_process  # noqa: E402
 
 
 def machine_line():
@@ -236,6 +243,14 @@ def main():
                              "(floor and cupti-records); proton and "
                              "torch-profiler (other profilers' regions, compared with "
                              "DeepContext's in the same process)")
+    parser.add_argument("--keep-runs", metavar="DIR",
+                        help="with --in-process: also write each process's results to DIR "
+                             "(MODEL-N.json, numbered on from what DIR holds), for "
+                             "--from-runs")
+    parser.add_argument("--from-runs", metavar="DIR", nargs="+",
+                        help="instead: print the --in-process tables of the runs kept in "
+                             "these folders by --keep-runs (of --models where given), "
+                             "starting no process")
     parser.add_argument("--settle-steps", type=non_negative, default=3,
                         help="with --in-process: first steps of each block reported as "
                              "its start rather than its steady state")
@@ -271,12 +286,19 @@ def main():
     args = parser.parse_args()
     if args.processes > 1 and args.in_process == 0:
         parser.error("--processes needs --in-process")
+    if args.keep_runs and args.in_process == 0:
+        parser.error("--keep-runs needs --in-process")
+    if args.from_runs:
+        if args.in_process or args.table:
+            parser.error("--from-runs starts no process: not with --in-process or --table")
+        return from_kept_runs(args.from_runs, args.models.split(",") if args.models else None)
     if args.cpus is not None:
         try:
             os.sched_setaffinity(0, args.cpus)  # inherited by every process started
         except OSError as error:
             raise SystemExit("--cpus %s: %s" % (cpu_text(sorted(args.cpus)), error))
-    print(machine_line())
+    machine = machine_line()
+    print(machine)
     if args.table:
         if args.quick:
             args.steps, args.warmup, args.repeats = 20, 3, 1
@@ -289,7 +311,7 @@ def main():
     args.repeats = args.repeats or 3
     args.models = args.models or "resnet50,gpt2,mlp"
     if args.in_process > 0:
-        return in_process(args)
+        return in_process(args, machine)
     with tempfile.TemporaryDirectory(prefix="dc-gpu-bench-") as work:
         return separate_processes(args, work)
 

@@ -10,8 +10,15 @@ round-by-round median, with the lowest and highest. Processes of one build
 disagree by more than the rounds of one process do (on one H100 instance
 seven processes of the MLP put `--native` at 1.248x to 1.432x), so only
 several processes say how far a result moves.
+
+--keep-runs DIR writes each process's results to DIR (mlp-1.json,
+mlp-2.json, ... numbered on from what DIR holds), and --from-runs DIR
+prints the same tables from what one or more such folders hold, starting
+no process: processes of several calls, each under a time limit, then add
+up to one summary.
 """
 
+import collections
 import json
 import os
 import statistics
@@ -19,29 +26,65 @@ import tempfile
 
 from bench_process import run
 from overhead_table import WORKLOAD
+import kept_runs
 import round_pairs
 
 
-def in_process(args):
+def in_process(args, machine):
     """--in-process: per model, --processes processes one after the other,
     each alternating plain steps and deepcontext.profile() regions (see
-    gpu_models.py --ab-rounds)."""
+    gpu_models.py --ab-rounds); `machine` says where they ran."""
     env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(args.build, "python")))
     variants = args.variants.split(",")
-    print("Each cell: median step (ratio to plain), then mean step (ratio to the plain "
-          "mean); with trace windows only the mean counts the traced steps.")
-    print("| model | plain, before any region (ms) | plain (ms) | %s |" % " | ".join(
-        "region %s (ms, ratio)" % name for name in variants))
-    print("|---|---|---|%s" % ("---|" * len(variants)))
+    print_median_step_header(variants)
     runs = []
     for model in args.models.split(","):
         for number in range(args.processes):
             label = model if args.processes == 1 else "%s #%d" % (model, number + 1)
             values, steps = one_process(args, env, model)
+            if args.keep_runs:
+                kept_runs.keep(args.keep_runs, kept_runs.KeptRun(
+                    model, variants, args.settle_steps, machine, values, steps))
             print(median_step_row(label, values, variants), flush=True)
             runs.append((label, model, values, steps))
-    print_process_tables(runs, variants, args.settle_steps)
-    if args.processes > 1:
+    print_tables(runs, variants, args.settle_steps)
+
+
+def from_kept_runs(folders, models):
+    """--from-runs: the tables of runs that --keep-runs kept in `folders`,
+    of `models` (None: all), as if their processes had run in one call."""
+    runs = kept_runs.load(folders, models)
+    first = runs[0]
+    print("Kept runs: %d, from %s; device %s" % (len(runs), ", ".join(folders),
+                                                first.values.get("device", "not recorded")))
+    for machine in dict.fromkeys(kept.machine for kept in runs):
+        print(machine)
+    print_median_step_header(first.variants)
+    count = collections.Counter(kept.model for kept in runs)
+    number = collections.Counter()
+    labelled = []
+    for kept in runs:
+        number[kept.model] += 1
+        label = kept.model if count[kept.model] == 1 else "%s #%d" % (kept.model,
+                                                                      number[kept.model])
+        print(median_step_row(label, kept.values, first.variants))
+        labelled.append((label, kept.model, kept.values, kept.steps))
+    print_tables(labelled, first.variants, first.settle_steps)
+
+
+def print_median_step_header(variants):
+    print("Each cell: median step (ratio to plain), then mean step (ratio to the plain "
+          "mean); with trace windows only the mean counts the traced steps.")
+    print("| model | plain, before any region (ms) | plain (ms) | %s |" % " | ".join(
+        "region %s (ms, ratio)" % name for name in variants))
+    print("|---|---|---|%s" % ("---|" * len(variants)))
+
+
+def print_tables(runs, variants, settle_steps):
+    """The tables after the first; with several processes of a model, the
+    summary over them too."""
+    print_process_tables(runs, variants, settle_steps)
+    if max(collections.Counter(model for _, model, _, _ in runs).values()) > 1:
         print_over_processes(runs, variants)
 
 

@@ -324,8 +324,16 @@ def alternate_in(args, timed_steps, variants, work):
         fields += ["ab_%s_%s=%.3f" % (name, key, value)
                    for key, value in block_summary(blocks, settle).items()]
         fields.append("ab_%s_issue_ms=%.3f" % (name, 1000 * statistics.median(issued[name])))
-    print("model=%s steps=%d rounds=%d %s" % (args.model, args.steps, args.ab_rounds,
-                                              " ".join(fields)))
+    print("model=%s steps=%d rounds=%d device=%s %s" % (
+        args.model, args.steps, args.ab_rounds, device_token(args.device), " ".join(fields)))
+
+
+def device_token(device):
+    """What ran the steps, as one key=value token: the GPU's name with its
+    spaces as underscores ("NVIDIA_H100_80GB_HBM3"), or the device given."""
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device)).replace(" ", "_")
+    return device
 
 
 def cupti_for_proton(work_dir, maps_path="/proc/self/maps"):
