@@ -75,8 +75,9 @@ def load(folders, models=None):
                 ("device", run.values.get("device"), first.values.get("device"))):
             if mine != theirs:
                 raise SystemExit(
-                    "--from-runs: %s has %s %s and %s has %s: one table needs runs alike" % (
-                        run.path, what, _text(mine), first.path, _text(theirs)))
+                    "--from-runs: %s has %s %s and %s has %s: one table needs runs alike "
+                    "(--models picks some)" % (run.path, what, _text(mine), first.path,
+                                               _text(theirs)))
     return runs
 
 
