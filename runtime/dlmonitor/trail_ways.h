@@ -1,11 +1,12 @@
 // How a table of trails (inside_trails.h, entry_trails.h) finds a key's
 // trail that holds, and where it keeps a key that an unwind just answered:
-// sets of ways, least recently used replaced. A key's first sight keeps an entry without a trail and records
-// nothing: keys that do not come back before they are replaced (a program
-// with more of them than the table holds) cost no recording. At its next
-// unwound sight the trail is recorded. An entry left without a trail
-// because none could be recorded (marked) is recorded again only every
-// `every`-th sight, in case what kept it from being recorded has passed.
+// sets of ways, least recently used replaced. A key's first sight keeps an
+// entry without a trail and records nothing: keys that do not come back
+// before they are replaced (a program with more of them than the table
+// holds) cost no recording. At its next unwound sight the trail is
+// recorded. An entry left without a trail because none could be recorded
+// (marked) is recorded again only every `every`-th sight, in case what kept
+// it from being recorded has passed.
 #pragma once
 
 #include <cstdint>
