@@ -40,7 +40,7 @@ def in_process(args, machine):
     runs = []
     for model in args.models.split(","):
         for number in range(args.processes):
-            label = model if args.processes == 1 else "%s #%d" % (model, number + 1)
+            label = process_label(model, number + 1, args.processes)
             values, steps = one_process(args, env, model)
             if args.keep_runs:
                 kept_runs.keep(args.keep_runs, kept_runs.KeptRun(
@@ -65,11 +65,16 @@ def from_kept_runs(folders, models):
     labelled = []
     for kept in runs:
         number[kept.model] += 1
-        label = kept.model if count[kept.model] == 1 else "%s #%d" % (kept.model,
-                                                                      number[kept.model])
+        label = process_label(kept.model, number[kept.model], count[kept.model])
         print(median_step_row(label, kept.values, first.variants))
         labelled.append((label, kept.model, kept.values, kept.steps))
     print_tables(labelled, first.variants, first.settle_steps)
+
+
+def process_label(model, number, processes):
+    """A process's rows: the model, numbered ("mlp #2") where it ran in
+    more than one process."""
+    return model if processes == 1 else "%s #%d" % (model, number)
 
 
 def print_median_step_header(variants):
