@@ -453,6 +453,10 @@ def main():
                              "ended (CLOCK_MONOTONIC seconds), for bench/region_samples.py")
     parser.add_argument("--step-log", metavar="OUT_JSON",
                         help="write every timed step's time (ms) there, per block")
+    parser.add_argument("--thread-log", metavar="OUT_JSON",
+                        help="without --ab-rounds: write, for every timed step, how long "
+                             "each thread ran and waited for a CPU and where it ran "
+                             "(workloads/thread_log.py; bench/thread_steps.py prints it)")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     parser.add_argument("--launches", type=int, default=5000,
                         help="kernels per step of the launch-* microbenchmarks")
@@ -466,6 +470,8 @@ def main():
                         help="with --proton: Proton's mode on its cupti backend, e.g. "
                              "pcsampling (instruction sampling)")
     args = parser.parse_args()
+    if args.thread_log and args.ab_rounds > 0:
+        parser.error("--thread-log is for one timed run, not --ab-rounds")
     torch.manual_seed(0)
     device = torch.device(args.device)
     if args.model in LAUNCH_MODELS:
@@ -482,11 +488,14 @@ def main():
 
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
-    def timed_steps(count, issued=None):
+    def timed_steps(count, issued=None, threads=None):
         """Each step's time to its end on the GPU; with `issued`, also the
-        time its CPU side took to queue the work (up to the synchronize)."""
+        time its CPU side took to queue the work (up to the synchronize);
+        with `threads` (a ThreadLog), the threads' counters around each."""
         times = []
         for _ in range(count):
+            if threads is not None:
+                threads.step_started()
             start = time.perf_counter()
             step()
             queued = time.perf_counter()
@@ -494,6 +503,8 @@ def main():
             times.append(time.perf_counter() - start)
             if issued is not None:
                 issued.append(queued - start)
+            if threads is not None:
+                threads.step_ended(1000 * times[-1])
         return times
 
     for _ in range(args.warmup):
@@ -525,8 +536,12 @@ def main():
             proton.start(args.proton, context="python")
     blocks = max(args.blocks, 1)
     issued = []
+    threads = None
+    if args.thread_log:
+        from thread_log import ThreadLog
+        threads = ThreadLog()
     with perf_enabled():
-        times = timed_steps(args.steps * blocks, issued)
+        times = timed_steps(args.steps * blocks, issued, threads)
     if args.proton:
         proton.finalize()
     elif args.floor or args.deepcontext_region:
@@ -552,6 +567,8 @@ def main():
     timed_blocks = [times[b * args.steps:(b + 1) * args.steps] for b in range(blocks)]
     if args.step_log:
         write_step_log(args.step_log, {"timed": timed_blocks})
+    if threads is not None:
+        threads.write(args.thread_log)
     # The spread shows steps that a median hides (buffer flushes, warm-up).
     ordered = sorted(times)
     block_medians = [statistics.median(block) for block in timed_blocks]

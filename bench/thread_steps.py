@@ -1,0 +1,93 @@
+"""Prints a --thread-log of workloads/gpu_models.py: what ran beside each step.
+
+    python3 bench/thread_steps.py THREAD_LOG.json [--slow 1.1] [--every]
+
+Splits the timed steps into slow ones (longer than --slow times the median
+step) and the rest, and prints for each group the stepping thread's mean
+time on a CPU and waiting for one, its involuntary switches and moves to
+another CPU, and how long the other threads ran on its CPU or on that
+CPU's other hardware thread (as far as the CPUs each thread was last seen
+on tell). A slow step that ran as long as it took was slowed where it ran
+(a busy sibling, a slower core); one that waited was kept off its CPU.
+With --every, one line per step as well.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        log = json.load(f)
+    for key in ("stepping_tid", "siblings", "steps"):
+        if key not in log:
+            raise ValueError("%s: not a thread log (no %r)" % (path, key))
+    if not log["steps"]:
+        raise ValueError("%s: no steps" % path)
+    return log
+
+
+def step_facts(log, step):
+    """What one step's counters say about the stepping thread and its CPU."""
+    me = step["threads"].get(str(log["stepping_tid"]))
+    if me is None:
+        raise ValueError("a step without the stepping thread %d" % log["stepping_tid"])
+    near = set()
+    for cpu in (me["cpu"], me["cpu_before"]):
+        near.update(log["siblings"].get(str(cpu), [cpu]))
+    beside = {}
+    for tid, thread in step["threads"].items():
+        if tid == str(log["stepping_tid"]):
+            continue
+        if thread["cpu"] in near or thread["cpu_before"] in near:
+            beside[thread["name"]] = beside.get(thread["name"], 0.0) + thread["run_ms"]
+    others = sum(t["run_ms"] for tid, t in step["threads"].items()
+                 if tid != str(log["stepping_tid"]))
+    return {"ms": step["ms"], "run_ms": me["run_ms"], "wait_ms": me["wait_ms"],
+            "involuntary": me["involuntary"], "moved": int(me["cpu"] != me["cpu_before"]),
+            "cpu": me["cpu"], "beside_ms": sum(beside.values()), "beside": beside,
+            "others_ms": others}
+
+
+def summary_row(name, facts):
+    if not facts:
+        return "| %s | 0 | | | | | | | |" % name
+    mean = lambda key: statistics.fmean(f[key] for f in facts)
+    return "| %s | %d | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.2f |" % (
+        name, len(facts), mean("ms"), mean("run_ms"), mean("wait_ms"), mean("involuntary"),
+        mean("moved"), mean("beside_ms"), mean("others_ms"))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("log")
+    parser.add_argument("--slow", type=float, default=1.1,
+                        help="a step is slow above this times the median step (1.1)")
+    parser.add_argument("--every", action="store_true", help="one line per step too")
+    args = parser.parse_args(argv)
+    try:
+        log = load(args.log)
+        facts = [step_facts(log, step) for step in log["steps"]]
+    except (OSError, ValueError) as error:
+        sys.exit("thread_steps: %s" % error)
+    median = statistics.median(f["ms"] for f in facts)
+    slow = [f for f in facts if f["ms"] > args.slow * median]
+    rest = [f for f in facts if f["ms"] <= args.slow * median]
+    print("%d steps, median %.2f ms; slow: above %.2f ms" % (len(facts), median, args.slow * median))
+    print("| steps | count | step ms | ran ms | waited ms | involuntary switches "
+          "| moved CPU | others beside it, ms | others anywhere, ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print(summary_row("slow", slow))
+    print(summary_row("rest", rest))
+    if args.every:
+        for index, f in enumerate(facts):
+            print("%3d %8.2f ms  ran %7.2f waited %6.2f inv %3d cpu %3d%s  beside: %s" % (
+                index, f["ms"], f["run_ms"], f["wait_ms"], f["involuntary"], f["cpu"],
+                " (moved)" if f["moved"] else "",
+                ", ".join("%s %.1f" % item for item in sorted(f["beside"].items())) or "-"))
+
+
+if __name__ == "__main__":
+    main()
