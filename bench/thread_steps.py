@@ -4,8 +4,8 @@
 
 Splits the timed steps into slow ones (longer than --slow times the median
 step) and the rest, and prints for each group the stepping thread's mean
-time on a CPU and waiting for one, its involuntary switches and moves to
-another CPU, and how long the other threads ran on its CPU or on that
+time on a CPU and waiting for one, its involuntary switches, how often
+it ended a step on another CPU than it began it on, and how long the other threads ran on its CPU or on that
 CPU's other hardware thread (as far as the CPUs each thread was last seen
 on tell). A slow step that ran as long as it took was slowed where it ran
 (a busy sibling, a slower core); one that waited was kept off its CPU.
@@ -54,7 +54,10 @@ def step_facts(log, step):
 def summary_row(name, facts):
     if not facts:
         return "| %s | 0 | | | | | | | |" % name
-    mean = lambda key: statistics.fmean(f[key] for f in facts)
+
+    def mean(key):
+        return statistics.fmean(f[key] for f in facts)
+
     return "| %s | %d | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %.2f |" % (
         name, len(facts), mean("ms"), mean("run_ms"), mean("wait_ms"), mean("involuntary"),
         mean("moved"), mean("beside_ms"), mean("others_ms"))
@@ -72,6 +75,9 @@ def main(argv=None):
         facts = [step_facts(log, step) for step in log["steps"]]
     except (OSError, ValueError) as error:
         sys.exit("thread_steps: %s" % error)
+    except (KeyError, TypeError, AttributeError) as error:
+        sys.exit("thread_steps: %s: a step's thread lacks a field or is malformed (%r)"
+                 % (args.log, error))
     median = statistics.median(f["ms"] for f in facts)
     slow = [f for f in facts if f["ms"] > args.slow * median]
     rest = [f for f in facts if f["ms"] <= args.slow * median]

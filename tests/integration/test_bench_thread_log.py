@@ -114,6 +114,8 @@ def test_thread_steps_splits_slow_steps_and_says_what_ran_beside_them(tmp_path):
     ({"stepping_tid": 1, "siblings": {}, "steps": []}, "no steps"),
     ({"stepping_tid": 1, "siblings": {}, "steps": [{"ms": 1.0, "threads": {}}]},
      "without the stepping thread 1"),
+    ({"stepping_tid": 1, "siblings": {}, "steps": [{"ms": 1.0, "threads": {"1": {"cpu": 0}}}]},
+     "lacks a field or is malformed"),
 ])
 def test_thread_steps_refuses_what_is_not_a_thread_log(tmp_path, content, message):
     path = tmp_path / "bad.json"
