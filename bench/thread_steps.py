@@ -10,6 +10,12 @@ CPU's other hardware thread (as far as the CPUs each thread was last seen
 on tell). A slow step that ran as long as it took was slowed where it ran
 (a busy sibling, a slower core); one that waited was kept off its CPU.
 With --every, one line per step as well.
+
+A log of gpu_models.py --ab-rounds holds steps of several blocks (plain
+and each region): then it prints, per block, the mean step and each
+thread's mean time on a CPU per step (the stepping thread, and the others
+by name), and each region's difference from the plain steps: where a
+profiler's share of the step was spent, thread by thread.
 """
 
 import argparse
@@ -51,6 +57,63 @@ def step_facts(log, step):
             "others_ms": others}
 
 
+def per_block(log):
+    """{block: {"steps": n, "ms": mean step, label: mean ms on a CPU per
+    step}} in the order the blocks first ran; the stepping thread is
+    "stepping", its wait for a CPU "stepping waited", other threads go by
+    name (threads of one name summed)."""
+    blocks = {}
+    stepping = str(log["stepping_tid"])
+    for step in log["steps"]:
+        block = blocks.setdefault(step.get("block", "timed"), {"steps": 0, "ms": 0.0})
+        block["steps"] += 1
+        block["ms"] += step["ms"]
+        for tid, thread in step["threads"].items():
+            if tid == stepping:
+                block["stepping"] = block.get("stepping", 0.0) + thread["run_ms"]
+                block["stepping waited"] = (block.get("stepping waited", 0.0) +
+                                            thread["wait_ms"])
+            else:
+                block[thread["name"]] = block.get(thread["name"], 0.0) + thread["run_ms"]
+    for block in blocks.values():
+        for key in block:
+            if key != "steps":
+                block[key] /= block["steps"]
+    return blocks
+
+
+def print_blocks(blocks):
+    """The per-block table, then each region less the plain steps."""
+    totals = {}
+    for block in blocks.values():
+        for key, value in block.items():
+            if key not in ("steps", "ms", "stepping", "stepping waited"):
+                totals[key] = totals.get(key, 0.0) + value
+    # Threads that ran at least 0.05 ms per step somewhere, busiest first.
+    others = [name for name, _ in sorted(totals.items(), key=lambda item: -item[1])
+              if any(block.get(name, 0.0) >= 0.05 for block in blocks.values())]
+    columns = ["ms", "stepping", "stepping waited"] + others
+    print("Mean per step (ms): the step, the stepping thread on a CPU and waiting "
+          "for one, the other threads on a CPU")
+    print("| block | steps | step | stepping thread | it waited | %s |" % " | ".join(others))
+    print("|---|---|" + "---|" * len(columns))
+    for name, block in blocks.items():
+        print("| %s | %d | %s |" % (name, block["steps"], " | ".join(
+            "%.2f" % block.get(column, 0.0) for column in columns)))
+    plain = blocks.get("plain")
+    if plain is None or len(blocks) < 2:
+        return
+    print()
+    print("Less the plain steps (ms per step)")
+    print("| block | step | stepping thread | it waited | %s |" % " | ".join(others))
+    print("|---|" + "---|" * len(columns))
+    for name, block in blocks.items():
+        if name != "plain":
+            print("| %s | %s |" % (name, " | ".join(
+                "%+.2f" % (block.get(column, 0.0) - plain.get(column, 0.0))
+                for column in columns)))
+
+
 def summary_row(name, facts):
     if not facts:
         return "| %s | 0 | | | | | | | |" % name
@@ -78,6 +141,14 @@ def main(argv=None):
     except (KeyError, TypeError, AttributeError) as error:
         sys.exit("thread_steps: %s: a step's thread lacks a field or is malformed (%r)"
                  % (args.log, error))
+    blocks = per_block(log)
+    if len(blocks) > 1:
+        print_blocks(blocks)
+        if args.every:
+            for index, (step, f) in enumerate(zip(log["steps"], facts)):
+                print("%3d %-12s %8.2f ms  ran %7.2f waited %6.2f" % (
+                    index, step.get("block", ""), f["ms"], f["run_ms"], f["wait_ms"]))
+        return
     median = statistics.median(f["ms"] for f in facts)
     slow = [f for f in facts if f["ms"] > args.slow * median]
     rest = [f for f in facts if f["ms"] <= args.slow * median]

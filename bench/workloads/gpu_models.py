@@ -303,7 +303,7 @@ def alternate_in(args, timed_steps, variants, work):
 
     def timed_block(name):
         start = time.clock_gettime(time.CLOCK_MONOTONIC)
-        times = timed_steps(args.steps, issued[name])
+        times = timed_steps(args.steps, issued[name], name)
         spans.append({"name": name, "start": start,
                       "end": time.clock_gettime(time.CLOCK_MONOTONIC), "steps": len(times)})
         return times
@@ -454,9 +454,10 @@ def main():
     parser.add_argument("--step-log", metavar="OUT_JSON",
                         help="write every timed step's time (ms) there, per block")
     parser.add_argument("--thread-log", metavar="OUT_JSON",
-                        help="without --ab-rounds: write, for every timed step, how long "
-                             "each thread ran and waited for a CPU and where it ran "
-                             "(workloads/thread_log.py; bench/thread_steps.py prints it)")
+                        help="write, for every timed step (with --ab-rounds: of every "
+                             "block, under its name), how long each thread ran and waited "
+                             "for a CPU and where it ran (workloads/thread_log.py; "
+                             "bench/thread_steps.py prints it)")
     parser.add_argument("--device", default="cuda", help="cuda, or cpu to try the script")
     parser.add_argument("--launches", type=int, default=5000,
                         help="kernels per step of the launch-* microbenchmarks")
@@ -470,8 +471,6 @@ def main():
                         help="with --proton: Proton's mode on its cupti backend, e.g. "
                              "pcsampling (instruction sampling)")
     args = parser.parse_args()
-    if args.thread_log and args.ab_rounds > 0:
-        parser.error("--thread-log is for one timed run, not --ab-rounds")
     torch.manual_seed(0)
     device = torch.device(args.device)
     if args.model in LAUNCH_MODELS:
@@ -488,13 +487,20 @@ def main():
 
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
-    def timed_steps(count, issued=None, threads=None):
+    threads = None
+    if args.thread_log:
+        from thread_log import ThreadLog
+        threads = ThreadLog()
+
+    def timed_steps(count, issued=None, block=None):
         """Each step's time to its end on the GPU; with `issued`, also the
-        time its CPU side took to queue the work (up to the synchronize);
-        with `threads` (a ThreadLog), the threads' counters around each."""
+        time its CPU side took to queue the work (up to the synchronize).
+        Steps of a named `block` go into the --thread-log, with the
+        threads' counters around each; warm-up steps are not named."""
+        logged = threads is not None and block is not None
         times = []
         for _ in range(count):
-            if threads is not None:
+            if logged:
                 threads.step_started()
             start = time.perf_counter()
             step()
@@ -503,8 +509,8 @@ def main():
             times.append(time.perf_counter() - start)
             if issued is not None:
                 issued.append(queued - start)
-            if threads is not None:
-                threads.step_ended(1000 * times[-1])
+            if logged:
+                threads.step_ended(1000 * times[-1], block)
         return times
 
     for _ in range(args.warmup):
@@ -512,7 +518,10 @@ def main():
     sync()
 
     if args.ab_rounds > 0:
-        return alternate(args, timed_steps)
+        alternate(args, timed_steps)
+        if threads is not None:
+            threads.write(args.thread_log)
+        return
 
     profiler = None
     if args.floor:
@@ -536,12 +545,8 @@ def main():
             proton.start(args.proton, context="python")
     blocks = max(args.blocks, 1)
     issued = []
-    threads = None
-    if args.thread_log:
-        from thread_log import ThreadLog
-        threads = ThreadLog()
     with perf_enabled():
-        times = timed_steps(args.steps * blocks, issued, threads)
+        times = timed_steps(args.steps * blocks, issued, "timed")
     if args.proton:
         proton.finalize()
     elif args.floor or args.deepcontext_region:

@@ -9,7 +9,11 @@ involuntary context switches (status) and the CPU it last ran on (stat), before 
 ThreadLog reads them for every thread before and after each step,
 outside the step's timing, and keeps the differences, with the CPUs' hardware-thread
 siblings, so that a slow step can be matched with what ran beside the
-step's thread (bench/thread_steps.py prints them).
+step's thread (bench/thread_steps.py prints them). With --ab-rounds each
+step carries its block's name (plain or a region), so that each thread's
+time per step can be compared region by region. Other threads' times
+advance at the scheduler's ticks while they run: one step's value can be
+a tick off, a mean over steps is not.
 """
 
 import glob
@@ -91,7 +95,9 @@ class ThreadLog:
         self._before = snapshot()
         self._cpu_before = time.thread_time_ns()
 
-    def step_ended(self, step_ms):
+    def step_ended(self, step_ms, block=None):
+        """Keeps the step's counters, under `block` (a region's name) if
+        given."""
         # schedstat advances a running thread's time at scheduler ticks only;
         # the stepping thread's own clock is exact.
         stepping_ran = time.thread_time_ns() - self._cpu_before
@@ -109,7 +115,10 @@ class ThreadLog:
                 "cpu_before": before.get("cpu", counters["cpu"]),
                 "run_ms": round(ran / 1e6, 4), "wait_ms": round(waited / 1e6, 4),
                 "involuntary": counters["involuntary"] - before["involuntary"]}
-        self.steps.append({"ms": round(step_ms, 4), "threads": threads})
+        step = {"ms": round(step_ms, 4), "threads": threads}
+        if block is not None:
+            step["block"] = block
+        self.steps.append(step)
 
     def write(self, path):
         with open(path, "w") as f:

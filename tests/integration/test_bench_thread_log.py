@@ -131,8 +131,54 @@ def test_the_workload_writes_a_thread_log_for_its_timed_steps(tmp_path):
                                "--warmup", "1", "--steps", "2", "--blocks", "2",
                                "--thread-log", str(path)])
     assert result.returncode == 0, result.stderr.decode()
-    assert len(json.loads(path.read_text())["steps"]) == 4
-    refused = run_with_package([PYTHON, WORKLOAD, "--model", "mlp", "--device", "cpu",
-                                "--ab-rounds", "1", "--thread-log", str(path)])
-    assert refused.returncode != 0
-    assert "--thread-log is for one timed run" in refused.stderr.decode()
+    steps = json.loads(path.read_text())["steps"]
+    assert len(steps) == 4 and {step["block"] for step in steps} == {"timed"}
+
+
+def test_alternating_rounds_log_each_blocks_steps_under_its_name(tmp_path):
+    path = tmp_path / "threads.json"
+    result = run_with_package([PYTHON, WORKLOAD, "--model", "mlp", "--device", "cpu",
+                               "--warmup", "1", "--steps", "2", "--ab-rounds", "2",
+                               "--ab-variants", "gpu-off", "--thread-log", str(path)])
+    assert result.returncode == 0, result.stderr.decode()
+    # Warm-up steps and the first plain block before the regions are not logged.
+    blocks = [step["block"] for step in json.loads(path.read_text())["steps"]]
+    assert blocks == ["plain"] * 2 + ["gpu-off"] * 2 + ["plain"] * 2 + ["gpu-off"] * 2
+    printed = run_with_package([PYTHON, os.path.join(BENCH, "thread_steps.py"), str(path)])
+    assert printed.returncode == 0, printed.stderr.decode()
+    out = printed.stdout.decode()
+    assert "| plain | 4 |" in out and "| gpu-off | 4 |" in out
+    assert "Less the plain steps" in out
+
+
+def test_blocks_sum_up_each_threads_time_per_step_against_the_plain_steps(tmp_path):
+    def step(block, ms, mine, waited, sampler=None, helpers=()):
+        threads = {"10": {"name": "python3", "cpu": 0, "cpu_before": 0, "run_ms": mine,
+                          "wait_ms": waited, "involuntary": 0}}
+        if sampler is not None:
+            threads["11"] = {"name": "dc-cpu-sampler", "cpu": 1, "cpu_before": 1,
+                             "run_ms": sampler, "wait_ms": 0.0, "involuntary": 0}
+        for index, ran in enumerate(helpers):
+            threads[str(20 + index)] = {"name": "pt_autograd_0", "cpu": 2, "cpu_before": 2,
+                                        "run_ms": ran, "wait_ms": 0.0, "involuntary": 0}
+        return {"ms": ms, "block": block, "threads": threads}
+    path = tmp_path / "threads.json"
+    path.write_text(json.dumps({"stepping_tid": 10, "siblings": {}, "steps": [
+        step("plain", 10.0, 5.0, 0.0, helpers=(4.0,)),
+        step("plain", 12.0, 6.0, 0.0, helpers=(5.0,)),
+        step("sampled", 13.0, 6.5, 0.5, sampler=1.0, helpers=(3.0, 3.0)),
+        step("sampled", 15.0, 7.5, 0.5, sampler=0.0, helpers=(3.5, 3.5))]}))
+    printer = bench_module("thread_steps")
+    blocks = printer.per_block(printer.load(str(path)))
+    assert list(blocks) == ["plain", "sampled"]
+    # Two threads of one name are summed, then averaged over the steps.
+    assert blocks["sampled"] == {"steps": 2, "ms": 14.0, "stepping": 7.0,
+                                 "stepping waited": 0.5, "dc-cpu-sampler": 0.5,
+                                 "pt_autograd_0": 6.5}
+    result = run_with_package([PYTHON, os.path.join(BENCH, "thread_steps.py"), str(path)])
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode()
+    assert ("| block | steps | step | stepping thread | it waited | pt_autograd_0 "
+            "| dc-cpu-sampler |") in out
+    assert "| plain | 2 | 11.00 | 5.50 | 0.00 | 4.50 | 0.00 |" in out
+    assert "| sampled | +3.00 | +1.50 | +0.50 | +2.00 | +0.50 |" in out
