@@ -490,7 +490,10 @@ def main():
     threads = None
     if args.thread_log:
         from thread_log import ThreadLog
-        threads = ThreadLog()
+        try:
+            threads = ThreadLog()
+        except RuntimeError as error:
+            parser.error("--thread-log: %s" % error)
 
     def timed_steps(count, issued=None, block=None):
         """Each step's time to its end on the GPU; with `issued`, also the

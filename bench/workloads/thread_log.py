@@ -70,10 +70,10 @@ def read_thread(task_dir):
             "wait_ns": wait_ns, "involuntary": involuntary}
 
 
-def snapshot(pid="self"):
+def snapshot(task_root="/proc/self/task"):
     """{tid: counters} of every thread of the process."""
     threads = {}
-    for task_dir in glob.glob("/proc/%s/task/[0-9]*" % pid):
+    for task_dir in glob.glob(os.path.join(task_root, "[0-9]*")):
         counters = read_thread(task_dir)
         if counters is not None:
             threads[int(os.path.basename(task_dir))] = counters
@@ -84,15 +84,20 @@ class ThreadLog:
     """Counters of every thread, step by step: call step_started() and
     step_ended() around each timed step (outside its timing), then write()."""
 
-    def __init__(self):
+    def __init__(self, task_root="/proc/self/task"):
         self.stepping_tid = threading.get_native_id()
+        if read_thread(os.path.join(task_root, str(self.stepping_tid))) is None:
+            raise RuntimeError(
+                "cannot read this thread's counters under %s (stat, schedstat and status: "
+                "Linux with scheduler statistics)" % task_root)
         self.siblings = cpu_siblings()
+        self.task_root = task_root
         self.steps = []
         self._before = {}
         self._cpu_before = 0
 
     def step_started(self):
-        self._before = snapshot()
+        self._before = snapshot(self.task_root)
         self._cpu_before = time.thread_time_ns()
 
     def step_ended(self, step_ms, block=None):
@@ -102,7 +107,7 @@ class ThreadLog:
         # the stepping thread's own clock is exact.
         stepping_ran = time.thread_time_ns() - self._cpu_before
         threads = {}
-        for tid, counters in snapshot().items():
+        for tid, counters in snapshot(self.task_root).items():
             # A thread started during the step counts from zero.
             before = self._before.get(tid, {"run_ns": 0, "wait_ns": 0, "involuntary": 0})
             ran = (stepping_ran if tid == self.stepping_tid

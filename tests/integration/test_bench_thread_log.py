@@ -74,6 +74,11 @@ def test_a_step_keeps_the_stepping_thread_and_the_threads_that_ran_beside_it(tmp
     assert str(data["stepping_tid"]) in data["steps"][1]["threads"]
 
 
+def test_a_thread_log_refuses_a_system_without_the_counters(tmp_path):
+    with pytest.raises(RuntimeError, match="cannot read this thread's counters"):
+        thread_log_module().ThreadLog(task_root=str(tmp_path))
+
+
 def synthetic_log(path):
     """Four steps on CPU 0 (core siblings 0 and 1): the slow ones had a
     profiler thread on CPU 1 beside them, the others had it on CPU 2."""
