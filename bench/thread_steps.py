@@ -5,9 +5,9 @@
 Splits the timed steps into slow ones (longer than --slow times the median
 step) and the rest, and prints for each group the stepping thread's mean
 time on a CPU and waiting for one, its involuntary switches, how often
-it ended a step on another CPU than it began it on, and how long the other threads ran on its CPU or on that
-CPU's other hardware thread (as far as the CPUs each thread was last seen
-on tell). A slow step that ran as long as it took was slowed where it ran
+it ended a step on another CPU than it began it on, and how long the
+other threads ran on its CPU or on that CPU's other hardware thread (as
+far as the CPUs each thread was last seen on tell). A slow step that ran as long as it took was slowed where it ran
 (a busy sibling, a slower core); one that waited was kept off its CPU.
 With --every, one line per step as well.
 
@@ -152,7 +152,8 @@ def main(argv=None):
     median = statistics.median(f["ms"] for f in facts)
     slow = [f for f in facts if f["ms"] > args.slow * median]
     rest = [f for f in facts if f["ms"] <= args.slow * median]
-    print("%d steps, median %.2f ms; slow: above %.2f ms" % (len(facts), median, args.slow * median))
+    print("%d steps, median %.2f ms; slow: above %.2f ms"
+          % (len(facts), median, args.slow * median))
     print("| steps | count | step ms | ran ms | waited ms | involuntary switches "
           "| moved CPU | others beside it, ms | others anywhere, ms |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -5,15 +5,15 @@ CPU, and ran slower there (another thread on the same core's other
 hardware thread, a slower core, colder caches), or waited for a CPU while
 another thread ran on it. The kernel keeps both per thread: the time it
 ran and the time it waited runnable (/proc/PID/task/TID/schedstat), its
-involuntary context switches (status) and the CPU it last ran on (stat), before and after the step.
+involuntary context switches (status) and the CPU it last ran on (stat).
 ThreadLog reads them for every thread before and after each step,
-outside the step's timing, and keeps the differences, with the CPUs' hardware-thread
-siblings, so that a slow step can be matched with what ran beside the
-step's thread (bench/thread_steps.py prints them). With --ab-rounds each
-step carries its block's name (plain or a region), so that each thread's
-time per step can be compared region by region. Other threads' times
-advance at the scheduler's ticks while they run: one step's value can be
-a tick off, a mean over steps is not.
+outside the step's timing, and keeps the differences, with the CPUs'
+hardware-thread siblings, so that a slow step can be matched with what
+ran beside the step's thread (bench/thread_steps.py prints them). With
+--ab-rounds each step carries its block's name (plain or a region), so
+that each thread's time per step can be compared region by region. Other
+threads' times advance at the scheduler's ticks while they run: one
+step's value can be a tick off, a mean over steps is not.
 """
 
 import glob
@@ -48,8 +48,8 @@ def parse_cpu_list(text):
 
 
 def read_thread(task_dir):
-    """One thread's counters, or None when it ended meanwhile:
-    {name, cpu, run_ns, wait_ns, involuntary}."""
+    """One thread's counters, or None when it ended meanwhile (or they
+    cannot be read): {name, cpu, run_ns, wait_ns, involuntary}."""
     try:
         with open(os.path.join(task_dir, "stat")) as f:
             stat = f.read()
@@ -60,14 +60,15 @@ def read_thread(task_dir):
             for line in f:
                 if line.startswith("nonvoluntary_ctxt_switches:"):
                     involuntary = int(line.split()[1])
-    except (OSError, ValueError):
+        # The name is in parentheses and may hold spaces; fields follow it.
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        # Field 39 of stat ("processor") is the 37th after the name.
+        cpu = int(fields[36])
+    except (OSError, ValueError, IndexError):
         return None
-    # The name is in parentheses and may hold spaces; fields follow it.
-    name = stat[stat.index("(") + 1:stat.rindex(")")]
-    fields = stat[stat.rindex(")") + 2:].split()
-    # Field 39 of stat ("processor") is the 37th after the name.
-    return {"name": name, "cpu": int(fields[36]), "run_ns": run_ns,
-            "wait_ns": wait_ns, "involuntary": involuntary}
+    return {"name": name, "cpu": cpu, "run_ns": run_ns, "wait_ns": wait_ns,
+            "involuntary": involuntary}
 
 
 def snapshot(task_root="/proc/self/task"):
