@@ -7,9 +7,10 @@ step) and the rest, and prints for each group the stepping thread's mean
 time on a CPU and waiting for one, its involuntary switches, how often
 it ended a step on another CPU than it began it on, and how long the
 other threads ran on its CPU or on that CPU's other hardware thread (as
-far as the CPUs each thread was last seen on tell). A slow step that ran as long as it took was slowed where it ran
-(a busy sibling, a slower core); one that waited was kept off its CPU.
-With --every, one line per step as well.
+far as the CPUs each thread was last seen on tell). A slow step that ran
+as long as it took was slowed where it ran (a busy sibling, a slower
+core); one that waited was kept off its CPU. With --every, one line per
+step as well.
 
 A log of gpu_models.py --ab-rounds holds steps of several blocks (plain
 and each region): then it prints, per block, the mean step and each
@@ -37,20 +38,21 @@ def load(path):
 
 def step_facts(log, step):
     """What one step's counters say about the stepping thread and its CPU."""
-    me = step["threads"].get(str(log["stepping_tid"]))
+    stepping = str(log["stepping_tid"])
+    me = step["threads"].get(stepping)
     if me is None:
-        raise ValueError("a step without the stepping thread %d" % log["stepping_tid"])
+        raise ValueError("a step without the stepping thread %s" % stepping)
     near = set()
     for cpu in (me["cpu"], me["cpu_before"]):
         near.update(log["siblings"].get(str(cpu), [cpu]))
     beside = {}
+    others = 0.0
     for tid, thread in step["threads"].items():
-        if tid == str(log["stepping_tid"]):
+        if tid == stepping:
             continue
+        others += thread["run_ms"]
         if thread["cpu"] in near or thread["cpu_before"] in near:
             beside[thread["name"]] = beside.get(thread["name"], 0.0) + thread["run_ms"]
-    others = sum(t["run_ms"] for tid, t in step["threads"].items()
-                 if tid != str(log["stepping_tid"]))
     return {"ms": step["ms"], "run_ms": me["run_ms"], "wait_ms": me["wait_ms"],
             "involuntary": me["involuntary"], "moved": int(me["cpu"] != me["cpu_before"]),
             "cpu": me["cpu"], "beside_ms": sum(beside.values()), "beside": beside,
@@ -136,12 +138,12 @@ def main(argv=None):
     try:
         log = load(args.log)
         facts = [step_facts(log, step) for step in log["steps"]]
+        blocks = per_block(log)
     except (OSError, ValueError) as error:
         sys.exit("thread_steps: %s" % error)
     except (KeyError, TypeError, AttributeError) as error:
         sys.exit("thread_steps: %s: a step's thread lacks a field or is malformed (%r)"
                  % (args.log, error))
-    blocks = per_block(log)
     if len(blocks) > 1:
         print_blocks(blocks)
         if args.every:

@@ -121,6 +121,12 @@ def test_thread_steps_splits_slow_steps_and_says_what_ran_beside_them(tmp_path):
      "without the stepping thread 1"),
     ({"stepping_tid": 1, "siblings": {}, "steps": [{"ms": 1.0, "threads": {"1": {"cpu": 0}}}]},
      "lacks a field or is malformed"),
+    # Another thread without its name, on a CPU away from the stepping one's.
+    ({"stepping_tid": 1, "siblings": {}, "steps": [{"ms": 1.0, "threads": {
+        "1": {"name": "python3", "cpu": 0, "cpu_before": 0, "run_ms": 1.0, "wait_ms": 0.0,
+              "involuntary": 0},
+        "2": {"cpu": 5, "cpu_before": 5, "run_ms": 1.0}}}]},
+     "lacks a field or is malformed"),
 ])
 def test_thread_steps_refuses_what_is_not_a_thread_log(tmp_path, content, message):
     path = tmp_path / "bad.json"
