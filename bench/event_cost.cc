@@ -39,6 +39,15 @@
 //                            two ops evicts the profiler's per-thread state
 //                            from the L1 and L2 caches; each op is timed
 //                            alone, against "no profiler, cold caches"
+//   clock: 2 counter reads   no ops: the two reads of the CPU's counter
+//   clock: 2 CLOCK_MONOTONIC reads
+//                            (rdtsc, CNTVCT_EL0) or of CLOCK_MONOTONIC that
+//                            an op's entry and exit make for its wall time
+//                            (runtime/cpu/tsc_clock.h; the profile's
+//                            op_clock metadata names the one a run used):
+//                            the part of an op's cost no bookkeeping
+//                            around them can save. Their "added" is the
+//                            reads alone.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -51,6 +60,8 @@
 #include "bench/cold_caches.h"
 #include "bench/median.h"
 #include "deepcontext/profiler.h"
+#include "runtime/cpu/clocks.h"
+#include "runtime/cpu/tsc_clock.h"
 #include "tests/unit/runtime/emit_op.h"
 
 namespace {
@@ -64,6 +75,9 @@ constexpr const char* kOpNames[] = {"aten::linear", "aten::relu", "aten::add",
 // The same count of names as backward functions report them.
 constexpr const char* kBackwardNames[] = {"AddmmBackward0", "ReluBackward0",
                                           "AddBackward0", "TBackward0"};
+
+// Rows that time the wall clock's reads instead of ops.
+enum class ClockReads { kNone, kCounter, kMonotonic };
 
 struct Config {
   const char* name;
@@ -80,7 +94,28 @@ struct Config {
   // Op names built per call in one buffer, as torch names backward
   // functions (the name lives in the RecordFunction, on the stack).
   bool names_per_call = false;
+  ClockReads clock = ClockReads::kNone;
+
+  // The rows the others' "added" is taken against.
+  bool baseline() const { return cpu_time_mode < 0 && clock == ClockReads::kNone; }
 };
+
+// Two reads of the clock per op, as an op's entry and exit read it.
+double ClockNsPerOp(ClockReads clock, int ops) {
+  const deepcontext::bench::ColdCaches warm(false);
+  uint64_t sum = 0;
+  const double ns = warm.TimeNs(ops, [&](int) {
+    if (clock == ClockReads::kCounter) {
+      sum += deepcontext::cpu::TscClock::ReadCounter();
+      sum += deepcontext::cpu::TscClock::ReadCounter();
+    } else {
+      sum += static_cast<uint64_t>(deepcontext::cpu::MonotonicNs());
+      sum += static_cast<uint64_t>(deepcontext::cpu::MonotonicNs());
+    }
+  });
+  asm volatile("" ::"r"(sum) : "memory");
+  return ns / ops;
+}
 
 // Frames between main and an op's report, and between the op and a GPU API
 // call's callback, as a framework and a driver put them there.
@@ -135,6 +170,7 @@ double NativeNsPerOp(const Config& config, int ops) {
 }
 
 double NsPerOp(const Config& config, int ops) {
+  if (config.clock != ClockReads::kNone) return ClockNsPerOp(config.clock, ops);
   if (config.native) return NativeNsPerOp(config, ops);
   if (config.cpu_time_mode >= 0) {
     deepcontext_start();
@@ -196,8 +232,12 @@ int main(int argc, char** argv) {
                   true},
            Config{"native: ops + 1 GPU API call, cold caches", 2, false, true, true, false,
                   false, true},
+           Config{"clock: 2 counter reads", -1, false, false, false, false, false, false,
+                  false, ClockReads::kCounter},
+           Config{"clock: 2 CLOCK_MONOTONIC reads", -1, false, false, false, false, false,
+                  false, false, ClockReads::kMonotonic},
        }) {
-    if (config.cpu_time_mode < 0 || std::string(config.name).find(only) != std::string::npos) {
+    if (config.baseline() || std::string(config.name).find(only) != std::string::npos) {
       configs.push_back(config);
     }
   }
@@ -213,14 +253,12 @@ int main(int argc, char** argv) {
   // "added" is against the baseline with the same caches.
   double base[2] = {0, 0};
   for (size_t i = 0; i < configs.size(); ++i) {
-    if (configs[i].cpu_time_mode < 0) {
-      base[configs[i].cold] = deepcontext::bench::Median(samples[i]);
-    }
+    if (configs[i].baseline()) base[configs[i].cold] = deepcontext::bench::Median(samples[i]);
   }
   for (size_t i = 0; i < configs.size(); ++i) {
     const double median = deepcontext::bench::Median(samples[i]);
-    std::printf("| %s | %.1f | %+.1f |\n", configs[i].name, median,
-                median - base[configs[i].cold]);
+    const double against = configs[i].clock == ClockReads::kNone ? base[configs[i].cold] : 0;
+    std::printf("| %s | %.1f | %+.1f |\n", configs[i].name, median, median - against);
   }
   return 0;
 }
