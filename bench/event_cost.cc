@@ -44,7 +44,7 @@
 //                            (rdtsc, CNTVCT_EL0) or of CLOCK_MONOTONIC that
 //                            an op's entry and exit make for its wall time
 //                            (runtime/cpu/tsc_clock.h; the profile's
-//                            op_clock metadata names the one a run used):
+//                            op_wall_clock metadata names the one a run used):
 //                            the part of an op's cost no bookkeeping
 //                            around them can save. Their "added" is the
 //                            reads alone.
