@@ -39,15 +39,16 @@
 //                            two ops evicts the profiler's per-thread state
 //                            from the L1 and L2 caches; each op is timed
 //                            alone, against "no profiler, cold caches"
-//   clock: 2 counter reads   no ops: the two reads of the CPU's counter
+//   clock: 2 counter reads
 //   clock: 2 CLOCK_MONOTONIC reads
+//                            no ops: the two reads of the CPU's counter
 //                            (rdtsc, CNTVCT_EL0) or of CLOCK_MONOTONIC that
 //                            an op's entry and exit make for its wall time
 //                            (runtime/cpu/tsc_clock.h; the profile's
-//                            op_wall_clock metadata names the one a run used):
-//                            the part of an op's cost no bookkeeping
-//                            around them can save. Their "added" is the
-//                            reads alone.
+//                            op_wall_clock metadata names the one a run
+//                            used): the part of an op's cost that no
+//                            bookkeeping around them can save. Their
+//                            "added" is the reads alone.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
