@@ -6,6 +6,7 @@ drift with the machine's load, for changes too small for a timed run.
                                        [--steps 4] [--plain] [--native]
     python3 bench/op_path_callgrind.py --around [--build build]
                                        [--steps 4] [--more-steps 10]
+                                       [--source FILE ...]
 
 The launch-bound MLP of workloads/gpu_models.py trains on the CPU under
 `deepcontext run` inside callgrind (L1 instruction and data caches
@@ -27,6 +28,12 @@ the functions' cost per op of the extra steps leaves start-up out.
 --native profiles with native frames (`deepcontext run --native`), so that
 the per-op cost of unwinding and splicing native stacks is counted too;
 with --around it applies to the profiled runs.
+
+--source FILE (with --around; repeatable) lists what each line of FILE,
+a path in this repository such as runtime/profiler/op_metrics.cc, cost
+per op of the extra steps under deepcontext run: instructions and L1
+misses per source line, code inlined from FILE counted where FILE holds
+it. Where a function's cost goes, line by line, without start-up.
 
 --lines N (not with --around) has callgrind count each instruction
 (--dump-instr=yes) and lists, per build, the N functions of
@@ -70,9 +77,12 @@ import callgrind_lines
 from cpu_overhead import total_calls
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
 EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
+SOURCE_EVENTS = ("Ir", "I1mr", "D1mr", "D1mw")
 NUMBER = re.compile(r"[\d,]+|\.")
+PERCENT = re.compile(r"\(\s*[\d.]+%\)")
 
 
 def function_costs(annotated):
@@ -90,7 +100,7 @@ def function_costs(annotated):
     for line in annotated.splitlines():
         if "=>" in line:
             continue
-        tokens = re.sub(r"\(\s*[\d.]+%\)", "", line).split(None, len(EVENTS))
+        tokens = PERCENT.sub("", line).split(None, len(EVENTS))
         values = []
         while tokens and len(values) < len(EVENTS) and NUMBER.fullmatch(tokens[0]):
             token = tokens.pop(0)
@@ -138,6 +148,87 @@ def is_runtime(name):
         r"torch-.*-abi\d+-[0-9a-f]+\.so", name) is not None
 
 
+def source_line_costs(annotated, source):
+    """{line number: (costs indexed like SOURCE_EVENTS, text)} of the file
+    whose path ends with `source`, from callgrind_annotate --auto=yes
+    --show=Ir,I1mr,D1mr,D1mw. A line inlined in several functions carries
+    their sum. The annotation shows stretches of the file around lines
+    that cost something: "-- line N" starts one at line N (the first
+    starts at line 1 without it), and a call line ("=> callee") repeats
+    its callee's cost under the line that made the call."""
+    costs = {}
+    inside = headed = False
+    number = None
+    for line in annotated.splitlines():
+        if line.startswith("-- Auto-annotated source:"):
+            path = line.split(":", 1)[1].strip()
+            inside = path == source or path.endswith("/" + source)
+            headed = False
+            number = None
+            continue
+        if not inside:
+            continue
+        stretch = re.match(r"-- line (\d+) -", line)
+        if stretch:
+            number = int(stretch.group(1))
+            continue
+        if number is None:
+            # The columns' names and an empty line end the section's
+            # heading (after any warning that the file changed since).
+            if line.split() == list(SOURCE_EVENTS):
+                headed = True
+            elif headed and not line.strip():
+                number = 1
+            continue
+        if line.startswith("-----"):
+            inside = False
+            continue
+        tokens = PERCENT.sub("", line).split(None, len(SOURCE_EVENTS))
+        values = []
+        while tokens and len(values) < len(SOURCE_EVENTS) and NUMBER.fullmatch(tokens[0]):
+            token = tokens.pop(0)
+            values.append(0 if token == "." else int(token.replace(",", "")))
+        text = tokens[0].strip() if tokens else ""
+        if len(values) == len(SOURCE_EVENTS) and text.startswith("=> "):
+            continue
+        if len(values) == len(SOURCE_EVENTS):
+            costs[number] = (values, text)
+        number += 1
+    return costs
+
+
+def source_table(short, long, ops, least=0.5):
+    """Rows of what each line cost per op of the extra steps (the longer
+    run's costs less the shorter one's, over `ops`), for lines of `least`
+    instructions or `least` / 10 misses per op or more, with their sum."""
+    zero = ([0] * len(SOURCE_EVENTS), "")
+    shown = []
+    total = [0.0] * len(SOURCE_EVENTS)
+    for number in sorted(set(short) | set(long)):
+        values, text = long.get(number, zero)
+        before = short.get(number, zero)[0]
+        per_op = [(values[i] - before[i]) / ops for i in range(len(SOURCE_EVENTS))]
+        if abs(per_op[0]) < least and all(abs(v) < least / 10 for v in per_op[1:]):
+            continue
+        total = [total[i] + per_op[i] for i in range(len(SOURCE_EVENTS))]
+        shown.append("| %d | %s | `%s` |" % (number, " | ".join("%.2f" % v for v in per_op),
+                                            text.replace("|", "\\|")[:100]))
+    rows = ["| line | " + " | ".join(SOURCE_EVENTS) + " | source |",
+            "|---|" + "---|" * len(SOURCE_EVENTS) + "---|"]
+    rows += shown
+    rows.append("| lines shown | %s | |" % " | ".join("%.2f" % v for v in total))
+    return "\n".join(rows)
+
+
+def annotate_sources(callgrind_file):
+    """callgrind_annotate's line-by-line annotation of the sources of a
+    run, as source_line_costs reads it."""
+    return subprocess.run(["callgrind_annotate", "--auto=yes", "--threshold=100",
+                           "--show=" + ",".join(SOURCE_EVENTS), "--include=" + ROOT,
+                           callgrind_file],
+                          stdout=subprocess.PIPE, text=True, check=True).stdout
+
+
 def cpu_advertises_rdtscp(cpuinfo="/proc/cpuinfo"):
     """Whether CPUID says the processor has RDTSCP (the "flags" of
     /proc/cpuinfo); True where that cannot be read."""
@@ -178,9 +269,9 @@ def workload_command(build, steps, kind, profile, python, native=False):
 def run_one(build, steps, kind, workdir, python, native=False, lines=False):
     """Runs the MLP under callgrind; kind is "profiled" (deepcontext run),
     "plain" or "floor". Returns (label, totals by object, the profile's
-    calls or None, the runtime's totals by function, and, for a profiled
-    run with `lines`, callgrind_lines.line_rows of libdeepcontext.so or
-    None)."""
+    calls or None, the runtime's totals by function, for a profiled run
+    with `lines` callgrind_lines.line_rows of libdeepcontext.so or None,
+    and the workload's callgrind file)."""
     lines = lines and kind == "profiled"
     label = os.path.basename(os.path.normpath(build)) + (
         "" if kind == "profiled" else "-" + kind)
@@ -213,7 +304,7 @@ def run_one(build, steps, kind, workdir, python, native=False, lines=False):
         line_rows = callgrind_lines.line_rows(
             callgrind_lines.instruction_costs(largest, "libdeepcontext.so"),
             callgrind_lines.function_starts(library))
-    return label, totals, calls, runtime_function_totals(annotated), line_rows
+    return label, totals, calls, runtime_function_totals(annotated), line_rows, largest
 
 
 def per_op_of_extra_steps(short, long, ops):
@@ -252,8 +343,8 @@ def around(args, workdir):
         results = list(pool.map(
             lambda job: run_one(args.build, job[1], job[0], workdir, args.python,
                                 args.native), jobs))
-    (_, floor_short, _, _, _), (_, dc_short, calls_short, functions_short, _), \
-        (_, floor_long, _, _, _), (_, dc_long, calls_long, functions_long, _) = results
+    (_, floor_short, _, _, _, _), (_, dc_short, calls_short, functions_short, _, file_short), \
+        (_, floor_long, _, _, _, _), (_, dc_long, calls_long, functions_long, _, file_long) = results
     ops = calls_long - calls_short
     if ops <= 0:
         raise RuntimeError("the longer run recorded no more calls than the shorter one")
@@ -275,6 +366,19 @@ def around(args, workdir):
         print("the runtime's %d busiest functions per op of the extra steps, "
               "under deepcontext run:" % args.functions)
         print(function_table(extra, 1, args.functions))
+    if args.source:
+        annotated_short = annotate_sources(file_short)
+        annotated_long = annotate_sources(file_long)
+        for source in args.source:
+            short = source_line_costs(annotated_short, source)
+            long = source_line_costs(annotated_long, source)
+            if not short and not long:
+                print("\n%s: no line of it ran (a path under %s?)" % (source, ROOT))
+                continue
+            print()
+            print("%s, line by line, per op of the extra steps under deepcontext run "
+                  "(code inlined from it counted where it is written):" % source)
+            print(source_table(short, long, ops))
     print("callgrind files under %s" % workdir)
     return 0
 
@@ -306,7 +410,13 @@ def main():
                              "with the most instruction-cache misses: the 64-byte lines "
                              "of their code a call runs on, and its misses "
                              "(bench/callgrind_lines.py; callgrind --dump-instr=yes)")
+    parser.add_argument("--source", action="append", default=[], metavar="FILE",
+                        help="--around: what each line of FILE (a path in this "
+                             "repository, e.g. runtime/profiler/op_metrics.cc) cost per "
+                             "op of the extra steps; repeatable")
     args = parser.parse_args()
+    if args.source and not args.around:
+        parser.error("--source compares the two lengths of --around")
     if args.around and args.lines > 0:
         parser.error("--lines counts one run per build: it does not go with --around")
     workdir = tempfile.mkdtemp(prefix="dc-callgrind-")
@@ -324,7 +434,7 @@ def main():
     print("| run | ops | runtime Ir/op | I1mr/op | D1mr/op | D1mw/op "
           "| process Ir/op | process I1mr/op |")
     print("|---|---|---|---|---|---|---|---|")
-    for label, totals, own_calls, _, _ in results:
+    for label, totals, own_calls, _, _, _ in results:
         ops = own_calls or calls
         runtime = [sum(v[i] for name, v in totals.items() if is_runtime(name))
                    for i in range(len(EVENTS))]
@@ -335,12 +445,12 @@ def main():
             per_op(runtime, "D1mr"), per_op(runtime, "D1mw"),
             per_op(process, "Ir"), per_op(process, "I1mr")))
     print("(ops: the profile's calls; a plain run is divided by the profiled run's)")
-    for label, _, own_calls, functions, _ in results:
+    for label, _, own_calls, functions, _, _ in results:
         if args.functions > 0 and own_calls:
             print()
             print("%s: the runtime's %d busiest functions, per op" % (label, args.functions))
             print(function_table(functions, own_calls, args.functions))
-    for label, _, _, _, line_rows in results:
+    for label, _, _, _, line_rows, _ in results:
         if line_rows is not None:
             print()
             print("%s: the %d functions of libdeepcontext.so with the most instruction-cache "

@@ -136,6 +136,58 @@ def test_callgrind_lists_the_runtimes_busiest_functions_per_op():
     assert bench.short_function_name("dlmonitor_event_emit") == "dlmonitor_event_emit"
 
 
+def test_callgrind_costs_a_source_file_line_by_line():
+    bench = bench_module("op_path_callgrind")
+    rule = "-" * 80
+
+    def annotation(exit_ir, search_ir):
+        # callgrind_annotate --auto=yes --show=Ir,I1mr,D1mr,D1mw: per file a
+        # heading (with a warning when the file changed since the run),
+        # the columns' names, an empty line, then stretches of the file.
+        return "\n".join([
+            rule,
+            "-- Auto-annotated source: /work/runtime/profiler/op_metrics.cc",
+            rule,
+            "@@ WARNING @@ WARNING @@",
+            "@ Source file '/work/runtime/profiler/op_metrics.cc' is more recent.",
+            "Ir          I1mr       D1mr       D1mw       ",
+            "",
+            # The first stretch starts at line 1 when no "-- line" says otherwise.
+            "  8 ( 0.01%)  .          .          .           // line one",
+            "  .           .          .          .           ",
+            "-- line 40 ----------------------------------------",
+            "%d ( 1.00%%)  3 ( 0.10%%)  .          2 ( 0.02%%)  void Exit() {" % exit_ir,
+            # A call line repeats its callee's cost and is no line of the file.
+            "900 ( 9.00%)  9 ( 0.30%)  1 ( 0.01%)  .          => /work/x.cc:Callee() (10x)",
+            "%d ( 0.20%%)  .          4 ( 0.04%%)  .             while (i > 0) --i;" % search_ir,
+            "  .           .          .          .             return;",
+            rule,
+            "-- Auto-annotated source: /work/runtime/profiler/op_metrics.h",
+            rule,
+            "Ir          I1mr       D1mr       D1mw       ",
+            "",
+            "500 ( 5.00%)  .          .          .           int Elsewhere();",
+        ])
+
+    short = bench.source_line_costs(annotation(100, 20), "runtime/profiler/op_metrics.cc")
+    assert sorted(short) == [1, 2, 40, 41, 42]
+    assert short[40] == ([100, 3, 0, 2], "void Exit() {")
+    assert short[41] == ([20, 0, 4, 0], "while (i > 0) --i;")
+    assert short[42] == ([0, 0, 0, 0], "return;")
+    assert bench.source_line_costs(annotation(100, 20), "profiler/op_metrics.h")[1][0][0] == 500
+    assert bench.source_line_costs(annotation(100, 20), "other.cc") == {}
+
+    # Per op of the extra steps (10 ops): the longer run less the shorter
+    # one, lines under half an instruction and a twentieth of a miss left
+    # out, and the sum of those shown.
+    long = bench.source_line_costs(annotation(160, 25), "runtime/profiler/op_metrics.cc")
+    table = bench.source_table(short, long, ops=10).splitlines()
+    assert table[0] == "| line | Ir | I1mr | D1mr | D1mw | source |"
+    assert table[2:] == ["| 40 | 6.00 | 0.00 | 0.00 | 0.00 | `void Exit() {` |",
+                         "| 41 | 0.50 | 0.00 | 0.00 | 0.00 | `while (i > 0) --i;` |",
+                         "| lines shown | 6.50 | 0.00 | 0.00 | 0.00 | |"]
+
+
 def test_callgrind_around_divides_the_extra_steps_by_their_ops():
     bench = bench_module("op_path_callgrind")
     width = len(bench.EVENTS)
