@@ -85,6 +85,18 @@ NUMBER = re.compile(r"[\d,]+|\.")
 PERCENT = re.compile(r"\(\s*[\d.]+%\)")
 
 
+def leading_costs(line, count):
+    """The first `count` cost columns of a callgrind_annotate line ("." is
+    0, percentages dropped) and what follows them, or ([...fewer], rest)
+    where the line has fewer."""
+    tokens = PERCENT.sub("", line).split(None, count)
+    values = []
+    while tokens and len(values) < count and NUMBER.fullmatch(tokens[0]):
+        token = tokens.pop(0)
+        values.append(0 if token == "." else int(token.replace(",", "")))
+    return values, tokens[0] if tokens else ""
+
+
 def function_costs(annotated):
     """callgrind_annotate's per-function lines as (function, object, costs),
     costs indexed like EVENTS, '.' read as 0. The object is the file each
@@ -100,14 +112,10 @@ def function_costs(annotated):
     for line in annotated.splitlines():
         if "=>" in line:
             continue
-        tokens = PERCENT.sub("", line).split(None, len(EVENTS))
-        values = []
-        while tokens and len(values) < len(EVENTS) and NUMBER.fullmatch(tokens[0]):
-            token = tokens.pop(0)
-            values.append(0 if token == "." else int(token.replace(",", "")))
-        if len(values) < len(EVENTS) or not tokens or "PROGRAM TOTALS" in line:
+        values, rest = leading_costs(line, len(EVENTS))
+        if len(values) < len(EVENTS) or not rest or "PROGRAM TOTALS" in line:
             continue
-        text = tokens[0].strip()
+        text = rest.strip()
         found = re.search(r"\s*\[([^\[\]]*)\]$", text)
         function = (text[:found.start()] if found else text).split(":", 1)[-1]
         if found:
@@ -183,15 +191,11 @@ def source_line_costs(annotated, source):
         if line.startswith("-----"):
             inside = False
             continue
-        tokens = PERCENT.sub("", line).split(None, len(SOURCE_EVENTS))
-        values = []
-        while tokens and len(values) < len(SOURCE_EVENTS) and NUMBER.fullmatch(tokens[0]):
-            token = tokens.pop(0)
-            values.append(0 if token == "." else int(token.replace(",", "")))
-        text = tokens[0].strip() if tokens else ""
-        if len(values) == len(SOURCE_EVENTS) and text.startswith("=> "):
-            continue
+        values, text = leading_costs(line, len(SOURCE_EVENTS))
+        text = text.strip()
         if len(values) == len(SOURCE_EVENTS):
+            if text.startswith("=> "):
+                continue
             costs[number] = (values, text)
         number += 1
     return costs
