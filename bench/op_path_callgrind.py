@@ -66,6 +66,7 @@ simulated cache would charge a 1 ms sampler's work to the ops.
 """
 
 import argparse
+import collections
 import os
 import re
 import subprocess
@@ -270,12 +271,17 @@ def workload_command(build, steps, kind, profile, python, native=False):
     return command
 
 
+# One callgrind run of the workload: its label, totals by object, the
+# profile's calls (None unless profiled), the runtime's totals by function,
+# callgrind_lines.line_rows of libdeepcontext.so (a profiled run with
+# `lines`, else None) and the workload's callgrind file.
+Run = collections.namedtuple(
+    "Run", "label totals calls functions line_rows callgrind_file")
+
+
 def run_one(build, steps, kind, workdir, python, native=False, lines=False):
     """Runs the MLP under callgrind; kind is "profiled" (deepcontext run),
-    "plain" or "floor". Returns (label, totals by object, the profile's
-    calls or None, the runtime's totals by function, for a profiled run
-    with `lines` callgrind_lines.line_rows of libdeepcontext.so or None,
-    and the workload's callgrind file)."""
+    "plain" or "floor". Returns a Run."""
     lines = lines and kind == "profiled"
     label = os.path.basename(os.path.normpath(build)) + (
         "" if kind == "profiled" else "-" + kind)
@@ -308,7 +314,7 @@ def run_one(build, steps, kind, workdir, python, native=False, lines=False):
         line_rows = callgrind_lines.line_rows(
             callgrind_lines.instruction_costs(largest, "libdeepcontext.so"),
             callgrind_lines.function_starts(library))
-    return label, totals, calls, runtime_function_totals(annotated), line_rows, largest
+    return Run(label, totals, calls, runtime_function_totals(annotated), line_rows, largest)
 
 
 def per_op_of_extra_steps(short, long, ops):
@@ -347,13 +353,12 @@ def around(args, workdir):
         results = list(pool.map(
             lambda job: run_one(args.build, job[1], job[0], workdir, args.python,
                                 args.native), jobs))
-    (_, floor_short, _, _, _, _), (_, dc_short, calls_short, functions_short, _, file_short), \
-        (_, floor_long, _, _, _, _), (_, dc_long, calls_long, functions_long, _, file_long) = results
-    ops = calls_long - calls_short
+    floor_short, dc_short, floor_long, dc_long = results
+    ops = dc_long.calls - dc_short.calls
     if ops <= 0:
         raise RuntimeError("the longer run recorded no more calls than the shorter one")
-    floor = per_op_of_extra_steps(floor_short, floor_long, ops)
-    profiled = per_op_of_extra_steps(dc_short, dc_long, ops)
+    floor = per_op_of_extra_steps(floor_short.totals, floor_long.totals, ops)
+    profiled = per_op_of_extra_steps(dc_short.totals, dc_long.totals, ops)
     shown = ("Ir", "I1mr", "D1mr", "D1mw")
     print("%d ops in %d steps; per op, RecordFunction floor / deepcontext run:"
           % (ops, args.more_steps))
@@ -365,14 +370,14 @@ def around(args, workdir):
             for e in shown)))
     if args.functions > 0:
         # Per op of the extra steps: start-up and one-time work drop out.
-        extra = per_op_of_extra_steps(functions_short, functions_long, ops)
+        extra = per_op_of_extra_steps(dc_short.functions, dc_long.functions, ops)
         print()
         print("the runtime's %d busiest functions per op of the extra steps, "
               "under deepcontext run:" % args.functions)
         print(function_table(extra, 1, args.functions))
     if args.source:
-        annotated_short = annotate_sources(file_short)
-        annotated_long = annotate_sources(file_long)
+        annotated_short = annotate_sources(dc_short.callgrind_file)
+        annotated_long = annotate_sources(dc_long.callgrind_file)
         for source in args.source:
             short = source_line_costs(annotated_short, source)
             long = source_line_costs(annotated_long, source)
@@ -434,32 +439,32 @@ def main():
             lambda job: run_one(job[0], args.steps, job[1], workdir, args.python,
                                 args.native, lines=args.lines > 0), jobs))
 
-    calls = next(result[2] for result in results if result[2])
+    calls = next(run.calls for run in results if run.calls)
     print("| run | ops | runtime Ir/op | I1mr/op | D1mr/op | D1mw/op "
           "| process Ir/op | process I1mr/op |")
     print("|---|---|---|---|---|---|---|---|")
-    for label, totals, own_calls, _, _, _ in results:
-        ops = own_calls or calls
-        runtime = [sum(v[i] for name, v in totals.items() if is_runtime(name))
+    for run in results:
+        ops = run.calls or calls
+        runtime = [sum(v[i] for name, v in run.totals.items() if is_runtime(name))
                    for i in range(len(EVENTS))]
-        process = [sum(v[i] for v in totals.values()) for i in range(len(EVENTS))]
+        process = [sum(v[i] for v in run.totals.values()) for i in range(len(EVENTS))]
         per_op = lambda values, event: values[EVENTS.index(event)] / ops
         print("| %s | %d | %.0f | %.1f | %.1f | %.1f | %.0f | %.1f |" % (
-            label, ops, per_op(runtime, "Ir"), per_op(runtime, "I1mr"),
+            run.label, ops, per_op(runtime, "Ir"), per_op(runtime, "I1mr"),
             per_op(runtime, "D1mr"), per_op(runtime, "D1mw"),
             per_op(process, "Ir"), per_op(process, "I1mr")))
     print("(ops: the profile's calls; a plain run is divided by the profiled run's)")
-    for label, _, own_calls, functions, _, _ in results:
-        if args.functions > 0 and own_calls:
+    for run in results:
+        if args.functions > 0 and run.calls:
             print()
-            print("%s: the runtime's %d busiest functions, per op" % (label, args.functions))
-            print(function_table(functions, own_calls, args.functions))
-    for label, _, _, _, line_rows, _ in results:
-        if line_rows is not None:
+            print("%s: the runtime's %d busiest functions, per op" % (run.label, args.functions))
+            print(function_table(run.functions, run.calls, args.functions))
+    for run in results:
+        if run.line_rows is not None:
             print()
             print("%s: the %d functions of libdeepcontext.so with the most instruction-cache "
-                  "misses, per call" % (label, args.lines))
-            print(callgrind_lines.lines_table(line_rows, args.lines, short_function_name))
+                  "misses, per call" % (run.label, args.lines))
+            print(callgrind_lines.lines_table(run.line_rows, args.lines, short_function_name))
     print("callgrind files under %s" % workdir)
     return 0
 
