@@ -239,8 +239,9 @@ def main():
                              "callback that does nothing: torch's own cost of observing ops), "
                              "floor-ids (the same asking for RecordFunction's ids), "
                              "cupti-records, cupti (CUPTI tracing every kernel without or with "
-                             "empty callbacks), floor+cupti (both floors) and floor+records "
-                             "(floor and cupti-records); proton and "
+                             "empty callbacks), floor+cupti (both floors), floor+records "
+                             "(floor and cupti-records) and none (a region without any "
+                             "profiler: the control for the plain steps' drift); proton and "
                              "torch-profiler (other profilers' regions, compared with "
                              "DeepContext's in the same process)")
     parser.add_argument("--keep-runs", metavar="DIR",

@@ -229,7 +229,7 @@ def print_ratio_tables(rows, variants, count, ratios_text, differences_text, spr
 
 # Regions that are floors, not DeepContext (gpu_models.py FLOOR_VARIANTS).
 FLOOR_REGIONS = ("floor", "floor-ids", "cupti-records", "cupti", "floor+cupti",
-                 "floor+records")
+                 "floor+records", "none")
 # Regions of other profilers (gpu_models.py OTHER_PROFILERS).
 OTHER_PROFILER_REGIONS = ("proton", "torch-profiler")
 

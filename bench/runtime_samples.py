@@ -178,7 +178,7 @@ def runtime_shares(per_process):
 
 # Processes without DeepContext (--reference): none, or a workload floor.
 REFERENCES = ("plain", "floor", "floor-ids", "cupti-records", "cupti", "floor+cupti",
-              "floor+records")
+              "floor+records", "none")
 
 
 def workload_command(column, args, output):

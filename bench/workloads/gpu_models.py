@@ -11,9 +11,8 @@ under torch.profiler (with_stack=True) and writes per-op self device time
 and kernel counts (from torch's own events) to OUT.json;
 --deepcontext-region profiles the same timed steps with
 deepcontext.profile() for comparison, and --floor F under one of the
-floors below (F = floor, cupti-records, cupti, floor+cupti or
-floor+records), in a
-process of its own.
+floors below (F = floor, cupti-records, cupti, floor+cupti,
+floor+records or none), in a process of its own.
 
 --ab-rounds R alternates, in this one process, N steps without a profiler
 and N steps inside deepcontext.profile() per --ab-variants entry, R times,
@@ -40,9 +39,12 @@ callback asking for RecordFunction's ids), cupti-records and cupti
 (no deepcontext: CUPTI tracing every kernel, copy and memset, records
 thrown away, without or with the runtime's callbacks, empty; see
 cupti_floor.py), floor+cupti (both floors: what any profiler built on
-RecordFunction and CUPTI pays before doing any work) and floor+records
+RecordFunction and CUPTI pays before doing any work), floor+records
 (floor and cupti-records: the same without CUPTI's callbacks, the least a
-profiler that observes every op and times every kernel pays). Other profilers'
+profiler that observes every op and times every kernel pays) and none (a
+region with no profiler at all: how far the plain steps after regions
+drift from those before any, when no region could have left a cost
+behind, the control for ab_first_plain_ms). Other profilers'
 regions, for comparisons without process-to-process scatter: proton
 (triton.profiler.start(context="python") ... finalize()) and torch-profiler
 (torch.profiler.profile(with_stack=True), CPU and, on a GPU, CUDA activities).
@@ -167,12 +169,14 @@ def train_step(model, optimizer, data, target, loss_fn, is_gpt2):
 # callbacks: what a profiler that still observes every op and times every
 # kernel pays at the least, had it another way to join kernels to launches.
 # "floor-ids" asks RecordFunction for ids, as the runtime once did to pair
-# an op's start with its end: what those ids cost.
+# an op's start with its end: what those ids cost. "none" observes
+# nothing: plain steps in a region, the control for the others.
 # Each floor: (RecordFunction callback: "plain", "ids" or None, CUPTI with
 # its callbacks: True, with records only: False, not at all: None).
 FLOOR_VARIANTS = {"floor": ("plain", None), "floor-ids": ("ids", None),
                   "cupti-records": (None, False), "cupti": (None, True),
-                  "floor+cupti": ("plain", True), "floor+records": ("plain", False)}
+                  "floor+cupti": ("plain", True), "floor+records": ("plain", False),
+                  "none": (None, None)}
 AB_VARIANTS = {**{name: None for name in FLOOR_VARIANTS},
                "sampled": ("sampled", True, None, 1.0),
                "exact": ("exact", True, None, 1.0), "off": ("off", True, None, 1.0),

@@ -238,6 +238,21 @@ def test_gpu_workload_measures_the_record_function_floor():
     assert float(values["ab_floor_ms"]) > 0 and float(values["ab_off_ms"]) > 0, values
 
 
+def test_gpu_workload_times_a_region_without_any_profiler():
+    # "none": plain steps in a region of their own, so that the drift of
+    # the plain steps after regions from those before any (the first
+    # plain block) can be told from a cost a region left behind.
+    assert _gpu_models().FloorRegions(["none"])._floor is None
+    assert _gpu_models().FloorRegions(["none"])._cupti is None
+    result = run_mlp_on_cpu("--ab-rounds", "2", "--steps", "2", "--ab-variants", "none,floor")
+    assert result.returncode == 0, result.stderr.decode()
+    values = dict(token.split("=", 1) for token in result.stdout.decode().split())
+    for key in ("ab_first_plain_ms", "ab_plain_ms", "ab_none_ms", "ab_floor_ms"):
+        assert float(values[key]) > 0, values
+    # Not a DeepContext region: no share over a floor is taken for it.
+    assert bench_module("in_process").deepcontext_regions(["none", "sampled"]) == ["sampled"]
+
+
 def test_gpu_workload_times_its_steps_under_one_floor():
     # A process of its own under the RecordFunction floor (runtime_samples
     # --reference): the floor is built and installed, and a refused install
