@@ -17,12 +17,13 @@ floor+records or none), in a process of its own.
 --ab-rounds R alternates, in this one process, N steps without a profiler
 and N steps inside deepcontext.profile() per --ab-variants entry, R times,
 and prints the median step of each (`ab_plain_ms`, `ab_<variant>_ms`) and of
-the plain steps before the first region (`ab_first_plain_ms`: if later plain
-steps are slower, the profiler left a cost behind). `ab_<variant>_steady_ms`
-is the mean step after the first --ab-settle-steps of each block, and
-`ab_<variant>_start_ms` what those first steps took beyond steady ones, per
-block: starting a region (CUPTI attaching, first launches) against running
-one. Process start-up and
+the plain steps before the first region (`ab_first_plain_ms`: later plain
+steps slower after a profiler's regions than after `none` regions would
+be a cost the profiler left behind; on GPU instances both drift).
+`ab_<variant>_steady_ms` is the mean step after the first
+--ab-settle-steps of each block, and `ab_<variant>_start_ms` what those
+first steps took beyond steady ones, per block: starting a region (CUPTI
+attaching, first launches) against running one. Process start-up and
 machine drift then stay out of the ratios. Variants: sampled, exact, off
 (the region's cpu_time), gpu-off (sampled, DEEPCONTEXT_GPU=0: no CUPTI),
 sampled-10ms (DEEPCONTEXT_CPU_SAMPLE_US=10000), windows-10 and windows-25
