@@ -81,7 +81,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 WORKLOAD = os.path.join(HERE, "workloads", "gpu_models.py")
 EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
-SOURCE_EVENTS = ("Ir", "I1mr", "D1mr", "D1mw")
+# The events the tables show, and the columns callgrind_annotate gives per
+# source line (--source).
+SHOWN = ("Ir", "I1mr", "D1mr", "D1mw")
 NUMBER = re.compile(r"[\d,]+|\.")
 PERCENT = re.compile(r"\(\s*[\d.]+%\)")
 
@@ -158,7 +160,7 @@ def is_runtime(name):
 
 
 def source_line_costs(annotated, source):
-    """{line number: (costs indexed like SOURCE_EVENTS, text)} of the file
+    """{line number: (costs indexed like SHOWN, text)} of the file
     whose path ends with `source`, from callgrind_annotate --auto=yes
     --show=Ir,I1mr,D1mr,D1mw. A line inlined in several functions carries
     their sum. The annotation shows stretches of the file around lines
@@ -184,7 +186,7 @@ def source_line_costs(annotated, source):
         if number is None:
             # The columns' names and an empty line end the section's
             # heading (after any warning that the file changed since).
-            if line.split() == list(SOURCE_EVENTS):
+            if line.split() == list(SHOWN):
                 headed = True
             elif headed and not line.strip():
                 number = 1
@@ -192,9 +194,9 @@ def source_line_costs(annotated, source):
         if line.startswith("-----"):
             inside = False
             continue
-        values, text = leading_costs(line, len(SOURCE_EVENTS))
+        values, text = leading_costs(line, len(SHOWN))
         text = text.strip()
-        if len(values) == len(SOURCE_EVENTS):
+        if len(values) == len(SHOWN):
             if text.startswith("=> "):
                 continue
             costs[number] = (values, text)
@@ -206,21 +208,22 @@ def source_table(short, long, ops, least=0.5):
     """Rows of what each line cost per op of the extra steps (the longer
     run's costs less the shorter one's, over `ops`), for lines of `least`
     instructions or `least` / 10 misses per op or more, with their sum."""
-    zero = ([0] * len(SOURCE_EVENTS), "")
-    shown = []
-    total = [0.0] * len(SOURCE_EVENTS)
-    for number in sorted(set(short) | set(long)):
-        values, text = long.get(number, zero)
-        before = short.get(number, zero)[0]
-        per_op = [(values[i] - before[i]) / ops for i in range(len(SOURCE_EVENTS))]
+    extra = per_op_of_extra_steps({number: values for number, (values, _) in short.items()},
+                                  {number: values for number, (values, _) in long.items()},
+                                  ops, len(SHOWN))
+    kept = []
+    total = [0.0] * len(SHOWN)
+    for number in sorted(extra):
+        per_op = extra[number]
+        text = long.get(number, ([], ""))[1]
         if abs(per_op[0]) < least and all(abs(v) < least / 10 for v in per_op[1:]):
             continue
-        total = [total[i] + per_op[i] for i in range(len(SOURCE_EVENTS))]
-        shown.append("| %d | %s | `%s` |" % (number, " | ".join("%.2f" % v for v in per_op),
-                                            text.replace("|", "\\|")[:100]))
-    rows = ["| line | " + " | ".join(SOURCE_EVENTS) + " | source |",
-            "|---|" + "---|" * len(SOURCE_EVENTS) + "---|"]
-    rows += shown
+        total = [total[i] + per_op[i] for i in range(len(SHOWN))]
+        kept.append("| %d | %s | `%s` |" % (number, " | ".join("%.2f" % v for v in per_op),
+                                           text.replace("|", "\\|")[:100]))
+    rows = ["| line | " + " | ".join(SHOWN) + " | source |",
+            "|---|" + "---|" * len(SHOWN) + "---|"]
+    rows += kept
     rows.append("| lines shown | %s | |" % " | ".join("%.2f" % v for v in total))
     return "\n".join(rows)
 
@@ -229,7 +232,7 @@ def annotate_sources(callgrind_file):
     """callgrind_annotate's line-by-line annotation of the sources of a
     run, as source_line_costs reads it."""
     return subprocess.run(["callgrind_annotate", "--auto=yes", "--threshold=100",
-                           "--show=" + ",".join(SOURCE_EVENTS), "--include=" + ROOT,
+                           "--show=" + ",".join(SHOWN), "--include=" + ROOT,
                            callgrind_file],
                           stdout=subprocess.PIPE, text=True, check=True).stdout
 
@@ -317,12 +320,12 @@ def run_one(build, steps, kind, workdir, python, native=False, lines=False):
     return Run(label, totals, calls, runtime_function_totals(annotated), line_rows, largest)
 
 
-def per_op_of_extra_steps(short, long, ops):
-    """Per object, what the longer run cost more than the shorter one,
-    divided by the ops of the extra steps."""
-    return {name: [(long.get(name, [0] * len(EVENTS))[i] -
-                    short.get(name, [0] * len(EVENTS))[i]) / ops
-                   for i in range(len(EVENTS))]
+def per_op_of_extra_steps(short, long, ops, width=len(EVENTS)):
+    """Per key (object, function or source line), what the longer run cost
+    more than the shorter one in each of `width` events, divided by the
+    ops of the extra steps."""
+    return {name: [(long.get(name, [0] * width)[i] - short.get(name, [0] * width)[i]) / ops
+                   for i in range(width)]
             for name in set(short) | set(long)}
 
 
@@ -359,15 +362,14 @@ def around(args, workdir):
         raise RuntimeError("the longer run recorded no more calls than the shorter one")
     floor = per_op_of_extra_steps(floor_short.totals, floor_long.totals, ops)
     profiled = per_op_of_extra_steps(dc_short.totals, dc_long.totals, ops)
-    shown = ("Ir", "I1mr", "D1mr", "D1mw")
     print("%d ops in %d steps; per op, RecordFunction floor / deepcontext run:"
           % (ops, args.more_steps))
-    print("| object | " + " | ".join(shown) + " |")
-    print("|---|" + "---|" * len(shown))
+    print("| object | " + " | ".join(SHOWN) + " |")
+    print("|---|" + "---|" * len(SHOWN))
     for name, under_floor, under_dc in around_rows(floor, profiled, args.objects):
         print("| %s | %s |" % (name, " | ".join(
             "%.1f / %.1f" % (under_floor[EVENTS.index(e)], under_dc[EVENTS.index(e)])
-            for e in shown)))
+            for e in SHOWN)))
     if args.functions > 0:
         # Per op of the extra steps: start-up and one-time work drop out.
         extra = per_op_of_extra_steps(dc_short.functions, dc_long.functions, ops)
@@ -504,12 +506,11 @@ def short_function_name(name):
 def function_table(functions, ops, count):
     """A table of the `count` functions with the most instructions among
     `functions` (name: costs indexed like EVENTS), per op."""
-    shown = ("Ir", "I1mr", "D1mr", "D1mw")
-    rows = ["| function | " + " | ".join(shown) + " |", "|---|" + "---|" * len(shown)]
+    rows = ["| function | " + " | ".join(SHOWN) + " |", "|---|" + "---|" * len(SHOWN)]
     busiest = sorted(functions.items(), key=lambda item: -item[1][0])[:count]
     for name, costs in busiest:
         rows.append("| %s | %s |" % (short_function_name(name), " | ".join(
-            "%.1f" % (costs[EVENTS.index(event)] / ops) for event in shown)))
+            "%.1f" % (costs[EVENTS.index(event)] / ops) for event in SHOWN)))
     return "\n".join(rows)
 
 
